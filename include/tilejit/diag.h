@@ -1,0 +1,72 @@
+/* tilejit contexts and diagnostics.
+ *
+ * A tj_ctx owns everything one compilation allocates (an arena), the interned
+ * types, the source texts, and the diagnostics reported so far. Nothing in the
+ * library is global: threads use one context each.
+ */
+#ifndef TILEJIT_DIAG_H
+#define TILEJIT_DIAG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_ctx tj_ctx;
+struct tj_loc;
+
+typedef enum tj_severity { TJ_SEV_ERROR, TJ_SEV_WARNING, TJ_SEV_NOTE } tj_severity;
+
+typedef struct tj_diag {
+    tj_severity sev;
+    uint32_t file; /* source index (0: none) */
+    uint32_t line, col; /* 1-based; 0: unknown */
+    const char *msg;
+} tj_diag;
+
+tj_ctx *tj_ctx_new(void);  /* NULL when out of memory */
+void tj_ctx_free(tj_ctx *c);
+
+/* Arena memory: zeroed, 16-byte aligned, freed with the context. Out of
+ * memory is reported through tj_ctx_oom and never returns NULL. */
+void *tj_alloc(tj_ctx *c, size_t size);
+void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size);
+char *tj_strndup(tj_ctx *c, const char *s, size_t n);
+char *tj_strdup(tj_ctx *c, const char *s);
+
+/* Registers a source text (copied, NUL-terminated) so diagnostics can quote
+ * it; returns its index (>= 1). */
+uint32_t tj_source_add(tj_ctx *c, const char *name, const char *text, size_t len);
+const char *tj_source_name(const tj_ctx *c, uint32_t file);
+const char *tj_source_text(const tj_ctx *c, uint32_t file, size_t *len);
+
+void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
+                    uint32_t col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+#define tj_error_at(c, loc, ...) tj_diag_report((c), TJ_SEV_ERROR, (loc).file, (loc).line, (loc).col, __VA_ARGS__)
+#define tj_error(c, ...) tj_diag_report((c), TJ_SEV_ERROR, 0, 0, 0, __VA_ARGS__)
+
+uint32_t tj_diag_count(const tj_ctx *c);
+uint32_t tj_error_count(const tj_ctx *c);
+const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i);
+void tj_diag_clear(tj_ctx *c);
+/* Renders every diagnostic as `file:line:col: error: msg`, followed by the
+ * source line and a caret where the location is known. Returns a string in
+ * the context's arena. */
+const char *tj_diag_render(tj_ctx *c);
+
+/* Out-of-memory recovery: the library's entry points call tj_ctx_guard
+ * through TJ_GUARD; an allocation failure below them unwinds there with an
+ * "out of memory" diagnostic instead of aborting. */
+#include <setjmp.h>
+jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,263 @@
+/* tilejit Tile IR: types, instructions, blocks, and the builder.
+ *
+ * Index-based SSA in the style of LuaJIT: every instruction defines at most one
+ * value and is named by its index (tj_ref) in the kernel's instruction array;
+ * index 0 (TJ_NONE) means "no value". Ops with several results (for, if, scan,
+ * sort) produce a tuple that PROJ takes apart. Structured control flow: a FOR
+ * or IF instruction owns blocks (regions); a block lists its instructions in
+ * order, starts with its ARG instructions and ends with a YIELD.
+ *
+ * Types are interned in the context: two types are equal iff their tj_type
+ * indices are equal. A scalar is a tile of rank 0.
+ */
+#ifndef TILEJIT_IR_H
+#define TILEJIT_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tilejit/diag.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TJ_MAX_RANK 6
+/* Largest number of elements one tile may have; bigger tiles are rejected
+ * with a diagnostic (they would not fit any GPU's registers anyway). */
+#define TJ_MAX_TILE_ELEMS (1u << 22)
+
+/* ---- element types ---------------------------------------------------- */
+
+#define TJ_DTYPES(X)                                                         \
+    X(BOOL, "bool", 1) X(I8, "i8", 1) X(I16, "i16", 2) X(I32, "i32", 4)      \
+    X(I64, "i64", 8) X(U8, "u8", 1) X(U16, "u16", 2) X(U32, "u32", 4)        \
+    X(U64, "u64", 8) X(F16, "f16", 2) X(BF16, "bf16", 2) X(F32, "f32", 4)    \
+    X(F64, "f64", 8)
+
+typedef enum tj_dtype {
+    TJ_DT_INVALID = 0,
+#define X(e, s, n) TJ_DT_##e,
+    TJ_DTYPES(X)
+#undef X
+    TJ_DT_COUNT
+} tj_dtype;
+
+const char *tj_dtype_name(tj_dtype dt);
+tj_dtype tj_dtype_from_name(const char *s, size_t len); /* TJ_DT_INVALID if none */
+int tj_dtype_size(tj_dtype dt);                          /* bytes */
+int tj_dtype_is_float(tj_dtype dt);
+int tj_dtype_is_int(tj_dtype dt);   /* signed or unsigned integer, not bool */
+int tj_dtype_is_signed(tj_dtype dt);
+int tj_dtype_bits(tj_dtype dt);     /* bool: 1 */
+
+/* ---- types ---------------------------------------------------------------- */
+
+typedef uint32_t tj_type; /* index into the context's type table */
+#define TJ_TYPE_NONE 0u   /* the void type: no value */
+
+typedef enum tj_type_kind {
+    TJ_TK_VOID,
+    TJ_TK_TILE,   /* dtype + static shape; rank 0 is a scalar */
+    TJ_TK_TENSOR, /* a kernel's tensor parameter: dtype + rank, runtime shape */
+    TJ_TK_VIEW,   /* a tile-shaped window of a tensor: dtype + static shape */
+    TJ_TK_TUPLE,  /* results of for/if/scan/sort */
+} tj_type_kind;
+
+typedef struct tj_type_info {
+    tj_type_kind kind;
+    tj_dtype dtype;        /* TILE, TENSOR, VIEW */
+    int rank;              /* TILE, TENSOR, VIEW */
+    int32_t shape[TJ_MAX_RANK]; /* TILE, VIEW */
+    uint32_t nelems;       /* TUPLE: element count */
+    const tj_type *elems;  /* TUPLE: element types */
+} tj_type_info;
+
+typedef struct tj_ctx tj_ctx;
+
+/* Interning constructors. A shape with a non-positive extent, a rank over
+ * TJ_MAX_RANK, or more than TJ_MAX_TILE_ELEMS elements yields TJ_TYPE_NONE;
+ * callers report that as an error. */
+tj_type tj_type_tile(tj_ctx *c, tj_dtype dt, int rank, const int32_t *shape);
+tj_type tj_type_scalar(tj_ctx *c, tj_dtype dt);
+tj_type tj_type_tensor(tj_ctx *c, tj_dtype dt, int rank);
+tj_type tj_type_view(tj_ctx *c, tj_dtype dt, int rank, const int32_t *shape);
+tj_type tj_type_tuple(tj_ctx *c, uint32_t n, const tj_type *elems);
+/* Same kind and shape as t, another element type (TILE and VIEW). */
+tj_type tj_type_with_dtype(tj_ctx *c, tj_type t, tj_dtype dt);
+
+const tj_type_info *tj_type_get(const tj_ctx *c, tj_type t);
+int tj_type_is_scalar(const tj_ctx *c, tj_type t);
+uint64_t tj_type_numel(const tj_ctx *c, tj_type t); /* TILE/VIEW elements */
+/* Prints e.g. "f32", "f32[128, 64]", "tensor<bf16, 2>", "view<f32[32, 64]>",
+ * "(f32[128], i32)" into buf; returns the length it needed. */
+size_t tj_type_str(const tj_ctx *c, tj_type t, char *buf, size_t cap);
+
+/* ---- ops ------------------------------------------------------------------ */
+
+typedef enum tj_attr_kind {
+    TJ_ATTR_NONE,
+    TJ_ATTR_INDEX, /* imm: parameter, block argument or tuple index */
+    TJ_ATTR_AXIS,  /* imm: axis (-1: all axes, for reductions) */
+    TJ_ATTR_VALUE, /* CONST: imm (integers, bool) or fimm (floats) */
+    TJ_ATTR_PERM,  /* list: permutation */
+    TJ_ATTR_VIEW,  /* list: one entry per tensor axis, TJ_VIEW_INDEX,
+                      TJ_VIEW_GATHER, or a slice extent (> 0) */
+    TJ_ATTR_SORT,  /* imm: axis; flags bit 0: descending */
+    TJ_ATTR_DOT,   /* imm: tj_dot_precision */
+} tj_attr_kind;
+
+enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
+typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
+enum { TJ_SORT_DESCENDING = 1 };
+
+enum {
+    TJ_OPF_PURE = 1 << 0,
+    TJ_OPF_ELEM = 1 << 1,
+    TJ_OPF_TERM = 1 << 2,
+    TJ_OPF_REGION = 1 << 3,
+    TJ_OPF_MEM = 1 << 4,
+    TJ_OPF_CMP = 1 << 5,
+    TJ_OPF_READ = 1 << 6,
+};
+
+typedef enum tj_op {
+    TJ_OP_INVALID = 0,
+#define OP(e, s, n, a, f) TJ_OP_##e,
+#include "tilejit/ops.def"
+    TJ_OP_COUNT
+} tj_op;
+
+typedef struct tj_op_info {
+    const char *name;
+    int nargs; /* -1: variadic */
+    tj_attr_kind attr;
+    unsigned flags;
+} tj_op_info;
+
+const tj_op_info *tj_op_get(tj_op op);
+tj_op tj_op_from_name(const char *s, size_t len); /* TJ_OP_INVALID if none */
+
+/* ---- instructions, blocks, kernels ---------------------------------------- */
+
+typedef uint32_t tj_ref;  /* instruction index; 0 = none */
+#define TJ_NONE 0u
+typedef uint32_t tj_block_id; /* block index; 0 = none */
+
+typedef struct tj_loc {
+    uint32_t file; /* source index in the context (0: none) */
+    uint32_t line, col;
+} tj_loc;
+
+typedef struct tj_inst {
+    tj_op op;
+    tj_type type;       /* result type; TJ_TYPE_NONE for none */
+    uint32_t nargs;
+    tj_ref *args;       /* operands, TJ_NONE for absent optional ones */
+    int64_t imm;        /* see tj_attr_kind */
+    double fimm;
+    uint32_t flags;     /* op-specific bits (TJ_SORT_DESCENDING) */
+    uint32_t nlist;
+    int32_t *list;      /* PERM and VIEW */
+    tj_block_id region[2]; /* FOR: body; IF: then, else; SCAN: combine */
+    tj_block_id block;  /* the block that holds this instruction */
+    tj_loc loc;
+} tj_inst;
+
+typedef struct tj_block {
+    tj_ref *insts;
+    uint32_t ninsts, cap;
+    tj_ref owner; /* the FOR/IF/SCAN instruction owning it; TJ_NONE at top */
+} tj_block;
+
+/* A kernel parameter as written in the source: `X: f32[M, 128]` or `n: i32`. */
+typedef struct tj_param {
+    const char *name;
+    tj_dtype dtype;
+    int rank;                        /* 0 for a scalar parameter */
+    const char *dim_names[TJ_MAX_RANK]; /* NULL where the dim is a literal */
+    int64_t dim_sizes[TJ_MAX_RANK];     /* the literal, or -1 */
+} tj_param;
+
+/* NAME = VALUE: a bound tile parameter or a specialized dim name. */
+typedef struct tj_binding {
+    const char *name;
+    int64_t value;
+} tj_binding;
+
+typedef struct tj_kernel {
+    tj_ctx *ctx;
+    const char *name;
+    tj_param *params;
+    uint32_t nparams;
+    tj_binding *config; /* tile parameters this IR was built with */
+    uint32_t nconfig;
+    tj_binding *spec;   /* dim names specialized to a value */
+    uint32_t nspec;
+    tj_inst *insts;     /* insts[0] is unused */
+    uint32_t ninsts, icap;
+    tj_block *blocks;   /* blocks[0] is unused */
+    uint32_t nblocks, bcap;
+    tj_block_id grid;   /* computes the launch grid: yields 1 to 3 i32 */
+    tj_block_id body;   /* what each program runs: ends in an empty yield */
+} tj_kernel;
+
+/* A kernel lives in its context's arena and dies with the context. */
+tj_kernel *tj_kernel_new(tj_ctx *c, const char *name);
+tj_block_id tj_block_new(tj_kernel *k, tj_ref owner);
+
+/* Appends a new instruction to block b. Operands are copied. */
+tj_ref tj_emit(tj_kernel *k, tj_block_id b, tj_op op, tj_type type,
+               const tj_ref *args, uint32_t nargs);
+/* Creates an instruction that belongs to no block yet (for passes that
+ * insert); tj_block_insert places it. */
+tj_ref tj_inst_new(tj_kernel *k, tj_op op, tj_type type, const tj_ref *args,
+                   uint32_t nargs);
+void tj_block_insert(tj_kernel *k, tj_block_id b, uint32_t pos, tj_ref r);
+void tj_block_remove(tj_kernel *k, tj_block_id b, uint32_t pos);
+void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs);
+void tj_inst_set_list(tj_kernel *k, tj_ref r, const int32_t *list, uint32_t n);
+
+tj_ref tj_emit_const_int(tj_kernel *k, tj_block_id b, tj_type t, int64_t v);
+tj_ref tj_emit_const_float(tj_kernel *k, tj_block_id b, tj_type t, double v);
+
+static inline tj_inst *tj_inst_at(const tj_kernel *k, tj_ref r) { return &k->insts[r]; }
+static inline tj_block *tj_block_at(const tj_kernel *k, tj_block_id b) { return &k->blocks[b]; }
+
+/* Replaces every use of `from` by `to` in the whole kernel. */
+void tj_replace_uses(tj_kernel *k, tj_ref from, tj_ref to);
+
+/* Deep copy of a kernel into the same context (the autotuner and the
+ * specializer work on copies). */
+tj_kernel *tj_kernel_clone(const tj_kernel *k);
+
+/* ---- text form ------------------------------------------------------------- */
+
+typedef struct tj_buf {
+    char *data;
+    size_t len, cap;
+} tj_buf; /* a growing string; free with tj_buf_free */
+
+void tj_buf_printf(tj_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tj_buf_append(tj_buf *b, const char *s, size_t n);
+void tj_buf_free(tj_buf *b);
+
+/* Prints kernel k; values are numbered %0, %1, ... in printing order. */
+void tj_print_kernel(const tj_kernel *k, tj_buf *out);
+/* Parses IR text holding one or more kernels. Returns the number parsed, or
+ * -1 after reporting diagnostics (file: a name for them). */
+int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
+                tj_kernel **out, int max);
+
+/* Checks types, shapes, operand counts, definitions before uses and region
+ * structure; reports every problem as a diagnostic; returns 0 when clean. */
+int tj_verify(const tj_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* Context, arena and source registry. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+
+enum { CHUNK_MIN = 64 * 1024 };
+
+tj_ctx *tj_ctx_new(void)
+{
+    tj_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->ntypes = 1; /* type 0: void */
+    c->nsources = 1;
+    return c;
+}
+
+void tj_ctx_free(tj_ctx *c)
+{
+    if (!c)
+        return;
+    for (tj_chunk *k = c->chunks, *next; k; k = next) {
+        next = k->next;
+        free(k);
+    }
+    free(c->types);
+    free(c->type_hash);
+    free(c);
+}
+
+jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb)
+{
+    jmp_buf *old = c->guard;
+    c->guard = jb;
+    return old;
+}
+
+static void out_of_memory(tj_ctx *c)
+{
+    if (c->guard)
+        longjmp(*c->guard, 1);
+    /* No entry point is guarding: this is not bad input but an exhausted
+     * machine, and there is nothing left to return to. */
+    fputs("tilejit: out of memory\n", stderr);
+    abort();
+}
+
+void *tj_alloc(tj_ctx *c, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    tj_chunk *k = c->chunks;
+    if (!k || k->cap - k->used < size) {
+        size_t cap = size > CHUNK_MIN ? size : CHUNK_MIN;
+        if (k && cap < k->cap * 2 && k->cap < 16 * CHUNK_MIN)
+            cap = k->cap * 2 > size ? k->cap * 2 : size;
+        k = malloc(sizeof *k + cap);
+        if (!k)
+            out_of_memory(c);
+        k->used = 0;
+        k->cap = cap;
+        k->next = c->chunks;
+        c->chunks = k;
+    }
+    void *p = k->data + k->used;
+    k->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size)
+{
+    void *p = tj_alloc(c, new_size);
+    if (old)
+        memcpy(p, old, old_size < new_size ? old_size : new_size);
+    return p;
+}
+
+void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap)
+        return arr;
+    uint32_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    arr = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
+    *cap = n;
+    return arr;
+}
+
+char *tj_strndup(tj_ctx *c, const char *s, size_t n)
+{
+    char *p = tj_alloc(c, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *tj_strdup(tj_ctx *c, const char *s) { return tj_strndup(c, s, strlen(s)); }
+
+uint32_t tj_source_add(tj_ctx *c, const char *name, const char *text, size_t len)
+{
+    c->sources = tj_grow(c, c->sources, &c->scap, c->nsources + 1, sizeof *c->sources);
+    tj_source *s = &c->sources[c->nsources];
+    s->name = tj_strdup(c, name ? name : "<input>");
+    s->text = tj_strndup(c, text, len);
+    s->len = len;
+    return c->nsources++;
+}
+
+const char *tj_source_name(const tj_ctx *c, uint32_t file)
+{
+    return file && file < c->nsources ? c->sources[file].name : NULL;
+}
+
+const char *tj_source_text(const tj_ctx *c, uint32_t file, size_t *len)
+{
+    if (!file || file >= c->nsources)
+        return NULL;
+    if (len)
+        *len = c->sources[file].len;
+    return c->sources[file].text;
+}

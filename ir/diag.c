@@ -1,0 +1,91 @@
+/* Diagnostics: collected in the context, rendered with the source line. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+
+static char *vformat(tj_ctx *c, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        n = 0;
+    char *s = tj_alloc(c, (size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
+                    uint32_t col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vformat(c, fmt, ap);
+    va_end(ap);
+    c->diags = tj_grow(c, c->diags, &c->dcap, c->ndiags + 1, sizeof *c->diags);
+    c->diags[c->ndiags++] = (tj_diag){sev, file, line, col, msg};
+    if (sev == TJ_SEV_ERROR)
+        c->nerrors++;
+}
+
+uint32_t tj_diag_count(const tj_ctx *c) { return c->ndiags; }
+uint32_t tj_error_count(const tj_ctx *c) { return c->nerrors; }
+const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i) { return i < c->ndiags ? &c->diags[i] : NULL; }
+
+void tj_diag_clear(tj_ctx *c)
+{
+    c->ndiags = 0;
+    c->nerrors = 0;
+}
+
+static const char *severity_name(tj_severity s)
+{
+    return s == TJ_SEV_ERROR ? "error" : s == TJ_SEV_WARNING ? "warning" : "note";
+}
+
+/* Appends the source line `line` of `file` and a caret under column `col`;
+ * tabs are kept so the caret lines up in a terminal. */
+static void render_source_line(const tj_ctx *c, const tj_diag *d, tj_buf *out)
+{
+    size_t len;
+    const char *text = tj_source_text(c, d->file, &len);
+    if (!text || !d->line)
+        return;
+    const char *p = text, *end = text + len;
+    for (uint32_t l = 1; l < d->line && p < end; p++)
+        if (*p == '\n')
+            l++;
+    const char *eol = p;
+    while (eol < end && *eol != '\n')
+        eol++;
+    if (p > end || (p == end && d->line > 1 && p[-1] == '\n' && eol == p))
+        return;
+    tj_buf_append(out, "  ", 2);
+    for (const char *q = p; q < eol; q++)
+        tj_buf_append(out, (*q >= 32 && *q < 127) || *q == '\t' ? q : "?", 1);
+    tj_buf_append(out, "\n  ", 3);
+    for (uint32_t i = 1; i < d->col && p + i - 1 < eol; i++)
+        tj_buf_append(out, p[i - 1] == '\t' ? "\t" : " ", 1);
+    tj_buf_append(out, "^\n", 2);
+}
+
+const char *tj_diag_render(tj_ctx *c)
+{
+    tj_buf out = {0};
+    for (uint32_t i = 0; i < c->ndiags; i++) {
+        const tj_diag *d = &c->diags[i];
+        const char *name = tj_source_name(c, d->file);
+        if (name && d->line)
+            tj_buf_printf(&out, "%s:%u:%u: ", name, d->line, d->col);
+        else if (name)
+            tj_buf_printf(&out, "%s: ", name);
+        tj_buf_printf(&out, "%s: %s\n", severity_name(d->sev), d->msg);
+        render_source_line(c, d, &out);
+    }
+    char *s = tj_strndup(c, out.data ? out.data : "", out.len);
+    tj_buf_free(&out);
+    return s;
+}

@@ -1,0 +1,202 @@
+/* The op table, the kernel builder, and tj_buf. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+
+static const tj_op_info op_table[TJ_OP_COUNT] = {
+    [TJ_OP_INVALID] = {"invalid", 0, TJ_ATTR_NONE, 0},
+#define OP(e, s, n, a, f) [TJ_OP_##e] = {s, n, a, f},
+#include "tilejit/ops.def"
+};
+
+const tj_op_info *tj_op_get(tj_op op) { return &op_table[op < TJ_OP_COUNT ? op : TJ_OP_INVALID]; }
+
+tj_op tj_op_from_name(const char *s, size_t len)
+{
+    for (int o = 1; o < TJ_OP_COUNT; o++)
+        if (strlen(op_table[o].name) == len && !memcmp(op_table[o].name, s, len))
+            return (tj_op)o;
+    return TJ_OP_INVALID;
+}
+
+/* ---- kernels and blocks --------------------------------------------------- */
+
+tj_kernel *tj_kernel_new(tj_ctx *c, const char *name)
+{
+    tj_kernel *k = tj_alloc(c, sizeof *k);
+    k->ctx = c;
+    k->name = tj_strdup(c, name);
+    k->ninsts = 1; /* insts[0] is TJ_NONE */
+    k->insts = tj_grow(c, NULL, &k->icap, 64, sizeof *k->insts);
+    k->nblocks = 1;
+    k->blocks = tj_grow(c, NULL, &k->bcap, 8, sizeof *k->blocks);
+    return k;
+}
+
+tj_block_id tj_block_new(tj_kernel *k, tj_ref owner)
+{
+    k->blocks = tj_grow(k->ctx, k->blocks, &k->bcap, k->nblocks + 1, sizeof *k->blocks);
+    k->blocks[k->nblocks] = (tj_block){.owner = owner};
+    return k->nblocks++;
+}
+
+tj_ref tj_inst_new(tj_kernel *k, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+{
+    k->insts = tj_grow(k->ctx, k->insts, &k->icap, k->ninsts + 1, sizeof *k->insts);
+    tj_ref r = k->ninsts++;
+    k->insts[r] = (tj_inst){.op = op, .type = type};
+    tj_inst_set_args(k, r, args, nargs);
+    return r;
+}
+
+void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs)
+{
+    tj_inst *in = &k->insts[r];
+    if (nargs > in->nargs)
+        in->args = tj_alloc(k->ctx, sizeof(tj_ref) * nargs);
+    if (nargs)
+        memmove(in->args, args, sizeof(tj_ref) * nargs);
+    in->nargs = nargs;
+}
+
+void tj_inst_set_list(tj_kernel *k, tj_ref r, const int32_t *list, uint32_t n)
+{
+    tj_inst *in = &k->insts[r];
+    in->list = n ? tj_alloc(k->ctx, sizeof(int32_t) * n) : NULL;
+    if (n)
+        memcpy(in->list, list, sizeof(int32_t) * n);
+    in->nlist = n;
+}
+
+void tj_block_insert(tj_kernel *k, tj_block_id b, uint32_t pos, tj_ref r)
+{
+    tj_block *blk = &k->blocks[b];
+    blk->insts = tj_grow(k->ctx, blk->insts, &blk->cap, blk->ninsts + 1, sizeof(tj_ref));
+    if (pos > blk->ninsts)
+        pos = blk->ninsts;
+    memmove(blk->insts + pos + 1, blk->insts + pos, sizeof(tj_ref) * (blk->ninsts - pos));
+    blk->insts[pos] = r;
+    blk->ninsts++;
+    k->insts[r].block = b;
+}
+
+void tj_block_remove(tj_kernel *k, tj_block_id b, uint32_t pos)
+{
+    tj_block *blk = &k->blocks[b];
+    if (pos >= blk->ninsts)
+        return;
+    k->insts[blk->insts[pos]].block = 0;
+    memmove(blk->insts + pos, blk->insts + pos + 1, sizeof(tj_ref) * (blk->ninsts - pos - 1));
+    blk->ninsts--;
+}
+
+tj_ref tj_emit(tj_kernel *k, tj_block_id b, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+{
+    tj_ref r = tj_inst_new(k, op, type, args, nargs);
+    tj_block_insert(k, b, k->blocks[b].ninsts, r);
+    return r;
+}
+
+tj_ref tj_emit_const_int(tj_kernel *k, tj_block_id b, tj_type t, int64_t v)
+{
+    tj_ref r = tj_emit(k, b, TJ_OP_CONST, t, NULL, 0);
+    k->insts[r].imm = v;
+    return r;
+}
+
+tj_ref tj_emit_const_float(tj_kernel *k, tj_block_id b, tj_type t, double v)
+{
+    tj_ref r = tj_emit(k, b, TJ_OP_CONST, t, NULL, 0);
+    k->insts[r].fimm = v;
+    return r;
+}
+
+void tj_replace_uses(tj_kernel *k, tj_ref from, tj_ref to)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        tj_inst *in = &k->insts[r];
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] == from)
+                in->args[a] = to;
+    }
+}
+
+static void *dup_mem(tj_ctx *c, const void *p, size_t n)
+{
+    if (!p || !n)
+        return NULL;
+    void *q = tj_alloc(c, n);
+    memcpy(q, p, n);
+    return q;
+}
+
+tj_kernel *tj_kernel_clone(const tj_kernel *k)
+{
+    tj_ctx *c = k->ctx;
+    tj_kernel *n = tj_alloc(c, sizeof *n);
+    *n = *k;
+    n->params = dup_mem(c, k->params, sizeof *k->params * k->nparams);
+    n->config = dup_mem(c, k->config, sizeof *k->config * k->nconfig);
+    n->spec = dup_mem(c, k->spec, sizeof *k->spec * k->nspec);
+    n->insts = dup_mem(c, k->insts, sizeof *k->insts * k->icap);
+    n->blocks = dup_mem(c, k->blocks, sizeof *k->blocks * k->bcap);
+    for (tj_ref r = 1; r < n->ninsts; r++) {
+        tj_inst *in = &n->insts[r];
+        in->args = dup_mem(c, in->args, sizeof(tj_ref) * in->nargs);
+        in->list = dup_mem(c, in->list, sizeof(int32_t) * in->nlist);
+    }
+    for (tj_block_id b = 1; b < n->nblocks; b++) {
+        tj_block *blk = &n->blocks[b];
+        blk->insts = dup_mem(c, blk->insts, sizeof(tj_ref) * blk->cap);
+    }
+    return n;
+}
+
+/* ---- tj_buf ---------------------------------------------------------------- */
+
+static int buf_reserve(tj_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return 0; /* out of memory: the text is truncated, never overrun */
+    b->data = p;
+    b->cap = cap;
+    return 1;
+}
+
+void tj_buf_append(tj_buf *b, const char *s, size_t n)
+{
+    if (!buf_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void tj_buf_printf(tj_buf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n > 0 && buf_reserve(b, (size_t)n)) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+        b->len += (size_t)n;
+    }
+    va_end(ap2);
+}
+
+void tj_buf_free(tj_buf *b)
+{
+    free(b->data);
+    *b = (tj_buf){0};
+}
