@@ -1,17 +1,20 @@
-#!/bin/sh
-# A minimal lit: runs each `RUN:` line of a test file through sh, with %s the
-# file, and tool names resolved from the environment CTest sets.
-# Exit 77 (skipped) with a reason when FileCheck is missing.
-set -e
+#!/usr/bin/env bash
+# A minimal lit: runs each `RUN:` line of a test file under bash with
+# pipefail, %s replaced by the file's path, and the tools (tilejit, tj-opt,
+# FileCheck) found on PATH. Exit 77 (skipped) with the reason when FileCheck
+# is missing.
+set -eu
 file=$1
-case "$FILECHECK" in
+case "${FILECHECK:-}" in
   ""|*NOTFOUND*) echo "SKIP: FileCheck not found (apt-get install llvm-22-tools)"; exit 77 ;;
 esac
+FileCheck() { "$FILECHECK" "$@"; }
+export -f FileCheck
+export FILECHECK
+export PATH="$(dirname "$TILEJIT"):$(dirname "$TJ_OPT"):$PATH"
 grep -q 'RUN:' "$file" || { echo "no RUN: line in $file"; exit 1; }
-grep 'RUN:' "$file" | sed 's/^.*RUN:[[:space:]]*//' | while IFS= read -r cmd; do
-  cmd=$(printf '%s' "$cmd" | sed -e "s|%s|$file|g" \
-      -e "s|\\btilejit\\b|$TILEJIT|g" -e "s|\\btj-opt\\b|$TJ_OPT|g" \
-      -e "s|\\bFileCheck\\b|$FILECHECK|g")
+while IFS= read -r cmd; do
+  cmd=${cmd//%s/$file}
   echo "RUN: $cmd"
-  sh -c "set -o pipefail 2>/dev/null; $cmd" || { echo "FAILED: $cmd"; exit 1; }
-done
+  bash -o pipefail -c "$cmd" || { echo "FAILED: $cmd"; exit 1; }
+done < <(grep 'RUN:' "$file" | sed 's/^.*RUN:[[:space:]]*//')
