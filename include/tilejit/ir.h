@@ -119,6 +119,8 @@ enum {
     TJ_OPF_MEM = 1 << 4,
     TJ_OPF_CMP = 1 << 5,
     TJ_OPF_READ = 1 << 6,
+    TJ_OPF_SIMT = 1 << 7,
+    TJ_OPF_TILE = 1 << 8,
 };
 
 typedef enum tj_op {
@@ -185,8 +187,23 @@ typedef struct tj_binding {
     int64_t value;
 } tj_binding;
 
+/* What the runtime knows of one tensor argument, when the kernel is
+ * specialized on it (part of the cache key): */
+typedef struct tj_facts {
+    uint8_t unit_stride;  /* innermost stride is 1 */
+    uint8_t aligned16;    /* base address is a multiple of 16 bytes */
+    uint8_t dim_div16[TJ_MAX_RANK]; /* size along the axis is a multiple of 16 */
+} tj_facts;
+
+/* A kernel is either Tile IR (program-level tiles) or SIMT IR (one thread's
+ * scalars and short vectors; see docs/simt.md). */
+typedef enum tj_level { TJ_LEVEL_TILE = 0, TJ_LEVEL_SIMT = 1 } tj_level;
+
 typedef struct tj_kernel {
     tj_ctx *ctx;
+    tj_level level;
+    uint32_t nthreads;   /* SIMT: threads per program (warps * 32) */
+    uint32_t smem_bytes; /* SIMT: shared memory per program */
     const char *name;
     tj_param *params;
     uint32_t nparams;
@@ -194,6 +211,7 @@ typedef struct tj_kernel {
     uint32_t nconfig;
     tj_binding *spec;   /* dim names specialized to a value */
     uint32_t nspec;
+    tj_facts *facts;    /* one per parameter, or NULL: nothing known */
     tj_inst *insts;     /* insts[0] is unused */
     uint32_t ninsts, icap;
     tj_block *blocks;   /* blocks[0] is unused */

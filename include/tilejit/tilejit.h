@@ -7,6 +7,7 @@
 #include "tilejit/frontend.h"
 #include "tilejit/passes.h"
 #include "tilejit/interp.h"
+#include "tilejit/lower.h"
 
 #define TILEJIT_VERSION "0.1.0"
 

@@ -1,0 +1,38 @@
+/* From Tile IR to SIMT IR (docs/simt.md), and the code generators over SIMT IR. */
+#ifndef TILEJIT_LOWER_H
+#define TILEJIT_LOWER_H
+
+#include "tilejit/interp.h"
+#include "tilejit/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Records what the arguments guarantee (unit innermost stride, 16-byte aligned
+ * base, dims divisible by 16) in k->facts, for specialization. */
+void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs);
+
+/* Specialize: folds the facts in k->facts and k->spec into the IR and removes
+ * the bounds checks they make dead. A Tile IR pass. */
+int tj_pass_specialize(tj_kernel *k);
+
+typedef struct tj_lower_options {
+    int warps;     /* threads per program / 32; 0: the config's `warps`, else 4 */
+} tj_lower_options;
+
+/* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same
+ * context. NULL after reporting a diagnostic. */
+tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt);
+
+/* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
+int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);
+
+/* Runs a SIMT kernel on the host: every program of the grid, all its threads
+ * in lockstep, with host pointers in the tensor arguments. */
+int tj_simt_run(const tj_kernel *simt, const tj_arg *args, uint32_t nargs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
