@@ -33,6 +33,9 @@ void tj_ctx_free(tj_ctx *c);
  * memory is reported through tj_ctx_oom and never returns NULL. */
 void *tj_alloc(tj_ctx *c, size_t size);
 void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size);
+/* Grows an arena array of elem-sized items to hold at least `need` (the
+ * capacity doubles); returns it, maybe moved. */
+void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem);
 char *tj_strndup(tj_ctx *c, const char *s, size_t n);
 char *tj_strdup(tj_ctx *c, const char *s);
 

@@ -41,6 +41,9 @@ uint16_t tj_f32_to_f16(float f);
 float tj_f16_to_f32(uint16_t h);
 uint16_t tj_f32_to_bf16(float f);
 float tj_bf16_to_f32(uint16_t h);
+/* From a double in one rounding step (f64 -> f32 -> f16 would round twice). */
+uint16_t tj_f64_to_f16(double d);
+uint16_t tj_f64_to_bf16(double d);
 
 #ifdef __cplusplus
 }

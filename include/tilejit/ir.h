@@ -110,6 +110,11 @@ typedef enum tj_attr_kind {
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
 enum { TJ_SORT_DESCENDING = 1 };
+/* VIEW flags, set by the specialize pass (docs/simt.md): bit a (a < 6):
+ * tensor axis a needs no bounds check; bits 8-11: log2 of g, where the
+ * slice start and the tensor's size along the last axis are multiples of g
+ * (bounds are then uniform over aligned chunks of g elements). */
+enum { TJ_VIEW_INBOUNDS_MASK = 0x3f, TJ_VIEW_CHUNK_SHIFT = 8, TJ_VIEW_CHUNK_MASK = 0xf00 };
 
 enum {
     TJ_OPF_PURE = 1 << 0,
@@ -193,6 +198,7 @@ typedef struct tj_facts {
     uint8_t unit_stride;  /* innermost stride is 1 */
     uint8_t aligned16;    /* base address is a multiple of 16 bytes */
     uint8_t dim_div16[TJ_MAX_RANK]; /* size along the axis is a multiple of 16 */
+    uint8_t stride_div16[TJ_MAX_RANK]; /* stride (elements) along the axis is a multiple of 16 */
 } tj_facts;
 
 /* A kernel is either Tile IR (program-level tiles) or SIMT IR (one thread's

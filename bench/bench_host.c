@@ -1,0 +1,184 @@
+/* Host benchmarks: front end + verifier time for each example kernel, and the
+ * reference interpreter's throughput.
+ *
+ *   bench_host EXAMPLES_DIR [--json FILE]
+ *
+ * Times are medians over repeated runs, each in a fresh context (what a cold
+ * compile pays), measured with CLOCK_MONOTONIC. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tilejit/tilejit.h"
+
+enum { REPS = 51 };
+
+typedef struct example {
+    const char *file, *kernel;
+    tj_binding dims[4];
+    uint32_t ndims;
+} example;
+
+/* The kernels of DSL.md, with the dims their tile extents need. */
+static const example examples[] = {
+    {"add.tj", "add", {{0}}, 0},
+    {"softmax.tj", "softmax", {{"N", 1024}}, 1},
+    {"matmul.tj", "matmul", {{0}}, 0},
+    {"attention.tj", "attention", {{"D", 128}}, 1},
+    {"embed.tj", "embed", {{"D", 256}}, 1},
+    {"recurrence.tj", "recurrence", {{0}}, 0},
+};
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s)
+        s[n] = 0;
+    *len = (size_t)n;
+    return s;
+}
+
+/* One cold compile: parse, pick the first configuration, lower, verify. */
+static int compile_once(const example *e, const char *text, size_t len)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_program *p = tj_parse_program(c, e->file, text, len);
+    int k = p ? tj_program_find_kernel(p, e->kernel) : -1;
+    tj_binding *config = NULL;
+    uint32_t nconfig = 0;
+    int rc = k < 0 || tj_select_config(c, p, k, NULL, 0, e->dims, e->ndims, &config, &nconfig);
+    tj_kernel *ir = rc ? NULL : tj_lower_kernel(c, p, k, config, nconfig, e->dims, e->ndims);
+    rc = !ir || tj_verify(ir);
+    if (rc)
+        fputs(tj_diag_render(c), stderr);
+    tj_ctx_free(c);
+    return rc;
+}
+
+static void bench_frontend(const char *dir, FILE *json)
+{
+    printf("%-14s %-11s %12s\n", "example", "kernel", "frontend+verify (us, median)");
+    for (size_t i = 0; i < sizeof examples / sizeof *examples; i++) {
+        const example *e = &examples[i];
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->file);
+        size_t len;
+        char *text = read_file(path, &len);
+        if (!text) {
+            printf("%-14s missing\n", e->file);
+            continue;
+        }
+        double t[REPS];
+        int bad = 0;
+        for (int r = 0; r < REPS; r++) {
+            double t0 = now_us();
+            bad |= compile_once(e, text, len);
+            t[r] = now_us() - t0;
+        }
+        double med = median(t, REPS);
+        printf("%-14s %-11s %12.1f%s\n", e->file, e->kernel, med, bad ? "  (FAILED)" : "");
+        if (json)
+            fprintf(json, "%s{\"bench\": \"frontend\", \"kernel\": \"%s\", \"us\": %.2f, \"ok\": %s}",
+                    i ? ",\n " : " ", e->kernel, med, bad ? "false" : "true");
+        free(text);
+    }
+}
+
+/* Interpreter throughput: softmax over a 256 x 4096 f32 matrix (one program
+ * per row), reported as elements processed per second. */
+static const char softmax_src[] =
+    "kernel softmax(X: f32[M, N], Y: f32[M, N])\n"
+    "    grid (M)\n"
+    "    const BLOCK = 4096\n"
+    "{\n"
+    "    r = program_id(0)\n"
+    "    x = load(X[r, 0:BLOCK], other = -inf)\n"
+    "    e = exp(x - max(x))\n"
+    "    store(Y[r, 0:BLOCK], e / sum(e))\n"
+    "}\n";
+
+static void bench_interp(FILE *json)
+{
+    enum { M = 256, N = 4096 };
+    tj_ctx *c = tj_ctx_new();
+    tj_program *p = tj_parse_program(c, "softmax", softmax_src, sizeof softmax_src - 1);
+    tj_binding bind = {"BLOCK", 4096};
+    tj_kernel *k = p ? tj_lower_kernel(c, p, 0, &bind, 1, NULL, 0) : NULL;
+    float *x = malloc(sizeof(float) * M * N), *y = malloc(sizeof(float) * M * N);
+    if (!k || !x || !y || tj_optimize(k, 0)) {
+        fputs(tj_diag_render(c), stderr);
+        goto out;
+    }
+    for (int i = 0; i < M * N; i++)
+        x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+    tj_arg args[2] = {{.is_tensor = 1, .tensor = {x, TJ_DT_F32, 2, {M, N}, {N, 1}}},
+                      {.is_tensor = 1, .tensor = {y, TJ_DT_F32, 2, {M, N}, {N, 1}}}};
+    double t[5];
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_us();
+        if (tj_interp_run(k, args, 2)) {
+            fputs(tj_diag_render(c), stderr);
+            goto out;
+        }
+        t[r] = now_us() - t0;
+    }
+    double med = median(t, 5);
+    printf("\ninterpreter: softmax %dx%d f32 in %.1f ms = %.1f M elements/s\n", M, N, med / 1e3,
+           (double)M * N / med);
+    if (json)
+        fprintf(json, ",\n {\"bench\": \"interp_softmax\", \"elements\": %d, \"ms\": %.3f}", M * N, med / 1e3);
+out:
+    free(x);
+    free(y);
+    tj_ctx_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_host EXAMPLES_DIR [--json FILE]\n");
+        return 2;
+    }
+    FILE *json = argc >= 4 && !strcmp(argv[2], "--json") ? fopen(argv[3], "w") : NULL;
+    if (json)
+        fputs("[\n", json);
+    bench_frontend(argv[1], json);
+    bench_interp(json);
+    if (json) {
+        fputs("\n]\n", json);
+        fclose(json);
+    }
+    return 0;
+}

@@ -1,0 +1,160 @@
+/* The PTX code generator's private interface, shared by codegen/ptx/*.c.
+ *
+ * One pass over the SIMT IR writes instruction text into `body`; every SIMT
+ * value gets one virtual register per scalar component (a vector f32[4] has
+ * four, a tuple the components of its elements), numbered per register
+ * class; temporaries come from the same counters. The header, parameters
+ * and register declarations are written last, when the counts are known.
+ *
+ * Storage of each dtype (its "register form"):
+ *   bool                        .pred   %p
+ *   i8 i16 i32 u8 u16 u32       .b32    %r   (sign- or zero-extended)
+ *   i64 u64                     .b64    %rd
+ *   f16 bf16                    .b16    %h   (computed in f32)
+ *   f32                         .f32    %f
+ *   f64                         .f64    %fd
+ */
+#ifndef TJ_PTX_H
+#define TJ_PTX_H
+
+#include "tilejit/lower.h"
+
+typedef enum ptx_cls { PX_PRED, PX_B16, PX_B32, PX_B64, PX_F32, PX_F64, PX_NCLS } ptx_cls;
+
+typedef struct ptx_reg {
+    ptx_cls cls;
+    uint32_t idx;
+} ptx_reg;
+
+/* A register's name, returned by value so several fit in one printf. */
+typedef struct ptx_rname {
+    char s[16];
+} ptx_rname;
+
+/* Components of one value are capped (SIMT vectors are at most 16 bytes). */
+enum { PX_MAX_COMPONENTS = 16, PX_MAX_DEPTH = 200 };
+
+typedef struct ptx_emitter {
+    const tj_kernel *k;
+    tj_ctx *c;
+    int sm;             /* 80, 90, ... */
+    tj_buf body;        /* instruction text */
+    uint32_t nregs[PX_NCLS];
+    uint32_t nlabels;
+    uint32_t *first;    /* per instruction: index of its first component in comps */
+    uint32_t *ncomp;    /* per instruction: component count */
+    uint8_t *defined;   /* per instruction: emitted (registers allocated) */
+    ptx_reg *comps;
+    uint32_t ncomps, compcap;
+    ptx_reg smem_base;  /* u32 address of tj_smem */
+    int uses_smem;
+    int failed;
+} ptx_emitter;
+
+/* ---- ptx_emit.c: registers, text, values ---- */
+ptx_rname px_name(ptx_reg r);
+#define RN(r) (px_name(r).s)
+ptx_reg px_tmp(ptx_emitter *e, ptx_cls cls);
+ptx_cls px_dtype_cls(tj_dtype dt);
+/* Appends one instruction line: a tab, the formatted text, ";\n". */
+void px_ins(ptx_emitter *e, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Appends a label line. */
+void px_label(ptx_emitter *e, uint32_t label);
+uint32_t px_new_label(ptx_emitter *e);
+/* Reports an error at instruction r (always returns -1). */
+int px_fail(ptx_emitter *e, tj_ref r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Component i of value r (allocated by px_define). */
+ptx_reg px_val(const ptx_emitter *e, tj_ref r, uint32_t i);
+/* Allocates the registers of value r of type t (its components). */
+int px_define(ptx_emitter *e, tj_ref r, tj_type t);
+/* Checks that operand a of r exists, has w components or one (a scalar,
+ * broadcast over a vector) and dtype `want` (TJ_DT_INVALID: any);
+ * px_operand reads its component i. */
+int px_operand_check(ptx_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want);
+ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i);
+uint32_t px_type_components(const ptx_emitter *e, tj_type t);
+/* The element dtype and width (1 for scalars) of a scalar or vector type;
+ * 0 when t is neither. */
+int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt);
+const tj_inst *px_inst(const ptx_emitter *e, tj_ref r);
+tj_dtype px_dtype_of(const ptx_emitter *e, tj_ref r);
+/* mov between registers of one class. */
+void px_mov(ptx_emitter *e, ptx_reg d, ptx_reg s);
+/* d = 0 (false for predicates). */
+void px_zero(ptx_emitter *e, ptx_reg d);
+/* Emits the instructions of block b except its terminator. */
+int px_emit_block(ptx_emitter *e, tj_block_id b, int depth);
+
+/* ---- ptx_types.c: dtype spellings and the f32 compute form ---- */
+const char *px_mem_type(tj_dtype dt);   /* ld/st/param type: s8, b16, f32 ... */
+const char *px_cls_type(ptx_cls cls);   /* pred, b16, b32, b64, f32, f64 */
+const char *px_int_type(tj_dtype dt);   /* s32 u32 s64 u64 for integer arithmetic */
+int px_is_small_int(tj_dtype dt);       /* i8 i16 u8 u16 */
+/* The register holding dt's value in its compute form: itself, or an f32
+ * temporary for f16/bf16. */
+ptx_reg px_widen(ptx_emitter *e, tj_dtype dt, ptx_reg v);
+/* Where to compute a result of dtype dt that belongs in d: d itself, or an
+ * f32 temporary for f16/bf16. */
+ptx_reg px_compute_dst(ptx_emitter *e, tj_dtype dt, ptx_reg d);
+/* Finishes a computed result: rounds the f32 temporary into d (f16/bf16)
+ * or wraps d to its width (small integers). */
+void px_narrow(ptx_emitter *e, tj_dtype dt, ptx_reg d, ptx_reg computed);
+/* Wraps a 32-bit register to a small integer dtype in place. */
+void px_wrap_small(ptx_emitter *e, tj_dtype dt, ptx_reg d);
+/* f32 (or f64) literal operands. */
+ptx_rname px_f32_imm(float f);
+ptx_rname px_f64_imm(double d);
+/* d = c ? a : b for registers of any class (predicates with logic). */
+void px_select(ptx_emitter *e, ptx_reg d, ptx_reg c, ptx_reg a, ptx_reg b);
+/* d = (c ? 1 : 0) in dtype dt's register form. */
+void px_from_bool(ptx_emitter *e, tj_dtype dt, ptx_reg d, ptx_reg c);
+/* p = (v != 0) for a value of dtype dt (NaN counts as non-zero). */
+void px_to_bool(ptx_emitter *e, tj_dtype dt, ptx_reg p, ptx_reg v);
+
+/* ---- op families: each emits instruction r, returns 0 or -1 ---- */
+int px_emit_const(ptx_emitter *e, tj_ref r);          /* ptx_arith.c */
+int px_emit_binary(ptx_emitter *e, tj_ref r);         /* ptx_arith.c */
+int px_emit_compare(ptx_emitter *e, tj_ref r);        /* ptx_arith.c */
+int px_emit_select_op(ptx_emitter *e, tj_ref r);      /* ptx_arith.c */
+int px_emit_fma(ptx_emitter *e, tj_ref r);            /* ptx_arith.c */
+int px_emit_unary(ptx_emitter *e, tj_ref r);          /* ptx_unary.c */
+int px_emit_cast(ptx_emitter *e, tj_ref r);           /* ptx_cast.c */
+int px_emit_load_global(ptx_emitter *e, tj_ref r);    /* ptx_mem.c */
+int px_emit_store_global(ptx_emitter *e, tj_ref r);   /* ptx_mem.c */
+int px_emit_load_shared(ptx_emitter *e, tj_ref r);    /* ptx_mem.c */
+int px_emit_store_shared(ptx_emitter *e, tj_ref r);   /* ptx_mem.c */
+int px_emit_atomic(ptx_emitter *e, tj_ref r);         /* ptx_atomic.c */
+int px_emit_shuffle(ptx_emitter *e, tj_ref r);        /* ptx_warp.c */
+int px_emit_special(ptx_emitter *e, tj_ref r);        /* ptx_warp.c: tid, program ids, barrier */
+int px_emit_param_op(ptx_emitter *e, tj_ref r);       /* ptx_params.c: param dim stride tensor_ptr */
+int px_emit_for(ptx_emitter *e, tj_ref r, int depth); /* ptx_ctrl.c */
+int px_emit_if(ptx_emitter *e, tj_ref r, int depth);  /* ptx_ctrl.c */
+int px_emit_proj(ptx_emitter *e, tj_ref r);           /* ptx_ctrl.c */
+int px_emit_vector_op(ptx_emitter *e, tj_ref r);      /* ptx_ctrl.c: pack, extract */
+
+/* ---- ptx_params.c ---- */
+/* Writes the .param list of the entry. */
+int px_write_params(ptx_emitter *e, tj_buf *out);
+
+/* ---- ptx_math.c / ptx_math64.c: math on the compute form ---- */
+/* d = f(a) for a float math op on f32 registers (exp, log, sin, ...). */
+int px_math_f32(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
+int px_math_f64(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
+/* d = pow(a, b) (f32 or f64 registers). */
+void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
+/* d = fmod(a, b), exact (f32 or f64 registers). */
+void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
+/* d = exp(a) for f32 registers, to a few ulp. */
+void px_exp_f32(ptx_emitter *e, ptx_reg d, ptx_reg a);
+void px_exp_f64(ptx_emitter *e, ptx_reg d, ptx_reg a);
+void px_log_f64(ptx_emitter *e, ptx_reg d, ptx_reg a);
+
+#endif

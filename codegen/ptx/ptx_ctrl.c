@@ -1,0 +1,285 @@
+/* Structured control flow (for, if, proj, yield) and the vector ops pack
+ * and extract. Conditions and loop bounds are uniform across a program
+ * (docs/simt.md), so the branches are bra.uni. Loop-carried values live in
+ * the registers of the body's block arguments; yields copy into them. */
+#include "codegen/ptx/ptx.h"
+
+/* Copies the components of the yield's operands, in order, into dst[]. A
+ * yield may name the block's own arguments in another order (a swap):
+ * `parallel` copies through temporaries first. */
+static int copy_yield(ptx_emitter *e, tj_ref yield, const ptx_reg *dst, uint32_t ndst, int parallel)
+{
+    const tj_inst *y = px_inst(e, yield);
+    ptx_reg *src = tj_alloc(e->c, sizeof *src * (ndst + 1));
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < y->nargs; a++) {
+        tj_ref o = y->args[a];
+        if (!o || !e->defined[o])
+            return px_fail(e, yield, "operand %u is not defined", a);
+        for (uint32_t i = 0; i < e->ncomp[o]; i++) {
+            if (n == ndst)
+                return px_fail(e, yield, "yields more values than its owner carries");
+            src[n++] = px_val(e, o, i);
+        }
+    }
+    if (n != ndst)
+        return px_fail(e, yield, "yields %u components where %u are expected", n, ndst);
+    if (parallel)
+        for (uint32_t i = 0; i < n; i++) {
+            ptx_reg t = px_tmp(e, src[i].cls);
+            px_mov(e, t, src[i]);
+            src[i] = t;
+        }
+    for (uint32_t i = 0; i < n; i++) {
+        if (src[i].cls != dst[i].cls)
+            return px_fail(e, yield, "yielded value %u has the wrong type", i);
+        px_mov(e, dst[i], src[i]);
+    }
+    return 0;
+}
+
+/* The block's terminator, which must be a yield; TJ_NONE after reporting. */
+static tj_ref block_yield(ptx_emitter *e, tj_ref owner, tj_block_id b)
+{
+    if (!b || b >= e->k->nblocks)
+        return px_fail(e, owner, "a region is missing"), TJ_NONE;
+    const tj_block *blk = &e->k->blocks[b];
+    tj_ref y = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
+    if (!y || px_inst(e, y)->op != TJ_OP_YIELD)
+        return px_fail(e, owner, "a region does not end with yield"), TJ_NONE;
+    return y;
+}
+
+/* A copy of the registers of value r's components (the array of all
+ * components moves as it grows). */
+static ptx_reg *components(ptx_emitter *e, tj_ref r)
+{
+    ptx_reg *out = tj_alloc(e->c, sizeof *out * (e->ncomp[r] + 1));
+    for (uint32_t i = 0; i < e->ncomp[r]; i++)
+        out[i] = px_val(e, r, i);
+    return out;
+}
+
+/* ---- for ------------------------------------------------------------------- */
+
+/* Defines the body's arguments (induction variable, carried values) and
+ * checks them against the loop's operands. */
+static int loop_args(ptx_emitter *e, tj_ref r, tj_block_id body, uint32_t ncarried)
+{
+    const tj_inst *in = px_inst(e, r);
+    const tj_block *blk = &e->k->blocks[body];
+    if (blk->ninsts < ncarried + 2)
+        return px_fail(e, r, "the loop body lacks its %u block arguments", ncarried + 1);
+    for (uint32_t i = 0; i <= ncarried; i++) {
+        tj_ref a = blk->insts[i];
+        const tj_inst *ai = px_inst(e, a);
+        tj_type want = i == 0 ? px_inst(e, in->args[0])->type : px_inst(e, in->args[2 + i])->type;
+        if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != want)
+            return px_fail(e, r, "body argument %u does not match the loop", i);
+        if (px_define(e, a, ai->type))
+            return -1;
+    }
+    return 0;
+}
+
+static int step_constant(const ptx_emitter *e, tj_ref step, int64_t *v)
+{
+    const tj_inst *s = px_inst(e, step);
+    if (s->op != TJ_OP_CONST)
+        return 0;
+    *v = s->imm;
+    return 1;
+}
+
+/* The 64-bit trip count of range(lo, hi, step) (0 when step is 0), free of
+ * the overflow a compare-and-increment loop could hit near the type's end. */
+static ptx_reg trip_count(ptx_emitter *e, tj_dtype dt, ptx_reg lo, ptx_reg hi, ptx_reg step)
+{
+    int sign = tj_dtype_is_signed(dt);
+    const char *t64 = sign ? "s64" : "u64";
+    ptx_reg v[3] = {lo, hi, step};
+    for (int i = 0; i < 3; i++)
+        if (v[i].cls != PX_B64) {
+            ptx_reg w = px_tmp(e, PX_B64);
+            px_ins(e, "cvt.%s.%s %s, %s", t64, sign ? "s32" : "u32", RN(w), RN(v[i]));
+            v[i] = w;
+        }
+    ptx_reg pos = px_tmp(e, PX_PRED), run = px_tmp(e, PX_PRED), t = px_tmp(e, PX_PRED);
+    ptx_reg span = px_tmp(e, PX_B64), mag = px_tmp(e, PX_B64), cnt = px_tmp(e, PX_B64);
+    px_ins(e, "setp.gt.%s %s, %s, %s", t64, RN(run), RN(v[1]), RN(v[0]));
+    px_ins(e, "sub.s64 %s, %s, %s", RN(span), RN(v[1]), RN(v[0]));
+    px_ins(e, "mov.b64 %s, %s", RN(mag), RN(v[2]));
+    if (sign) {
+        ptx_reg neg = px_tmp(e, PX_PRED), back = px_tmp(e, PX_B64);
+        px_ins(e, "setp.gt.s64 %s, %s, 0", RN(pos), RN(v[2]));
+        px_ins(e, "setp.lt.s64 %s, %s, 0", RN(neg), RN(v[2]));
+        px_ins(e, "setp.gt.s64 %s, %s, %s", RN(t), RN(v[0]), RN(v[1]));
+        px_ins(e, "and.pred %s, %s, %s", RN(run), RN(run), RN(pos));
+        px_ins(e, "and.pred %s, %s, %s", RN(t), RN(t), RN(neg));
+        px_ins(e, "or.pred %s, %s, %s", RN(run), RN(run), RN(t));
+        px_ins(e, "sub.s64 %s, %s, %s", RN(back), RN(v[0]), RN(v[1]));
+        px_ins(e, "selp.b64 %s, %s, %s, %s", RN(span), RN(span), RN(back), RN(pos));
+        px_ins(e, "sub.s64 %s, 0, %s", RN(back), RN(v[2]));
+        px_ins(e, "selp.b64 %s, %s, %s, %s", RN(mag), RN(mag), RN(back), RN(pos));
+    } else {
+        px_ins(e, "setp.ne.u64 %s, %s, 0", RN(pos), RN(v[2]));
+        px_ins(e, "and.pred %s, %s, %s", RN(run), RN(run), RN(pos));
+    }
+    px_ins(e, "selp.b64 %s, %s, 1, %s", RN(mag), RN(mag), RN(run));
+    px_ins(e, "sub.s64 %s, %s, 1", RN(span), RN(span));
+    px_ins(e, "div.u64 %s, %s, %s", RN(cnt), RN(span), RN(mag));
+    px_ins(e, "add.s64 %s, %s, 1", RN(cnt), RN(cnt));
+    px_ins(e, "selp.b64 %s, %s, 0, %s", RN(cnt), RN(cnt), RN(run));
+    return cnt;
+}
+
+/* Whether the yield names one of the body's carried arguments in another
+ * position (then copies must not overwrite what later copies read). */
+static int yield_needs_parallel_copy(const ptx_emitter *e, tj_ref yield, tj_block_id body)
+{
+    const tj_inst *y = px_inst(e, yield);
+    for (uint32_t j = 0; j < y->nargs; j++) {
+        const tj_inst *o = y->args[j] ? px_inst(e, y->args[j]) : NULL;
+        if (o && o->op == TJ_OP_ARG && o->block == body && o->imm >= 1 && o->imm != (int64_t)j + 1)
+            return 1;
+    }
+    return 0;
+}
+
+int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (in->nargs < 3)
+        return px_fail(e, r, "for takes lo, hi, step and the initial values");
+    tj_dtype dt;
+    if (px_elem_type(e, px_inst(e, in->args[0])->type, &dt) != 1 || !tj_dtype_is_int(dt))
+        return px_fail(e, r, "loop bounds must be integer scalars");
+    if (px_operand_check(e, r, 1, 1, dt) || px_operand_check(e, r, 2, 1, dt))
+        return -1;
+    uint32_t ncarried = in->nargs - 3;
+    tj_block_id body = in->region[0];
+    tj_ref yield = block_yield(e, r, body);
+    if (!yield || loop_args(e, r, body, ncarried))
+        return -1;
+    const tj_block *blk = &e->k->blocks[body];
+    uint32_t nc = 0;
+    for (uint32_t i = 1; i <= ncarried; i++)
+        nc += e->ncomp[blk->insts[i]];
+    ptx_reg *carried = tj_alloc(e->c, sizeof *carried * (nc + 1));
+    nc = 0;
+    for (uint32_t i = 1; i <= ncarried; i++) {
+        tj_ref a = blk->insts[i], init = in->args[2 + i];
+        for (uint32_t c = 0; c < e->ncomp[a]; c++) {
+            carried[nc] = px_val(e, a, c);
+            px_mov(e, carried[nc++], px_val(e, init, c));
+        }
+    }
+    ptx_reg iv = px_val(e, blk->insts[0], 0), lo = px_val(e, in->args[0], 0);
+    ptx_reg hi = px_val(e, in->args[1], 0), step = px_val(e, in->args[2], 0);
+    const char *it = px_int_type(dt);
+    px_mov(e, iv, lo);
+    int64_t s = 0;
+    int unit = step_constant(e, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)));
+    ptx_reg cnt = unit ? iv : trip_count(e, dt, lo, hi, step), done = px_tmp(e, PX_PRED);
+    uint32_t head = px_new_label(e), exit = px_new_label(e);
+    px_label(e, head);
+    if (unit)
+        px_ins(e, "setp.%s.%s %s, %s, %s", s == 1 ? "ge" : "le", it, RN(done), RN(iv), RN(hi));
+    else
+        px_ins(e, "setp.eq.u64 %s, %s, 0", RN(done), RN(cnt));
+    px_ins(e, "@%s bra.uni $L%u", RN(done), exit);
+    if (px_emit_block(e, body, depth + 1) ||
+        copy_yield(e, yield, carried, nc, yield_needs_parallel_copy(e, yield, body)))
+        return -1;
+    px_ins(e, "add.%s %s, %s, %s", it, RN(iv), RN(iv), RN(step));
+    px_wrap_small(e, dt, iv);
+    if (!unit)
+        px_ins(e, "sub.s64 %s, %s, 1", RN(cnt), RN(cnt));
+    px_ins(e, "bra.uni $L%u", head);
+    px_label(e, exit);
+    if (px_define(e, r, in->type))
+        return -1;
+    if (e->ncomp[r] != nc)
+        return px_fail(e, r, "the result type does not match the carried values");
+    for (uint32_t i = 0; i < nc; i++)
+        px_mov(e, px_val(e, r, i), carried[i]);
+    return 0;
+}
+
+/* ---- if, proj ------------------------------------------------------------------- */
+
+static int emit_branch(ptx_emitter *e, tj_ref r, tj_block_id b, int depth)
+{
+    tj_ref yield = block_yield(e, r, b);
+    if (!yield || px_emit_block(e, b, depth + 1))
+        return -1;
+    return copy_yield(e, yield, components(e, r), e->ncomp[r], 0);
+}
+
+int px_emit_if(ptx_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (px_operand_check(e, r, 0, 1, TJ_DT_BOOL) || e->ncomp[in->args[0]] != 1)
+        return e->failed ? -1 : px_fail(e, r, "the condition must be a bool scalar");
+    if (px_define(e, r, in->type))
+        return -1;
+    uint32_t other = px_new_label(e), end = px_new_label(e);
+    px_ins(e, "@!%s bra.uni $L%u", RN(px_val(e, in->args[0], 0)), other);
+    if (emit_branch(e, r, in->region[0], depth))
+        return -1;
+    px_ins(e, "bra.uni $L%u", end);
+    px_label(e, other);
+    if (emit_branch(e, r, in->region[1], depth))
+        return -1;
+    px_label(e, end);
+    return 0;
+}
+
+int px_emit_proj(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
+    const tj_type_info *ti = t ? tj_type_get(e->c, px_inst(e, t)->type) : NULL;
+    if (!ti || ti->kind != TJ_TK_TUPLE || in->imm < 0 || in->imm >= (int64_t)ti->nelems ||
+        ti->elems[in->imm] != in->type)
+        return px_fail(e, r, "proj needs a tuple operand and an index of an element of its type");
+    uint32_t offset = 0;
+    for (int64_t i = 0; i < in->imm; i++)
+        offset += px_type_components(e, ti->elems[i]);
+    if (px_define(e, r, in->type))
+        return -1;
+    for (uint32_t i = 0; i < e->ncomp[r]; i++)
+        px_mov(e, px_val(e, r, i), px_val(e, t, offset + i));
+    return 0;
+}
+
+/* ---- pack, extract ------------------------------------------------------------------ */
+
+int px_emit_vector_op(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_dtype dt;
+    int w = px_elem_type(e, in->type, &dt);
+    if (w <= 0)
+        return px_fail(e, r, "the result must be a scalar or a vector");
+    if (in->op == TJ_OP_PACK) {
+        if (in->nargs != (uint32_t)w)
+            return px_fail(e, r, "pack of %u values into a vector of %d", in->nargs, w);
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (px_operand_check(e, r, a, 1, dt) || e->ncomp[in->args[a]] != 1)
+                return e->failed ? -1 : px_fail(e, r, "pack takes scalars");
+        if (px_define(e, r, in->type))
+            return -1;
+        for (uint32_t a = 0; a < in->nargs; a++)
+            px_mov(e, px_val(e, r, a), px_val(e, in->args[a], 0));
+        return 0;
+    }
+    tj_dtype vdt;
+    int vw = in->nargs == 1 ? px_elem_type(e, px_inst(e, in->args[0])->type, &vdt) : 0;
+    if (w != 1 || vw <= 0 || vdt != dt || in->imm < 0 || in->imm >= vw)
+        return px_fail(e, r, "extract takes element index < width of a vector of the result's dtype");
+    if (px_define(e, r, in->type))
+        return -1;
+    px_mov(e, px_val(e, r, 0), px_val(e, in->args[0], (uint32_t)in->imm));
+    return 0;
+}

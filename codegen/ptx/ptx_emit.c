@@ -1,0 +1,411 @@
+/* SIMT IR -> PTX: the driver (tj_emit_ptx), registers, values and the
+ * instruction dispatch. The op families live in the other ptx_*.c files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/ptx/ptx.h"
+#include "tilejit/tilejit.h"
+
+/* The PTX ISA version written for each target: the lowest that has every
+ * instruction the generator uses there (sm_90a needs 8.0). */
+typedef struct ptx_arch {
+    const char *name;
+    int sm;
+    const char *version;
+} ptx_arch;
+
+static const ptx_arch arch_table[] = {
+    {"sm_80", 80, "7.0"},   {"sm_86", 86, "7.1"},    {"sm_89", 89, "7.8"},
+    {"sm_90", 90, "7.8"},   {"sm_90a", 90, "8.0"},   {"sm_100", 100, "8.6"},
+    {"sm_100a", 100, "8.6"}, {"sm_120", 120, "8.7"}, {"sm_120a", 120, "8.7"},
+};
+
+static const char *const cls_prefix[PX_NCLS] = {"%p", "%h", "%r", "%rd", "%f", "%fd"};
+static const char *const cls_decl[PX_NCLS] = {".pred", ".b16", ".b32", ".b64", ".f32", ".f64"};
+
+/* ---- registers and text ---------------------------------------------------- */
+
+ptx_rname px_name(ptx_reg r)
+{
+    ptx_rname n;
+    const char *p = cls_prefix[r.cls];
+    size_t len = strlen(p);
+    memcpy(n.s, p, len);
+    char digits[12];
+    int nd = 0;
+    uint32_t v = r.idx;
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (nd)
+        n.s[len++] = digits[--nd];
+    n.s[len] = 0;
+    return n;
+}
+
+ptx_reg px_tmp(ptx_emitter *e, ptx_cls cls) { return (ptx_reg){cls, e->nregs[cls]++}; }
+
+void px_ins(ptx_emitter *e, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    line[0] = '\t';
+    int n = vsnprintf(line + 1, sizeof line - 3, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof line - 3) {
+        memcpy(line + 1 + n, ";\n", 2);
+        tj_buf_append(&e->body, line, (size_t)n + 3);
+        return;
+    }
+    char *big = tj_alloc(e->c, (size_t)n + 1); /* rare: a very long line */
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    tj_buf_append(&e->body, "\t", 1);
+    tj_buf_append(&e->body, big, (size_t)n);
+    tj_buf_append(&e->body, ";\n", 2);
+}
+
+uint32_t px_new_label(ptx_emitter *e) { return e->nlabels++; }
+
+void px_label(ptx_emitter *e, uint32_t label) { tj_buf_printf(&e->body, "$L%u:\n", label); }
+
+int px_fail(ptx_emitter *e, tj_ref r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const tj_inst *in = r ? &e->k->insts[r] : NULL;
+    tj_loc loc = in ? in->loc : (tj_loc){0, 0, 0};
+    if (in)
+        tj_error_at(e->c, loc, "ptx: %s (kernel '%s', %%%u = %s)", msg, e->k->name, r, tj_op_get(in->op)->name);
+    else
+        tj_error(e->c, "ptx: %s (kernel '%s')", msg, e->k->name);
+    e->failed = 1;
+    return -1;
+}
+
+void px_mov(ptx_emitter *e, ptx_reg d, ptx_reg s)
+{
+    if (d.cls != s.cls || d.idx != s.idx)
+        px_ins(e, "mov.%s %s, %s", px_cls_type(d.cls), RN(d), RN(s));
+}
+
+void px_zero(ptx_emitter *e, ptx_reg d)
+{
+    static const char *const zero[PX_NCLS] = {"0", "0", "0", "0", "0f00000000", "0d0000000000000000"};
+    px_ins(e, "mov.%s %s, %s", px_cls_type(d.cls), RN(d), zero[d.cls]);
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+const tj_inst *px_inst(const ptx_emitter *e, tj_ref r) { return &e->k->insts[r]; }
+
+int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt)
+{
+    const tj_type_info *ti = tj_type_get(e->c, t);
+    if (ti->kind != TJ_TK_TILE || ti->rank > 1)
+        return 0;
+    *dt = ti->dtype;
+    return ti->rank == 0 ? 1 : ti->shape[0];
+}
+
+tj_dtype px_dtype_of(const ptx_emitter *e, tj_ref r)
+{
+    tj_dtype dt = TJ_DT_INVALID;
+    px_elem_type(e, e->k->insts[r].type, &dt);
+    return dt;
+}
+
+uint32_t px_type_components(const ptx_emitter *e, tj_type t)
+{
+    const tj_type_info *ti = tj_type_get(e->c, t);
+    if (ti->kind == TJ_TK_TUPLE) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < ti->nelems; i++)
+            n += px_type_components(e, ti->elems[i]);
+        return n;
+    }
+    tj_dtype dt;
+    int w = px_elem_type(e, t, &dt);
+    return w > 0 ? (uint32_t)w : 0;
+}
+
+/* Appends the registers of a scalar or vector type; -1 on other types. */
+static int alloc_components(ptx_emitter *e, tj_type t)
+{
+    const tj_type_info *ti = tj_type_get(e->c, t);
+    if (ti->kind == TJ_TK_VOID)
+        return 0;
+    if (ti->kind == TJ_TK_TUPLE) {
+        for (uint32_t i = 0; i < ti->nelems; i++)
+            if (alloc_components(e, ti->elems[i]))
+                return -1;
+        return 0;
+    }
+    tj_dtype dt;
+    int w = px_elem_type(e, t, &dt);
+    if (w <= 0 || w > PX_MAX_COMPONENTS)
+        return -1;
+    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + (uint32_t)w, sizeof *e->comps);
+    for (int i = 0; i < w; i++)
+        e->comps[e->ncomps++] = px_tmp(e, px_dtype_cls(dt));
+    return 0;
+}
+
+int px_define(ptx_emitter *e, tj_ref r, tj_type t)
+{
+    uint32_t start = e->ncomps;
+    if (alloc_components(e, t)) {
+        char ts[64];
+        tj_type_str(e->c, t, ts, sizeof ts);
+        return px_fail(e, r, "no registers for a value of type %s (scalars, vectors of at most %d, tuples of them)",
+                       ts, PX_MAX_COMPONENTS);
+    }
+    e->first[r] = start;
+    e->ncomp[r] = e->ncomps - start;
+    e->defined[r] = 1;
+    return 0;
+}
+
+ptx_reg px_val(const ptx_emitter *e, tj_ref r, uint32_t i) { return e->comps[e->first[r] + i]; }
+
+int px_operand_check(ptx_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want)
+{
+    const tj_inst *in = &e->k->insts[r];
+    tj_ref o = a < in->nargs ? in->args[a] : TJ_NONE;
+    if (!o)
+        return px_fail(e, r, "operand %u is missing", a);
+    tj_dtype dt = TJ_DT_INVALID;
+    int n = px_elem_type(e, e->k->insts[o].type, &dt);
+    if (n <= 0 || ((uint32_t)n != w && n != 1))
+        return px_fail(e, r, "operand %u must be a scalar or a vector of %u", a, w);
+    if (want != TJ_DT_INVALID && dt != want)
+        return px_fail(e, r, "operand %u is %s, %s expected", a, tj_dtype_name(dt), tj_dtype_name(want));
+    return 0;
+}
+
+ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i)
+{
+    tj_ref o = e->k->insts[r].args[a];
+    return px_val(e, o, e->ncomp[o] == 1 ? 0 : i);
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+/* Every operand must have been emitted before its use (the IR is verified,
+ * but a use of a grid value or a misplaced instruction must not read
+ * unallocated registers). */
+static int check_operands(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = &e->k->insts[r];
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref o = in->args[a];
+        if (o == TJ_NONE)
+            continue;
+        if (o >= e->k->ninsts || !e->defined[o])
+            return px_fail(e, r, "operand %u is not defined before its use", a);
+    }
+    return 0;
+}
+
+static int emit_inst(ptx_emitter *e, tj_ref r, int depth)
+{
+    if (check_operands(e, r))
+        return -1;
+    tj_op op = e->k->insts[r].op;
+    switch (op) {
+    case TJ_OP_CONST: return px_emit_const(e, r);
+    case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR:
+        return px_emit_param_op(e, r);
+    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER:
+        return px_emit_special(e, r);
+    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
+    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
+        return px_emit_binary(e, r);
+    case TJ_OP_EQ: case TJ_OP_NE: case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE:
+        return px_emit_compare(e, r);
+    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
+    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
+    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
+    case TJ_OP_CEIL:
+        return px_emit_unary(e, r);
+    case TJ_OP_SELECT: return px_emit_select_op(e, r);
+    case TJ_OP_FMA: return px_emit_fma(e, r);
+    case TJ_OP_CAST: return px_emit_cast(e, r);
+    case TJ_OP_LD_GLOBAL: return px_emit_load_global(e, r);
+    case TJ_OP_ST_GLOBAL: return px_emit_store_global(e, r);
+    case TJ_OP_LD_SHARED: return px_emit_load_shared(e, r);
+    case TJ_OP_ST_SHARED: return px_emit_store_shared(e, r);
+    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return px_emit_atomic(e, r);
+    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return px_emit_shuffle(e, r);
+    case TJ_OP_EXTRACT: case TJ_OP_PACK: return px_emit_vector_op(e, r);
+    case TJ_OP_FOR: return px_emit_for(e, r, depth);
+    case TJ_OP_IF: return px_emit_if(e, r, depth);
+    case TJ_OP_PROJ: return px_emit_proj(e, r);
+    default:
+        return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);
+    }
+}
+
+int px_emit_block(ptx_emitter *e, tj_block_id b, int depth)
+{
+    if (depth > PX_MAX_DEPTH)
+        return px_fail(e, 0, "regions nested deeper than %d", PX_MAX_DEPTH);
+    const tj_block *blk = &e->k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        tj_op op = e->k->insts[r].op;
+        if (op == TJ_OP_ARG) {
+            if (!e->defined[r])
+                return px_fail(e, r, "block argument outside a for body");
+            continue;
+        }
+        if (op == TJ_OP_YIELD) {
+            if (i + 1 != blk->ninsts)
+                return px_fail(e, r, "yield before the end of its block");
+            return 0;
+        }
+        if (emit_inst(e, r, depth))
+            return -1;
+    }
+    return px_fail(e, 0, "block %u does not end with yield", b);
+}
+
+/* The body may use values of the grid block (constants, dims): emits the
+ * grid instructions it needs, in order, before the body. */
+static int emit_grid_values(ptx_emitter *e)
+{
+    const tj_kernel *k = e->k;
+    if (!k->grid || k->grid >= k->nblocks)
+        return 0;
+    uint8_t *need = tj_alloc(e->c, k->ninsts);
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        if (!in->block || in->block == k->grid)
+            continue;
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] && in->args[a] < k->ninsts && k->insts[in->args[a]].block == k->grid)
+                need[in->args[a]] = 1;
+    }
+    const tj_block *g = &k->blocks[k->grid];
+    for (uint32_t i = g->ninsts; i-- > 0;) {
+        const tj_inst *in = &k->insts[g->insts[i]];
+        if (need[g->insts[i]])
+            for (uint32_t a = 0; a < in->nargs; a++)
+                if (in->args[a] && in->args[a] < k->ninsts)
+                    need[in->args[a]] = 1;
+    }
+    for (uint32_t i = 0; i < g->ninsts; i++)
+        if (need[g->insts[i]] && emit_inst(e, g->insts[i], 0))
+            return -1;
+    return 0;
+}
+
+/* ---- the module ------------------------------------------------------------ */
+
+static int valid_identifier(const char *s)
+{
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+static int check_kernel(ptx_emitter *e)
+{
+    const tj_kernel *k = e->k;
+    if (k->level != TJ_LEVEL_SIMT)
+        return px_fail(e, 0, "the kernel is Tile IR; lower it to SIMT IR first");
+    if (k->nthreads < 1 || k->nthreads > 1024)
+        return px_fail(e, 0, "%u threads per program (1 to 1024 allowed)", k->nthreads);
+    if (!valid_identifier(k->name) || !strncmp(k->name, "tj_", 3))
+        return px_fail(e, 0, "the kernel name is not a PTX identifier (letters, digits, '_'; not 'tj_...')");
+    if (!k->body || k->body >= k->nblocks)
+        return px_fail(e, 0, "no body block");
+    int shuffles = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        tj_op op = k->insts[r].op;
+        e->uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
+        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
+    }
+    if (shuffles && k->nthreads % 32)
+        return px_fail(e, 0, "warp shuffles need whole warps, but nthreads is %u", k->nthreads);
+    return 0;
+}
+
+static void write_module(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
+{
+    const tj_kernel *k = e->k;
+    tj_buf_printf(out, "//\n// Generated by tilejit %s from SIMT IR kernel '%s'\n//\n\n", TILEJIT_VERSION,
+                  k->name);
+    tj_buf_printf(out, ".version %s\n.target %s\n.address_size 64\n\n", arch->version, arch->name);
+    if (e->uses_smem)
+        tj_buf_printf(out, ".extern .shared .align 16 .b8 tj_smem[];\n\n");
+    tj_buf_printf(out, ".visible .entry %s(\n", k->name);
+    px_write_params(e, out);
+    tj_buf_printf(out, ")\n.reqntid %u\n{\n", k->nthreads);
+    for (int c = 0; c < PX_NCLS; c++)
+        if (e->nregs[c])
+            tj_buf_printf(out, "\t.reg %s %s<%u>;\n", cls_decl[c], cls_prefix[c], e->nregs[c]);
+    tj_buf_append(out, "\n", 1);
+    tj_buf_append(out, e->body.data, e->body.len);
+    tj_buf_append(out, "\tret;\n}\n", 8);
+}
+
+static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
+{
+    if (check_kernel(e))
+        return -1;
+    uint32_t n = e->k->ninsts;
+    e->first = tj_alloc(e->c, sizeof *e->first * n);
+    e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
+    e->defined = tj_alloc(e->c, n);
+    if (e->uses_smem) {
+        e->smem_base = px_tmp(e, PX_B32);
+        px_ins(e, "mov.u32 %s, tj_smem", RN(e->smem_base));
+    }
+    if (emit_grid_values(e) || px_emit_block(e, e->k->body, 0))
+        return -1;
+    write_module(e, arch, out);
+    return 0;
+}
+
+int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
+{
+    tj_ctx *c = k->ctx;
+    const ptx_arch *arch = NULL;
+    for (size_t i = 0; i < sizeof arch_table / sizeof *arch_table; i++)
+        if (arch_name && !strcmp(arch_name, arch_table[i].name))
+            arch = &arch_table[i];
+    if (!arch) {
+        tj_error(c, "ptx: unknown target architecture '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120, ...)",
+                 arch_name ? arch_name : "(null)");
+        return -1;
+    }
+    ptx_emitter *e = tj_alloc(c, sizeof *e);
+    e->k = k;
+    e->c = c;
+    e->sm = arch->sm;
+    jmp_buf jb;
+    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
+    volatile int rc = -1;
+    if (setjmp(jb))
+        tj_error(c, "ptx: out of memory while emitting kernel '%s'", k->name);
+    else
+        rc = emit_kernel(e, arch, out);
+    tj_ctx_swap_guard(c, old);
+    tj_buf_free(&e->body);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* Small queries on the AST, and the out-of-memory guard of the entry points. */
+#include <setjmp.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "frontend/ast.h"
+
+int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg)
+{
+    jmp_buf jb;
+    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
+    if (setjmp(jb)) {
+        tj_ctx_swap_guard(c, old);
+        tj_error(c, "out of memory");
+        return 0;
+    }
+    fn(arg);
+    tj_ctx_swap_guard(c, old);
+    return 1;
+}
+
+const fe_fn *fe_find_fn(const tj_program *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->nfns; i++)
+        if (!strcmp(p->fns[i].name, name))
+            return &p->fns[i];
+    return NULL;
+}
+
+int fe_name_in(const char *name, const char *const *names, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct name_set {
+    const char **names;
+    uint32_t n, cap;
+} name_set;
+
+static void add_name(tj_ctx *c, name_set *s, const char *name)
+{
+    if (!name || fe_name_in(name, s->names, s->n))
+        return;
+    s->names = tj_grow(c, s->names, &s->cap, s->n + 1, sizeof *s->names);
+    s->names[s->n++] = name;
+}
+
+/* Blocks nest at most FE_MAX_DEPTH deep (the parser's limit). */
+static void collect(tj_ctx *c, const fe_block *b, name_set *s)
+{
+    for (uint32_t i = 0; i < b->n; i++) {
+        const fe_stmt *st = b->stmts[i];
+        if (st->kind == S_ASSIGN)
+            for (uint32_t t = 0; t < st->ntargets; t++)
+                add_name(c, s, st->targets[t].name);
+        if (st->kind == S_FOR || st->kind == S_IF)
+            collect(c, &st->body, s);
+        if (st->kind == S_IF)
+            collect(c, &st->orelse, s);
+    }
+}
+
+const char **fe_assigned_names(tj_ctx *c, const fe_block *b, uint32_t *n)
+{
+    name_set s = {0};
+    collect(c, b, &s);
+    *n = s.n;
+    return s.names;
+}
+
+int fe_expr_same(const fe_expr *a, const fe_expr *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->kind != b->kind || a->op != b->op || a->nitems != b->nitems || a->nkw)
+        return 0;
+    switch (a->kind) {
+    case E_INT: case E_BOOL: return a->ival == b->ival;
+    case E_FLOAT: return a->fval == b->fval;
+    case E_NAME: return !strcmp(a->name, b->name);
+    case E_UNARY: case E_BINARY: break;
+    default: return 0; /* calls may differ (program_id is not an issue, but keep it simple) */
+    }
+    return fe_expr_same(a->lhs, b->lhs) && fe_expr_same(a->rhs, b->rhs);
+}
+
+const char *fe_expr_text(const tj_program *p, const fe_expr *e)
+{
+    return tj_strndup(p->ctx, p->text + e->begin, e->end - e->begin);
+}

@@ -1,0 +1,157 @@
+/* The .tj abstract syntax tree (arena memory; built by parser.c, read by the
+ * lowering and the configuration code). */
+#ifndef TJ_FRONTEND_AST_H
+#define TJ_FRONTEND_AST_H
+
+#include "frontend/lexer.h"
+#include "tilejit/frontend.h"
+
+typedef enum fe_expr_kind {
+    E_INT,    /* ival */
+    E_FLOAT,  /* fval (inf and nan too) */
+    E_BOOL,   /* ival: 0 or 1 */
+    E_STRING, /* name: the text */
+    E_NAME,   /* name */
+    E_NONE,   /* `None`, only inside an index: a new axis */
+    E_UNARY,  /* op (T_MINUS, T_NOT, T_TILDE), lhs */
+    E_BINARY, /* op, lhs, rhs */
+    E_CALL,   /* name, items (positional), kw */
+    E_INDEX,  /* lhs (the indexed value), items (E_SLICE, E_NONE or index) */
+    E_SLICE,  /* lhs (start, may be NULL), rhs (stop, may be NULL) */
+    E_TUPLE,  /* items */
+    E_LIST,   /* items: `[1, 2]` */
+    E_TYPE,   /* dtype, items (the extents; none for a scalar type) */
+} fe_expr_kind;
+
+typedef struct fe_expr fe_expr;
+
+typedef struct fe_kwarg {
+    const char *name;
+    tj_loc loc;
+    fe_expr *value;
+} fe_kwarg;
+
+struct fe_expr {
+    fe_expr_kind kind;
+    tj_loc loc;          /* operators: the operator; calls: the callee */
+    uint32_t begin, end; /* source span, for quoting */
+    uint32_t height;     /* 1 + the largest height of a sub-expression */
+    int64_t ival;
+    double fval;
+    const char *name;
+    fe_tok_kind op;
+    tj_dtype dtype;
+    fe_expr *lhs, *rhs;
+    fe_expr **items;
+    uint32_t nitems;
+    fe_kwarg *kw;
+    uint32_t nkw;
+};
+
+typedef enum fe_stmt_kind { S_ASSIGN, S_EXPR, S_FOR, S_IF, S_RETURN } fe_stmt_kind;
+
+typedef struct fe_stmt fe_stmt;
+
+typedef struct fe_block {
+    fe_stmt **stmts;
+    uint32_t n;
+    tj_loc open;
+} fe_block;
+
+/* An assignment target; name NULL for `_`. */
+typedef struct fe_target {
+    const char *name;
+    tj_loc loc;
+} fe_target;
+
+struct fe_stmt {
+    fe_stmt_kind kind;
+    tj_loc loc;
+    /* S_ASSIGN: targets = value (tuple destructuring when `tuple`) */
+    fe_target *targets;
+    uint32_t ntargets;
+    int tuple;
+    fe_expr *value; /* S_ASSIGN, S_EXPR, S_RETURN; S_IF: the condition */
+    /* S_FOR: `for var in range(range[0..nrange])` body */
+    fe_target var;
+    fe_expr *range[3];
+    uint32_t nrange;
+    fe_block body;      /* S_FOR; S_IF: then */
+    fe_block orelse;    /* S_IF */
+    int has_else;
+};
+
+/* `X: f32[M, 128]` or `n: i32`. */
+typedef struct fe_kparam {
+    tj_loc loc;
+    tj_loc dim_locs[TJ_MAX_RANK];
+} fe_kparam;
+
+typedef struct fe_fparam {
+    const char *name;
+    tj_loc loc;
+    fe_expr *type; /* E_TYPE */
+} fe_fparam;
+
+typedef struct fe_fn {
+    const char *name;
+    tj_loc loc;
+    fe_fparam *params;
+    uint32_t nparams;
+    fe_expr *ret; /* E_TYPE, E_TUPLE of E_TYPE, or NULL */
+    fe_block body;
+} fe_fn;
+
+typedef struct fe_kernel {
+    const char *name;
+    tj_loc loc;
+    tj_param *params; /* as declared (tj_kernel_params) */
+    fe_kparam *plocs;
+    uint32_t nparams;
+    fe_expr **grid;
+    uint32_t ngrid;
+    tj_loc grid_loc;
+    tj_tile_param *tiles; /* const and tune, in source order */
+    tj_loc *tile_locs;
+    uint32_t ntiles;
+    fe_expr **where;
+    uint32_t nwhere;
+    fe_block body;
+} fe_kernel;
+
+struct tj_program {
+    tj_ctx *ctx;
+    uint32_t file;
+    const char *text; /* the registered source, for quoting */
+    fe_kernel *kernels;
+    uint32_t nkernels;
+    fe_fn *fns;
+    uint32_t nfns;
+    uint32_t kcap, fcap;
+};
+
+/* Limits that keep hostile input from exhausting the stack. */
+enum {
+    FE_MAX_DEPTH = 200,   /* nesting of expressions and blocks */
+    FE_MAX_ERRORS = 50,   /* the parser stops after this many */
+    FE_MAX_INLINE = 64,   /* nested fn calls */
+};
+
+/* Runs fn(arg) so that running out of memory below it reports "out of
+ * memory" and returns 0 instead of aborting (the entry points use it). */
+int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);
+
+const fe_fn *fe_find_fn(const tj_program *p, const char *name);
+
+/* The names bound by assignments in `b` and in the blocks nested in it
+ * (not the loop variables), each once. */
+const char **fe_assigned_names(tj_ctx *c, const fe_block *b, uint32_t *n);
+int fe_name_in(const char *name, const char *const *names, uint32_t n);
+
+/* Whether two expressions are spelled the same (up to white space). */
+int fe_expr_same(const fe_expr *a, const fe_expr *b);
+
+/* The text of an expression as written, for messages (arena). */
+const char *fe_expr_text(const tj_program *p, const fe_expr *e);
+
+#endif

@@ -1,0 +1,73 @@
+/* Elementwise built-ins: exp ... ceil, abs, maximum, minimum, where, fma. */
+#include "frontend/builtins.h"
+
+/* Float math; integer and bool inputs are converted to f32 first. */
+fe_val fe_bi_math(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val x = fe_tile_arg(lw, call, 0);
+    if (x.kind != V_VALUE)
+        return x;
+    if (!tj_dtype_is_float(fe_val_dtype(lw, x)))
+        x = fe_cast(lw, x, TJ_DT_F32, 0, call->loc);
+    return fe_emit_val(lw, b->op, x.type, &x.ref, 1);
+}
+
+fe_val fe_bi_abs(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val x = fe_tile_arg(lw, call, 0);
+    if (x.kind != V_VALUE)
+        return x;
+    if (fe_val_dtype(lw, x) == TJ_DT_BOOL)
+        return fe_err(lw, call->items[0]->loc, "abs needs a numeric operand, got %s", fe_type_name(lw, x.type));
+    return fe_emit_val(lw, b->op, x.type, &x.ref, 1);
+}
+
+/* maximum(a, b), minimum(a, b): promoted and broadcast like `+`. */
+fe_val fe_bi_minmax(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val args[2] = {fe_arg(lw, call, 0), fe_arg(lw, call, 1)};
+    if (fe_any_error(args, 2) || !fe_unify(lw, args, 2, 1, call->loc))
+        return fe_error_val();
+    tj_ref refs[2] = {args[0].ref, args[1].ref};
+    return fe_emit_val(lw, b->op, args[0].type, refs, 2);
+}
+
+/* where(c, a, b): c is bool; a and b promoted; all three broadcast. */
+fe_val fe_bi_where(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val c = fe_arg(lw, call, 0);
+    fe_val ab[2] = {fe_arg(lw, call, 1), fe_arg(lw, call, 2)};
+    if (c.kind == V_ERROR || fe_any_error(ab, 2))
+        return fe_error_val();
+    if (c.kind != V_VALUE || fe_val_dtype(lw, c) != TJ_DT_BOOL)
+        return fe_err(lw, call->items[0]->loc, "where: the condition must be bool, got %s", fe_val_desc(lw, c));
+    if (!fe_unify(lw, ab, 2, 1, call->loc))
+        return fe_error_val();
+    const tj_type_info *ci = fe_info(lw, c.type), *ai = fe_info(lw, ab[0].type);
+    int rank;
+    int32_t shape[TJ_MAX_RANK];
+    if (!fe_broadcast_shapes(ci->rank, ci->shape, ai->rank, ai->shape, &rank, shape))
+        return fe_err(lw, call->loc, "where: the condition %s and the values %s do not broadcast",
+                      fe_type_name(lw, c.type), fe_type_name(lw, ab[0].type));
+    tj_type t = fe_tile_type(lw, ai->dtype, rank, shape, call->loc);
+    if (!t)
+        return fe_error_val();
+    c = fe_broadcast_to(lw, c, rank, shape, call->loc);
+    ab[0] = fe_broadcast_to(lw, ab[0], rank, shape, call->loc);
+    ab[1] = fe_broadcast_to(lw, ab[1], rank, shape, call->loc);
+    tj_ref refs[3] = {c.ref, ab[0].ref, ab[1].ref};
+    return fe_emit_val(lw, b->op, t, refs, 3);
+}
+
+/* fma(a, b, c) = a * b + c, fused; on floats (integers become f32). */
+fe_val fe_bi_fma(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val args[3] = {fe_arg(lw, call, 0), fe_arg(lw, call, 1), fe_arg(lw, call, 2)};
+    if (fe_any_error(args, 3) || !fe_unify(lw, args, 3, 1, call->loc))
+        return fe_error_val();
+    if (!tj_dtype_is_float(fe_val_dtype(lw, args[0])))
+        for (int i = 0; i < 3; i++)
+            args[i] = fe_cast(lw, args[i], TJ_DT_F32, 0, call->loc);
+    tj_ref refs[3] = {args[0].ref, args[1].ref, args[2].ref};
+    return fe_emit_val(lw, b->op, args[0].type, refs, 3);
+}

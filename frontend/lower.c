@@ -1,0 +1,238 @@
+/* Lowering a kernel: configuration, grid block, body block; and the small
+ * value, error and emission helpers every lowering file uses. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "frontend/lower.h"
+
+/* ---- values and errors ----------------------------------------------------- */
+
+fe_val fe_value(tj_ref ref, tj_type type) { return (fe_val){.kind = V_VALUE, .ref = ref, .type = type}; }
+
+fe_val fe_error_val(void) { return (fe_val){.kind = V_ERROR}; }
+
+fe_val fe_err(fe_lower *lw, tj_loc loc, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tj_error_at(lw->c, loc, "%s", msg);
+    return fe_error_val();
+}
+
+int fe_any_error(const fe_val *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].kind == V_ERROR)
+            return 1;
+    return 0;
+}
+
+tj_ref fe_emit(fe_lower *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+{
+    tj_ref r = tj_emit(lw->k, lw->block, op, type, args, nargs);
+    lw->k->insts[r].loc = lw->loc;
+    return r;
+}
+
+fe_val fe_emit_val(fe_lower *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+{
+    return fe_value(fe_emit(lw, op, type, args, nargs), type);
+}
+
+tj_ref fe_const_int(fe_lower *lw, tj_dtype dt, int64_t v)
+{
+    tj_ref r = tj_emit_const_int(lw->k, lw->block, tj_type_scalar(lw->c, dt), v);
+    lw->k->insts[r].loc = lw->loc;
+    return r;
+}
+
+tj_ref fe_const_float(fe_lower *lw, tj_dtype dt, double v)
+{
+    if (dt == TJ_DT_F32)
+        v = (double)(float)v; /* one spelling per f32 constant */
+    tj_ref r = tj_emit_const_float(lw->k, lw->block, tj_type_scalar(lw->c, dt), v);
+    lw->k->insts[r].loc = lw->loc;
+    return r;
+}
+
+const tj_type_info *fe_info(const fe_lower *lw, tj_type t) { return tj_type_get(lw->c, t); }
+
+const char *fe_type_name(fe_lower *lw, tj_type t)
+{
+    char buf[256];
+    tj_type_str(lw->c, t, buf, sizeof buf);
+    return tj_strdup(lw->c, buf);
+}
+
+const char *fe_val_desc(fe_lower *lw, fe_val v)
+{
+    char buf[64];
+    switch (v.kind) {
+    case V_VALUE: return fe_type_name(lw, v.type);
+    case V_INT: return "an integer literal";
+    case V_FLOAT: return "a float literal";
+    case V_TENSOR:
+        snprintf(buf, sizeof buf, "tensor '%s'", lw->kd->params[v.param].name);
+        return tj_strdup(lw->c, buf);
+    case V_VIEW: return "a view";
+    case V_TUPLE:
+        snprintf(buf, sizeof buf, "a tuple of %u values", v.n);
+        return tj_strdup(lw->c, buf);
+    default: return "an invalid value";
+    }
+}
+
+/* ---- configuration ----------------------------------------------------------- */
+
+static const struct { const char *name; int64_t value; } default_tiles[] = {{"warps", 4}, {"stages", 2}};
+
+static int find_binding(const tj_binding *b, uint32_t n, const char *name, int64_t *out)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (b[i].name && !strcmp(b[i].name, name)) {
+            *out = b[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+static int is_declared_tile(const fe_kernel *kd, const char *name)
+{
+    for (uint32_t i = 0; i < kd->ntiles; i++)
+        if (!strcmp(kd->tiles[i].name, name))
+            return 1;
+    return 0;
+}
+
+/* kernel->config: every declared tile parameter, then warps and stages
+ * with their defaults when the kernel does not declare them. */
+static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
+{
+    const fe_kernel *kd = lw->kd;
+    tj_kernel *k = lw->k;
+    int ok = 1;
+    k->config = tj_alloc(lw->c, sizeof *k->config * (kd->ntiles + 2));
+    for (uint32_t i = 0; i < kd->ntiles; i++) {
+        tj_binding *b = &k->config[k->nconfig++];
+        b->name = kd->tiles[i].name;
+        if (!find_binding(config, n, b->name, &b->value)) {
+            fe_err(lw, kd->tile_locs[i], "tile parameter '%s' is not bound (e.g. -D %s=%lld)", b->name,
+                   b->name, (long long)kd->tiles[i].values[0]);
+            ok = 0;
+        }
+    }
+    for (size_t i = 0; i < sizeof default_tiles / sizeof *default_tiles; i++) {
+        if (is_declared_tile(kd, default_tiles[i].name))
+            continue;
+        tj_binding *b = &k->config[k->nconfig++];
+        b->name = default_tiles[i].name;
+        if (!find_binding(config, n, b->name, &b->value))
+            b->value = default_tiles[i].value;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t unused;
+        if (!config[i].name || !find_binding(k->config, k->nconfig, config[i].name, &unused)) {
+            fe_err(lw, kd->loc, "kernel '%s' has no tile parameter '%s'", kd->name,
+                   config[i].name ? config[i].name : "(null)");
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* ---- grid and body ------------------------------------------------------------ */
+
+static tj_ref grid_dim(fe_lower *lw, const fe_expr *e)
+{
+    fe_val v = fe_lower_expr(lw, e);
+    lw->loc = e->loc;
+    if (v.kind == V_ERROR)
+        return fe_const_int(lw, TJ_DT_I32, 1);
+    tj_dtype dt = fe_val_dtype(lw, v);
+    if (v.kind != V_INT && !(v.kind == V_VALUE && tj_type_is_scalar(lw->c, v.type) && tj_dtype_is_int(dt))) {
+        fe_err(lw, e->loc, "a grid dimension must be an integer scalar, not %s", fe_val_desc(lw, v));
+        return fe_const_int(lw, TJ_DT_I32, 1);
+    }
+    v = fe_cast(lw, v, TJ_DT_I32, 0, e->loc);
+    return v.kind == V_VALUE ? v.ref : fe_const_int(lw, TJ_DT_I32, 1);
+}
+
+static void lower_grid(fe_lower *lw)
+{
+    tj_kernel *k = lw->k;
+    k->grid = tj_block_new(k, TJ_NONE);
+    lw->block = k->grid;
+    lw->in_grid = 1;
+    tj_ref dims[3];
+    for (uint32_t i = 0; i < lw->kd->ngrid; i++)
+        dims[i] = grid_dim(lw, lw->kd->grid[i]);
+    lw->loc = lw->kd->grid_loc;
+    fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, dims, lw->kd->ngrid);
+    lw->in_grid = 0;
+}
+
+static void lower_body(fe_lower *lw)
+{
+    tj_kernel *k = lw->k;
+    k->body = tj_block_new(k, TJ_NONE);
+    lw->block = k->body;
+    fe_lower_block(lw, &lw->kd->body);
+    lw->block = k->body;
+    lw->loc = lw->kd->loc;
+    fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+}
+
+static uint32_t count_dim_names(const fe_kernel *kd)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        for (int d = 0; d < kd->params[i].rank; d++)
+            n += kd->params[i].dim_names[d] != NULL;
+    return n;
+}
+
+typedef struct lower_job {
+    tj_ctx *c;
+    const tj_program *p;
+    int kernel;
+    const tj_binding *config, *dims;
+    uint32_t nconfig, ndims;
+    tj_kernel *result;
+} lower_job;
+
+static void lower_kernel(void *arg)
+{
+    lower_job *job = arg;
+    tj_ctx *c = job->c;
+    if (!job->p || job->kernel < 0 || (uint32_t)job->kernel >= job->p->nkernels) {
+        tj_error(c, "no kernel number %d in the program", job->kernel);
+        return;
+    }
+    uint32_t errors = tj_error_count(c);
+    const fe_kernel *kd = &job->p->kernels[job->kernel];
+    fe_lower lw = {.c = c, .prog = job->p, .kd = kd, .dims = job->dims, .ndims = job->ndims};
+    tj_kernel *k = lw.k = tj_kernel_new(c, kd->name);
+    k->params = tj_alloc(c, sizeof *k->params * (kd->nparams ? kd->nparams : 1));
+    memcpy(k->params, kd->params, sizeof *k->params * kd->nparams);
+    k->nparams = kd->nparams;
+    lw.spec_cap = count_dim_names(kd);
+    k->spec = tj_alloc(c, sizeof *k->spec * (lw.spec_cap ? lw.spec_cap : 1));
+    if (!bind_config(&lw, job->config, job->nconfig))
+        return;
+    lower_grid(&lw);
+    lower_body(&lw);
+    if (tj_error_count(c) == errors)
+        job->result = k;
+}
+
+tj_kernel *tj_lower_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config,
+                           uint32_t nconfig, const tj_binding *dims, uint32_t ndims)
+{
+    lower_job job = {c, p, kernel, config, dims, nconfig, ndims, NULL};
+    return fe_guarded(c, lower_kernel, &job) ? job.result : NULL;
+}

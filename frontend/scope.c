@@ -1,0 +1,177 @@
+/* Names while lowering: local bindings (a stack of frames), kernel
+ * parameters and dims (emitted as PARAM / DIM where used), tile parameters
+ * (integer literals), and the dims that become specializations. */
+#include <string.h>
+
+#include "ctx_internal.h"
+#include "frontend/builtins.h"
+#include "frontend/lower.h"
+
+int fe_find_local(const fe_lower *lw, const char *name)
+{
+    for (uint32_t i = lw->nvars; i-- > lw->scope_base;)
+        if (!strcmp(lw->vars[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+void fe_bind(fe_lower *lw, const char *name, fe_val v)
+{
+    lw->vars = tj_grow(lw->c, lw->vars, &lw->vcap, lw->nvars + 1, sizeof *lw->vars);
+    lw->vars[lw->nvars++] = (fe_binding){name, v};
+}
+
+uint32_t fe_push_frame(fe_lower *lw)
+{
+    uint32_t saved = lw->frame_base;
+    lw->frame_base = lw->nvars;
+    return saved;
+}
+
+void fe_pop_frame(fe_lower *lw, uint32_t saved)
+{
+    lw->nvars = lw->frame_base;
+    lw->frame_base = saved;
+}
+
+int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out)
+{
+    const tj_kernel *k = lw->k;
+    for (uint32_t i = 0; i < k->nconfig; i++)
+        if (!strcmp(k->config[i].name, name)) {
+            *out = k->config[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis)
+{
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        for (int d = 0; d < kd->params[i].rank; d++)
+            if (kd->params[i].dim_names[d] && !strcmp(kd->params[i].dim_names[d], name)) {
+                *param = i;
+                *axis = d;
+                return 1;
+            }
+    return 0;
+}
+
+static int find_param(const fe_kernel *kd, const char *name, uint32_t *index)
+{
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        if (!strcmp(kd->params[i].name, name)) {
+            *index = i;
+            return 1;
+        }
+    return 0;
+}
+
+static void record_spec(fe_lower *lw, const char *name, int64_t value)
+{
+    tj_kernel *k = lw->k;
+    for (uint32_t i = 0; i < k->nspec; i++)
+        if (!strcmp(k->spec[i].name, name))
+            return;
+    if (k->nspec < lw->spec_cap)
+        k->spec[k->nspec++] = (tj_binding){name, value};
+}
+
+int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out)
+{
+    for (uint32_t i = 0; i < lw->ndims; i++)
+        if (lw->dims[i].name && !strcmp(lw->dims[i].name, name)) {
+            *out = lw->dims[i].value;
+            record_spec(lw, name, *out);
+            return 1;
+        }
+    fe_err(lw, loc, "dim '%s' is used as a compile-time constant here, so its size must be given (e.g. --shape %s=64)",
+           name, name);
+    return 0;
+}
+
+tj_ref fe_emit_param(fe_lower *lw, uint32_t i)
+{
+    const tj_param *p = &lw->kd->params[i];
+    tj_type t = p->rank ? tj_type_tensor(lw->c, p->dtype, p->rank) : tj_type_scalar(lw->c, p->dtype);
+    tj_ref r = fe_emit(lw, TJ_OP_PARAM, t, NULL, 0);
+    lw->k->insts[r].imm = i;
+    return r;
+}
+
+static fe_val param_val(fe_lower *lw, uint32_t i)
+{
+    if (lw->kd->params[i].rank)
+        return (fe_val){.kind = V_TENSOR, .param = i, .type = tj_type_tensor(lw->c, lw->kd->params[i].dtype, lw->kd->params[i].rank)};
+    tj_ref r = fe_emit_param(lw, i);
+    return fe_value(r, lw->k->insts[r].type);
+}
+
+static fe_val dim_val(fe_lower *lw, uint32_t param, int axis)
+{
+    tj_ref t = fe_emit_param(lw, param);
+    tj_type i32 = tj_type_scalar(lw->c, TJ_DT_I32);
+    tj_ref r = fe_emit(lw, TJ_OP_DIM, i32, &t, 1);
+    lw->k->insts[r].imm = axis;
+    return fe_value(r, i32);
+}
+
+/* Why a name that is no local, parameter or tile parameter fails. */
+static fe_val unknown_name(fe_lower *lw, const char *name, tj_loc loc)
+{
+    uint32_t i;
+    int axis;
+    if (!strcmp(name, "_"))
+        return fe_err(lw, loc, "'_' can only be assigned to");
+    if (tj_dtype_from_name(name, strlen(name)))
+        return fe_err(lw, loc, "'%s' is a type; write %s(x) to convert a value", name, name);
+    if (fe_builtin_find(name) || fe_find_fn(lw->prog, name))
+        return fe_err(lw, loc, "'%s' is a function; call it with arguments", name);
+    if (lw->ninlining && (find_param(lw->kd, name, &i) || fe_find_dim(lw->kd, name, &i, &axis)))
+        return fe_err(lw, loc, "'%s' belongs to the kernel; a fn helper sees only its parameters and the tile parameters", name);
+    return fe_err(lw, loc, "unknown name '%s'", name);
+}
+
+fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc)
+{
+    int local = fe_find_local(lw, name);
+    if (local >= 0)
+        return lw->vars[local].val;
+    int64_t v;
+    if (fe_tile_value(lw, name, &v))
+        return (fe_val){.kind = V_INT, .i = v};
+    uint32_t i;
+    int axis;
+    if (!lw->ninlining && find_param(lw->kd, name, &i))
+        return param_val(lw, i);
+    if (!lw->ninlining && fe_find_dim(lw->kd, name, &i, &axis))
+        return dim_val(lw, i, axis);
+    return unknown_name(lw, name, loc);
+}
+
+void fe_assign(fe_lower *lw, const fe_target *t, fe_val v)
+{
+    if (!t->name)
+        return;
+    uint32_t i;
+    int axis;
+    int64_t tv;
+    const char *what = NULL;
+    if (fe_tile_value(lw, t->name, &tv))
+        what = "tile parameter";
+    else if (!lw->ninlining && find_param(lw->kd, t->name, &i))
+        what = "parameter";
+    else if (!lw->ninlining && fe_find_dim(lw->kd, t->name, &i, &axis))
+        what = "dim";
+    else if (tj_dtype_from_name(t->name, strlen(t->name)))
+        what = "type name";
+    if (what) {
+        fe_err(lw, t->loc, "cannot assign to %s '%s'", what, t->name);
+        return;
+    }
+    int local = fe_find_local(lw, t->name);
+    if (local >= 0)
+        lw->vars[local].val = v;
+    else
+        fe_bind(lw, t->name, v);
+}

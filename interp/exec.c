@@ -1,0 +1,283 @@
+/* The instruction loop, structured control flow, and the program loop.
+ *
+ * Results of for, if, proj and reshape are not copied: they point at the
+ * storage of the values they stand for. That is safe because a value's
+ * storage is rewritten only when its instruction runs again, and every
+ * instruction that could see an alias runs again after it (values are
+ * visible only later in their block and in nested blocks). */
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/interp.h"
+
+void tj_copy_val(tj_rval *dst, const tj_rval *src)
+{
+    uint32_t n = dst->n < src->n ? dst->n : src->n;
+    if (dst->data && src->data)
+        memcpy(dst->data, src->data, sizeof(tj_slot) * n);
+    else if (dst->off && src->off)
+        memcpy(dst->off, src->off, sizeof(int64_t) * n);
+    dst->tensor = src->tensor;
+}
+
+/* Makes dst stand for src: same storage, no copy. */
+static void alias_val(tj_rval *dst, const tj_rval *src)
+{
+    dst->data = src->data;
+    dst->off = src->off;
+    dst->tensor = src->tensor;
+}
+
+/* The results of for/if: a tuple of the given values. */
+static void set_results(tj_interp *st, tj_ref r, const tj_ref *vals, uint32_t n)
+{
+    tj_rval *rv = tj_val(st, r);
+    if (rv->elems)
+        for (uint32_t i = 0; i < n && i < rv->ti->nelems; i++)
+            rv->elems[i] = *tj_val(st, vals[i]);
+    else if (n)
+        alias_val(rv, tj_val(st, vals[0]));
+}
+
+static int64_t scalar_i64(const tj_interp *st, tj_ref r, uint32_t a)
+{
+    const tj_rval *v = tj_opnd(st, r, a);
+    return tj_slot_to_i64(v->dt, v->data[0]);
+}
+
+/* Python range(lo, hi, step): how many iterations (step 0: none). */
+static uint64_t trip_count(int64_t lo, int64_t hi, int64_t step)
+{
+    if (step > 0 && lo < hi)
+        return ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
+    if (step < 0 && lo > hi)
+        return ((uint64_t)lo - (uint64_t)hi - 1) / (0 - (uint64_t)step) + 1;
+    return 0;
+}
+
+static int check_yield(const tj_interp *st, tj_ref r, tj_ref y, uint32_t n)
+{
+    if (!y || tj_in(st, y)->nargs != n)
+        return tj_interp_bad_ir(st, r, "region does not yield the values it should");
+    return 0;
+}
+
+/* Carried values live in the body's arguments. Each iteration copies the
+ * yielded values into scratch buffers first (a yield may name another
+ * argument), then swaps the buffers with the arguments. */
+static int exec_for(tj_interp *st, tj_ref r)
+{
+    const tj_inst *in = tj_in(st, r);
+    const tj_kernel *k = st->k;
+    tj_block_id body = in->region[0];
+    uint32_t nc = in->nargs - 3;
+    tj_rval *scratch = tj_val(st, r)->work;
+    tj_ref *args = k->blocks[body].insts;
+    for (uint32_t i = 0; i < nc; i++)
+        tj_copy_val(tj_val(st, args[1 + i]), tj_opnd(st, r, 3 + i));
+    int64_t lo = scalar_i64(st, r, 0), step = scalar_i64(st, r, 2);
+    uint64_t count = trip_count(lo, scalar_i64(st, r, 1), step);
+    tj_rval *iv = tj_val(st, args[0]);
+    tj_slot i = {.i = lo};
+    for (uint64_t t = 0; t < count; t++, i.u += (uint64_t)step) {
+        iv->data[0] = tj_slot_from_int(iv->dt, i.i);
+        tj_ref y;
+        if (tj_run_block(st, body, &y) || check_yield(st, r, y, nc))
+            return -1;
+        for (uint32_t c = 0; c < nc; c++)
+            tj_copy_val(&scratch[c], tj_opnd(st, y, c));
+        for (uint32_t c = 0; c < nc; c++) {
+            tj_rval *a = tj_val(st, args[1 + c]), old = *a;
+            a->data = scratch[c].data;
+            a->off = scratch[c].off;
+            scratch[c].data = old.data;
+            scratch[c].off = old.off;
+        }
+    }
+    set_results(st, r, args + 1, nc);
+    return 0;
+}
+
+static int exec_if(tj_interp *st, tj_ref r)
+{
+    const tj_inst *in = tj_in(st, r);
+    tj_block_id b = in->region[tj_opnd(st, r, 0)->data[0].i ? 0 : 1];
+    if (!b)
+        return 0; /* no else branch, hence no results */
+    tj_ref y;
+    if (tj_run_block(st, b, &y))
+        return -1;
+    if (!y)
+        return check_yield(st, r, y, 0);
+    const tj_inst *yi = tj_in(st, y);
+    set_results(st, r, yi->args, yi->nargs);
+    return 0;
+}
+
+static int exec_proj(tj_interp *st, tj_ref r)
+{
+    const tj_rval *t = tj_opnd(st, r, 0);
+    int64_t i = tj_in(st, r)->imm;
+    if (!t->elems || i < 0 || i >= t->ti->nelems)
+        return tj_interp_bad_ir(st, r, "index out of the tuple");
+    alias_val(tj_val(st, r), &t->elems[i]);
+    return 0;
+}
+
+static int exec_program_index(tj_interp *st, tj_ref r)
+{
+    const tj_inst *in = tj_in(st, r);
+    if (in->imm < 0 || in->imm > 2)
+        return tj_interp_bad_ir(st, r, "axis must be 0, 1 or 2");
+    const int64_t *v = in->op == TJ_OP_PROGRAM_ID ? st->pid : st->nprog;
+    tj_val(st, r)->data[0].i = v[in->imm];
+    return 0;
+}
+
+static int exec_inst(tj_interp *st, tj_ref r)
+{
+    switch (tj_in(st, r)->op) {
+    case TJ_OP_PARAM:
+    case TJ_OP_ARG:
+    case TJ_OP_CONST:
+    case TJ_OP_DIM:
+    case TJ_OP_ARANGE: return 0; /* set by prepare.c or by the region's owner */
+    case TJ_OP_FOR: return exec_for(st, r);
+    case TJ_OP_IF: return exec_if(st, r);
+    case TJ_OP_PROJ: return exec_proj(st, r);
+    case TJ_OP_PROGRAM_ID:
+    case TJ_OP_NUM_PROGRAMS: return exec_program_index(st, r);
+    case TJ_OP_BROADCAST: return tj_exec_broadcast(st, r);
+    case TJ_OP_RESHAPE: alias_val(tj_val(st, r), tj_opnd(st, r, 0)); return 0;
+    case TJ_OP_PERMUTE: return tj_exec_permute(st, r);
+    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
+    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR: case TJ_OP_EQ: case TJ_OP_NE:
+    case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE: return tj_exec_binary(st, r);
+    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
+    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
+    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
+    case TJ_OP_CEIL: return tj_exec_unary(st, r);
+    case TJ_OP_SELECT: return tj_exec_select(st, r);
+    case TJ_OP_FMA: return tj_exec_fma(st, r);
+    case TJ_OP_CAST: return tj_exec_cast(st, r);
+    case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
+    case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return tj_exec_reduce(st, r);
+    case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return tj_exec_cumulative(st, r);
+    case TJ_OP_SCAN: return tj_exec_scan(st, r);
+    case TJ_OP_SORT: return tj_exec_sort(st, r);
+    case TJ_OP_DOT: return tj_exec_dot(st, r);
+    case TJ_OP_VIEW: return tj_exec_view(st, r);
+    case TJ_OP_LOAD: return tj_exec_load(st, r);
+    case TJ_OP_STORE: return tj_exec_store(st, r);
+    case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return tj_exec_atomic(st, r);
+    default: return tj_interp_bad_ir(st, r, "op not supported by the interpreter");
+    }
+}
+
+int tj_run_block(tj_interp *st, tj_block_id b, tj_ref *yield)
+{
+    const tj_block *blk = tj_block_at(st->k, b);
+    *yield = TJ_NONE;
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        if (st->k->insts[r].op == TJ_OP_YIELD) {
+            *yield = r;
+            return 0;
+        }
+        if (exec_inst(st, r))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the grid and the programs ------------------------------------------- */
+
+enum { MAX_PROGRAMS_LOG2 = 31 };
+
+static int eval_grid(tj_interp *st, int64_t grid[3])
+{
+    const tj_kernel *k = st->k;
+    tj_ref y;
+    if (tj_run_block(st, k->grid, &y))
+        return -1;
+    uint32_t n = y ? tj_in(st, y)->nargs : 0;
+    if (n < 1 || n > 3) {
+        tj_error(st->ctx, "kernel '%s': the grid must have 1 to 3 axes, not %u", k->name, n);
+        return -1;
+    }
+    uint64_t total = 1;
+    for (uint32_t a = 0; a < 3; a++) {
+        grid[a] = a < n ? scalar_i64(st, y, a) : 1;
+        if (grid[a] < 1) {
+            tj_error(st->ctx, "kernel '%s': grid axis %u is %lld; it must be at least 1", k->name,
+                     a, (long long)grid[a]);
+            return -1;
+        }
+        if ((uint64_t)grid[a] > ((uint64_t)1 << MAX_PROGRAMS_LOG2) / total) {
+            tj_error(st->ctx, "kernel '%s': the grid (%lld, %lld, %lld) has more than 2^%d programs",
+                     k->name, (long long)grid[0], (long long)(a > 0 ? grid[1] : 1),
+                     (long long)(a > 1 ? grid[2] : 1), MAX_PROGRAMS_LOG2);
+            return -1;
+        }
+        total *= (uint64_t)grid[a];
+    }
+    return 0;
+}
+
+static int run_programs(tj_interp *st)
+{
+    tj_ref y;
+    for (st->pid[2] = 0; st->pid[2] < st->nprog[2]; st->pid[2]++)
+        for (st->pid[1] = 0; st->pid[1] < st->nprog[1]; st->pid[1]++)
+            for (st->pid[0] = 0; st->pid[0] < st->nprog[0]; st->pid[0]++)
+                if (tj_run_block(st, st->k->body, &y))
+                    return -1;
+    return 0;
+}
+
+static int run_steps(tj_interp *st, const tj_kernel *k, const tj_arg *args, int64_t grid[3], int programs)
+{
+    tj_block_id roots[2] = {k->grid, k->body};
+    if (tj_interp_prepare(st, k, args, roots, programs ? 2 : 1) || eval_grid(st, grid))
+        return -1;
+    memcpy(st->nprog, grid, sizeof st->nprog);
+    return programs ? run_programs(st) : 0;
+}
+
+/* Runs under the context's out-of-memory guard, so an exhausted arena
+ * (diagnostics) unwinds here and the run's buffers are still freed. The
+ * state is on the heap: locals changed after setjmp would be lost. */
+static int run_guarded(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3], int programs)
+{
+    if (!k || tj_check_args(k, args, nargs))
+        return -1;
+    tj_interp *st = calloc(1, sizeof *st);
+    if (!st) {
+        tj_error(k->ctx, "kernel '%s': out of memory", k->name);
+        return -1;
+    }
+    jmp_buf jb;
+    jmp_buf *outer = tj_ctx_swap_guard(k->ctx, &jb);
+    int rc;
+    if (setjmp(jb))
+        rc = -1;
+    else
+        rc = run_steps(st, k, args, grid, programs);
+    tj_ctx_swap_guard(k->ctx, outer);
+    tj_interp_release(st);
+    free(st);
+    return rc;
+}
+
+int tj_eval_grid(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3])
+{
+    return run_guarded(k, args, nargs, grid, 0);
+}
+
+int tj_interp_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
+{
+    int64_t grid[3];
+    return run_guarded(k, args, nargs, grid, 1);
+}

@@ -1,0 +1,190 @@
+/* The verifier's rules for SIMT IR (docs/simt.md): which ops exist at which
+ * level, the value types of one thread, and the SIMT-only ops. */
+#include <inttypes.h>
+
+#include "verify_internal.h"
+
+enum { SIMT_VECTOR_BYTES = 16 };
+
+/* A SIMT value: a scalar or a short vector of at most 16 bytes. */
+static int is_simt_value(V *v, tj_type t)
+{
+    const tj_type_info *i = info(v, t);
+    if (i->kind != TJ_TK_TILE || i->rank > 1)
+        return 0;
+    return i->rank == 0 || (uint64_t)i->shape[0] * (uint64_t)tj_dtype_size(i->dtype) <= SIMT_VECTOR_BYTES;
+}
+
+static int is_simt_result(V *v, tj_ref r)
+{
+    tj_type t = inst(v, r)->type;
+    const tj_type_info *i = info(v, t);
+    if (i->kind == TJ_TK_VOID || (i->kind == TJ_TK_TENSOR && inst(v, r)->op == TJ_OP_PARAM))
+        return 1;
+    if (i->kind != TJ_TK_TUPLE)
+        return is_simt_value(v, t);
+    for (uint32_t e = 0; e < i->nelems; e++)
+        if (!is_simt_value(v, i->elems[e]))
+            return 0;
+    return 1;
+}
+
+int tj_verify_level(V *v, tj_ref r)
+{
+    const tj_op_info *op = tj_op_get(inst(v, r)->op);
+    int simt = v->k->level == TJ_LEVEL_SIMT;
+    if (simt && (op->flags & TJ_OPF_TILE)) {
+        tj_verify_fail(v, r, "'%s' is a Tile IR op, but this is a SIMT kernel", op->name);
+        return 0;
+    }
+    if (!simt && (op->flags & TJ_OPF_SIMT)) {
+        tj_verify_fail(v, r, "'%s' is a SIMT op, but this is a Tile IR kernel", op->name);
+        return 0;
+    }
+    return 1;
+}
+
+void tj_verify_simt_result(V *v, tj_ref r)
+{
+    if (v->k->level == TJ_LEVEL_SIMT && !is_simt_result(v, r))
+        tj_verify_fail(v, r, "SIMT values are scalars or vectors of at most %d bytes", SIMT_VECTOR_BYTES);
+}
+
+/* ---- SIMT ops ------------------------------------------------------------------ */
+
+static int expect_scalar(V *v, tj_ref r, uint32_t a, tj_dtype dt, const char *what)
+{
+    tj_type t = arg_type(v, r, a);
+    if (t == tj_type_scalar(v->c, dt))
+        return 1;
+    tj_verify_fail(v, r, "%s is %s, not %s", what, TS(t), tj_dtype_name(dt));
+    return 0;
+}
+
+static int expect_pred(V *v, tj_ref r, uint32_t a)
+{
+    return !arg_type(v, r, a) || expect_scalar(v, r, a, TJ_DT_BOOL, "the predicate");
+}
+
+static void check_tensor_query(V *v, tj_ref r)
+{
+    const tj_type_info *t = info(v, arg_type(v, r, 0));
+    int64_t axis = inst(v, r)->imm;
+    if (t->kind != TJ_TK_TENSOR)
+        tj_verify_fail(v, r, "operand is %s, not a tensor", TS(arg_type(v, r, 0)));
+    else if (inst(v, r)->op == TJ_OP_TENSOR_PTR)
+        tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
+    else if (axis < 0 || axis >= t->rank)
+        tj_verify_fail(v, r, "axis %" PRId64 " is out of range for rank %d", axis, t->rank);
+    else
+        tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_I64));
+}
+
+static void check_ld_global(V *v, tj_ref r)
+{
+    tj_type t = inst(v, r)->type, other = arg_type(v, r, 2);
+    if (!expect_scalar(v, r, 0, TJ_DT_U64, "the address") || !expect_pred(v, r, 1))
+        return;
+    if (!is_simt_value(v, t))
+        tj_verify_fail(v, r, "loads a scalar or a vector of at most %d bytes", SIMT_VECTOR_BYTES);
+    else if (other && other != t && other != tj_type_scalar(v->c, dtype_of(v, t)))
+        tj_verify_fail(v, r, "other is %s, expected %s", TS(other), TS(t));
+}
+
+/* st_global, atom_*: addr, value, pred; st_shared: addr, value */
+static void check_simt_update(V *v, tj_ref r)
+{
+    tj_op op = inst(v, r)->op;
+    int shared = op == TJ_OP_ST_SHARED;
+    tj_type val = arg_type(v, r, 1);
+    if (!expect_scalar(v, r, 0, shared ? TJ_DT_U32 : TJ_DT_U64, "the address"))
+        return;
+    if (!shared && !expect_pred(v, r, 2))
+        return;
+    if (op == TJ_OP_ST_GLOBAL || shared) {
+        tj_verify_expect_result(v, r, TJ_TYPE_NONE);
+        return;
+    }
+    tj_dtype dt = dtype_of(v, val);
+    if (!tj_type_is_scalar(v->c, val) || (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt)))
+        tj_verify_fail(v, r, "atomics take a scalar number, not %s", TS(val));
+    else
+        tj_verify_expect_result(v, r, val);
+}
+
+static void check_shuffle(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    if (in->op != TJ_OP_SHFL_IDX && (in->imm < 0 || in->imm > 31))
+        tj_verify_fail(v, r, "lane %s %" PRId64 " is out of range [0, 31]",
+                       in->op == TJ_OP_SHFL_XOR ? "mask" : "delta", in->imm);
+    else if (in->op == TJ_OP_SHFL_IDX && !tj_verify_is_int_scalar_arg(v, r, 1))
+        tj_verify_fail(v, r, "the lane is %s, not an integer scalar", TS(arg_type(v, r, 1)));
+    else
+        tj_verify_expect_result(v, r, arg_type(v, r, 0));
+}
+
+static void check_extract(V *v, tj_ref r)
+{
+    const tj_type_info *t = info(v, arg_type(v, r, 0));
+    int64_t i = inst(v, r)->imm;
+    if (t->kind != TJ_TK_TILE || t->rank != 1)
+        tj_verify_fail(v, r, "operand is %s, not a vector", TS(arg_type(v, r, 0)));
+    else if (i < 0 || i >= t->shape[0])
+        tj_verify_fail(v, r, "index %" PRId64 " is out of range for %s", i, TS(arg_type(v, r, 0)));
+    else
+        tj_verify_expect_result(v, r, tj_type_scalar(v->c, t->dtype));
+}
+
+static void check_pack(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    tj_type t = arg_type(v, r, 0);
+    int32_t n = (int32_t)in->nargs;
+    if (!tj_type_is_scalar(v->c, t)) {
+        tj_verify_fail(v, r, "packs scalars, not %s", TS(t));
+        return;
+    }
+    for (uint32_t a = 1; a < in->nargs; a++) {
+        if (arg_type(v, r, a) != t) {
+            tj_verify_fail(v, r, "operand types differ: %s vs %s", TS(t), TS(arg_type(v, r, a)));
+            return;
+        }
+    }
+    tj_verify_expect_result(v, r, tj_type_tile(v->c, dtype_of(v, t), 1, &n));
+}
+
+void tj_verify_simt_op(V *v, tj_ref r)
+{
+    switch (inst(v, r)->op) {
+    case TJ_OP_TID:
+        if (inst(v, r)->imm != 0)
+            tj_verify_fail(v, r, "threads have axis 0 only");
+        else
+            tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_I32));
+        break;
+    case TJ_OP_TENSOR_PTR: case TJ_OP_STRIDE: check_tensor_query(v, r); break;
+    case TJ_OP_LD_GLOBAL: check_ld_global(v, r); break;
+    case TJ_OP_LD_SHARED:
+        if (expect_scalar(v, r, 0, TJ_DT_U32, "the address") && !is_simt_value(v, inst(v, r)->type))
+            tj_verify_fail(v, r, "loads a scalar or a vector of at most %d bytes", SIMT_VECTOR_BYTES);
+        break;
+    case TJ_OP_ST_GLOBAL: case TJ_OP_ST_SHARED:
+    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN:
+        check_simt_update(v, r);
+        break;
+    case TJ_OP_BARRIER: tj_verify_expect_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;
+    case TJ_OP_EXTRACT: check_extract(v, r); break;
+    case TJ_OP_PACK: check_pack(v, r); break;
+    default: break;
+    }
+}
+
+/* A SIMT kernel runs warps of 32 threads, at most 1024 per program. */
+void tj_verify_simt_kernel(V *v)
+{
+    uint32_t n = v->k->nthreads;
+    if (v->k->level == TJ_LEVEL_SIMT && (n == 0 || n % 32 || n > 1024))
+        tj_verify_fail(v, TJ_NONE, "threads = %u: a SIMT kernel runs 32 to 1024 threads, a multiple of 32", n);
+}

@@ -1,0 +1,298 @@
+/* What the arguments guarantee (tj_facts_from_args), and what is known of a
+ * kernel's scalar values: constants, divisibility and bounds by a tensor's
+ * size. The bounds facts are proofs that let the lowering drop bounds
+ * checks, so every rule here must hold for all arguments. */
+#include <string.h>
+
+#include "passes/facts.h"
+#include "tilejit/lower.h"
+
+enum { DIV_CAP = 1 << 30, MAX_DEPTH = 64 };
+
+void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
+{
+    tj_facts *f = tj_alloc(k->ctx, sizeof *f * (k->nparams ? k->nparams : 1));
+    for (uint32_t i = 0; i < k->nparams && i < nargs; i++) {
+        const tj_tensor *t = &args[i].tensor;
+        if (!args[i].is_tensor || t->rank < 1 || t->rank > TJ_MAX_RANK)
+            continue;
+        int last = t->rank - 1;
+        /* along an axis of size 1 only coordinate 0 exists: any stride will do */
+        f[i].unit_stride = t->strides[last] == 1 || t->shape[last] == 1;
+        f[i].aligned16 = ((uintptr_t)t->data & 15) == 0;
+        for (int a = 0; a < t->rank; a++) {
+            f[i].dim_div16[a] = t->shape[a] % 16 == 0;
+            f[i].stride_div16[a] = t->strides[a] % 16 == 0 || t->shape[a] == 1;
+        }
+    }
+    k->facts = f;
+}
+
+int tj_param_index(const tj_kernel *k, tj_ref tensor, uint32_t *param)
+{
+    if (!tensor || tensor >= k->ninsts || k->insts[tensor].op != TJ_OP_PARAM)
+        return 0;
+    int64_t i = k->insts[tensor].imm;
+    if (i < 0 || (uint64_t)i >= k->nparams)
+        return 0;
+    *param = (uint32_t)i;
+    return 1;
+}
+
+int tj_dim_const(const tj_kernel *k, uint32_t param, int axis, int64_t *value)
+{
+    if (param >= k->nparams || axis < 0 || axis >= k->params[param].rank)
+        return 0;
+    const tj_param *p = &k->params[param];
+    if (p->dim_sizes[axis] >= 0) {
+        *value = p->dim_sizes[axis];
+        return 1;
+    }
+    for (uint32_t s = 0; p->dim_names[axis] && s < k->nspec; s++)
+        if (k->spec[s].name && !strcmp(k->spec[s].name, p->dim_names[axis])) {
+            *value = k->spec[s].value;
+            return 1;
+        }
+    return 0;
+}
+
+int64_t tj_dim_divisor(const tj_kernel *k, uint32_t param, int axis)
+{
+    int64_t v;
+    if (tj_dim_const(k, param, axis, &v))
+        return v > 0 ? (v > DIV_CAP ? 1 : v) : DIV_CAP;
+    if (k->facts && param < k->nparams && axis >= 0 && axis < TJ_MAX_RANK && k->facts[param].dim_div16[axis])
+        return 16;
+    return 1;
+}
+
+/* ---- constants ----------------------------------------------------------- */
+
+static int fits_type(const tj_kernel *k, tj_ref r, int64_t v)
+{
+    tj_dtype dt = tj_type_get(k->ctx, k->insts[r].type)->dtype;
+    int bits = tj_dtype_bits(dt);
+    if (!tj_dtype_is_int(dt) || bits >= 64)
+        return tj_dtype_is_int(dt);
+    int64_t lo = tj_dtype_is_signed(dt) ? -((int64_t)1 << (bits - 1)) : 0;
+    int64_t hi = tj_dtype_is_signed(dt) ? ((int64_t)1 << (bits - 1)) - 1 : ((int64_t)1 << bits) - 1;
+    return v >= lo && v <= hi;
+}
+
+static int eval(const tj_kernel *k, tj_ref r, int depth, int64_t *v)
+{
+    if (!r || r >= k->ninsts || depth > MAX_DEPTH)
+        return 0;
+    const tj_inst *in = &k->insts[r];
+    int64_t a = 0, b = 0;
+    if (in->op == TJ_OP_CONST) {
+        *v = in->imm;
+        return fits_type(k, r, *v);
+    }
+    if (in->nargs < 1 || in->nargs > 2 || !eval(k, in->args[0], depth + 1, &a))
+        return 0;
+    if (in->nargs == 2 && !eval(k, in->args[1], depth + 1, &b))
+        return 0;
+    /* operands fit in 32 bits or less here, so none of these overflow */
+    if (a > INT32_MAX || a < INT32_MIN || b > INT32_MAX || b < INT32_MIN)
+        return 0;
+    switch (in->op) {
+    case TJ_OP_ADD: *v = a + b; break;
+    case TJ_OP_SUB: *v = a - b; break;
+    case TJ_OP_MUL: *v = a * b; break;
+    case TJ_OP_DIV: if (!b) return 0; *v = a / b; break;
+    case TJ_OP_REM: if (!b) return 0; *v = a % b; break;
+    case TJ_OP_MAX: *v = a > b ? a : b; break;
+    case TJ_OP_MIN: *v = a < b ? a : b; break;
+    case TJ_OP_NEG: *v = -a; break;
+    default: return 0;
+    }
+    return fits_type(k, r, *v);
+}
+
+int tj_eval_const(const tj_kernel *k, tj_ref r, int64_t *value) { return eval(k, r, 0, value); }
+
+/* ---- divisibility ----------------------------------------------------------
+ * div[r] = m: the value is a multiple of m; m = 0: the value is 0. Only
+ * integer scalars get more than 1. */
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t cap_div(int64_t m) { return m > DIV_CAP ? gcd64(m, DIV_CAP) : m; }
+
+static int64_t mul_div(int64_t a, int64_t b)
+{
+    if (!a || !b)
+        return 0;
+    return cap_div(cap_div(a) * cap_div(b)); /* both <= 2^30: no overflow */
+}
+
+static int64_t div_of_inst(const tj_kernel *k, const int64_t *div, tj_ref r)
+{
+    const tj_inst *in = &k->insts[r];
+    const tj_type_info *ti = tj_type_get(k->ctx, in->type);
+    int64_t c;
+    uint32_t p;
+    if (ti->kind != TJ_TK_TILE || ti->rank != 0 || !tj_dtype_is_int(ti->dtype))
+        return 1;
+    switch (in->op) {
+    case TJ_OP_CONST: return in->imm == INT64_MIN ? DIV_CAP : cap_div(in->imm < 0 ? -in->imm : in->imm);
+    case TJ_OP_ADD:
+    case TJ_OP_SUB: return gcd64(div[in->args[0]], div[in->args[1]]);
+    case TJ_OP_MUL: return mul_div(div[in->args[0]], div[in->args[1]]);
+    case TJ_OP_NEG: return div[in->args[0]];
+    case TJ_OP_SELECT: return gcd64(div[in->args[1]], div[in->args[2]]);
+    case TJ_OP_SHL:
+        if (tj_eval_const(k, in->args[1], &c) && c >= 0 && c < 30)
+            return mul_div(div[in->args[0]], (int64_t)1 << c);
+        return 1;
+    case TJ_OP_CAST: {
+        const tj_type_info *from = tj_type_get(k->ctx, k->insts[in->args[0]].type);
+        if (!tj_dtype_is_int(from->dtype))
+            return 1;
+        int bits = tj_dtype_bits(ti->dtype) < tj_dtype_bits(from->dtype) ? tj_dtype_bits(ti->dtype) : 31;
+        int64_t m = div[in->args[0]]; /* narrowing wraps: only powers of two survive */
+        return bits < 31 ? gcd64(m, (int64_t)1 << (bits - 1)) : m;
+    }
+    case TJ_OP_DIM:
+        return tj_param_index(k, in->args[0], &p) ? tj_dim_divisor(k, p, (int)in->imm) : 1;
+    default: return 1;
+    }
+}
+
+static void div_block(const tj_kernel *k, int64_t *div, tj_block_id b, int depth)
+{
+    if (!b || b >= k->nblocks || depth > 256)
+        return;
+    const tj_block *blk = &k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        const tj_inst *in = &k->insts[r];
+        if (in->op != TJ_OP_ARG) /* block arguments are set by their owner */
+            div[r] = div_of_inst(k, div, r);
+        if (in->op == TJ_OP_FOR && in->nargs >= 3 && in->region[0] && k->blocks[in->region[0]].ninsts) {
+            tj_ref iv = k->blocks[in->region[0]].insts[0]; /* lo + i * step */
+            div[iv] = gcd64(div[in->args[0]], div[in->args[2]]);
+        }
+        for (int g = 0; g < 2; g++)
+            div_block(k, div, in->region[g], depth + 1);
+    }
+}
+
+int64_t *tj_divisibility(const tj_kernel *k)
+{
+    int64_t *div = tj_alloc(k->ctx, sizeof *div * (k->ninsts + 1));
+    for (uint32_t r = 0; r < k->ninsts; r++)
+        div[r] = 1;
+    div_block(k, div, k->grid, 0);
+    div_block(k, div, k->body, 0);
+    return div;
+}
+
+/* ---- bounds by a tensor's size -------------------------------------------- */
+
+static int same_dim(const tj_kernel *k, uint32_t p1, int a1, uint32_t p2, int a2)
+{
+    if (p1 == p2 && a1 == a2)
+        return 1;
+    const char *n1 = k->params[p1].dim_names[a1], *n2 = k->params[p2].dim_names[a2];
+    return n1 && n2 && !strcmp(n1, n2);
+}
+
+/* Whether r is `dim` of the same size as (param, axis). */
+static int is_dim(const tj_kernel *k, tj_ref r, uint32_t param, int axis)
+{
+    uint32_t p;
+    const tj_inst *in = &k->insts[r];
+    return in->op == TJ_OP_DIM && tj_param_index(k, in->args[0], &p) && in->imm >= 0 &&
+           in->imm < k->params[p].rank && same_dim(k, p, (int)in->imm, param, axis);
+}
+
+/* The grid's extent along `axis`: its yield operand, or TJ_NONE (1). */
+static tj_ref grid_extent(const tj_kernel *k, int axis)
+{
+    const tj_block *g = &k->blocks[k->grid];
+    if (!k->grid || !g->ninsts)
+        return TJ_NONE;
+    const tj_inst *y = &k->insts[g->insts[g->ninsts - 1]];
+    return y->op == TJ_OP_YIELD && (uint32_t)axis < y->nargs ? y->args[axis] : TJ_NONE;
+}
+
+/* Whether grid extent g is at most size / e (rounded up): size / e, or
+ * (size + c) / e with 0 <= c < e. */
+static int grid_fits(const tj_kernel *k, tj_ref g, int64_t e, uint32_t param, int axis)
+{
+    int64_t d, c;
+    const tj_inst *in = &k->insts[g];
+    if (e == 1 && is_dim(k, g, param, axis))
+        return 1;
+    if (in->op != TJ_OP_DIV || !tj_eval_const(k, in->args[1], &d) || d != e)
+        return 0;
+    tj_ref x = in->args[0];
+    if (is_dim(k, x, param, axis))
+        return 1;
+    const tj_inst *add = &k->insts[x];
+    if (add->op != TJ_OP_ADD)
+        return 0;
+    for (int s = 0; s < 2; s++)
+        if (is_dim(k, add->args[s], param, axis) && tj_eval_const(k, add->args[1 - s], &c) && c >= 0 && c < e)
+            return 1;
+    return 0;
+}
+
+/* program_id(axis) * e (or e = 1 without the product): v < size. */
+static int pid_product_below(const tj_kernel *k, tj_ref pid, int64_t e, uint32_t param, int axis)
+{
+    const tj_inst *in = &k->insts[pid];
+    if (in->op != TJ_OP_PROGRAM_ID || e < 1)
+        return 0;
+    tj_ref g = grid_extent(k, (int)in->imm);
+    int64_t n, size;
+    int have_size = tj_dim_const(k, param, axis, &size);
+    if (!g || tj_eval_const(k, g, &n)) {
+        n = g ? n : 1; /* programs 0 .. n-1 */
+        return have_size && n >= 1 && (n - 1) * e < size;
+    }
+    return grid_fits(k, g, e, param, axis);
+}
+
+/* The induction variable of range(lo >= 0, hi <= size, step > 0). */
+static int loop_var_below(const tj_kernel *k, tj_ref v, uint32_t param, int axis)
+{
+    const tj_inst *in = &k->insts[v];
+    const tj_block *b = &k->blocks[in->block];
+    if (in->op != TJ_OP_ARG || in->imm != 0 || !b->owner || !b->ninsts || b->insts[0] != v)
+        return 0;
+    const tj_inst *loop = &k->insts[b->owner];
+    int64_t lo, step, hi, size;
+    if (loop->op != TJ_OP_FOR || loop->region[0] != in->block || loop->nargs < 3)
+        return 0;
+    if (!tj_eval_const(k, loop->args[0], &lo) || lo < 0 || !tj_eval_const(k, loop->args[2], &step) || step <= 0)
+        return 0;
+    if (is_dim(k, loop->args[1], param, axis))
+        return 1;
+    return tj_eval_const(k, loop->args[1], &hi) && tj_dim_const(k, param, axis, &size) && hi <= size;
+}
+
+int tj_below_dim(const tj_kernel *k, tj_ref v, uint32_t param, int axis)
+{
+    int64_t c, size, e;
+    if (!v || v >= k->ninsts || param >= k->nparams || axis < 0 || axis >= k->params[param].rank)
+        return 0;
+    if (tj_eval_const(k, v, &c))
+        return tj_dim_const(k, param, axis, &size) && c >= 0 && c < size;
+    const tj_inst *in = &k->insts[v];
+    if (in->op == TJ_OP_MUL)
+        for (int s = 0; s < 2; s++)
+            if (tj_eval_const(k, in->args[1 - s], &e))
+                return pid_product_below(k, in->args[s], e, param, axis);
+    return pid_product_below(k, v, 1, param, axis) || loop_var_below(k, v, param, axis);
+}

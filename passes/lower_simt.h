@@ -1,0 +1,163 @@
+/* The lowering Tile IR -> SIMT IR: state and helpers shared by the
+ * passes/lower_*.c files (docs/simt.md).
+ *
+ * Every Tile IR tile (or scalar) becomes, in each thread, one SIMT value
+ * per register of its layout: lw_val.regs[r] holds the element that
+ * register r of the running thread maps to (layout.h). Scalars have one
+ * register, the same in every thread. Values that depend only on the
+ * thread index (coordinates, constants, tensor parameters) are hoisted to
+ * the start of the SIMT body, where they dominate every use. */
+#ifndef TJ_PASSES_LOWER_SIMT_H
+#define TJ_PASSES_LOWER_SIMT_H
+
+#include "passes/layout.h"
+#include "tilejit/lower.h"
+
+/* Registers one tile may take per thread; larger tiles are refused. */
+enum { TJ_LOWER_MAX_REGS = 2048 };
+
+typedef struct lw_val {
+    const tj_layout *lay; /* tiles and scalars */
+    tj_ref *regs;         /* lay->nregs SIMT values */
+    struct lw_val *elems; /* tuples */
+    uint32_t nelems;
+    tj_ref simt;          /* tensor parameters: the SIMT param */
+} lw_val;
+
+/* The layouts chosen for a Tile IR value: one, or one per tuple element. */
+typedef struct lw_lay {
+    const tj_layout *one;
+    const tj_layout **elems;
+    uint32_t nelems;
+} lw_lay;
+
+typedef struct lw_memo lw_memo; /* hoisted-value cache (lower_emit.c) */
+typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
+
+typedef struct lw {
+    tj_ctx *c;
+    const tj_kernel *src;
+    tj_kernel *dst;
+    int nwarps;
+    uint32_t nthreads;
+    int vec;               /* elements per thread on the last axis of canonical layouts */
+    tj_block_id cur;       /* where lowered code goes */
+    tj_block_id entry;     /* the SIMT body */
+    uint32_t hoist_pos;    /* hoisted values are inserted at entry[hoist_pos] */
+    int hoisting;          /* lw_emit hoists */
+    lw_val *vals;          /* per Tile IR instruction */
+    lw_lay *lay;           /* per Tile IR instruction (lower_layout.c) */
+    const tj_layout **interned;
+    uint32_t ninterned, icap;
+    lw_memo *memo;
+    lw_conv *conv;
+    int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
+    uint32_t smem_top, smem_bytes;
+    int smem_dirty;        /* shared memory was read since the last barrier */
+    int depth;             /* region nesting */
+    int err;
+    tj_loc loc;            /* the instruction being lowered */
+} lw;
+
+/* ---- lower_emit.c: SIMT instructions ---- */
+tj_type lw_sty(lw *w, tj_dtype dt);
+tj_dtype lw_dt(const lw *w, tj_ref v);
+tj_ref lw_emit(lw *w, tj_op op, tj_type t, const tj_ref *args, uint32_t n);
+tj_ref lw_const_int(lw *w, tj_dtype dt, int64_t v);
+tj_ref lw_const_float(lw *w, tj_dtype dt, double v);
+int lw_is_const(const lw *w, tj_ref v, int64_t *value);
+tj_ref lw_op1(lw *w, tj_op op, tj_ref a);
+tj_ref lw_op2(lw *w, tj_op op, tj_ref a, tj_ref b); /* comparisons give bool */
+tj_ref lw_select(lw *w, tj_ref cond, tj_ref a, tj_ref b);
+tj_ref lw_cast(lw *w, tj_ref a, tj_dtype dt);
+tj_ref lw_and(lw *w, tj_ref a, tj_ref b); /* TJ_NONE is true */
+tj_ref lw_or(lw *w, tj_ref a, tj_ref b);
+tj_ref lw_not(lw *w, tj_ref a);
+tj_ref lw_add_imm(lw *w, tj_ref a, int64_t imm);
+tj_ref lw_mul_imm(lw *w, tj_ref a, int64_t imm);
+tj_ref lw_shfl_xor(lw *w, tj_ref v, uint32_t mask);
+tj_ref lw_shfl_up(lw *w, tj_ref v, uint32_t delta);
+tj_ref lw_shfl_idx(lw *w, tj_ref v, tj_ref lane);
+tj_ref lw_tid(lw *w);
+tj_ref lw_lane(lw *w);
+tj_ref lw_warp(lw *w);
+/* Memoized hoisted values: key (kind, p, a, b). */
+tj_ref lw_memo_get(lw *w, int kind, const void *p, int64_t a, int64_t b);
+void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v);
+enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO_STRIDE, LW_MEMO_PTR,
+       LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR };
+/* Reports an error at the instruction being lowered; returns NULL. */
+void *lw_fail(lw *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- lower_coord.c: where registers are ---- */
+const tj_layout *lw_intern(lw *w, const tj_layout *l);
+const tj_layout *lw_canonical(lw *w, tj_type t);
+const tj_layout *lw_scalar_layout(lw *w);
+tj_ref lw_tbase(lw *w, const tj_layout *l, int fa);
+tj_ref lw_coord(lw *w, const tj_layout *l, int fa, int32_t i);
+/* 1: raw < fshape in every thread; 0: in none; -1: depends on the thread. */
+int lw_raw_ok_static(const tj_layout *l, int fa, int32_t i);
+tj_ref lw_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i); /* TJ_NONE: always */
+tj_ref lw_owner(lw *w, const tj_layout *l, uint32_t r);         /* TJ_NONE: always */
+/* Tile coordinate of register r along tile axis d (i32). */
+tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t r, int d);
+/* sum(coord[d] * wts[d]) for register r (i32); hoisted. */
+tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t r, const int64_t *wts);
+
+/* ---- lower_convert.c: moving values between layouts ---- */
+tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l);
+tj_ref *lw_transfer(lw *w, const lw_val *v, const tj_layout *dst, const int64_t *wts);
+/* Gives every replica the value its owner holds (after ops that compute
+ * only the owners right); `only_axis` >= 0 limits the owners' test to one
+ * frame axis. */
+void lw_refresh_replicas(lw *w, const tj_layout *l, tj_ref *regs, int only_axis);
+
+/* ---- shared memory (lower_convert.c) ---- */
+void lw_smem_begin(lw *w);  /* an operation starts using shared memory */
+uint32_t lw_smem_alloc(lw *w, uint64_t bytes);
+void lw_smem_end(lw *w);
+void lw_barrier(lw *w);
+tj_ref lw_smem_addr(lw *w, uint32_t base, tj_ref index, int elem_size); /* u32 */
+void lw_smem_store(lw *w, tj_ref addr, tj_ref v);
+tj_ref lw_smem_load(lw *w, tj_ref addr, tj_dtype dt);
+int lw_smem_size(tj_dtype dt);
+
+/* ---- lower_layout.c ---- */
+int lw_assign_layouts(lw *w);
+int lw_is_soft(const lw *w, tj_ref r);
+
+/* ---- lower_simt.c ---- */
+int lw_lower_block(lw *w, tj_block_id src_block, tj_ref *yield);
+lw_val *lw_val_of(lw *w, tj_ref r);
+const tj_type_info *lw_src_type(const lw *w, tj_ref r);
+const tj_layout *lw_layout_of(lw *w, tj_ref r); /* the assigned layout */
+void lw_set_regs(lw *w, tj_ref r, const tj_layout *l, tj_ref *regs);
+tj_ref *lw_new_regs(lw *w, uint32_t n);
+/* Inlines a region (scan combine) on scalars: args -> yielded values. */
+int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, tj_ref *out, uint32_t nout);
+
+/* ---- one file per op family ---- */
+/* The registers of elementwise op r (lower_elementwise.c) or of arange /
+ * broadcast r (lower_shape.c) computed in layout l. */
+tj_ref *lw_elem_regs(lw *w, tj_ref r, const tj_layout *l);
+tj_ref *lw_shape_regs(lw *w, tj_ref r, const tj_layout *l);
+/* For broadcast, reshape and permute r: the result's element at coord is
+ * the operand's element of flat index sum(coord[d] * wts[d]). */
+int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts);
+int lw_lower_elementwise(lw *w, tj_ref r);
+int lw_lower_shape(lw *w, tj_ref r);
+int lw_lower_memory(lw *w, tj_ref r);
+int lw_lower_reduce(lw *w, tj_ref r);
+int lw_lower_scan(lw *w, tj_ref r);
+int lw_lower_sort(lw *w, tj_ref r);
+int lw_lower_dot(lw *w, tj_ref r);
+
+/* Combining two values for reductions and scans (lower_reduce.c). */
+tj_ref lw_combine(lw *w, tj_op op, tj_ref a, tj_ref b);
+tj_dtype lw_acc_dtype(tj_dtype dt);
+
+#endif

@@ -1,0 +1,87 @@
+/* Helpers shared by the Tile IR passes (internal to passes/): value
+ * forwarding, region walks, constants, and the out-of-memory guard. */
+#ifndef TJ_PASS_UTIL_H
+#define TJ_PASS_UTIL_H
+
+#include "text_internal.h"
+#include "tilejit/passes.h"
+
+/* The deepest region nesting a pass walks (that of the printer, the parser
+ * and the verifier). Deeper IR is reported as an error instead of being
+ * recursed into, so hostile input cannot exhaust the stack. */
+#define TJ_PASS_MAX_DEPTH TJ_MAX_NESTING
+
+/* A pass body: runs on k, sets *changed when it modified the IR, returns 0
+ * or non-zero after reporting diagnostics. */
+typedef int (*tj_pass_impl)(tj_kernel *k, int *changed);
+
+int tj_canonicalize_run(tj_kernel *k, int *changed);
+int tj_cse_run(tj_kernel *k, int *changed);
+int tj_dce_run(tj_kernel *k, int *changed);
+
+/* Runs fn under an out-of-memory guard: an exhausted arena unwinds here
+ * with a diagnostic (the kernel is then unusable) instead of aborting.
+ * `changed` may be NULL. */
+int tj_pass_guarded(tj_kernel *k, tj_pass_impl fn, int *changed);
+
+/* Reports the nesting limit at the instruction owning too deep a region;
+ * returns 1 when depth is within the limit. */
+int tj_pass_depth_ok(tj_kernel *k, tj_ref owner, int depth);
+
+/* ---- forwarding: a removed value points at the value that replaced it --- */
+
+typedef struct tj_fwd {
+    tj_ref *to; /* to[r]: the replacement of r, TJ_NONE when r stays */
+    uint32_t cap;
+} tj_fwd;
+
+void tj_fwd_init(tj_kernel *k, tj_fwd *f);
+void tj_fwd_set(tj_kernel *k, tj_fwd *f, tj_ref from, tj_ref to);
+tj_ref tj_fwd_resolve(const tj_fwd *f, tj_ref r);
+/* Rewrites r's operands through f. */
+void tj_fwd_apply(tj_kernel *k, const tj_fwd *f, tj_ref r);
+
+/* ---- instructions --------------------------------------------------------- */
+
+/* Region g (0 or 1) of r, or TJ_NONE when r's op has no such region or
+ * the block is out of range. */
+tj_block_id tj_region_of(const tj_kernel *k, tj_ref r, int g);
+/* Whether r, or anything in its regions, stores or runs an atomic. */
+int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth);
+/* The dtype of r's result (TJ_DT_INVALID for tensors' absence of a tile). */
+tj_dtype tj_value_dtype(const tj_kernel *k, tj_ref r);
+int tj_type_is_float_tile(const tj_kernel *k, tj_type t);
+
+/* ---- constants ------------------------------------------------------------ */
+
+/* A scalar constant by its dtype: integers (wrapped to their width:
+ * sign-extended when signed, zero-extended when unsigned) and bool (0 or 1)
+ * in i, floats (exactly representable in their dtype) in f. */
+typedef struct tj_cval {
+    int64_t i;
+    double f;
+} tj_cval;
+
+/* Whether r is a constant: a `const`, or a `broadcast` of one (a splat).
+ * Stores its value in *out. */
+int tj_const_value(const tj_kernel *k, tj_ref r, tj_cval *out);
+/* Whether r is a constant (or splat) equal to v in dtype dt. */
+int tj_is_const_int(const tj_kernel *k, tj_ref r, int64_t v);
+int tj_is_const_float(const tj_kernel *k, tj_ref r, double v, int negative_zero);
+
+/* An insertion point: new instructions go at `pos` of `block`, which then
+ * moves past them. */
+typedef struct tj_cursor {
+    tj_block_id block;
+    uint32_t pos;
+    tj_loc loc; /* given to the new instructions */
+} tj_cursor;
+
+/* Inserts an instruction at the cursor. */
+tj_ref tj_cursor_emit(tj_kernel *k, tj_cursor *at, tj_op op, tj_type type,
+                      const tj_ref *args, uint32_t nargs);
+/* Materializes v as a value of type t: a `const` for a scalar, a `const`
+ * and a `broadcast` for a tile. */
+tj_ref tj_cursor_const(tj_kernel *k, tj_cursor *at, tj_type t, tj_cval v);
+
+#endif

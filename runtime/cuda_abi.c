@@ -1,0 +1,151 @@
+/* The kernel ABI: a tj_kernel's arguments laid out as the PTX parameters the
+ * code generator declares (docs/runtime.md). Runs on every launch, so it
+ * allocates nothing and touches each argument once. */
+#include <stdint.h>
+#include <string.h>
+
+#include "runtime/cuda_internal.h"
+
+/* Reserves the next PTX parameter of `size` bytes, aligned to its size as
+ * in the .param space, with zeroed padding (the buffer is deterministic);
+ * NULL when the buffer is full. */
+static void *next_param(tj_cuda_params *p, uint32_t size)
+{
+    uint32_t at = (p->size + size - 1) & ~(size - 1);
+    if (p->count >= TJ_CUDA_MAX_PARAMS || at > TJ_CUDA_PARAM_BYTES - size)
+        return NULL;
+    memset(p->data + p->size, 0, at - p->size);
+    p->ptrs[p->count++] = p->data + at;
+    p->size = at + size;
+    return p->data + at;
+}
+
+static int put(tj_cuda_params *p, const void *value, uint32_t size)
+{
+    void *slot = next_param(p, size);
+    if (!slot)
+        return 1;
+    memcpy(slot, value, size);
+    return 0;
+}
+
+static int overflow(const tj_kernel *k, const tj_param *param, tj_rt_error *err)
+{
+    return tj_rt_fail(err,
+                      "kernel '%s', parameter '%s': the parameters need more than %d bytes or "
+                      "%d PTX parameters",
+                      k->name, param->name, TJ_CUDA_PARAM_BYTES, TJ_CUDA_MAX_PARAMS);
+}
+
+static int put_tensor(const tj_kernel *k, const tj_param *param, const tj_tensor *t,
+                      tj_cuda_params *p, tj_rt_error *err)
+{
+    if (param->rank > TJ_MAX_RANK)
+        return tj_rt_fail(err, "kernel '%s', parameter '%s': rank %d is over %d", k->name,
+                          param->name, param->rank, TJ_MAX_RANK);
+    if (t->rank != param->rank || t->dtype != param->dtype)
+        return tj_rt_fail(err,
+                          "kernel '%s', parameter '%s': expected a %s tensor of rank %d, "
+                          "got %s of rank %d",
+                          k->name, param->name, tj_dtype_name(param->dtype), param->rank,
+                          tj_dtype_name(t->dtype), t->rank);
+    uint64_t base = (uint64_t)(uintptr_t)t->data;
+    if (put(p, &base, 8))
+        return overflow(k, param, err);
+    for (int i = 0; i < t->rank; i++) {
+        if (t->shape[i] < 0 || t->shape[i] > INT32_MAX)
+            return tj_rt_fail(err,
+                              "kernel '%s', parameter '%s': size %lld of axis %d does not fit .s32",
+                              k->name, param->name, (long long)t->shape[i], i);
+        int32_t size = (int32_t)t->shape[i];
+        if (put(p, &size, 4))
+            return overflow(k, param, err);
+    }
+    for (int i = 0; i < t->rank; i++)
+        if (put(p, &t->strides[i], 8))
+            return overflow(k, param, err);
+    return 0;
+}
+
+/* A scalar as its dtype's bits; integers are truncated to the width as a
+ * C conversion would (range checks are tj_check_args's). */
+static uint64_t scalar_bits(tj_dtype dt, const tj_arg *a)
+{
+    switch (dt) {
+    case TJ_DT_BOOL: return a->scalar.i != 0;
+    case TJ_DT_F16: return tj_f32_to_f16((float)a->scalar.f);
+    case TJ_DT_BF16: return tj_f32_to_bf16((float)a->scalar.f);
+    case TJ_DT_F32: {
+        float f = (float)a->scalar.f;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    case TJ_DT_F64: {
+        uint64_t u;
+        memcpy(&u, &a->scalar.f, 8);
+        return u;
+    }
+    default: return (uint64_t)a->scalar.i;
+    }
+}
+
+static int put_scalar(const tj_kernel *k, const tj_param *param, const tj_arg *a, tj_cuda_params *p,
+                      tj_rt_error *err)
+{
+    uint32_t size = (uint32_t)tj_dtype_size(param->dtype);
+    if (size == 0)
+        return tj_rt_fail(err, "kernel '%s', parameter '%s': invalid dtype", k->name, param->name);
+    uint64_t bits = scalar_bits(param->dtype, a);
+    union {
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+    } v; /* the member of the parameter's width, in the host's byte order */
+    switch (size) {
+    case 1: v.u8 = (uint8_t)bits; break;
+    case 2: v.u16 = (uint16_t)bits; break;
+    case 4: v.u32 = (uint32_t)bits; break;
+    default: v.u64 = bits;
+    }
+    return put(p, &v, size) ? overflow(k, param, err) : 0;
+}
+
+int tj_cuda_marshal(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_cuda_params *out,
+                    tj_rt_error *err)
+{
+    out->size = out->count = 0;
+    if (nargs != k->nparams)
+        return tj_rt_fail(err, "kernel '%s' takes %u arguments, got %u", k->name, k->nparams,
+                          nargs);
+    for (uint32_t i = 0; i < nargs; i++) {
+        const tj_param *param = &k->params[i];
+        int failed;
+        if (param->rank < 0)
+            failed =
+                tj_rt_fail(err, "kernel '%s', parameter '%s': negative rank", k->name, param->name);
+        else if (param->rank > 0 && !args[i].is_tensor)
+            failed = tj_rt_fail(err, "kernel '%s', parameter '%s': expected a tensor, got a scalar",
+                                k->name, param->name);
+        else if (param->rank == 0 && args[i].is_tensor)
+            failed = tj_rt_fail(err, "kernel '%s', parameter '%s': expected a scalar, got a tensor",
+                                k->name, param->name);
+        else if (args[i].is_tensor)
+            failed = put_tensor(k, param, &args[i].tensor, out, err);
+        else
+            failed = put_scalar(k, param, &args[i], out, err);
+        if (failed)
+            return 1;
+    }
+    return 0;
+}
+
+int tj_cuda_launch_kernel(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
+                          const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
+{
+    tj_cuda_params params;
+    if (tj_cuda_marshal(k, args, nargs, &params, err))
+        return 1;
+    return tj_cuda_launch(f, d, params.ptrs, err);
+}

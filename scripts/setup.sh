@@ -1,0 +1,99 @@
+#!/bin/sh
+# Sets tilejit up on Debian 12 and builds it:
+#   ./scripts/setup.sh        install what is missing, build build/
+#   ./scripts/setup.sh demo   ... then run every example (scripts/demo.sh)
+#   ./scripts/setup.sh test   ... then build build-asan/ (ASan + UBSan) too and
+#                             run the whole test suite in both
+# Packages are installed with apt-get only when one is missing (as root, or
+# through sudo); a machine without apt-get (e.g. the GPU machine) skips that
+# step. Re-running it is fast: nothing is installed or rebuilt twice.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+case $mode in
+"" | demo | test) ;;
+*)
+    echo "usage: scripts/setup.sh [demo|test]" >&2
+    exit 2
+    ;;
+esac
+jobs=$(nproc 2>/dev/null || echo 2)
+packages="cmake gcc make libcriterion-dev llvm-22-tools clang-22 libclang-rt-22-dev python3"
+
+is_installed() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
+
+install_packages() {
+    if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then
+        echo "setup: no apt-get here; not installing packages"
+        return 0
+    fi
+    missing=""
+    for p in $packages; do
+        is_installed "$p" || missing="$missing $p"
+    done
+    [ -n "$missing" ] || return 0
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "setup: these packages are missing and installing them needs root:$missing" >&2
+            exit 1
+        fi
+        sudo=sudo
+    fi
+    echo "setup: installing$missing"
+    $sudo apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+require_tools() {
+    for tool in cmake make cc; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            echo "setup: '$tool' not found; install cmake, make and a C compiler" >&2
+            exit 1
+        fi
+    done
+}
+
+# build DIR [CMAKE OPTIONS...]: configures and builds (both quick when done).
+build() {
+    dir=$root/$1
+    shift
+    cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTJ_WERROR=ON "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs"
+}
+
+# run_tests DIR: runs ctest there and records a one-line summary.
+summary=""
+status=0
+run_tests() {
+    log=$root/$1/ctest.log
+    if ctest --test-dir "$root/$1" --output-on-failure -j "$jobs" >"$log" 2>&1; then
+        result=ok
+    else
+        result=FAILED
+        status=1
+    fi
+    cat "$log"
+    line=$(grep -E 'tests passed|tests failed' "$log" | tail -n 1)
+    summary="$summary
+  $1: ${line:-no test summary (see $log)} [$result]"
+}
+
+install_packages
+require_tools
+build build
+
+case $mode in
+demo) exec "$root/scripts/demo.sh" ;;
+test)
+    build build-asan -DTJ_SANITIZE=ON
+    run_tests build
+    run_tests build-asan
+    echo
+    echo "setup: test summary:$summary"
+    exit "$status"
+    ;;
+esac
+echo "setup: built $root/build (tilejit: build/tilejit)"

@@ -1,0 +1,159 @@
+/* The `tilejit` command line: what the subcommands share. */
+#ifndef TILEJIT_CLI_H
+#define TILEJIT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tilejit/tilejit.h"
+
+/* Exit statuses (CLI.md). */
+enum { CLI_OK = 0, CLI_ERROR = 1, CLI_USAGE = 2 };
+
+/* Which options a subcommand accepts (cli_command.options). */
+enum {
+    OPT_KERNEL = 1 << 0, /* -k NAME */
+    OPT_TARGET = 1 << 1, /* --target T */
+    OPT_DEFINE = 1 << 2, /* -D NAME=INT */
+    OPT_SHAPE = 1 << 3,  /* --shape NAME=INT */
+    OPT_OUTPUT = 1 << 4, /* -o OUT */
+    OPT_DEVICE = 1 << 5, /* --device D */
+    OPT_CHECK = 1 << 6,  /* --check */
+    OPT_TIME = 1 << 7,   /* --time */
+    OPT_RANDOM = 1 << 8, /* --random[=SEED] */
+    OPT_ARGS = 1 << 9,   /* ARG=VALUE after FILE */
+    OPT_FILES = 1 << 10, /* several FILEs (check) rather than one */
+};
+
+/* ARG=VALUE as written on the command line. */
+typedef struct cli_kv {
+    const char *name;
+    const char *value;
+} cli_kv;
+
+typedef struct cli_command cli_command;
+
+typedef struct cli_opts {
+    const cli_command *cmd; /* the subcommand, for usage errors */
+    const char **files;
+    uint32_t nfiles;
+    const char *kernel;
+    const char *target;
+    const char *output;
+    const char *device;
+    tj_binding *defines; /* -D */
+    uint32_t ndefines;
+    tj_binding *shapes;  /* --shape */
+    uint32_t nshapes;
+    cli_kv *args;        /* ARG=VALUE */
+    uint32_t nargs;
+    int check, time, random;
+    uint64_t seed;       /* --random=SEED; 0 by default */
+    int help;
+} cli_opts;
+
+struct cli_command {
+    const char *name;
+    int (*run)(tj_ctx *c, const cli_opts *o);
+    unsigned options;    /* OPT_* */
+    const char *synopsis;
+    const char *help;    /* the option list printed by `tilejit CMD --help` */
+};
+
+/* options.c: parses argv after the subcommand name. Returns CLI_OK, or
+ * CLI_USAGE after printing what was wrong. */
+int cli_parse_options(tj_ctx *c, const cli_command *cmd, int argc, char **argv, cli_opts *o);
+/* Prints `tilejit CMD: error: MSG` and a pointer to --help; returns CLI_USAGE. */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Strict decimal integer (optional sign); 0 on success. */
+int cli_parse_int(const char *s, int64_t *out);
+int cli_is_identifier(const char *s, size_t len);
+
+/* files.c */
+/* Reads a whole file ("-": stdin) into arena memory with a NUL after it.
+ * Reports "cannot read" errors naming the path; NULL on failure. */
+char *cli_read_file(tj_ctx *c, const char *path, size_t *len);
+/* Reports an error about a file as `PATH: error: ...`. */
+void cli_file_error(tj_ctx *c, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void cli_file_note(tj_ctx *c, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Atomic replacement of files: open a temporary beside PATH, write it,
+ * then commit (fsync + rename over PATH, keeping PATH's permissions) or
+ * discard it. Several files can be prepared before any is committed, so
+ * an error leaves every one untouched. */
+typedef struct cli_tmpfile {
+    const char *path;
+    char *tmp;
+    FILE *f;
+    int mode; /* PATH's permission bits, or -1 when PATH is new */
+} cli_tmpfile;
+int cli_tmp_open(tj_ctx *c, const char *path, cli_tmpfile *t);
+int cli_tmp_close(tj_ctx *c, cli_tmpfile *t); /* flush and close; 0 ok */
+int cli_tmp_commit(tj_ctx *c, cli_tmpfile *t);
+void cli_tmp_discard(cli_tmpfile *t);
+/* Moves a tj_buf's text into the arena (and frees the buffer). */
+const char *cli_buf_take(tj_ctx *c, tj_buf *b);
+/* Writes text to PATH atomically ("-": stdout). */
+int cli_write_text(tj_ctx *c, const char *path, const char *text, size_t len);
+
+/* kernel.c: the path from a .tj file to Tile IR, shared by emit and run. */
+typedef struct cli_kernel {
+    const char *path;
+    const tj_program *prog;
+    int index;
+    const tj_param *params;
+    uint32_t nparams;
+    const tj_tile_param *tparams;
+    uint32_t ntparams;
+} cli_kernel;
+/* Reads and parses PATH and finds kernel NAME (an unknown name lists the
+ * kernels there). 0 on success. */
+int cli_open_kernel(tj_ctx *c, const char *path, const char *name, cli_kernel *k);
+/* -D names must be tile parameters and --shape names dim names. */
+int cli_check_names(tj_ctx *c, const cli_kernel *k, const cli_opts *o);
+/* Selects the configuration (-D values kept, the rest the first that
+ * satisfies the where clauses) and builds verified Tile IR. `dims` NULL:
+ * shapes unknown (where clauses on dims are skipped). */
+tj_kernel *cli_build_kernel(tj_ctx *c, const cli_kernel *k, const tj_binding *defines,
+                            uint32_t ndefines, const tj_binding *dims, uint32_t ndims);
+/* Marks written[i] for every tensor parameter i the kernel stores to or
+ * updates atomically (all of them when a store's tensor is not traceable). */
+void cli_written_params(const tj_kernel *k, unsigned char *written);
+/* "X: f32[M, 128]" for messages; cli_param_list joins them with ", ". */
+const char *cli_param_decl(tj_ctx *c, const tj_param *p);
+const char *cli_param_list(tj_ctx *c, const cli_kernel *k);
+
+/* devices.c */
+typedef struct cli_device {
+    const char *name;
+    const char *what;
+    /* NULL when the device can run; otherwise why not (arena string). */
+    const char *(*unavailable)(tj_ctx *c);
+    /* Prints the device's lines for `tilejit devices`; NULL: one line. */
+    void (*describe)(tj_ctx *c, const struct cli_device *d);
+    int (*run)(const tj_kernel *k, const tj_arg *args, uint32_t nargs);
+} cli_device;
+/* NULL (after reporting) for an unknown or unavailable device. NAME NULL:
+ * the default device. */
+const cli_device *cli_find_device(tj_ctx *c, const char *name);
+int cli_valid_device_name(const char *name);
+const char *cli_device_names(tj_ctx *c); /* "cpu, cuda, metal" */
+
+/* The subcommands. */
+int cmd_check(tj_ctx *c, const cli_opts *o);
+int cmd_emit(tj_ctx *c, const cli_opts *o);
+int cmd_run(tj_ctx *c, const cli_opts *o);
+int cmd_devices(tj_ctx *c, const cli_opts *o);
+
+#endif

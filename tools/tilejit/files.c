@@ -1,0 +1,170 @@
+/* Reading sources, reporting about files, and replacing files atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum { MAX_SOURCE_BYTES = 64 << 20 };
+
+static void file_diag(tj_ctx *c, tj_severity sev, const char *path, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    uint32_t file = tj_source_add(c, path, "", 0);
+    tj_diag_report(c, sev, file, 0, 0, "%s", msg);
+}
+
+void cli_file_error(tj_ctx *c, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    file_diag(c, TJ_SEV_ERROR, path, fmt, ap);
+    va_end(ap);
+}
+
+void cli_file_note(tj_ctx *c, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    file_diag(c, TJ_SEV_NOTE, path, fmt, ap);
+    va_end(ap);
+}
+
+char *cli_read_file(tj_ctx *c, const char *path, size_t *len)
+{
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        cli_file_error(c, path, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    tj_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= MAX_SOURCE_BYTES)
+        tj_buf_append(&b, chunk, n);
+    int failed = ferror(f), too_big = b.len > MAX_SOURCE_BYTES;
+    if (!is_stdin)
+        fclose(f);
+    char *text = NULL;
+    if (failed)
+        cli_file_error(c, path, "cannot read: %s", strerror(errno));
+    else if (too_big)
+        cli_file_error(c, path, "source file larger than %d MiB", MAX_SOURCE_BYTES >> 20);
+    else {
+        text = tj_strndup(c, b.data ? b.data : "", b.len);
+        *len = b.len;
+    }
+    tj_buf_free(&b);
+    return text;
+}
+
+const char *cli_buf_take(tj_ctx *c, tj_buf *b)
+{
+    const char *s = tj_strndup(c, b->data ? b->data : "", b->len);
+    tj_buf_free(b);
+    return s;
+}
+
+/* ---- atomic replacement ---------------------------------------------------------- */
+
+int cli_tmp_open(tj_ctx *c, const char *path, cli_tmpfile *t)
+{
+    struct stat st;
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->mode = stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+    size_t cap = strlen(path) + 48;
+    t->tmp = tj_alloc(c, cap);
+    /* O_EXCL with a fresh name rather than mkstemp, so a new file gets the
+     * permissions the umask gives (mkstemp would make it 0600). */
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        snprintf(t->tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), attempt);
+        int fd = open(t->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd >= 0 && (t->f = fdopen(fd, "wb")) != NULL)
+            return 0;
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(t->tmp);
+        }
+        cli_file_error(c, path, "cannot write: %s", strerror(err));
+        t->tmp = NULL;
+        return -1;
+    }
+    cli_file_error(c, path, "cannot create a temporary file beside it");
+    t->tmp = NULL;
+    return -1;
+}
+
+int cli_tmp_close(tj_ctx *c, cli_tmpfile *t)
+{
+    if (!t->f)
+        return 0;
+    int fd = fileno(t->f);
+    int bad = fflush(t->f) != 0 || ferror(t->f) || fsync(fd) != 0 ||
+              (t->mode >= 0 && fchmod(fd, (mode_t)t->mode) != 0);
+    int err = bad ? errno : 0;
+    if (fclose(t->f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    t->f = NULL;
+    if (bad) {
+        cli_file_error(c, t->path, "cannot write: %s", strerror(err));
+        cli_tmp_discard(t);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_tmp_commit(tj_ctx *c, cli_tmpfile *t)
+{
+    if (!t->tmp)
+        return 0;
+    if (rename(t->tmp, t->path) != 0) {
+        cli_file_error(c, t->path, "cannot replace: %s", strerror(errno));
+        cli_tmp_discard(t);
+        return -1;
+    }
+    t->tmp = NULL;
+    return 0;
+}
+
+void cli_tmp_discard(cli_tmpfile *t)
+{
+    if (t->f)
+        fclose(t->f);
+    t->f = NULL;
+    if (t->tmp)
+        unlink(t->tmp);
+    t->tmp = NULL;
+}
+
+int cli_write_text(tj_ctx *c, const char *path, const char *text, size_t len)
+{
+    if (!strcmp(path, "-")) {
+        if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+            cli_file_error(c, "<stdout>", "cannot write: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    cli_tmpfile t;
+    if (cli_tmp_open(c, path, &t))
+        return -1;
+    if (fwrite(text, 1, len, t.f) != len) {
+        cli_file_error(c, path, "cannot write: %s", strerror(errno));
+        cli_tmp_discard(&t);
+        return -1;
+    }
+    return cli_tmp_close(c, &t) || cli_tmp_commit(c, &t) ? -1 : 0;
+}

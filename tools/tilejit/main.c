@@ -1,0 +1,134 @@
+/* `tilejit`: subcommand dispatch, usage and help. Exit status 0 when all
+ * went well, 1 after an error, 2 for a malformed command line. */
+#include <setjmp.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_command commands[] = {
+    {"check", cmd_check, OPT_FILES, "check FILE...",
+     "Parses, type-checks and verifies every kernel of each FILE ('-': stdin).\n"
+     "Diagnostics go to stderr as FILE:LINE:COL: error: ... with the source line.\n"},
+    {"emit", cmd_emit, OPT_KERNEL | OPT_TARGET | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT,
+     "emit FILE -k KERNEL --target TARGET [-D NAME=INT]... [--shape NAME=INT]... [-o OUT]",
+     "Prints one kernel compiled for TARGET:\n"
+     "  ir            Tile IR from the front end\n"
+     "  ir-opt        Tile IR after the optimization passes\n"
+     "  simt, ptx[:sm_XX] (default sm_90a), msl   (not available yet)\n"
+     "Options:\n"
+     "  -k, --kernel NAME     the kernel to compile\n"
+     "  --target TARGET       what to print (above)\n"
+     "  -D NAME=INT[,...]     bind tile parameters (const/tune names); the others take\n"
+     "                        the first configuration that satisfies the where clauses\n"
+     "  --shape NAME=INT[,...] bind dim names (needed where a dim is a tile extent)\n"
+     "  -o, --output OUT      write to OUT instead of stdout\n"},
+    {"run", cmd_run,
+     OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS,
+     "run FILE -k KERNEL [--device cpu|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
+     "            [--check] [--time] [--random[=SEED] [-o DIR]] [ARG=VALUE]...",
+     "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
+     "stores to are written back to their files, same shape and dtype. f32 arrays\n"
+     "for f16/bf16 parameters (and back) are converted, with a note; bf16 is also\n"
+     "read from '<u2' (raw bits) or '|V2' arrays. Scalars: ARG=NUMBER. Dim names take\n"
+     "their sizes from the arrays.\n"
+     "Options:\n"
+     "  -k, --kernel NAME     the kernel to run\n"
+     "  --device DEVICE       cpu (the reference interpreter; the default), cuda, metal\n"
+     "  -D NAME=INT[,...]     bind tile parameters (others: first valid configuration)\n"
+     "  --shape NAME=INT[,...] sizes of dim names for tensors made by --random\n"
+     "  --check               also run the front end's unoptimized IR in the reference\n"
+     "                        interpreter and compare (exit 1 when off)\n"
+     "  --time                print the median time of repeated runs after a warm-up\n"
+     "  --random[=SEED]       fill tensors not given as ARG=PATH with seeded random data\n"
+     "                        (floats in [-1, 1), small integers, bools; SEED 0 default)\n"
+     "  -o, --output DIR      with --random: write the outputs as DIR/ARG.npy\n"
+     "Nothing is written when the command fails.\n"},
+    {"devices", cmd_devices, 0, "devices", "Lists the devices and whether each can run kernels.\n"},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static const cli_command *find_command(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static void print_usage(FILE *f)
+{
+    fputs("usage: tilejit COMMAND [OPTIONS]\n\ncommands:\n", f);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  tilejit %s\n", commands[i].synopsis);
+    fputs("\n'tilejit COMMAND --help' describes a command; 'tilejit --version' prints the version.\n", f);
+}
+
+static void print_command_help(const cli_command *cmd)
+{
+    printf("usage: tilejit %s\n\n%s", cmd->synopsis, cmd->help);
+}
+
+/* Runs the command with an out-of-memory guard: an allocation failure in
+ * the CLI's own code unwinds here instead of aborting. */
+static int run_guarded(tj_ctx *c, const cli_command *cmd, const cli_opts *o)
+{
+    jmp_buf jb;
+    jmp_buf *outer = tj_ctx_swap_guard(c, &jb);
+    int rc;
+    if (setjmp(jb)) {
+        tj_ctx_swap_guard(c, outer);
+        tj_error(c, "out of memory");
+        return CLI_ERROR;
+    }
+    rc = cmd->run(c, o);
+    tj_ctx_swap_guard(c, outer);
+    return rc;
+}
+
+static int dispatch(tj_ctx *c, int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        const cli_command *cmd = argc > 2 ? find_command(argv[2]) : NULL;
+        if (cmd)
+            print_command_help(cmd);
+        else
+            print_usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("tilejit %s\n", TILEJIT_VERSION);
+        return CLI_OK;
+    }
+    const cli_command *cmd = find_command(name);
+    if (!cmd)
+        return cli_usage_error(NULL, "unknown command '%s'", name);
+    cli_opts o;
+    int rc = cli_parse_options(c, cmd, argc - 2, argv + 2, &o);
+    if (rc != CLI_OK)
+        return rc;
+    if (o.help) {
+        print_command_help(cmd);
+        return CLI_OK;
+    }
+    rc = run_guarded(c, cmd, &o);
+    return rc != CLI_OK ? rc : tj_error_count(c) ? CLI_ERROR : CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    tj_ctx *c = tj_ctx_new();
+    if (!c) {
+        fputs("tilejit: out of memory\n", stderr);
+        return CLI_ERROR;
+    }
+    int rc = dispatch(c, argc, argv);
+    fflush(stdout);
+    fputs(tj_diag_render(c), stderr);
+    tj_ctx_free(c);
+    return rc;
+}
