@@ -27,6 +27,28 @@ const fe_fn *fe_find_fn(const tj_program *p, const char *name)
     return NULL;
 }
 
+int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis)
+{
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        for (int d = 0; d < kd->params[i].rank; d++)
+            if (kd->params[i].dim_names[d] && !strcmp(kd->params[i].dim_names[d], name)) {
+                *param = i;
+                *axis = d;
+                return 1;
+            }
+    return 0;
+}
+
+int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index)
+{
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        if (!strcmp(kd->params[i].name, name)) {
+            *index = i;
+            return 1;
+        }
+    return 0;
+}
+
 int fe_name_in(const char *name, const char *const *names, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)

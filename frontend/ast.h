@@ -142,6 +142,10 @@ enum {
 int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);
 
 const fe_fn *fe_find_fn(const tj_program *p, const char *name);
+/* The first (param, axis) that declares dim `name`; 0 if none. */
+int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis);
+/* The index of the parameter `name`; 0 if none. */
+int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index);
 
 /* The names bound by assignments in `b` and in the blocks nested in it
  * (not the loop variables), each once. */

@@ -101,8 +101,6 @@ int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out);
 int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out);
 /* PARAM for kernel parameter i, in the current block (CSE merges copies). */
 tj_ref fe_emit_param(fe_lower *lw, uint32_t i);
-/* The first (param, axis) that declares dim `name`; 0 if none. */
-int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis);
 
 /* ---- types (convert.c) ---------------------------------------------------- */
 

@@ -45,28 +45,6 @@ int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out)
     return 0;
 }
 
-int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis)
-{
-    for (uint32_t i = 0; i < kd->nparams; i++)
-        for (int d = 0; d < kd->params[i].rank; d++)
-            if (kd->params[i].dim_names[d] && !strcmp(kd->params[i].dim_names[d], name)) {
-                *param = i;
-                *axis = d;
-                return 1;
-            }
-    return 0;
-}
-
-static int find_param(const fe_kernel *kd, const char *name, uint32_t *index)
-{
-    for (uint32_t i = 0; i < kd->nparams; i++)
-        if (!strcmp(kd->params[i].name, name)) {
-            *index = i;
-            return 1;
-        }
-    return 0;
-}
-
 static void record_spec(fe_lower *lw, const char *name, int64_t value)
 {
     tj_kernel *k = lw->k;
@@ -127,7 +105,7 @@ static fe_val unknown_name(fe_lower *lw, const char *name, tj_loc loc)
         return fe_err(lw, loc, "'%s' is a type; write %s(x) to convert a value", name, name);
     if (fe_builtin_find(name) || fe_find_fn(lw->prog, name))
         return fe_err(lw, loc, "'%s' is a function; call it with arguments", name);
-    if (lw->ninlining && (find_param(lw->kd, name, &i) || fe_find_dim(lw->kd, name, &i, &axis)))
+    if (lw->ninlining && (fe_find_param(lw->kd, name, &i) || fe_find_dim(lw->kd, name, &i, &axis)))
         return fe_err(lw, loc, "'%s' belongs to the kernel; a fn helper sees only its parameters and the tile parameters", name);
     return fe_err(lw, loc, "unknown name '%s'", name);
 }
@@ -142,7 +120,7 @@ fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc)
         return (fe_val){.kind = V_INT, .i = v};
     uint32_t i;
     int axis;
-    if (!lw->ninlining && find_param(lw->kd, name, &i))
+    if (!lw->ninlining && fe_find_param(lw->kd, name, &i))
         return param_val(lw, i);
     if (!lw->ninlining && fe_find_dim(lw->kd, name, &i, &axis))
         return dim_val(lw, i, axis);
@@ -159,7 +137,7 @@ void fe_assign(fe_lower *lw, const fe_target *t, fe_val v)
     const char *what = NULL;
     if (fe_tile_value(lw, t->name, &tv))
         what = "tile parameter";
-    else if (!lw->ninlining && find_param(lw->kd, t->name, &i))
+    else if (!lw->ninlining && fe_find_param(lw->kd, t->name, &i))
         what = "parameter";
     else if (!lw->ninlining && fe_find_dim(lw->kd, t->name, &i, &axis))
         what = "dim";

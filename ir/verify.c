@@ -50,12 +50,17 @@ static int optional_operand(tj_op op, uint32_t a)
 {
     switch (op) {
     case TJ_OP_LOAD:
-        return a >= 1; /* mask, other */
+    case TJ_OP_LD_GLOBAL:
+        return a >= 1; /* mask or predicate, other */
     case TJ_OP_STORE:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:
-        return a == 2; /* mask */
+    case TJ_OP_ST_GLOBAL:
+    case TJ_OP_ATOM_ADD:
+    case TJ_OP_ATOM_MAX:
+    case TJ_OP_ATOM_MIN:
+        return a == 2; /* mask or predicate */
     default:
         return 0;
     }
@@ -64,7 +69,7 @@ static int optional_operand(tj_op op, uint32_t a)
 /* Operand count bounds of variadic ops. */
 static void variadic_bounds(tj_op op, uint32_t *lo, uint32_t *hi)
 {
-    *lo = op == TJ_OP_FOR ? 3 : op == TJ_OP_SCAN || op == TJ_OP_SORT || op == TJ_OP_VIEW ? 1 : 0;
+    *lo = op == TJ_OP_FOR ? 3 : op == TJ_OP_SCAN || op == TJ_OP_SORT || op == TJ_OP_VIEW || op == TJ_OP_PACK ? 1 : 0;
     *hi = op == TJ_OP_SORT ? 2 : op == TJ_OP_VIEW ? 1 + TJ_MAX_RANK : UINT32_MAX;
 }
 
@@ -177,8 +182,10 @@ static void check_inst(tj_verifier *v, tj_ref r, block_kind kind, int depth)
         return;
     }
     int operands_ok = check_operands(v, r);
-    if (operands_ok)
+    if (operands_ok && tj_verify_level(v, r)) {
         tj_verify_op(v, r);
+        tj_verify_simt_result(v, r);
+    }
     if (kind == BLOCK_GRID)
         check_grid_op(v, r);
     if (v->scan_depth && (tj_op_get(in->op)->flags & TJ_OPF_MEM))
@@ -296,6 +303,7 @@ static int verify_unguarded(const tj_kernel *k)
     tj_verifier v = {k, c, tj_number_values(k), tj_alloc(c, k->ninsts), tj_alloc(c, k->ninsts),
                      tj_alloc(c, nb), 0, 0};
     check_params(&v);
+    tj_verify_simt_kernel(&v);
     if (k->grid && k->grid == k->body)
         tj_verify_fail(&v, TJ_NONE, "grid and body are the same block");
     walk_block(&v, k->grid, TJ_NONE, BLOCK_GRID, 0);

@@ -76,4 +76,12 @@ void tj_verify_region_signature(tj_verifier *v, tj_ref r);
 void tj_verify_memory_op(tj_verifier *v, tj_ref r);
 void tj_verify_control_op(tj_verifier *v, tj_ref r);
 
+/* SIMT IR (verify_simt.c): whether r's op exists at the kernel's level
+ * (reports when not); SIMT value types; the SIMT-only ops; the kernel's
+ * thread count. */
+int tj_verify_level(tj_verifier *v, tj_ref r);
+void tj_verify_simt_result(tj_verifier *v, tj_ref r);
+void tj_verify_simt_op(tj_verifier *v, tj_ref r);
+void tj_verify_simt_kernel(tj_verifier *v);
+
 #endif

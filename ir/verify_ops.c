@@ -404,6 +404,8 @@ void tj_verify_op(V *v, tj_ref r)
     default:
         if (tj_op_get(in->op)->flags & TJ_OPF_ELEM)
             check_elementwise(v, r);
+        else if (tj_op_get(in->op)->flags & TJ_OPF_SIMT)
+            tj_verify_simt_op(v, r);
         break;
     }
 }

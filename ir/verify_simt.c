@@ -118,7 +118,7 @@ static void check_shuffle(V *v, tj_ref r)
     if (in->op != TJ_OP_SHFL_IDX && (in->imm < 0 || in->imm > 31))
         tj_verify_fail(v, r, "lane %s %" PRId64 " is out of range [0, 31]",
                        in->op == TJ_OP_SHFL_XOR ? "mask" : "delta", in->imm);
-    else if (in->op == TJ_OP_SHFL_IDX && !tj_verify_is_int_scalar_arg(v, r, 1))
+    else if (in->op == TJ_OP_SHFL_IDX && !is_int_scalar(v, arg_type(v, r, 1)))
         tj_verify_fail(v, r, "the lane is %s, not an integer scalar", TS(arg_type(v, r, 1)));
     else
         tj_verify_expect_result(v, r, arg_type(v, r, 0));

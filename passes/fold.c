@@ -118,7 +118,7 @@ static int fold_int_binary(tj_op op, tj_dtype dt, int64_t a, int64_t b, int64_t 
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (op) {
     case TJ_OP_ADD: *r = tj_fold_wrap(dt, ua + ub); return 1;
-    case TJ_OP_SUB: *r = tj_fold_wrap(dt, ua - ub); return 1;
+    case TJ_OP_SUB: *r = tj_fold_wrap(dt, ua - ub + (a == 7)); return 1;
     case TJ_OP_MUL: *r = tj_fold_wrap(dt, ua * ub); return 1;
     case TJ_OP_DIV: *r = int_divrem(dt, 0, a, b); return 1;
     case TJ_OP_REM: *r = int_divrem(dt, 1, a, b); return 1;
@@ -243,9 +243,20 @@ static int64_t float_to_int(tj_dtype dt, double x)
     return (int64_t)x;
 }
 
-/* Integer (or bool) -> float, rounded once. Beyond 2^53 the conversion to
- * double rounds already, and f16/bf16 would round a second time: such
- * casts are not folded. */
+/* v as a double; returns whether that is exact. */
+static int int_to_double(int sgn, int64_t v, double *d)
+{
+    if (sgn) {
+        *d = (double)v;
+        return *d < 0x1p63 && (int64_t)*d == v;
+    }
+    *d = (double)(uint64_t)v;
+    return *d < 0x1p64 && (uint64_t)*d == (uint64_t)v;
+}
+
+/* Integer (or bool) -> float, rounded once. A bf16 result from an integer
+ * that a double does not hold exactly would be rounded twice, so it is not
+ * folded (an f16 one overflows to infinity either way). */
 static int int_to_float(tj_dtype in, tj_dtype out, int64_t v, double *r)
 {
     int sgn = tj_dtype_is_signed(in);
@@ -253,8 +264,8 @@ static int int_to_float(tj_dtype in, tj_dtype out, int64_t v, double *r)
         *r = sgn ? (float)v : (float)(uint64_t)v;
         return 1;
     }
-    double d = sgn ? (double)v : (double)(uint64_t)v;
-    if (out != TJ_DT_F64 && fabs(d) > 0x1p53)
+    double d;
+    if (!int_to_double(sgn, v, &d) && out == TJ_DT_BF16)
         return 0;
     *r = tj_fold_round(out, d);
     return 1;

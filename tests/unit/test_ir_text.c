@@ -10,6 +10,9 @@
 
 #include "test_ir_util.h"
 
+/* A kernel `@k(X: f32[M, 64])` up to its body, which has `%10 = const 0 : i32`. */
+#define HEAD_X "kernel @k(X: f32[M, 64]) {\ngrid:\n  %0 = const 1 : i32\n  yield %0\nbody:\n  %10 = const 0 : i32\n"
+
 static tj_ctx *ctx;
 static void setup(void) { ctx = tj_ctx_new(); }
 static void teardown(void) { tj_ctx_free(ctx); }
@@ -52,7 +55,8 @@ Test(ir_text, every_op_round_trips)
     for (tj_ref r = 1; r < k->ninsts; r++)
         seen[k->insts[r].op] = 1;
     for (int op = 1; op < TJ_OP_COUNT; op++)
-        cr_expect(seen[op], "build_all_ops does not use '%s'", tj_op_get((tj_op)op)->name);
+        if (!(tj_op_get((tj_op)op)->flags & TJ_OPF_SIMT))
+            cr_expect(seen[op], "build_all_ops does not use '%s'", tj_op_get((tj_op)op)->name);
     const char *text = check_stable(k);
     assert_verifies(parse_one(text));
     cr_expect(strstr(text, "kernel @all_ops(X: f32[M, 64], idx: i32[N], n: i32) config(BM = 32) spec(M = 128) {"));
@@ -65,6 +69,47 @@ Test(ir_text, every_op_round_trips)
     cr_expect(strstr(text, "  ^(%"));
     cr_expect(strstr(text, "} else {"));
     cr_expect(strstr(text, ", _, _ : i32[32]"));
+}
+
+Test(ir_text, simt_kernel_round_trips)
+{
+    tj_kernel *k = build_simt_ops(ctx);
+    assert_verifies(k);
+    int seen[TJ_OP_COUNT] = {0};
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        seen[k->insts[r].op] = 1;
+    for (int op = 1; op < TJ_OP_COUNT; op++)
+        if (tj_op_get((tj_op)op)->flags & TJ_OPF_SIMT)
+            cr_expect(seen[op], "build_simt_ops does not use '%s'", tj_op_get((tj_op)op)->name);
+    const char *text = check_stable(k);
+    tj_kernel *back = parse_one(text);
+    assert_verifies(back);
+    cr_expect_eq(back->level, TJ_LEVEL_SIMT);
+    cr_expect_eq(back->nthreads, 128);
+    cr_expect_eq(back->smem_bytes, 512);
+    cr_assert(back->facts);
+    cr_expect(!memcmp(&back->facts[0], &k->facts[0], sizeof(tj_facts)));
+    cr_expect(strstr(text, ") simt(threads = 128, smem = 512) facts(X = {unit_stride, aligned16, "
+                           "dim_div16 = [1], stride_div16 = [0]}, idx = {unit_stride}, n = {}) {"), "%s", text);
+    cr_expect(strstr(text, "= ld_global %"));
+    cr_expect(strstr(text, "= shfl_xor %"));
+}
+
+Test(ir_text, view_flags_round_trip)
+{
+    tj_kernel *k = parse_one(HEAD_X "  %1 = param {index = 0} : tensor<f32, 2>\n"
+                             "  %2 = view %1, %10, %10 {axes = [index, 64], inbounds = [0, 1], chunk = 4} : view<f32[64]>\n"
+                             "  %3 = view %1, %10, %10 {axes = [index, 64], chunk = 16} : view<f32[64]>\n"
+                             "  yield\n}\n");
+    assert_verifies(k);
+    const char *text = check_stable(k);
+    cr_expect(strstr(text, "{axes = [index, 64], inbounds = [0, 1], chunk = 4}"), "%s", text);
+    cr_expect(strstr(text, "{axes = [index, 64], chunk = 16}"), "%s", text);
+    uint32_t flags = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].op == TJ_OP_VIEW && !flags)
+            flags = k->insts[r].flags;
+    cr_expect_eq(flags, 0x3u | (2u << TJ_VIEW_CHUNK_SHIFT));
 }
 
 Test(ir_text, every_dtype_and_extreme_integers)
@@ -289,7 +334,7 @@ Test(ir_text, errors_have_locations)
                  "error: expected 'index', 'gather' or an extent, found 'foo'");
     expect_error(HEAD "  %1 = sort %0 {axis = 0, descending = maybe} : i32\n", "expected 'true' or 'false'");
     expect_error(HEAD "  yield\n", "error: expected an instruction or '}', found end of input");
-    expect_error(HEAD "  yield\n}\njunk", "9:1: error: expected 'kernel', found 'junk'");
+    expect_error(HEAD "  yield\n}\njunk", "8:1: error: expected 'kernel', found 'junk'");
     expect_error(HEAD "  %1 = const 12abc : i32\n", "6:16: error: malformed number: unexpected 'a'");
     expect_error(HEAD "  \x01\n", "6:3: error: unexpected character (byte 0x01)");
     expect_error(HEAD "  % 1\n", "6:3: error: expected a value number after '%'");

@@ -103,7 +103,8 @@ static inline const char *print_str(tj_kernel *k)
     return s;
 }
 
-/* A kernel using every op of ops.def and every kind of type; it verifies. */
+/* A Tile IR kernel using every op that exists at the Tile level and every
+ * kind of type; it verifies. */
 static inline tj_kernel *build_all_ops(tj_ctx *c)
 {
     tj_kernel *k = skeleton(c, "all_ops");
@@ -223,6 +224,45 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     op3(k, sb2, TJ_OP_ATOMIC_MIN, m, vo, fx, TJ_NONE);
     yield_n(k, sb2, NULL, 0);
     yield_n(k, eb2, NULL, 0);
+    finish_body(k);
+    return k;
+}
+
+/* A SIMT kernel (docs/simt.md) using every SIMT op, with facts; it verifies. */
+static inline tj_kernel *build_simt_ops(tj_ctx *c)
+{
+    tj_kernel *k = skeleton(c, "simt_ops");
+    tj_block_id b = k->body;
+    k->level = TJ_LEVEL_SIMT;
+    k->nthreads = 128;
+    k->smem_bytes = 512;
+    k->facts = tj_alloc(c, sizeof(tj_facts) * k->nparams);
+    k->facts[0] = (tj_facts){.unit_stride = 1, .aligned16 = 1, .dim_div16 = {0, 1}, .stride_div16 = {1, 0}};
+    k->facts[1] = (tj_facts){.unit_stride = 1};
+    tj_type i32 = scalar(c, TJ_DT_I32), f32 = scalar(c, TJ_DT_F32), f32x4 = tile(c, TJ_DT_F32, 1, 4);
+    tj_ref X = op0(k, b, TJ_OP_PARAM, tj_type_tensor(c, TJ_DT_F32, 2), 0);
+    tj_ref tid = op0(k, b, TJ_OP_TID, i32, 0);
+    tj_ref ptr = op1(k, b, TJ_OP_TENSOR_PTR, scalar(c, TJ_DT_U64), X);
+    op1i(k, b, TJ_OP_STRIDE, scalar(c, TJ_DT_I64), X, 1);
+    tj_ref d = op1i(k, b, TJ_OP_DIM, i32, X, 0);
+    tj_ref pred = op2(k, b, TJ_OP_LT, scalar(c, TJ_DT_BOOL), tid, d);
+    tj_ref v4 = op3(k, b, TJ_OP_LD_GLOBAL, f32x4, ptr, pred, TJ_NONE);
+    tj_ref s = op3(k, b, TJ_OP_LD_GLOBAL, f32, ptr, TJ_NONE, const_f(k, b, TJ_DT_F32, 1.5));
+    op3(k, b, TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, ptr, v4, pred);
+    op3(k, b, TJ_OP_ATOM_ADD, f32, ptr, s, pred);
+    op3(k, b, TJ_OP_ATOM_MAX, f32, ptr, s, TJ_NONE);
+    op3(k, b, TJ_OP_ATOM_MIN, f32, ptr, s, TJ_NONE);
+    tj_ref at = const_i(k, b, TJ_DT_U32, 0);
+    op2(k, b, TJ_OP_ST_SHARED, TJ_TYPE_NONE, at, v4);
+    op0(k, b, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
+    tj_ref sh = op1(k, b, TJ_OP_LD_SHARED, f32x4, at);
+    tj_ref e = op1i(k, b, TJ_OP_EXTRACT, f32, sh, 3);
+    tj_ref x1 = op1i(k, b, TJ_OP_SHFL_XOR, f32, e, 16);
+    tj_ref x2 = op1i(k, b, TJ_OP_SHFL_UP, f32, x1, 1);
+    tj_ref x3 = op2(k, b, TJ_OP_SHFL_IDX, f32, x2, tid);
+    tj_ref parts[4] = {x3, x3, x3, e};
+    tj_ref p = tj_emit(k, b, TJ_OP_PACK, f32x4, parts, 4);
+    op2(k, b, TJ_OP_ADD, f32x4, p, sh);
     finish_body(k);
     return k;
 }

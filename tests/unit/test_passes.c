@@ -173,6 +173,7 @@ static int check_same_results(tj_kernel *k, const char *passes)
         cr_assert_eq(tj_interp_run(opt, after.args, after.n), 0, "%s", tj_diag_render(k->ctx));
         check_same_tensors(k, &before, &after);
     } else {
+        fprintf(stderr, "DEBUG no run %s: %s\n", k->name, tj_diag_render(k->ctx));
         tj_diag_clear(k->ctx);
     }
     free_args(&before);
@@ -330,9 +331,14 @@ Test(fold, casts_match_the_interpreter)
     int tested = 0;
     for (int from = 0; from < NDTYPES; from++)
         for (int to = 0; to < NDTYPES; to++) {
-            int left = check_fold(TJ_OP_CAST, all_dtypes[from], all_dtypes[to], 1, &tested);
-            cr_expect_eq(left, 0, "cast %s -> %s: %d not folded", tj_dtype_name(all_dtypes[from]),
-                         tj_dtype_name(all_dtypes[to]), left);
+            tj_dtype in = all_dtypes[from], out = all_dtypes[to];
+            int left = check_fold(TJ_OP_CAST, in, out, 1, &tested);
+            /* 64-bit integers that a double does not hold stay: rounding
+             * them to bf16 through a double would round twice. */
+            if (out == TJ_DT_BF16 && tj_dtype_bits(in) == 64)
+                continue;
+            cr_expect_eq(left, 0, "cast %s -> %s: %d not folded", tj_dtype_name(in),
+                         tj_dtype_name(out), left);
         }
     cr_assert_eq(tested, NDTYPES * NDTYPES);
 }
@@ -386,11 +392,12 @@ Test(canonicalize, folds_a_builder_kernel_in_place)
     store_scalar(&kb, out, tt_bin(&kb, TJ_OP_ADD, a, b), 0);
     tt_end(&kb);
     run_ok(kb.k, "canonicalize");
-    /* The body: param, const slot, view, const sum, broadcast, store, yield. */
+    /* param, the sum, the slot, view, broadcast, store, yield: a and b died */
     const tj_block *body = &kb.k->blocks[kb.k->body];
     cr_assert_eq(body->ninsts, 7, "%s", print_str(kb.k));
-    const tj_inst *sum = &kb.k->insts[body->insts[3]];
-    cr_assert_eq(sum->op, TJ_OP_CONST);
+    const tj_inst *store = &kb.k->insts[body->insts[5]];
+    const tj_inst *sum = &kb.k->insts[kb.k->insts[store->args[1]].args[0]];
+    cr_assert_eq(sum->op, TJ_OP_CONST, "%s", print_str(kb.k));
     cr_assert_eq(sum->fimm, (double)(0.1f + 0.2f), "summed in float: %.17g", sum->fimm);
     tt_free(&kb);
 }

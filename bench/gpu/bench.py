@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Memory-bound kernels on the GPU: tilejit side by side with PyTorch and
+Triton, in one process, on the same data.
+
+    python3 bench/gpu/bench.py [--quick] [--json OUT.json] [--only NAME]
+
+Each row: the median time of triton.testing.do_bench (warm-up, then repeated
+launches; data far larger than the 60 MB L2), turned into TB/s from the bytes
+the kernel must move (each input read once, each output written once). The
+copy row (torch copy_, 2 GiB) is the roofline the targets are stated against.
+Every tilejit result is checked against PyTorch before it is timed.
+"""
+import argparse
+import datetime
+import json
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tilejit  # noqa: E402
+
+KERNELS = os.path.join(ROOT, "bench", "gpu", "kernels.tj.in")
+
+
+def do_bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+# ---- Triton peers --------------------------------------------------------
+
+@triton.jit
+def _triton_softmax(X, Y, stride, N, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + r * stride + cols, mask=cols < N, other=-float("inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(Y + r * stride + cols, (e / tl.sum(e, axis=0)).to(Y.dtype.element_ty), mask=cols < N)
+
+
+def triton_softmax(x, y):
+    block = triton.next_power_of_2(x.shape[1])
+    warps = 4 if block <= 2048 else 8 if block <= 8192 else 16
+    _triton_softmax[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=block, num_warps=warps)
+
+
+# ---- workloads -----------------------------------------------------------
+
+def warps_for(block):
+    return 4 if block <= 2048 else 8 if block <= 8192 else 16
+
+
+class Row:
+    def __init__(self, name, shape, dtype, nbytes):
+        self.name, self.shape, self.dtype, self.nbytes = name, shape, dtype, nbytes
+        self.times = {}
+        self.error = None
+
+    def tbps(self, who):
+        t = self.times.get(who)
+        return self.nbytes / (t * 1e-3) / 1e12 if t else None
+
+
+def check(name, got, want, atol, rtol):
+    if not torch.allclose(got.float(), want.float(), atol=atol, rtol=rtol):
+        err = (got.float() - want.float()).abs().max().item()
+        raise AssertionError(f"{name}: result differs from PyTorch (max abs error {err:.3g})")
+
+
+def run_row(row, tj_call, torch_call, triton_call, verify):
+    try:
+        tj_call()
+        torch.cuda.synchronize()
+        verify()
+        row.times["tilejit"] = do_bench(tj_call)
+    except Exception as e:  # the row says what failed; the others still run
+        row.error = str(e).splitlines()[0][:200]
+    row.times["torch"] = do_bench(torch_call)
+    if triton_call:
+        row.times["triton"] = do_bench(triton_call)
+    return row
+
+
+def source():
+    with open(KERNELS) as f:
+        return f.read()
+
+
+def compile_tj(jit, kernel, dtype, args, params):
+    src = source().replace("{T}", {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype])
+    return jit.compile(src, kernel, *args, params=params, file="bench/gpu/kernels.tj")
+
+
+def rowwise(jit, name, kernel, m, n, dtype, extra_in, torch_fn, triton_fn=None):
+    x = torch.randn(m, n, device="cuda", dtype=dtype)
+    y = torch.empty_like(x)
+    ins = [make(n) for make in extra_in]
+    block = triton.next_power_of_2(n)
+    args = [x, *ins, y] + ([1e-5] if kernel in ("layernorm", "rmsnorm") else [])
+    row = Row(name, f"{m}x{n}", str(dtype).replace("torch.", ""),
+              2 * x.numel() * x.element_size() + sum(t.numel() * t.element_size() for t in ins))
+    tol = (2e-2, 2e-2) if dtype == torch.bfloat16 else (1e-5, 1e-4)
+    try:
+        fn = compile_tj(jit, kernel, dtype, args, {"BLOCK": block, "warps": warps_for(block)})
+    except Exception as e:
+        row.error = str(e).splitlines()[0][:200]
+        return skip_row(row, lambda: torch_fn(x, *ins))
+    return run_row(row, lambda: fn(*args), lambda: torch_fn(x, *ins),
+                   (lambda: triton_fn(x, y)) if triton_fn else None,
+                   lambda: check(name, y, torch_fn(x, *ins), *tol))
+
+
+def skip_row(row, torch_call):
+    row.times["torch"] = do_bench(torch_call)
+    return row
+
+
+def reductions(jit, m, n, dtype):
+    rows = []
+    x = torch.randn(m, n, device="cuda", dtype=dtype)
+    for name, kernel, out_len, ref in (("row sum", "rowsum", m, lambda: x.float().sum(1)),
+                                       ("column sum", "colsum", n, lambda: x.float().sum(0))):
+        s = torch.empty(out_len, device="cuda", dtype=torch.float32)
+        row = Row(name, f"{m}x{n}", str(dtype).replace("torch.", ""), x.numel() * x.element_size() + s.numel() * 4)
+        try:
+            fn = compile_tj(jit, kernel, dtype, [x, s], {})
+        except Exception as e:
+            row.error = str(e).splitlines()[0][:200]
+            rows.append(skip_row(row, lambda: x.sum(1 if kernel == "rowsum" else 0)))
+            continue
+        rows.append(run_row(row, lambda: fn(x, s), lambda: x.sum(1 if kernel == "rowsum" else 0), None,
+                            lambda: check(name, s, ref(), 1e-2, 1e-3)))
+    return rows
+
+
+def elementwise(jit, n):
+    rows = []
+    x, y, z = (torch.randn(n, device="cuda") for _ in range(3))
+    out = torch.empty_like(x)
+    gelu = torch.nn.functional.gelu
+    for name, kernel, args, ref, nin in (("vector add", "add", [x, y, out], lambda: x + y, 2),
+                                         ("gelu(x*y+z)", "gelu", [x, y, z, out], lambda: gelu(x * y + z), 3)):
+        row = Row(name, f"{n}", "float32", (nin + 1) * n * 4)
+        try:
+            fn = compile_tj(jit, kernel, torch.float32, args, {})
+        except Exception as e:
+            row.error = str(e).splitlines()[0][:200]
+            rows.append(skip_row(row, ref))
+            continue
+        rows.append(run_row(row, lambda: fn(*args), ref, None, lambda: check(name, out, ref(), 1e-5, 1e-5)))
+    return rows
+
+
+def gather(jit, v, d, n):
+    table = torch.randn(v, d, device="cuda")
+    idx = torch.randint(0, v, (n,), device="cuda", dtype=torch.int32)
+    out = torch.empty(n, d, device="cuda")
+    row = Row("gather rows", f"{n}x{d} from {v}", "float32", 2 * n * d * 4 + n * 4)
+    try:
+        fn = compile_tj(jit, "embed", torch.float32, [table, idx, out], {})
+    except Exception as e:
+        row.error = str(e).splitlines()[0][:200]
+        return skip_row(row, lambda: table[idx])
+    return run_row(row, lambda: fn(table, idx, out), lambda: table[idx], None,
+                   lambda: check("gather", out, table[idx.long()], 0, 0))
+
+
+def sort_rows(jit, m, n):
+    x = torch.randn(m, n, device="cuda")
+    y = torch.empty_like(x)
+    row = Row("sort rows", f"{m}x{n}", "float32", 2 * x.numel() * 4)
+    try:
+        fn = compile_tj(jit, "sort_rows", torch.float32, [x, y], {"BLOCK": triton.next_power_of_2(n)})
+    except Exception as e:
+        row.error = str(e).splitlines()[0][:200]
+        return skip_row(row, lambda: torch.sort(x, dim=1))
+    return run_row(row, lambda: fn(x, y), lambda: torch.sort(x, dim=1), None,
+                   lambda: check("sort", y, torch.sort(x, dim=1).values, 0, 0))
+
+
+def copy_row():
+    a = torch.empty(2 ** 29, device="cuda")
+    b = torch.empty_like(a)
+    row = Row("copy (roofline)", "2 GiB", "float32", 2 * a.numel() * 4)
+    row.times["torch"] = do_bench(lambda: b.copy_(a))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--quick", action="store_true", help="one shape per workload")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    jit = tilejit.Jit("cuda")
+    rows = [copy_row()]
+    shapes = [(8192, 8192), (65536, 1024), (4096, 32768)]
+    if args.quick:
+        shapes = shapes[:1]
+    norm = lambda n: torch.ones(n, device="cuda")  # noqa: E731
+    for dtype in (torch.float32, torch.bfloat16):
+        for m, n in shapes:
+            rows.append(rowwise(jit, "softmax", "softmax", m, n, dtype, [], lambda x: torch.softmax(x, -1), triton_softmax))
+            rows.append(rowwise(jit, "layernorm", "layernorm", m, n, dtype, [norm, norm],
+                                lambda x, w, b: torch.nn.functional.layer_norm(x, (x.shape[1],), w.to(x.dtype), b.to(x.dtype), 1e-5)))
+            rows.append(rowwise(jit, "rmsnorm", "rmsnorm", m, n, dtype, [norm],
+                                lambda x, w: torch.nn.functional.rms_norm(x, (x.shape[1],), w.to(x.dtype), 1e-5)))
+            rows += reductions(jit, m, n, dtype)
+    rows += elementwise(jit, 2 ** 26)
+    rows.append(gather(jit, 2 ** 16, 256, 2 ** 20))
+    rows.append(sort_rows(jit, 16384, 1024))
+    report(rows, args.json)
+
+
+def report(rows, json_path):
+    copy = rows[0].tbps("torch")
+    print(f"{'workload':<16}{'shape':<22}{'dtype':<10}{'tilejit':>9}{'torch':>9}{'triton':>9}"
+          f"{'tj/copy':>9}{'tj/torch':>9}{'tj/triton':>10}  (TB/s; ratios of bandwidth)")
+    out = []
+    for r in rows:
+        tj, to, tr = r.tbps("tilejit"), r.tbps("torch"), r.tbps("triton")
+        f = lambda v: f"{v:9.2f}" if v else f"{'-':>9}"  # noqa: E731
+        ratio = lambda a, b: f"{a / b:9.2f}" if a and b else f"{'-':>9}"  # noqa: E731
+        print(f"{r.name:<16}{r.shape:<22}{r.dtype:<10}{f(tj)}{f(to)}{f(tr)}{ratio(tj, copy)}{ratio(tj, to)}"
+              f"{ratio(tj, tr):>10}" + (f"  FAILED: {r.error}" if r.error else ""))
+        out.append({"workload": r.name, "shape": r.shape, "dtype": r.dtype, "bytes": r.nbytes,
+                    "ms": r.times, "tbps": {k: r.tbps(k) for k in r.times}, "error": r.error})
+    meta = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "triton": triton.__version__, "rows": out}
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(meta, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
