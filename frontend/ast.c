@@ -5,6 +5,8 @@
 #include "ctx_internal.h"
 #include "frontend/ast.h"
 
+const tj_binding fe_default_tiles[FE_NDEFAULT_TILES] = {{"warps", 4}, {"stages", 2}};
+
 int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg)
 {
     jmp_buf jb;
@@ -107,6 +109,29 @@ int fe_expr_same(const fe_expr *a, const fe_expr *b)
     default: return 0; /* calls may differ (program_id is not an issue, but keep it simple) */
     }
     return fe_expr_same(a->lhs, b->lhs) && fe_expr_same(a->rhs, b->rhs);
+}
+
+int fe_expr_mentions(const fe_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == E_NAME || e->kind == E_CALL)
+        if (!strcmp(e->name, name))
+            return 1;
+    for (uint32_t i = 0; i < e->nitems; i++)
+        if (fe_expr_mentions(e->items[i], name))
+            return 1;
+    for (uint32_t i = 0; i < e->nkw; i++)
+        if (fe_expr_mentions(e->kw[i].value, name))
+            return 1;
+    return fe_expr_mentions(e->lhs, name) || fe_expr_mentions(e->rhs, name);
+}
+
+tj_loc fe_expr_start(const fe_expr *e)
+{
+    while ((e->kind == E_BINARY || e->kind == E_INDEX || e->kind == E_SLICE) && e->lhs)
+        e = e->lhs;
+    return e->loc;
 }
 
 const char *fe_expr_text(const tj_program *p, const fe_expr *e)

@@ -152,8 +152,19 @@ int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index);
 const char **fe_assigned_names(tj_ctx *c, const fe_block *b, uint32_t *n);
 int fe_name_in(const char *name, const char *const *names, uint32_t n);
 
+/* warps and stages: tile parameters every kernel has, with these defaults
+ * when it does not declare them. */
+enum { FE_NDEFAULT_TILES = 2 };
+extern const tj_binding fe_default_tiles[FE_NDEFAULT_TILES];
+
+/* Whether e uses the name `name` anywhere. */
+int fe_expr_mentions(const fe_expr *e, const char *name);
+
 /* Whether two expressions are spelled the same (up to white space). */
 int fe_expr_same(const fe_expr *a, const fe_expr *b);
+
+/* Where an expression starts (operators carry their operator's location). */
+tj_loc fe_expr_start(const fe_expr *e);
 
 /* The text of an expression as written, for messages (arena). */
 const char *fe_expr_text(const tj_program *p, const fe_expr *e);

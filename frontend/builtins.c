@@ -61,7 +61,7 @@ const fe_builtin *fe_builtin_find(const char *name)
 
 /* ---- argument helpers ---------------------------------------------------------- */
 
-const fe_expr *fe_kwarg(const fe_expr *call, const char *name)
+const fe_expr *fe_call_kw(const fe_expr *call, const char *name)
 {
     for (uint32_t i = 0; i < call->nkw; i++)
         if (!strcmp(call->kw[i].name, name))
@@ -84,13 +84,14 @@ fe_val fe_tile_arg(fe_lower *lw, const fe_expr *call, uint32_t i)
     return i < call->nitems ? fe_to_value(lw, v, call->items[i]->loc) : v;
 }
 
-int fe_axis(fe_lower *lw, const fe_expr *e, int rank, const char *fn, int *axis)
+int fe_axis(fe_lower *lw, const fe_expr *e, tj_type t, const char *fn, int *axis)
 {
     int64_t a;
+    int rank = fe_info(lw, t)->rank;
     if (!fe_require_const(lw, e, "an axis", &a))
         return 0;
     if (a < -rank || a >= rank) {
-        fe_err(lw, e->loc, "%s: axis %lld is out of range for a tile with %d dims", fn, (long long)a, rank);
+        fe_err(lw, e->loc, "%s: axis %lld is out of range for %s", fn, (long long)a, fe_type_name(lw, t));
         return 0;
     }
     *axis = (int)(a < 0 ? a + rank : a);

@@ -24,11 +24,11 @@ const fe_builtin *fe_builtin_find(const char *name);
 fe_val fe_lower_call(fe_lower *lw, const fe_expr *call);
 
 /* Argument helpers for the lowering functions. */
-const fe_expr *fe_kwarg(const fe_expr *call, const char *name);
+const fe_expr *fe_call_kw(const fe_expr *call, const char *name);
 fe_val fe_arg(fe_lower *lw, const fe_expr *call, uint32_t i);
-/* An axis given as a compile-time integer, counted from the end when
- * negative; reports and returns 0 when out of [0, rank). */
-int fe_axis(fe_lower *lw, const fe_expr *e, int rank, const char *fn, int *axis);
+/* An axis of a tile of type t, given as a compile-time integer, counted
+ * from the end when negative; reports and returns 0 when out of range. */
+int fe_axis(fe_lower *lw, const fe_expr *e, tj_type t, const char *fn, int *axis);
 /* A typed tile or scalar argument (literals become i32 / f32). */
 fe_val fe_tile_arg(fe_lower *lw, const fe_expr *call, uint32_t i);
 

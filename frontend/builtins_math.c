@@ -2,13 +2,20 @@
 #include "frontend/builtins.h"
 
 /* Float math; integer and bool inputs are converted to f32 first. */
+/* Integer and bool operands (and literals) of float math become f32. */
+static fe_val to_float(fe_lower *lw, fe_val v, tj_loc loc)
+{
+    if (!fe_is_literal(v) && !(v.kind == V_VALUE && !tj_dtype_is_float(fe_val_dtype(lw, v))))
+        return v;
+    return fe_cast(lw, v, TJ_DT_F32, 0, loc);
+}
+
 fe_val fe_bi_math(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 {
-    fe_val x = fe_tile_arg(lw, call, 0);
+    fe_val x = to_float(lw, fe_arg(lw, call, 0), call->loc);
+    x = fe_to_value(lw, x, call->items[0]->loc);
     if (x.kind != V_VALUE)
         return x;
-    if (!tj_dtype_is_float(fe_val_dtype(lw, x)))
-        x = fe_cast(lw, x, TJ_DT_F32, 0, call->loc);
     return fe_emit_val(lw, b->op, x.type, &x.ref, 1);
 }
 
@@ -62,12 +69,16 @@ fe_val fe_bi_where(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 /* fma(a, b, c) = a * b + c, fused; on floats (integers become f32). */
 fe_val fe_bi_fma(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 {
-    fe_val args[3] = {fe_arg(lw, call, 0), fe_arg(lw, call, 1), fe_arg(lw, call, 2)};
+    fe_val args[3];
+    int any_float = 0;
+    for (uint32_t i = 0; i < 3; i++) {
+        args[i] = fe_arg(lw, call, i);
+        any_float |= args[i].kind == V_FLOAT || tj_dtype_is_float(fe_val_dtype(lw, args[i]));
+    }
+    for (uint32_t i = 0; i < 3 && !any_float; i++)
+        args[i] = to_float(lw, args[i], call->loc);
     if (fe_any_error(args, 3) || !fe_unify(lw, args, 3, 1, call->loc))
         return fe_error_val();
-    if (!tj_dtype_is_float(fe_val_dtype(lw, args[0])))
-        for (int i = 0; i < 3; i++)
-            args[i] = fe_cast(lw, args[i], TJ_DT_F32, 0, call->loc);
     tj_ref refs[3] = {args[0].ref, args[1].ref, args[2].ref};
     return fe_emit_val(lw, b->op, args[0].type, refs, 3);
 }

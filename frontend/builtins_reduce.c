@@ -6,7 +6,7 @@
 /* The axis of (x, axis) / (x, axis = k); NULL when not given. */
 static const fe_expr *axis_expr(fe_lower *lw, const fe_expr *call, int *dup)
 {
-    const fe_expr *kw = fe_kwarg(call, "axis");
+    const fe_expr *kw = fe_call_kw(call, "axis");
     *dup = kw && call->nitems > 1;
     if (*dup)
         fe_err(lw, kw->loc, "%s: the axis is given twice", call->name);
@@ -50,7 +50,7 @@ fe_val fe_bi_reduce(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
         return x;
     const tj_type_info *in = fe_info(lw, x.type);
     int axis = -1;
-    if (ax && !fe_axis(lw, ax, in->rank, b->name, &axis))
+    if (ax && !fe_axis(lw, ax, x.type, b->name, &axis))
         return fe_error_val();
     tj_dtype dt = is_arg_reduction(b->op) ? TJ_DT_I32 : in->dtype;
     if (in->rank == 0) /* a scalar is its own reduction */
@@ -81,7 +81,7 @@ fe_val fe_bi_cumulative(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     int axis = 0;
     if (in->rank == 0)
         return fe_err(lw, call->items[0]->loc, "%s needs a tile, got the scalar %s", b->name, fe_type_name(lw, x.type));
-    if (ax && !fe_axis(lw, ax, in->rank, b->name, &axis))
+    if (ax && !fe_axis(lw, ax, x.type, b->name, &axis))
         return fe_error_val();
     x = widen_bool(lw, x, b->op, call->loc);
     tj_ref r = fe_emit(lw, b->op, x.type, &x.ref, 1);
@@ -92,7 +92,7 @@ fe_val fe_bi_cumulative(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 /* descending = true|false */
 static int descending_arg(fe_lower *lw, const fe_expr *call, int *out)
 {
-    const fe_expr *e = fe_kwarg(call, "descending");
+    const fe_expr *e = fe_call_kw(call, "descending");
     int64_t v = 0;
     *out = 0;
     if (!e)
@@ -111,7 +111,7 @@ static int descending_arg(fe_lower *lw, const fe_expr *call, int *out)
 static int sort_operands(fe_lower *lw, const fe_expr *call, fe_val *keys, fe_val *values, const fe_expr **ax)
 {
     int64_t unused;
-    *ax = fe_kwarg(call, "axis");
+    *ax = fe_call_kw(call, "axis");
     *keys = fe_tile_arg(lw, call, 0);
     *values = (fe_val){.kind = V_VOID};
     if (call->nitems == 2 && fe_lower_const(lw, call->items[1], 0, &unused) == FE_CONST_OK) {
@@ -139,7 +139,7 @@ fe_val fe_bi_sort(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     if (in->rank == 0)
         return fe_err(lw, call->items[0]->loc, "sort needs a tile, got the scalar %s", fe_type_name(lw, keys.type));
     int axis = in->rank - 1;
-    if (ax && !fe_axis(lw, ax, in->rank, "sort", &axis))
+    if (ax && !fe_axis(lw, ax, keys.type, "sort", &axis))
         return fe_error_val();
     int with_values = values.kind == V_VALUE;
     const tj_type_info *vi = with_values ? fe_info(lw, values.type) : NULL;

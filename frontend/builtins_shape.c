@@ -192,7 +192,7 @@ static fe_val dot_acc(fe_lower *lw, const fe_expr *call, tj_type t)
 
 static int precision_arg(fe_lower *lw, const fe_expr *call, int64_t *out)
 {
-    const fe_expr *e = fe_kwarg(call, "precision");
+    const fe_expr *e = fe_call_kw(call, "precision");
     *out = TJ_DOT_DEFAULT;
     if (!e)
         return 1;

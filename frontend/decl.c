@@ -58,7 +58,7 @@ static int parse_dims(fe_parser *p, tj_param *prm, fe_kparam *pl)
     if (!fe_expect(p, T_RBRACKET, "']' or ',' in the dims"))
         return 0;
     if (!prm->rank) {
-        fe_syntax_error(p, &p->toks[p->pos - 1], "a tensor parameter needs at least one dim");
+        fe_syntax_error(p, fe_prev(p), "a tensor parameter needs at least one dim");
         return 0;
     }
     return 1;
@@ -73,13 +73,16 @@ static int parse_kparam(fe_parser *p, tj_param *prm, fe_kparam *pl)
     prm->name = name->text;
     if ((prm->dtype = fe_parse_dtype(p, fe_next(p))) == TJ_DT_INVALID)
         return 0;
-    return fe_accept(p, T_LBRACKET) ? parse_dims(p, prm, pl) : 1;
+    if (!fe_accept(p, T_LBRACKET))
+        return 1;
+    fe_open(p);
+    int ok = parse_dims(p, prm, pl);
+    fe_close(p);
+    return ok;
 }
 
-static int parse_kparams(fe_parser *p, fe_kernel *k)
+static int parse_kparam_list(fe_parser *p, fe_kernel *k)
 {
-    if (!fe_expect(p, T_LPAREN, "'(' after the kernel name"))
-        return 0;
     uint32_t cap = 0, lcap = 0;
     while (fe_peek(p)->kind != T_RPAREN) {
         k->params = tj_grow(p->c, k->params, &cap, k->nparams + 1, sizeof *k->params);
@@ -93,7 +96,19 @@ static int parse_kparams(fe_parser *p, fe_kernel *k)
     return fe_expect(p, T_RPAREN, "')' or ',' in the parameter list") != NULL;
 }
 
+static int parse_kparams(fe_parser *p, fe_kernel *k)
+{
+    if (!fe_expect(p, T_LPAREN, "'(' after the kernel name"))
+        return 0;
+    fe_open(p);
+    int ok = parse_kparam_list(p, k);
+    fe_close(p);
+    return ok;
+}
+
 /* ---- header clauses ------------------------------------------------------- */
+
+static int parse_grid_dims(fe_parser *p, fe_kernel *k);
 
 static int parse_grid(fe_parser *p, fe_kernel *k, const fe_token *kw)
 {
@@ -104,6 +119,16 @@ static int parse_grid(fe_parser *p, fe_kernel *k, const fe_token *kw)
     k->grid_loc = kw->loc;
     if (!fe_expect(p, T_LPAREN, "'(' after grid"))
         return 0;
+    fe_open(p);
+    int ok = parse_grid_dims(p, k);
+    fe_close(p);
+    if (ok && !k->ngrid)
+        fe_syntax_error(p, kw, "the grid needs at least one dimension");
+    return ok && k->ngrid > 0;
+}
+
+static int parse_grid_dims(fe_parser *p, fe_kernel *k)
+{
     k->grid = tj_alloc(p->c, sizeof *k->grid * 3);
     while (fe_peek(p)->kind != T_RPAREN) {
         if (k->ngrid == 3) {
@@ -115,11 +140,7 @@ static int parse_grid(fe_parser *p, fe_kernel *k, const fe_token *kw)
         if (!fe_accept(p, T_COMMA))
             break;
     }
-    if (!fe_expect(p, T_RPAREN, "')' or ',' in the grid"))
-        return 0;
-    if (!k->ngrid)
-        fe_syntax_error(p, kw, "the grid needs at least one dimension");
-    return k->ngrid > 0;
+    return fe_expect(p, T_RPAREN, "')' or ',' in the grid") != NULL;
 }
 
 /* Capacities of a kernel's tile parameter arrays while parsing. */
@@ -155,6 +176,22 @@ static int parse_const(fe_parser *p, fe_kernel *k, tile_caps *cap)
     return 1;
 }
 
+/* The values of a tune list, up to and including its `]`. */
+static int parse_values(fe_parser *p, tj_tile_param *t)
+{
+    int64_t *vals = NULL;
+    uint32_t vcap = 0;
+    while (fe_peek(p)->kind != T_RBRACKET) {
+        vals = tj_grow(p->c, vals, &vcap, t->nvalues + 1, sizeof *vals);
+        t->values = vals;
+        if (!parse_signed_int(p, &vals[t->nvalues++]))
+            return 0;
+        if (!fe_accept(p, T_COMMA))
+            break;
+    }
+    return fe_expect(p, T_RBRACKET, "']' or ',' in the list") != NULL;
+}
+
 /* `tune A in [1, 2], B in [3]` */
 static int parse_tune(fe_parser *p, fe_kernel *k, tile_caps *cap)
 {
@@ -165,22 +202,15 @@ static int parse_tune(fe_parser *p, fe_kernel *k, tile_caps *cap)
             return 0;
         tj_tile_param *t = new_tile(p, k, cap, name);
         t->tunable = 1;
-        int64_t *vals = NULL;
-        uint32_t vcap = 0;
-        while (fe_peek(p)->kind != T_RBRACKET) {
-            vals = tj_grow(p->c, vals, &vcap, t->nvalues + 1, sizeof *vals);
-            if (!parse_signed_int(p, &vals[t->nvalues++]))
-                return 0;
-            if (!fe_accept(p, T_COMMA))
-                break;
-        }
-        if (!fe_expect(p, T_RBRACKET, "']' or ',' in the list"))
+        fe_open(p);
+        int ok = parse_values(p, t);
+        fe_close(p);
+        if (!ok)
             return 0;
         if (!t->nvalues) {
             fe_syntax_error(p, name, "the list of values of '%s' is empty", name->text);
             return 0;
         }
-        t->values = vals;
     } while (fe_accept(p, T_COMMA));
     return 1;
 }
@@ -198,6 +228,8 @@ static int parse_where(fe_parser *p, fe_kernel *k, uint32_t *cap)
     return 1;
 }
 
+static int is_word(const fe_token *t, const char *word) { return t->kind == T_IDENT && !strcmp(t->text, word); }
+
 static int parse_header(fe_parser *p, fe_kernel *k)
 {
     tile_caps tcap = {0, 0};
@@ -209,13 +241,13 @@ static int parse_header(fe_parser *p, fe_kernel *k)
         if (t->kind == T_LBRACE)
             break;
         fe_next(p);
-        if (t->kind == T_GRID)
+        if (is_word(t, "grid"))
             ok = parse_grid(p, k, t);
-        else if (t->kind == T_CONST)
+        else if (is_word(t, "const"))
             ok = parse_const(p, k, &tcap);
-        else if (t->kind == T_TUNE)
+        else if (is_word(t, "tune"))
             ok = parse_tune(p, k, &tcap);
-        else if (t->kind == T_WHERE)
+        else if (is_word(t, "where"))
             ok = parse_where(p, k, &wcap);
         else {
             fe_syntax_error(p, t, "expected grid, const, tune, where or '{' in the kernel header");
@@ -245,9 +277,9 @@ static void check_kernel_names(fe_parser *p, const fe_kernel *k)
             const char *dn = a->dim_names[d];
             if (dn && (is_reserved(dn) || tj_dtype_from_name(dn, strlen(dn))))
                 name_error(p, k->plocs[i].dim_locs[d], "'%s' cannot be a dim name", dn);
-            for (uint32_t j = 0; dn && j < k->nparams; j++)
-                if (!strcmp(dn, k->params[j].name))
-                    name_error(p, k->plocs[i].dim_locs[d], "dim '%s' has the name of a parameter", dn);
+            uint32_t j;
+            if (dn && fe_find_param(k, dn, &j))
+                name_error(p, k->plocs[i].dim_locs[d], "dim '%s' has the name of a parameter", dn);
         }
     }
     for (uint32_t i = 0; i < k->ntiles; i++) {
@@ -295,10 +327,8 @@ static fe_expr *parse_fn_type(fe_parser *p)
     return fe_parse_type(p);
 }
 
-static int parse_fparams(fe_parser *p, fe_fn *f)
+static int parse_fparam_list(fe_parser *p, fe_fn *f)
 {
-    if (!fe_expect(p, T_LPAREN, "'(' after the fn name"))
-        return 0;
     uint32_t cap = 0;
     while (fe_peek(p)->kind != T_RPAREN) {
         const fe_token *name = fe_expect(p, T_IDENT, "a parameter name");
@@ -318,13 +348,18 @@ static int parse_fparams(fe_parser *p, fe_fn *f)
     return fe_expect(p, T_RPAREN, "')' or ',' in the parameter list") != NULL;
 }
 
-/* `-> f32` or `-> (f32, f32)` */
-static int parse_ret(fe_parser *p, fe_fn *f)
+static int parse_fparams(fe_parser *p, fe_fn *f)
 {
-    const fe_token *open = fe_peek(p);
-    if (!fe_accept(p, T_LPAREN))
-        return (f->ret = parse_fn_type(p)) != NULL;
-    fe_expr *tup = fe_new_expr(p, E_TUPLE, open);
+    if (!fe_expect(p, T_LPAREN, "'(' after the fn name"))
+        return 0;
+    fe_open(p);
+    int ok = parse_fparam_list(p, f);
+    fe_close(p);
+    return ok;
+}
+
+static int parse_ret_types(fe_parser *p, fe_expr *tup)
+{
     uint32_t cap = 0;
     while (fe_peek(p)->kind != T_RPAREN) {
         fe_expr *t = parse_fn_type(p);
@@ -335,8 +370,20 @@ static int parse_ret(fe_parser *p, fe_fn *f)
         if (!fe_accept(p, T_COMMA))
             break;
     }
-    f->ret = tup;
     return fe_expect(p, T_RPAREN, "')' after the return types") != NULL;
+}
+
+/* `-> f32` or `-> (f32, f32)` */
+static int parse_ret(fe_parser *p, fe_fn *f)
+{
+    const fe_token *open = fe_peek(p);
+    if (!fe_accept(p, T_LPAREN))
+        return (f->ret = parse_fn_type(p)) != NULL;
+    f->ret = fe_new_expr(p, E_TUPLE, open);
+    fe_open(p);
+    int ok = parse_ret_types(p, f->ret);
+    fe_close(p);
+    return ok;
 }
 
 void fe_parse_fn(fe_parser *p, tj_program *prog)

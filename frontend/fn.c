@@ -1,6 +1,7 @@
 /* fn helpers, inlined at each call in a scope of their own (they see their
  * parameters and the kernel's tile parameters), and scan, whose combine
  * region is an fn inlined on scalars. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ctx_internal.h"
@@ -71,9 +72,12 @@ static fe_val run_body(fe_lower *lw, const fe_fn *fn)
     fe_block init = {b->stmts, returns ? b->n - 1 : b->n, b->open};
     fe_lower_block(lw, &init);
     if (!returns) {
-        if (fn->ret)
+        int misplaced = 0; /* a return elsewhere was reported already */
+        for (uint32_t i = 0; i < b->n; i++)
+            misplaced |= b->stmts[i]->kind == S_RETURN;
+        if (fn->ret && !misplaced)
             return fe_err(lw, fn->loc, "fn '%s' must end with a return statement", fn->name);
-        return (fe_val){.kind = V_VOID};
+        return misplaced ? fe_error_val() : (fe_val){.kind = V_VOID};
     }
     lw->loc = last->loc;
     return conform_result(lw, fn, fe_lower_expr(lw, last->value), last->loc);
@@ -134,29 +138,33 @@ static int scan_operands(fe_lower *lw, const fe_expr *call, fe_val *xs)
 
 static const fe_fn *combine_fn(fe_lower *lw, const fe_expr *call)
 {
-    const fe_expr *e = fe_kwarg(call, "combine");
+    const fe_expr *e = fe_call_kw(call, "combine");
     const fe_fn *fn = e && e->kind == E_NAME ? fe_find_fn(lw->prog, e->name) : NULL;
+    uint32_t n = call->nitems;
     if (!fn)
-        fe_err(lw, e ? e->loc : call->loc, "scan: combine = FN must name a fn helper taking %u scalars and returning %u",
-               2 * call->nitems, call->nitems);
-    return fn;
+        fe_err(lw, e ? e->loc : call->loc, "scan: combine = FN must name a fn helper taking %u scalars and returning %u", 2 * n, n);
+    else if (fn->nparams != 2 * n)
+        fe_err(lw, e->loc, "scan: combine function '%s' must take %u scalars (the left values, then the right ones), not %u",
+               fn->name, 2 * n, fn->nparams);
+    return fn && fn->nparams == 2 * n ? fn : NULL;
 }
 
 /* Yields the combine function's n results as scalars of the operands' dtypes. */
 static void yield_combined(fe_lower *lw, const fe_expr *call, const fe_fn *fn, fe_val r, const tj_type *types, uint32_t n)
 {
     tj_ref *refs = tj_alloc(lw->c, sizeof *refs * n);
-    if (n == 1 && r.kind != V_TUPLE)
-        r = (fe_val){.kind = V_TUPLE, .n = 1, .elems = &r};
+    fe_val single = r;
+    if (n == 1 && r.kind != V_TUPLE && r.kind != V_ERROR)
+        r = (fe_val){.kind = V_TUPLE, .n = 1, .elems = &single};
     if (r.kind != V_ERROR && (r.kind != V_TUPLE || r.n != n))
         fe_err(lw, call->loc, "scan: '%s' must return %u scalars, got %s", fn->name, n, fe_val_desc(lw, r));
     for (uint32_t i = 0; i < n; i++) {
         fe_val v = r.kind == V_TUPLE && r.n == n ? r.elems[i] : fe_error_val();
         if (fe_is_literal(v))
             v = fe_cast(lw, v, fe_info(lw, types[i])->dtype, 0, call->loc);
-        if (v.kind == V_VALUE && v.type != types[i])
+        if ((v.kind == V_VALUE && v.type != types[i]) || (v.kind != V_VALUE && v.kind != V_ERROR))
             v = fe_err(lw, call->loc, "scan: result %u of '%s' is %s, expected %s", i, fn->name,
-                       fe_type_name(lw, v.type), fe_type_name(lw, types[i]));
+                       fe_val_desc(lw, v), fe_type_name(lw, types[i]));
         refs[i] = v.kind == V_VALUE ? v.ref : fe_const_int(lw, fe_info(lw, types[i])->dtype, 0);
     }
     fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, refs, n);
@@ -197,10 +205,9 @@ fe_val fe_bi_scan(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     const fe_fn *fn = combine_fn(lw, call);
     if (!scan_operands(lw, call, xs) || !fn)
         return fe_error_val();
-    const tj_type_info *in = fe_info(lw, xs[0].type);
     int axis = 0;
-    const fe_expr *ax = fe_kwarg(call, "axis");
-    if (ax && !fe_axis(lw, ax, in->rank, "scan", &axis))
+    const fe_expr *ax = fe_call_kw(call, "axis");
+    if (ax && !fe_axis(lw, ax, xs[0].type, "scan", &axis))
         return fe_error_val();
     tj_ref *refs = tj_alloc(lw->c, sizeof *refs * n);
     tj_type *tiles = tj_alloc(lw->c, sizeof *tiles * n), *scalars = tj_alloc(lw->c, sizeof *scalars * n);

@@ -1,9 +1,9 @@
-/* The .tj lexer: source text -> an array of tokens (arena memory).
+/* The .tj lexer: source text -> tokens, one at a time (fe_lex_next).
  *
- * Newlines separate statements, so the lexer emits them as tokens, but only
- * at bracket depth 0: inside ( ) and [ ] a line break is just white space.
- * Braces reset that depth, which keeps one unclosed parenthesis from
- * swallowing the rest of the file.
+ * Newlines separate statements, so the lexer emits them as tokens (one for
+ * a run of blank lines); the parser ignores them inside ( ) and [ ].
+ * The kernel header's `grid`, `const`, `tune` and `where` are names, not
+ * keywords (`where` is also a built-in).
  */
 #ifndef TJ_FRONTEND_LEXER_H
 #define TJ_FRONTEND_LEXER_H
@@ -12,13 +12,14 @@
 
 typedef enum fe_tok_kind {
     T_EOF,
+    T_ERROR, /* something malformed, already reported */
     T_NEWLINE,
     T_IDENT,
     T_INT,
     T_FLOAT,
     T_STRING,
     /* keywords */
-    T_KERNEL, T_FN, T_GRID, T_CONST, T_TUNE, T_WHERE, T_IN, T_FOR, T_IF,
+    T_KERNEL, T_FN, T_IN, T_FOR, T_IF,
     T_ELSE, T_RETURN, T_TRUE, T_FALSE, T_NONE, T_INF, T_NAN,
     /* punctuation */
     T_LPAREN, T_RPAREN, T_LBRACKET, T_RBRACKET, T_LBRACE, T_RBRACE,
@@ -40,11 +41,24 @@ typedef struct fe_token {
     double fval;         /* T_FLOAT */
 } fe_token;
 
-/* Tokenizes `text` (registered as source `file`); the array always ends
- * with T_EOF. Reports bad characters, malformed or out-of-range numbers and
- * unterminated strings, and keeps going. Returns the number of errors. */
-uint32_t fe_lex(tj_ctx *c, uint32_t file, const char *text, size_t len,
-                fe_token **out, uint32_t *ntokens);
+typedef struct fe_lexer {
+    tj_ctx *c;
+    uint32_t file;
+    const char *text;
+    size_t len, pos;
+    uint32_t line;
+    size_t line_start;
+    fe_tok_kind last;      /* the previous token's kind */
+    uint32_t errors;       /* reported or not */
+    uint32_t reported;
+} fe_lexer;
+
+/* Starts lexing `text`, registered as source `file`. */
+void fe_lexer_init(fe_lexer *lx, tj_ctx *c, uint32_t file, const char *text, size_t len);
+/* The next token; T_EOF at the end, again and again. Malformed input is
+ * reported and becomes T_ERROR (bad characters, malformed or
+ * out-of-range numbers, unterminated strings). */
+fe_token fe_lex_next(fe_lexer *lx);
 
 /* How a token kind is spelled in messages: "'('", "identifier", ... */
 const char *fe_tok_name(fe_tok_kind k);

@@ -80,6 +80,7 @@ const char *fe_val_desc(fe_lower *lw, fe_val v)
         snprintf(buf, sizeof buf, "tensor '%s'", lw->kd->params[v.param].name);
         return tj_strdup(lw->c, buf);
     case V_VIEW: return "a view";
+    case V_VOID: return "no value";
     case V_TUPLE:
         snprintf(buf, sizeof buf, "a tuple of %u values", v.n);
         return tj_strdup(lw->c, buf);
@@ -88,8 +89,6 @@ const char *fe_val_desc(fe_lower *lw, fe_val v)
 }
 
 /* ---- configuration ----------------------------------------------------------- */
-
-static const struct { const char *name; int64_t value; } default_tiles[] = {{"warps", 4}, {"stages", 2}};
 
 static int find_binding(const tj_binding *b, uint32_t n, const char *name, int64_t *out)
 {
@@ -116,7 +115,7 @@ static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
     const fe_kernel *kd = lw->kd;
     tj_kernel *k = lw->k;
     int ok = 1;
-    k->config = tj_alloc(lw->c, sizeof *k->config * (kd->ntiles + 2));
+    k->config = tj_alloc(lw->c, sizeof *k->config * (kd->ntiles + FE_NDEFAULT_TILES));
     for (uint32_t i = 0; i < kd->ntiles; i++) {
         tj_binding *b = &k->config[k->nconfig++];
         b->name = kd->tiles[i].name;
@@ -126,13 +125,14 @@ static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
             ok = 0;
         }
     }
-    for (size_t i = 0; i < sizeof default_tiles / sizeof *default_tiles; i++) {
-        if (is_declared_tile(kd, default_tiles[i].name))
+    for (int i = 0; i < FE_NDEFAULT_TILES; i++) {
+        const tj_binding *d = &fe_default_tiles[i];
+        if (is_declared_tile(kd, d->name))
             continue;
         tj_binding *b = &k->config[k->nconfig++];
-        b->name = default_tiles[i].name;
+        b->name = d->name;
         if (!find_binding(config, n, b->name, &b->value))
-            b->value = default_tiles[i].value;
+            b->value = d->value;
     }
     for (uint32_t i = 0; i < n; i++) {
         int64_t unused;

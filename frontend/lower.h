@@ -86,6 +86,8 @@ const char *fe_val_desc(fe_lower *lw, fe_val v);
 /* ---- names (scope.c) ------------------------------------------------------ */
 
 fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc);
+/* Whether `name` is a visible local, parameter, dim or tile parameter. */
+int fe_name_known(const fe_lower *lw, const char *name);
 /* The index in lw->vars of the visible local `name`, or -1. */
 int fe_find_local(const fe_lower *lw, const char *name);
 void fe_bind(fe_lower *lw, const char *name, fe_val v);

@@ -75,16 +75,24 @@ static fe_val fold_literals(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj
 
 /* ---- operators --------------------------------------------------------------------- */
 
-/* Which dtypes an operator accepts; NULL when dt is fine. */
-static const char *operand_problem(fe_tok_kind op, tj_dtype dt)
+/* Reports when an operator does not take operands of type t. */
+static int check_operands(fe_lower *lw, fe_tok_kind op, tj_type t, tj_loc loc)
 {
-    if (is_shift(op))
-        return tj_dtype_is_int(dt) ? NULL : "integer";
-    if (is_bitwise(op))
-        return tj_dtype_is_float(dt) ? "integer or bool" : NULL;
-    if (!is_comparison(op) && dt == TJ_DT_BOOL)
-        return "numeric (convert bool with i32(x))";
-    return NULL;
+    tj_dtype dt = fe_info(lw, t)->dtype;
+    const char *want = NULL;
+    if (is_shift(op) && !tj_dtype_is_int(dt))
+        want = "integer";
+    else if (is_bitwise(op) && tj_dtype_is_float(dt))
+        want = "integer or bool";
+    if (want) {
+        fe_err(lw, loc, "operator '%s' needs %s operands, got %s", fe_tok_name(op), want, fe_type_name(lw, t));
+        return 0;
+    }
+    if (!is_comparison(op) && !is_bitwise(op) && dt == TJ_DT_BOOL) {
+        fe_err(lw, loc, "operator '%s' is not defined on %s; convert with i32(x) first", fe_tok_name(op), fe_type_name(lw, t));
+        return 0;
+    }
+    return 1;
 }
 
 /* `&&` and `||` take bool operands only. */
@@ -112,10 +120,8 @@ fe_val fe_binop(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
         return fold_literals(lw, op, a, b, loc);
     if (!fe_unify(lw, args, 2, 1, loc))
         return fe_error_val();
-    const char *want = operand_problem(op, fe_val_dtype(lw, args[0]));
-    if (want)
-        return fe_err(lw, loc, "operator '%s' needs %s operands, got %s", fe_tok_name(op), want,
-                      fe_type_name(lw, args[0].type));
+    if (!check_operands(lw, op, args[0].type, loc))
+        return fe_error_val();
     tj_type t = args[0].type;
     if (is_comparison(op))
         t = tj_type_with_dtype(lw->c, t, TJ_DT_BOOL);
@@ -246,7 +252,9 @@ int fe_require_const(fe_lower *lw, const fe_expr *e, const char *what, int64_t *
     const_ctx cc = {lw, 1};
     fe_const_env env = {resolve, &cc, NULL};
     fe_const_status s = fe_const_eval(&env, e, out);
-    if (s == FE_CONST_NOT)
+    if (s == FE_CONST_NOT && env.culprit->kind == E_NAME && !fe_name_known(lw, env.culprit->name))
+        fe_lookup(lw, env.culprit->name, env.culprit->loc); /* says why the name is unknown */
+    else if (s == FE_CONST_NOT)
         fe_err(lw, env.culprit->loc, "%s must be a compile-time constant", what);
     return s == FE_CONST_OK;
 }

@@ -46,7 +46,7 @@ static void lower_stmt(fe_lower *lw, const fe_stmt *s)
         break;
     case S_EXPR:
         if (s->value->kind != E_CALL)
-            fe_err(lw, s->value->loc, "this expression has no effect (only calls can stand alone)");
+            fe_err(lw, fe_expr_start(s->value), "this expression has no effect (only calls can stand alone)");
         else
             (void)fe_lower_expr(lw, s->value);
         break;

@@ -226,7 +226,7 @@ static tj_type view_tile(fe_lower *lw, fe_val view)
 /* mask = M: a bool scalar or tile, broadcast to the view's shape. */
 static int mask_arg(fe_lower *lw, const fe_expr *call, tj_type tile, tj_ref *out)
 {
-    const fe_expr *m = fe_kwarg(call, "mask");
+    const fe_expr *m = fe_call_kw(call, "mask");
     *out = TJ_NONE;
     if (!m)
         return 1;
@@ -253,7 +253,7 @@ fe_val fe_bi_load(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     tj_ref args[3] = {view.ref, TJ_NONE, TJ_NONE};
     if (!mask_arg(lw, call, tile, &args[1]))
         return fe_error_val();
-    const fe_expr *o = fe_kwarg(call, "other");
+    const fe_expr *o = fe_call_kw(call, "other");
     if (o) {
         fe_val other = fe_lower_expr(lw, o);
         lw->loc = call->loc;

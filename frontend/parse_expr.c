@@ -28,8 +28,8 @@ static fe_expr *finish(fe_parser *p, fe_expr *e)
 {
     if (!e)
         return NULL;
-    if (p->pos > 0 && p->toks[p->pos - 1].end > e->end)
-        e->end = p->toks[p->pos - 1].end;
+    if (fe_prev(p)->end > e->end)
+        e->end = fe_prev(p)->end;
     uint32_t h = max_u32(height_of(e->lhs), height_of(e->rhs));
     for (uint32_t i = 0; i < e->nitems; i++)
         h = max_u32(h, height_of(e->items[i]));
@@ -83,15 +83,15 @@ tj_dtype fe_parse_dtype(fe_parser *p, const fe_token *t)
     return TJ_DT_INVALID;
 }
 
-/* Comma-separated expressions up to `close`, which is consumed. */
-static int parse_items(fe_parser *p, fe_expr *e, fe_tok_kind close, const char *what)
+/* Comma-separated expressions up to `close`, which is consumed, appended
+ * to e->items (whose capacity is *cap). */
+static int parse_items(fe_parser *p, fe_expr *e, uint32_t *cap, fe_tok_kind close, const char *what)
 {
-    uint32_t cap = 0;
     while (fe_peek(p)->kind != close) {
         fe_expr *item = fe_parse_expr(p);
         if (!item)
             return 0;
-        push_item(p, e, item, &cap);
+        push_item(p, e, item, cap);
         if (!fe_accept(p, T_COMMA))
             break;
     }
@@ -105,8 +105,12 @@ fe_expr *fe_parse_type(fe_parser *p)
     e->dtype = fe_parse_dtype(p, t);
     if (e->dtype == TJ_DT_INVALID)
         return NULL;
+    uint32_t cap = 0;
     if (fe_accept(p, T_LBRACKET)) {
-        if (!parse_items(p, e, T_RBRACKET, "']' after the tile extents"))
+        fe_open(p);
+        int ok = parse_items(p, e, &cap, T_RBRACKET, "']' after the tile extents");
+        fe_close(p);
+        if (!ok)
             return NULL;
         if (!e->nitems) {
             fe_syntax_error(p, t, "a tile type needs at least one extent");
@@ -128,7 +132,7 @@ static fe_expr *parse_paren(fe_parser *p, const fe_token *open)
         uint32_t cap = 0;
         push_item(p, tup, e, &cap);
         fe_next(p);
-        if (!parse_items(p, tup, T_RPAREN, "')' to close the tuple"))
+        if (!parse_items(p, tup, &cap, T_RPAREN, "')' to close the tuple"))
             return NULL;
         return finish(p, tup);
     }
@@ -165,21 +169,26 @@ static fe_expr *parse_primary(fe_parser *p)
         fe_next(p);
         if (!fe_enter(p, t))
             return NULL;
+        fe_open(p);
         fe_expr *e = parse_paren(p, t);
+        fe_close(p);
         fe_leave(p);
         return e;
     }
     case T_LBRACKET: {
         fe_next(p);
         fe_expr *e = fe_new_expr(p, E_LIST, t);
+        uint32_t cap = 0;
         if (!fe_enter(p, t))
             return NULL;
-        int ok = parse_items(p, e, T_RBRACKET, "']' to close the list");
+        fe_open(p);
+        int ok = parse_items(p, e, &cap, T_RBRACKET, "']' to close the list");
+        fe_close(p);
         fe_leave(p);
         return ok ? finish(p, e) : NULL;
     }
     default:
-        fe_syntax_error(p, t, "expected an expression");
+        fe_expected(p, t, "an expression");
         return NULL;
     }
 }
@@ -203,7 +212,7 @@ static int parse_kwarg(fe_parser *p, fe_expr *call, uint32_t *cap)
 
 static fe_expr *parse_call(fe_parser *p, fe_expr *callee)
 {
-    fe_expr *call = fe_new_expr(p, E_CALL, &p->toks[p->pos - 1]);
+    fe_expr *call = fe_new_expr(p, E_CALL, fe_prev(p));
     call->loc = callee->loc;
     call->begin = callee->begin;
     call->name = callee->name;
@@ -253,7 +262,7 @@ static fe_expr *parse_index_item(fe_parser *p)
 
 static fe_expr *parse_index(fe_parser *p, fe_expr *base)
 {
-    const fe_token *open = &p->toks[p->pos - 1];
+    const fe_token *open = fe_prev(p);
     fe_expr *e = fe_new_expr(p, E_INDEX, open);
     e->begin = base->begin;
     e->lhs = base;
@@ -288,13 +297,17 @@ static fe_expr *parse_postfix(fe_parser *p)
             fe_next(p);
             if (!fe_enter(p, t))
                 return NULL;
+            fe_open(p);
             e = parse_call(p, e);
+            fe_close(p);
             fe_leave(p);
         } else if (t->kind == T_LBRACKET) {
             fe_next(p);
             if (!fe_enter(p, t))
                 return NULL;
+            fe_open(p);
             e = parse_index(p, e);
+            fe_close(p);
             fe_leave(p);
         } else {
             break;

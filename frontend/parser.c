@@ -11,21 +11,47 @@
 
 /* ---- tokens ------------------------------------------------------------ */
 
-const fe_token *fe_peek(const fe_parser *p) { return &p->toks[p->pos]; }
-
-const fe_token *fe_peek_at(const fe_parser *p, uint32_t ahead)
+/* Lexes until token i exists (or the end of file). */
+static void fill(fe_parser *p, uint32_t i)
 {
-    uint32_t i = p->pos + ahead;
-    return &p->toks[i < p->ntoks ? i : p->ntoks - 1];
+    while (p->ntoks <= i && !(p->ntoks && p->toks[p->ntoks - 1].kind == T_EOF)) {
+        p->toks = tj_grow(p->c, p->toks, &p->tcap, p->ntoks + 1, sizeof *p->toks);
+        p->toks[p->ntoks++] = fe_lex_next(&p->lx);
+    }
 }
+
+/* The token `ahead` places after the current one; inside brackets line
+ * breaks do not count. */
+const fe_token *fe_peek_at(fe_parser *p, uint32_t ahead)
+{
+    for (uint32_t i = p->pos;; i++) {
+        fill(p, i);
+        if (i >= p->ntoks)
+            return &p->toks[p->ntoks - 1];
+        const fe_token *t = &p->toks[i];
+        if (t->kind == T_EOF)
+            return t;
+        if (p->nest && t->kind == T_NEWLINE)
+            continue;
+        if (!ahead--)
+            return t;
+    }
+}
+
+const fe_token *fe_peek(fe_parser *p) { return fe_peek_at(p, 0); }
+
+const fe_token *fe_prev(const fe_parser *p) { return &p->toks[p->pos ? p->pos - 1 : 0]; }
 
 const fe_token *fe_next(fe_parser *p)
 {
-    const fe_token *t = &p->toks[p->pos];
+    const fe_token *t = fe_peek(p);
     if (t->kind != T_EOF)
-        p->pos++;
+        p->pos = (uint32_t)(t - p->toks) + 1;
     return t;
 }
+
+void fe_open(fe_parser *p) { p->nest++; }
+void fe_close(fe_parser *p) { p->nest--; }
 
 int fe_accept(fe_parser *p, fe_tok_kind k)
 {
@@ -46,7 +72,7 @@ static void vreport(fe_parser *p, tj_loc loc, const char *fmt, va_list ap)
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     tj_error_at(p->c, loc, "%s", msg);
-    if (++p->errors >= FE_MAX_ERRORS && !p->fatal) {
+    if (++p->errors + p->lx.errors >= FE_MAX_ERRORS && !p->fatal) {
         tj_error_at(p->c, loc, "too many errors; stopping here");
         p->fatal = 1;
     }
@@ -64,9 +90,10 @@ void fe_report(fe_parser *p, tj_loc loc, const char *fmt, ...)
 
 void fe_syntax_error(fe_parser *p, const fe_token *t, const char *fmt, ...)
 {
-    if (p->panic || p->fatal)
-        return;
+    int quiet = p->panic || p->fatal || t->kind == T_ERROR; /* the lexer said why */
     p->panic = 1;
+    if (quiet)
+        return;
     va_list ap;
     va_start(ap, fmt);
     vreport(p, t->loc, fmt, ap);
@@ -100,8 +127,7 @@ void fe_leave(fe_parser *p) { p->depth--; }
 /* How a token is described in "expected X, found Y". */
 static const char *describe(fe_parser *p, const fe_token *t, char *buf, size_t cap)
 {
-    size_t len;
-    const char *src = tj_source_text(p->c, p->file, &len);
+    const char *src = p->lx.text;
     if (t->kind == T_IDENT || t->kind == T_INT || t->kind == T_FLOAT) {
         int n = (int)(t->end - t->begin);
         snprintf(buf, cap, "'%.*s'", n > 40 ? 40 : n, src + t->begin);
@@ -113,13 +139,18 @@ static const char *describe(fe_parser *p, const fe_token *t, char *buf, size_t c
     return buf;
 }
 
+void fe_expected(fe_parser *p, const fe_token *t, const char *what)
+{
+    char buf[64];
+    fe_syntax_error(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+}
+
 const fe_token *fe_expect(fe_parser *p, fe_tok_kind k, const char *what)
 {
     const fe_token *t = fe_peek(p);
     if (t->kind == k)
         return fe_next(p);
-    char buf[64];
-    fe_syntax_error(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+    fe_expected(p, t, what);
     return NULL;
 }
 
@@ -154,7 +185,7 @@ static void push_stmt(fe_parser *p, fe_block *b, fe_stmt *s, uint32_t *cap)
     b->stmts[b->n++] = s;
 }
 
-static int at_statement_end(const fe_parser *p)
+static int at_statement_end(fe_parser *p)
 {
     fe_tok_kind k = fe_peek(p)->kind;
     return k == T_NEWLINE || k == T_SEMI || k == T_RBRACE || k == T_EOF;
@@ -199,6 +230,21 @@ static fe_stmt *new_stmt(fe_parser *p, fe_stmt_kind kind, const fe_token *t)
     return s;
 }
 
+static int parse_range_args(fe_parser *p, fe_stmt *s)
+{
+    while (fe_peek(p)->kind != T_RPAREN) {
+        if (s->nrange == 3) {
+            fe_syntax_error(p, fe_peek(p), "range takes at most 3 arguments (start, stop, step)");
+            return 0;
+        }
+        if (!(s->range[s->nrange++] = fe_parse_expr(p)))
+            return 0;
+        if (!fe_accept(p, T_COMMA))
+            break;
+    }
+    return fe_expect(p, T_RPAREN, "')' after the range arguments") != NULL;
+}
+
 static fe_stmt *parse_for(fe_parser *p, const fe_token *kw)
 {
     fe_stmt *s = new_stmt(p, S_FOR, kw);
@@ -214,17 +260,10 @@ static fe_stmt *parse_for(fe_parser *p, const fe_token *kw)
     fe_next(p);
     if (!fe_expect(p, T_LPAREN, "'(' after range"))
         return NULL;
-    while (fe_peek(p)->kind != T_RPAREN) {
-        if (s->nrange == 3) {
-            fe_syntax_error(p, fe_peek(p), "range takes at most 3 arguments (start, stop, step)");
-            return NULL;
-        }
-        if (!(s->range[s->nrange++] = fe_parse_expr(p)))
-            return NULL;
-        if (!fe_accept(p, T_COMMA))
-            break;
-    }
-    if (!fe_expect(p, T_RPAREN, "')' after the range arguments"))
+    fe_open(p);
+    int ok = parse_range_args(p, s);
+    fe_close(p);
+    if (!ok)
         return NULL;
     if (!s->nrange) {
         fe_syntax_error(p, r, "range needs at least a stop value");
@@ -392,9 +431,7 @@ static void parse_file(void *arg)
     prog->file = tj_source_add(c, job->file, job->text, job->len);
     prog->text = tj_source_text(c, prog->file, NULL);
     fe_parser p = {.c = c, .file = prog->file};
-    fe_token *toks;
-    p.errors = fe_lex(c, prog->file, prog->text, job->len, &toks, &p.ntoks);
-    p.toks = toks;
+    fe_lexer_init(&p.lx, c, prog->file, prog->text, job->len);
     while (!p.fatal) {
         fe_skip_newlines(&p);
         const fe_token *t = fe_peek(&p);
@@ -409,9 +446,10 @@ static void parse_file(void *arg)
         if (p.panic)
             sync_top(&p);
     }
-    if (!p.errors && !prog->nkernels)
+    uint32_t errors = p.errors + p.lx.errors;
+    if (!errors && !prog->nkernels)
         tj_diag_report(c, TJ_SEV_ERROR, prog->file, 0, 0, "no kernel in file");
-    job->result = p.errors || !prog->nkernels ? NULL : prog;
+    job->result = errors || !prog->nkernels ? NULL : prog;
 }
 
 tj_program *tj_parse_program(tj_ctx *c, const char *file, const char *text, size_t len)

@@ -110,6 +110,16 @@ static fe_val unknown_name(fe_lower *lw, const char *name, tj_loc loc)
     return fe_err(lw, loc, "unknown name '%s'", name);
 }
 
+int fe_name_known(const fe_lower *lw, const char *name)
+{
+    uint32_t i;
+    int axis;
+    int64_t v;
+    if (fe_find_local(lw, name) >= 0 || fe_tile_value(lw, name, &v))
+        return 1;
+    return !lw->ninlining && (fe_find_param(lw->kd, name, &i) || fe_find_dim(lw->kd, name, &i, &axis));
+}
+
 fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc)
 {
     int local = fe_find_local(lw, name);

@@ -97,26 +97,27 @@ static int check_dim(const tj_kernel *k, const tj_arg *args, uint32_t i, int d)
     return 0;
 }
 
-/* Memory: non-empty tensors need data, and the farthest in-bounds element
- * must stay within SPAN_LIMIT_BYTES, so offset arithmetic cannot overflow. */
+/* Memory: the farthest in-bounds element must stay within
+ * SPAN_LIMIT_BYTES, so offset arithmetic cannot overflow (checked for
+ * empty tensors too: their other axes still index), and a non-empty
+ * tensor needs data. */
 static int check_memory(const tj_kernel *k, const tj_param *p, const tj_tensor *t)
 {
     int64_t limit = SPAN_LIMIT_BYTES / tj_dtype_size(t->dtype), span = 0;
-    for (int d = 0; d < t->rank; d++)
-        if (t->shape[d] == 0)
-            return 0; /* empty: never touched */
-    if (!t->data) {
-        tj_error(k->ctx, "argument '%s': data is NULL", p->name);
-        return -1;
-    }
+    int empty = 0;
     for (int d = 0; d < t->rank; d++) {
-        int64_t s = t->strides[d], reach = t->shape[d] - 1;
+        int64_t s = t->strides[d], reach = t->shape[d] > 0 ? t->shape[d] - 1 : 0;
+        empty |= t->shape[d] == 0;
         if (reach && (s < -limit || s > limit || (s < 0 ? -s : s) > (limit - span) / reach)) {
             tj_error(k->ctx, "argument '%s': stride %lld of dim %d reaches beyond 2^60 bytes", p->name,
                      (long long)s, d);
             return -1;
         }
         span += reach * (s < 0 ? -s : s);
+    }
+    if (!empty && !t->data) {
+        tj_error(k->ctx, "argument '%s': data is NULL", p->name);
+        return -1;
     }
     return 0;
 }

@@ -11,33 +11,28 @@
 
 #include "interp/interp.h"
 
-void tj_copy_val(tj_rval *dst, const tj_rval *src)
+static void copy_val(tj_rval *dst, const tj_rval *src)
 {
-    uint32_t n = dst->n < src->n ? dst->n : src->n;
-    if (dst->data && src->data)
-        memcpy(dst->data, src->data, sizeof(tj_slot) * n);
-    else if (dst->off && src->off)
-        memcpy(dst->off, src->off, sizeof(int64_t) * n);
-    dst->tensor = src->tensor;
+    memcpy(dst->data, src->data, sizeof(tj_slot) * (dst->n < src->n ? dst->n : src->n));
 }
 
 /* Makes dst stand for src: same storage, no copy. */
-static void alias_val(tj_rval *dst, const tj_rval *src)
-{
-    dst->data = src->data;
-    dst->off = src->off;
-    dst->tensor = src->tensor;
-}
+static void alias_val(tj_rval *dst, const tj_rval *src) { dst->data = src->data; }
 
-/* The results of for/if: a tuple of the given values. */
-static void set_results(tj_interp *st, tj_ref r, const tj_ref *vals, uint32_t n)
+/* The results of for/if: the tuple of the given values (its elements
+ * were described by prepare.c; here they take the values' storage). */
+static int set_results(tj_interp *st, tj_ref r, const tj_ref *vals, uint32_t n)
 {
     tj_rval *rv = tj_val(st, r);
-    if (rv->elems)
-        for (uint32_t i = 0; i < n && i < rv->ti->nelems; i++)
-            rv->elems[i] = *tj_val(st, vals[i]);
-    else if (n)
-        alias_val(rv, tj_val(st, vals[0]));
+    if (n != (rv->elems ? rv->ti->nelems : 0))
+        return tj_interp_bad_ir(st, r, "results do not match the values yielded");
+    for (uint32_t i = 0; i < n; i++) {
+        const tj_rval *v = tj_val(st, vals[i]);
+        if (v->n != rv->elems[i].n)
+            return tj_interp_bad_ir(st, r, "a yielded value does not have the result's shape");
+        alias_val(&rv->elems[i], v);
+    }
+    return 0;
 }
 
 static int64_t scalar_i64(const tj_interp *st, tj_ref r, uint32_t a)
@@ -75,7 +70,7 @@ static int exec_for(tj_interp *st, tj_ref r)
     tj_rval *scratch = tj_val(st, r)->work;
     tj_ref *args = k->blocks[body].insts;
     for (uint32_t i = 0; i < nc; i++)
-        tj_copy_val(tj_val(st, args[1 + i]), tj_opnd(st, r, 3 + i));
+        copy_val(tj_val(st, args[1 + i]), tj_opnd(st, r, 3 + i));
     int64_t lo = scalar_i64(st, r, 0), step = scalar_i64(st, r, 2);
     uint64_t count = trip_count(lo, scalar_i64(st, r, 1), step);
     tj_rval *iv = tj_val(st, args[0]);
@@ -86,17 +81,15 @@ static int exec_for(tj_interp *st, tj_ref r)
         if (tj_run_block(st, body, &y) || check_yield(st, r, y, nc))
             return -1;
         for (uint32_t c = 0; c < nc; c++)
-            tj_copy_val(&scratch[c], tj_opnd(st, y, c));
+            copy_val(&scratch[c], tj_opnd(st, y, c));
         for (uint32_t c = 0; c < nc; c++) {
-            tj_rval *a = tj_val(st, args[1 + c]), old = *a;
+            tj_rval *a = tj_val(st, args[1 + c]);
+            tj_slot *old = a->data;
             a->data = scratch[c].data;
-            a->off = scratch[c].off;
-            scratch[c].data = old.data;
-            scratch[c].off = old.off;
+            scratch[c].data = old;
         }
     }
-    set_results(st, r, args + 1, nc);
-    return 0;
+    return set_results(st, r, args + 1, nc);
 }
 
 static int exec_if(tj_interp *st, tj_ref r)
@@ -104,24 +97,31 @@ static int exec_if(tj_interp *st, tj_ref r)
     const tj_inst *in = tj_in(st, r);
     tj_block_id b = in->region[tj_opnd(st, r, 0)->data[0].i ? 0 : 1];
     if (!b)
-        return 0; /* no else branch, hence no results */
+        return set_results(st, r, NULL, 0); /* no else block: fine without results */
     tj_ref y;
     if (tj_run_block(st, b, &y))
         return -1;
     if (!y)
         return check_yield(st, r, y, 0);
-    const tj_inst *yi = tj_in(st, y);
-    set_results(st, r, yi->args, yi->nargs);
-    return 0;
+    return set_results(st, r, tj_in(st, y)->args, tj_in(st, y)->nargs);
 }
 
 static int exec_proj(tj_interp *st, tj_ref r)
 {
     const tj_rval *t = tj_opnd(st, r, 0);
     int64_t i = tj_in(st, r)->imm;
-    if (!t->elems || i < 0 || i >= t->ti->nelems)
+    if (!t->elems || i < 0 || i >= t->ti->nelems || t->elems[i].n != tj_val(st, r)->n)
         return tj_interp_bad_ir(st, r, "index out of the tuple");
     alias_val(tj_val(st, r), &t->elems[i]);
+    return 0;
+}
+
+/* reshape keeps the row-major order: the same elements, renamed. */
+static int exec_reshape(tj_interp *st, tj_ref r)
+{
+    if (tj_opnd(st, r, 0)->n != tj_val(st, r)->n)
+        return tj_interp_bad_ir(st, r, "element counts differ");
+    alias_val(tj_val(st, r), tj_opnd(st, r, 0));
     return 0;
 }
 
@@ -149,7 +149,7 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_PROGRAM_ID:
     case TJ_OP_NUM_PROGRAMS: return exec_program_index(st, r);
     case TJ_OP_BROADCAST: return tj_exec_broadcast(st, r);
-    case TJ_OP_RESHAPE: alias_val(tj_val(st, r), tj_opnd(st, r, 0)); return 0;
+    case TJ_OP_RESHAPE: return exec_reshape(st, r);
     case TJ_OP_PERMUTE: return tj_exec_permute(st, r);
     case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
     case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
@@ -196,6 +196,9 @@ int tj_run_block(tj_interp *st, tj_block_id b, tj_ref *yield)
 
 enum { MAX_PROGRAMS_LOG2 = 31 };
 
+/* Evaluates the grid block. An axis of 0 is an empty launch (nothing
+ * runs: an empty tensor's grid); a negative axis, or more than 2^31
+ * programs, is an error rather than a hang. */
 static int eval_grid(tj_interp *st, int64_t grid[3])
 {
     const tj_kernel *k = st->k;
@@ -210,12 +213,12 @@ static int eval_grid(tj_interp *st, int64_t grid[3])
     uint64_t total = 1;
     for (uint32_t a = 0; a < 3; a++) {
         grid[a] = a < n ? scalar_i64(st, y, a) : 1;
-        if (grid[a] < 1) {
-            tj_error(st->ctx, "kernel '%s': grid axis %u is %lld; it must be at least 1", k->name,
-                     a, (long long)grid[a]);
+        if (grid[a] < 0) {
+            tj_error(st->ctx, "kernel '%s': grid axis %u is %lld; it must not be negative", k->name, a,
+                     (long long)grid[a]);
             return -1;
         }
-        if ((uint64_t)grid[a] > ((uint64_t)1 << MAX_PROGRAMS_LOG2) / total) {
+        if (total && (uint64_t)grid[a] > ((uint64_t)1 << MAX_PROGRAMS_LOG2) / total) {
             tj_error(st->ctx, "kernel '%s': the grid (%lld, %lld, %lld) has more than 2^%d programs",
                      k->name, (long long)grid[0], (long long)(a > 0 ? grid[1] : 1),
                      (long long)(a > 1 ? grid[2] : 1), MAX_PROGRAMS_LOG2);
@@ -237,10 +240,12 @@ static int run_programs(tj_interp *st)
     return 0;
 }
 
-static int run_steps(tj_interp *st, const tj_kernel *k, const tj_arg *args, int64_t grid[3], int programs)
+static int run_steps(tj_interp *st, const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3],
+                     int programs)
 {
     tj_block_id roots[2] = {k->grid, k->body};
-    if (tj_interp_prepare(st, k, args, roots, programs ? 2 : 1) || eval_grid(st, grid))
+    if (tj_check_args(k, args, nargs) || tj_interp_prepare(st, k, args, roots, programs ? 2 : 1) ||
+        eval_grid(st, grid))
         return -1;
     memcpy(st->nprog, grid, sizeof st->nprog);
     return programs ? run_programs(st) : 0;
@@ -251,7 +256,7 @@ static int run_steps(tj_interp *st, const tj_kernel *k, const tj_arg *args, int6
  * state is on the heap: locals changed after setjmp would be lost. */
 static int run_guarded(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3], int programs)
 {
-    if (!k || tj_check_args(k, args, nargs))
+    if (!k)
         return -1;
     tj_interp *st = calloc(1, sizeof *st);
     if (!st) {
@@ -264,7 +269,7 @@ static int run_guarded(const tj_kernel *k, const tj_arg *args, uint32_t nargs, i
     if (setjmp(jb))
         rc = -1;
     else
-        rc = run_steps(st, k, args, grid, programs);
+        rc = run_steps(st, k, args, nargs, grid, programs);
     tj_ctx_swap_guard(k->ctx, outer);
     tj_interp_release(st);
     free(st);

@@ -87,6 +87,12 @@ static inline double tj_min_d(double x, double y)
     return x < y || (x == y && signbit(x)) ? x : y;
 }
 
+/* A slot read as the type an op computes in. */
+#define TJ_AS_F32(s) ((float)(s).f)
+#define TJ_AS_F64(s) ((s).f)
+#define TJ_AS_I64(s) ((s).i)
+#define TJ_AS_U64(s) ((s).u)
+
 /* Runs BODY for i in [0, n), then returns 0: one loop of an op handler. */
 #define TJ_EACH(BODY)                      \
     {                                      \
@@ -103,19 +109,12 @@ static inline double tj_min_d(double x, double y)
 int tj_interp_prepare(tj_interp *st, const tj_kernel *k, const tj_arg *args,
                       const tj_block_id *roots, int nroots);
 void tj_interp_release(tj_interp *st);
-/* The i-th argument (ARG instruction) of block b. */
-static inline tj_ref tj_block_arg(const tj_kernel *k, tj_block_id b, uint32_t i)
-{
-    return k->blocks[b].insts[i];
-}
 /* Reports an internal error (IR the verifier should have refused). */
 int tj_interp_bad_ir(const tj_interp *st, tj_ref r, const char *what);
 
 /* ---- exec.c ---- */
 /* Runs block b; *yield receives its terminator. */
 int tj_run_block(tj_interp *st, tj_block_id b, tj_ref *yield);
-/* Copies a tile's or view's contents (same type). */
-void tj_copy_val(tj_rval *dst, const tj_rval *src);
 
 /* ---- value.c: dtypes and slots ---- */
 tj_class tj_dtype_class(tj_dtype dt);
@@ -147,7 +146,8 @@ int tj_exec_load(tj_interp *st, tj_ref r);     /* memory.c */
 int tj_exec_store(tj_interp *st, tj_ref r);    /* memory.c */
 int tj_exec_atomic(tj_interp *st, tj_ref r);   /* memory.c */
 
-/* One element of a binary op, for atomics (elementwise.c). */
+/* r = a OP b over n slots of dtype dt, rounded (elementwise.c; atomics
+ * use it one element at a time). Returns -1 when op does not apply. */
 int tj_binary_slots(tj_op op, tj_dtype dt, tj_slot *r, const tj_slot *a, const tj_slot *b,
                     uint32_t n);
 

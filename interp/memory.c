@@ -9,59 +9,60 @@
 
 #include "interp/interp.h"
 
-/* Tensors hold their own dtype; bool is one byte, nonzero true. memcpy:
- * tensor data need not be aligned. */
-static inline tj_slot mem_read(tj_dtype dt, const char *base, int64_t off)
+/* How memory holds each dtype and how a slot holds it: X(dtype, C type,
+ * slot field, slot value from the memory value v, memory value from the
+ * slot s). Tensors hold their own dtype; bool is one byte, nonzero true.
+ * Accesses go through memcpy: tensor data need not be aligned. */
+#define MEM_TYPES(X)                                                   \
+    X(TJ_DT_BOOL, uint8_t, i, v != 0, s.i != 0)                        \
+    X(TJ_DT_I8, int8_t, i, v, s.i)                                     \
+    X(TJ_DT_I16, int16_t, i, v, s.i)                                   \
+    X(TJ_DT_I32, int32_t, i, v, s.i)                                   \
+    X(TJ_DT_I64, int64_t, i, v, s.i)                                   \
+    X(TJ_DT_U8, uint8_t, u, v, s.u)                                    \
+    X(TJ_DT_U16, uint16_t, u, v, s.u)                                  \
+    X(TJ_DT_U32, uint32_t, u, v, s.u)                                  \
+    X(TJ_DT_U64, uint64_t, u, v, s.u)                                  \
+    X(TJ_DT_F16, uint16_t, f, tj_f16_to_f32(v), tj_f64_to_f16(s.f))    \
+    X(TJ_DT_BF16, uint16_t, f, tj_bf16_to_f32(v), tj_f64_to_bf16(s.f)) \
+    X(TJ_DT_F32, float, f, v, s.f)                                     \
+    X(TJ_DT_F64, double, f, v, s.f)
+
+static tj_slot mem_read(tj_dtype dt, const char *base, int64_t off)
 {
-    const char *p = base + off * tj_dtype_size(dt);
     tj_slot s = {.u = 0};
     switch (dt) {
-#define READ(D, T, FIELD, CONV) \
-    case D: { T v; memcpy(&v, p, sizeof v); s.FIELD = CONV; break; }
-    READ(TJ_DT_BOOL, uint8_t, i, v != 0)
-    READ(TJ_DT_I8, int8_t, i, v)
-    READ(TJ_DT_I16, int16_t, i, v)
-    READ(TJ_DT_I32, int32_t, i, v)
-    READ(TJ_DT_I64, int64_t, i, v)
-    READ(TJ_DT_U8, uint8_t, u, v)
-    READ(TJ_DT_U16, uint16_t, u, v)
-    READ(TJ_DT_U32, uint32_t, u, v)
-    READ(TJ_DT_U64, uint64_t, u, v)
-    READ(TJ_DT_F16, uint16_t, f, tj_f16_to_f32(v))
-    READ(TJ_DT_BF16, uint16_t, f, tj_bf16_to_f32(v))
-    READ(TJ_DT_F32, float, f, v)
-    READ(TJ_DT_F64, double, f, v)
+#define READ(D, T, FIELD, IN, OUT)                                 \
+    case D: {                                                      \
+        T v;                                                       \
+        memcpy(&v, base + off * (int64_t)sizeof(T), sizeof v);     \
+        s.FIELD = IN;                                              \
+        break;                                                     \
+    }
+        MEM_TYPES(READ)
 #undef READ
     default: break;
     }
     return s;
 }
 
-static inline void mem_write(tj_dtype dt, char *base, int64_t off, tj_slot s)
+static void mem_write(tj_dtype dt, char *base, int64_t off, tj_slot s)
 {
-    char *p = base + off * tj_dtype_size(dt);
     switch (dt) {
-#define WRITE(D, T, EXPR) \
-    case D: { T v = (T)(EXPR); memcpy(p, &v, sizeof v); break; }
-    WRITE(TJ_DT_BOOL, uint8_t, s.i != 0)
-    WRITE(TJ_DT_I8, int8_t, s.i)
-    WRITE(TJ_DT_I16, int16_t, s.i)
-    WRITE(TJ_DT_I32, int32_t, s.i)
-    WRITE(TJ_DT_I64, int64_t, s.i)
-    WRITE(TJ_DT_U8, uint8_t, s.u)
-    WRITE(TJ_DT_U16, uint16_t, s.u)
-    WRITE(TJ_DT_U32, uint32_t, s.u)
-    WRITE(TJ_DT_U64, uint64_t, s.u)
-    WRITE(TJ_DT_F16, uint16_t, tj_f64_to_f16(s.f))
-    WRITE(TJ_DT_BF16, uint16_t, tj_f64_to_bf16(s.f))
-    WRITE(TJ_DT_F32, float, s.f)
-    WRITE(TJ_DT_F64, double, s.f)
+#define WRITE(D, T, FIELD, IN, OUT)                                \
+    case D: {                                                      \
+        T v = (T)(OUT);                                            \
+        memcpy(base + off * (int64_t)sizeof(T), &v, sizeof v);     \
+        break;                                                     \
+    }
+        MEM_TYPES(WRITE)
 #undef WRITE
     default: break;
     }
 }
 
-/* An optional per-element operand: one element (step 0) or n (step 1). */
+/* A per-element operand (mask, other, value): one element (step 0) or
+ * n (step 1); absent optional ones have no data. */
 typedef struct elem_src {
     const tj_slot *data; /* NULL: absent */
     uint32_t step;
@@ -73,7 +74,7 @@ static int elem_operand(const tj_interp *st, tj_ref r, uint32_t a, uint32_t n, t
     if (!tj_in(st, r)->args[a])
         return 0;
     const tj_rval *x = tj_opnd(st, r, a);
-    if (!x->data || (x->n != n && x->n != 1) || (dt != TJ_DT_INVALID && x->dt != dt))
+    if (!x->data || (x->n != n && x->n != 1) || x->dt != dt)
         return tj_interp_bad_ir(st, r, "operand does not fit the view");
     *out = (elem_src){x->data, x->n == n ? 1u : 0u};
     return 0;
@@ -90,9 +91,53 @@ static const tj_rval *view_operand(const tj_interp *st, tj_ref r, uint32_t n, tj
     return v;
 }
 
-static inline int skipped(const tj_rval *v, elem_src mask, uint32_t i)
+static inline int skipped(const int64_t *off, elem_src mask, uint32_t i)
 {
-    return v->off[i] == TJ_OOB || (mask.data && !mask.data[i * mask.step].i);
+    return off[i] == TJ_OOB || (mask.data && !mask.data[i * mask.step].i);
+}
+
+/* The loops of load and store, one per dtype (no dispatch per element). */
+static void load_elems(tj_dtype dt, tj_slot *r, uint32_t n, const char *base, const int64_t *off, elem_src mask,
+                       elem_src other)
+{
+    const tj_slot zero = {.u = 0};
+    switch (dt) {
+#define LOAD(D, T, FIELD, IN, OUT)                                          \
+    case D:                                                                 \
+        for (uint32_t i = 0; i < n; i++) {                                  \
+            if (skipped(off, mask, i)) {                                    \
+                r[i] = other.data ? other.data[i * other.step] : zero;      \
+                continue;                                                   \
+            }                                                               \
+            T v;                                                            \
+            memcpy(&v, base + off[i] * (int64_t)sizeof(T), sizeof v);       \
+            r[i].FIELD = IN;                                                \
+        }                                                                   \
+        break;
+        MEM_TYPES(LOAD)
+#undef LOAD
+    default: break;
+    }
+}
+
+static void store_elems(tj_dtype dt, const tj_slot *x, uint32_t step, uint32_t n, char *base, const int64_t *off,
+                        elem_src mask)
+{
+    switch (dt) {
+#define STORE(D, T, FIELD, IN, OUT)                                         \
+    case D:                                                                 \
+        for (uint32_t i = 0; i < n; i++) {                                  \
+            if (skipped(off, mask, i))                                      \
+                continue;                                                   \
+            tj_slot s = x[i * step];                                        \
+            T v = (T)(OUT);                                                 \
+            memcpy(base + off[i] * (int64_t)sizeof(T), &v, sizeof v);       \
+        }                                                                   \
+        break;
+        MEM_TYPES(STORE)
+#undef STORE
+    default: break;
+    }
 }
 
 int tj_exec_load(tj_interp *st, tj_ref r)
@@ -103,11 +148,7 @@ int tj_exec_load(tj_interp *st, tj_ref r)
     if (!v || elem_operand(st, r, 1, rv->n, TJ_DT_BOOL, &mask) ||
         elem_operand(st, r, 2, rv->n, rv->dt, &other))
         return -1;
-    const tj_slot zero = {.u = 0};
-    const char *base = v->tensor->data;
-    for (uint32_t i = 0; i < rv->n; i++)
-        rv->data[i] = skipped(v, mask, i) ? (other.data ? other.data[i * other.step] : zero)
-                                          : mem_read(rv->dt, base, v->off[i]);
+    load_elems(rv->dt, rv->data, rv->n, v->tensor->data, v->off, mask, other);
     return 0;
 }
 
@@ -118,12 +159,7 @@ int tj_exec_store(tj_interp *st, tj_ref r)
     elem_src x, mask;
     if (!v || elem_operand(st, r, 1, v->n, v->dt, &x) || elem_operand(st, r, 2, v->n, TJ_DT_BOOL, &mask))
         return -1;
-    if (!x.data)
-        return tj_interp_bad_ir(st, r, "no value to store");
-    char *base = v->tensor->data;
-    for (uint32_t i = 0; i < v->n; i++)
-        if (!skipped(v, mask, i))
-            mem_write(v->dt, base, v->off[i], x.data[i * x.step]);
+    store_elems(v->dt, x.data, x.step, v->n, v->tensor->data, v->off, mask);
     return 0;
 }
 
@@ -137,15 +173,13 @@ int tj_exec_atomic(tj_interp *st, tj_ref r)
     elem_src x, mask;
     if (!v || elem_operand(st, r, 1, v->n, v->dt, &x) || elem_operand(st, r, 2, v->n, TJ_DT_BOOL, &mask))
         return -1;
-    if (!x.data)
-        return tj_interp_bad_ir(st, r, "no value to combine");
     if (rv->data && rv->n != v->n)
         return tj_interp_bad_ir(st, r, "result does not fit the view");
     tj_op op = in->op == TJ_OP_ATOMIC_ADD ? TJ_OP_ADD : in->op == TJ_OP_ATOMIC_MAX ? TJ_OP_MAX : TJ_OP_MIN;
     char *base = v->tensor->data;
     for (uint32_t i = 0; i < v->n; i++) {
         tj_slot old = {.u = 0}, now;
-        if (!skipped(v, mask, i)) {
+        if (!skipped(v->off, mask, i)) {
             old = mem_read(v->dt, base, v->off[i]);
             if (tj_binary_slots(op, v->dt, &now, &old, &x.data[i * x.step], 1))
                 return tj_interp_bad_ir(st, r, "op does not apply to this dtype");

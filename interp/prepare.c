@@ -30,13 +30,20 @@ int tj_interp_bad_ir(const tj_interp *st, tj_ref r, const char *what)
     return -1;
 }
 
-/* Sets up rv for type t with storage of its own. */
-static void take_value(plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
+/* Sets rv's type fields for type t. */
+static const tj_type_info *describe(const tj_ctx *c, tj_rval *rv, tj_type t)
 {
     const tj_type_info *ti = tj_type_get(c, t);
     rv->ti = ti;
     rv->dt = ti->dtype;
     rv->n = ti->kind == TJ_TK_TILE || ti->kind == TJ_TK_VIEW ? (uint32_t)tj_type_numel(c, t) : 0;
+    return ti;
+}
+
+/* Sets up rv for type t with storage of its own. */
+static void take_value(plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
+{
+    const tj_type_info *ti = describe(c, rv, t);
     if (ti->kind == TJ_TK_TILE)
         rv->data = take(p, sizeof(tj_slot) * rv->n);
     else if (ti->kind == TJ_TK_VIEW)
@@ -66,17 +73,14 @@ static void take_inst(plan *p, tj_interp *st, tj_ref r)
     const tj_inst *in = tj_in(st, r);
     tj_rval *rv = &st->vals[r];
     const tj_ctx *c = st->k->ctx;
-    const tj_type_info *ti = tj_type_get(c, in->type);
     int aliases = in->op == TJ_OP_PROJ || in->op == TJ_OP_RESHAPE || in->op == TJ_OP_FOR ||
-                  in->op == TJ_OP_IF; /* results point at other values' storage */
+                  in->op == TJ_OP_IF; /* results point at other values' storage (exec.c) */
     if (!aliases)
         take_value(p, c, rv, in->type);
-    else {
-        rv->ti = ti;
-        rv->dt = ti->dtype;
-        rv->n = ti->kind == TJ_TK_TILE ? (uint32_t)tj_type_numel(c, in->type) : 0;
-        if (ti->kind == TJ_TK_TUPLE)
-            rv->elems = take(p, sizeof(tj_rval) * ti->nelems);
+    else if (describe(c, rv, in->type)->kind == TJ_TK_TUPLE) {
+        rv->elems = take(p, sizeof(tj_rval) * rv->ti->nelems);
+        for (uint32_t e = 0; p->base && e < rv->ti->nelems; e++)
+            describe(c, &rv->elems[e], rv->ti->elems[e]);
     }
     size_t work = 0;
     switch (in->op) {
@@ -138,12 +142,78 @@ static int check_param(tj_interp *st, tj_ref r)
     return 0;
 }
 
+/* What each operand must be. The verifier checks types in full; this
+ * much, checked once per run, keeps every op handler memory-safe on its
+ * own (a handler then only compares element counts). */
+static tj_type_kind operand_kind(tj_op op, uint32_t a)
+{
+    switch (op) {
+    case TJ_OP_DIM: return TJ_TK_TENSOR;
+    case TJ_OP_VIEW: return a ? TJ_TK_TILE : TJ_TK_TENSOR;
+    case TJ_OP_LOAD:
+    case TJ_OP_STORE:
+    case TJ_OP_ATOMIC_ADD:
+    case TJ_OP_ATOMIC_MAX:
+    case TJ_OP_ATOMIC_MIN: return a ? TJ_TK_TILE : TJ_TK_VIEW;
+    case TJ_OP_PROJ: return TJ_TK_TUPLE;
+    default: return TJ_TK_TILE; /* yields too: grid sizes and region results */
+    }
+}
+
+static int operand_optional(tj_op op, uint32_t a)
+{
+    switch (op) {
+    case TJ_OP_LOAD: return a >= 1; /* mask, other */
+    case TJ_OP_STORE:
+    case TJ_OP_ATOMIC_ADD:
+    case TJ_OP_ATOMIC_MAX:
+    case TJ_OP_ATOMIC_MIN:
+    case TJ_OP_DOT: return a == 2; /* mask; accumulator */
+    default: return 0;
+    }
+}
+
+/* A region that starts with n block arguments. */
+static int has_args(const tj_kernel *k, tj_block_id b, uint32_t n)
+{
+    if (!b || b >= k->nblocks || k->blocks[b].ninsts <= n)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (k->insts[k->blocks[b].insts[i]].op != TJ_OP_ARG)
+            return 0;
+    return 1;
+}
+
+static int check_structure(tj_interp *st, tj_ref r)
+{
+    const tj_kernel *k = st->k;
+    const tj_inst *in = tj_in(st, r);
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref x = in->args[a];
+        tj_type_kind want = operand_kind(in->op, a);
+        if (!x && operand_optional(in->op, a))
+            continue;
+        if (!x || x >= k->ninsts || x == r)
+            return tj_interp_bad_ir(st, r, "an operand is missing or does not exist");
+        if (tj_type_get(k->ctx, k->insts[x].type)->kind != want)
+            return tj_interp_bad_ir(st, r, "an operand is of the wrong kind");
+    }
+    for (int i = 0; i < 2; i++)
+        if (in->region[i] >= k->nblocks)
+            return tj_interp_bad_ir(st, r, "region does not exist");
+    if (in->op == TJ_OP_FOR && (in->nargs < 3 || !has_args(k, in->region[0], in->nargs - 2)))
+        return tj_interp_bad_ir(st, r, "body must start with the induction variable and carried values");
+    if (in->op == TJ_OP_SCAN && !has_args(k, in->region[0], 2 * in->nargs))
+        return tj_interp_bad_ir(st, r, "combine region must start with 2n arguments");
+    return 0;
+}
+
 static int walk_block(plan *p, tj_interp *st, tj_block_id b, int depth);
 
 static int walk_inst(plan *p, tj_interp *st, tj_ref r, int depth)
 {
     const tj_inst *in = tj_in(st, r);
-    if (in->op == TJ_OP_PARAM && check_param(st, r))
+    if (!p->base && (check_structure(st, r) || (in->op == TJ_OP_PARAM && check_param(st, r))))
         return -1;
     take_inst(p, st, r);
     if (p->base && set_constant(st, r))
@@ -163,17 +233,28 @@ static int walk_block(plan *p, tj_interp *st, tj_block_id b, int depth)
         return -1;
     }
     const tj_block *blk = tj_block_at(st->k, b);
-    for (uint32_t i = 0; i < blk->ninsts; i++)
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        if (!blk->insts[i] || blk->insts[i] >= st->k->ninsts) {
+            tj_error(st->ctx, "internal error: interpreter: kernel '%s': block %u lists no instruction",
+                     st->k->name, b);
+            return -1;
+        }
         if (walk_inst(p, st, blk->insts[i], depth))
             return -1;
+    }
     return 0;
 }
 
 static int walk_all(plan *p, tj_interp *st, const tj_block_id *roots, int nroots)
 {
-    for (int i = 0; i < nroots; i++)
+    for (int i = 0; i < nroots; i++) {
+        if (roots[i] >= st->k->nblocks) {
+            tj_error(st->ctx, "internal error: interpreter: kernel '%s' has no block %u", st->k->name, roots[i]);
+            return -1;
+        }
         if (walk_block(p, st, roots[i], 0))
             return -1;
+    }
     return 0;
 }
 

@@ -38,42 +38,37 @@ tj_lines tj_split_axis(const tj_type_info *ti, int64_t axis)
     return 0;                                                                     \
     }
 
-#define AS_F32(s) ((float)(s).f)
-#define AS_F64(s) ((s).f)
-#define AS_I64(s) ((s).i)
-#define AS_U64(s) ((s).u)
-
 static int reduce_f32(tj_op op, tj_slot *r, const tj_slot *x, tj_lines l)
 {
     switch (op) {
-    case TJ_OP_REDUCE_SUM: EACH_LINE(float, AS_F32, f, acc + v);
-    case TJ_OP_REDUCE_PROD: EACH_LINE(float, AS_F32, f, acc * v);
-    case TJ_OP_REDUCE_MAX: EACH_LINE(float, AS_F32, f, tj_max_f(acc, v));
-    default: EACH_LINE(float, AS_F32, f, tj_min_f(acc, v));
+    case TJ_OP_REDUCE_SUM: EACH_LINE(float, TJ_AS_F32, f, acc + v);
+    case TJ_OP_REDUCE_PROD: EACH_LINE(float, TJ_AS_F32, f, acc * v);
+    case TJ_OP_REDUCE_MAX: EACH_LINE(float, TJ_AS_F32, f, tj_max_f(acc, v));
+    default: EACH_LINE(float, TJ_AS_F32, f, tj_min_f(acc, v));
     }
 }
 
 static int reduce_f64(tj_op op, tj_slot *r, const tj_slot *x, tj_lines l)
 {
     switch (op) {
-    case TJ_OP_REDUCE_SUM: EACH_LINE(double, AS_F64, f, acc + v);
-    case TJ_OP_REDUCE_PROD: EACH_LINE(double, AS_F64, f, acc * v);
-    case TJ_OP_REDUCE_MAX: EACH_LINE(double, AS_F64, f, tj_max_d(acc, v));
-    default: EACH_LINE(double, AS_F64, f, tj_min_d(acc, v));
+    case TJ_OP_REDUCE_SUM: EACH_LINE(double, TJ_AS_F64, f, acc + v);
+    case TJ_OP_REDUCE_PROD: EACH_LINE(double, TJ_AS_F64, f, acc * v);
+    case TJ_OP_REDUCE_MAX: EACH_LINE(double, TJ_AS_F64, f, tj_max_d(acc, v));
+    default: EACH_LINE(double, TJ_AS_F64, f, tj_min_d(acc, v));
     }
 }
 
 static int reduce_int(tj_op op, int sign, tj_slot *r, const tj_slot *x, tj_lines l)
 {
     switch (op) {
-    case TJ_OP_REDUCE_SUM: EACH_LINE(uint64_t, AS_U64, u, acc + v);
-    case TJ_OP_REDUCE_PROD: EACH_LINE(uint64_t, AS_U64, u, acc * v);
+    case TJ_OP_REDUCE_SUM: EACH_LINE(uint64_t, TJ_AS_U64, u, acc + v);
+    case TJ_OP_REDUCE_PROD: EACH_LINE(uint64_t, TJ_AS_U64, u, acc * v);
     default: break;
     }
     int max = op == TJ_OP_REDUCE_MAX;
     if (sign)
-        EACH_LINE(int64_t, AS_I64, i, (max ? v > acc : v < acc) ? v : acc);
-    EACH_LINE(uint64_t, AS_U64, u, (max ? v > acc : v < acc) ? v : acc);
+        EACH_LINE(int64_t, TJ_AS_I64, i, (max ? v > acc : v < acc) ? v : acc);
+    EACH_LINE(uint64_t, TJ_AS_U64, u, (max ? v > acc : v < acc) ? v : acc);
 }
 
 /* For every line: the index of the first element that no later one beats. */
@@ -103,10 +98,10 @@ static int arg_extreme(tj_op op, tj_class cls, tj_slot *r, const tj_slot *x, tj_
     case TJ_CL_F32:
     case TJ_CL_F64: /* NaN is the maximum: it beats a number for argmax, loses for argmin */
         if (max)
-            ARG_LINE(double, AS_F64, (v != v && best == best) || v > best);
-        ARG_LINE(double, AS_F64, (best != best && v == v) || v < best);
-    case TJ_CL_SINT: ARG_LINE(int64_t, AS_I64, max ? v > best : v < best);
-    default: ARG_LINE(uint64_t, AS_U64, max ? v > best : v < best);
+            ARG_LINE(double, TJ_AS_F64, (v != v && best == best) || v > best);
+        ARG_LINE(double, TJ_AS_F64, (best != best && v == v) || v < best);
+    case TJ_CL_SINT: ARG_LINE(int64_t, TJ_AS_I64, max ? v > best : v < best);
+    default: ARG_LINE(uint64_t, TJ_AS_U64, max ? v > best : v < best);
     }
 }
 

@@ -23,26 +23,20 @@
 
 static void cumulate(int sum, tj_dtype dt, tj_slot *r, const tj_slot *x, tj_lines l)
 {
-#define F32(s) ((float)(s).f)
-#define F64(s) ((s).f)
-#define U64(s) ((s).u)
     switch (tj_dtype_class(dt)) {
     case TJ_CL_F32:
         if (sum)
-            CUM_LINE(float, F32, f, acc + v)
-        CUM_LINE(float, F32, f, acc * v)
+            CUM_LINE(float, TJ_AS_F32, f, acc + v)
+        CUM_LINE(float, TJ_AS_F32, f, acc * v)
     case TJ_CL_F64:
         if (sum)
-            CUM_LINE(double, F64, f, acc + v)
-        CUM_LINE(double, F64, f, acc * v)
+            CUM_LINE(double, TJ_AS_F64, f, acc + v)
+        CUM_LINE(double, TJ_AS_F64, f, acc * v)
     default: /* integers wrap: computed in 64 bits, wrapped by the caller */
         if (sum)
-            CUM_LINE(uint64_t, U64, u, acc + v)
-        CUM_LINE(uint64_t, U64, u, acc * v)
+            CUM_LINE(uint64_t, TJ_AS_U64, u, acc + v)
+        CUM_LINE(uint64_t, TJ_AS_U64, u, acc * v)
     }
-#undef F32
-#undef F64
-#undef U64
 }
 
 static int check_axis(const tj_interp *st, tj_ref r, const tj_rval *x)

@@ -60,10 +60,16 @@ static void expand(int64_t *off, int64_t base, const view_axis *axes, int nax)
     for (int k = 0; k < nax; k++) {
         const int64_t *tab = axes[k].tab;
         uint32_t len = axes[k].len;
-        for (size_t a = m; a-- > 0;) { /* backwards: in place, each off[a] read before written */
-            int64_t v = off[a];
-            for (uint32_t j = len; j-- > 0;)
-                off[a * len + j] = v == TJ_OOB || tab[j] == TJ_OOB ? TJ_OOB : v + tab[j];
+        /* In place, backwards over a: off[a] is read before row a (at
+         * a * len >= a) is written, and rows below a are still unread. */
+        for (size_t a = m; a-- > 0;) {
+            int64_t v = off[a], *row = off + a * len;
+            if (v == TJ_OOB)
+                for (uint32_t j = 0; j < len; j++)
+                    row[j] = TJ_OOB;
+            else
+                for (uint32_t j = 0; j < len; j++)
+                    row[j] = tab[j] == TJ_OOB ? TJ_OOB : v + tab[j];
         }
         m *= len;
     }
@@ -93,7 +99,7 @@ int tj_exec_view(tj_interp *st, tj_ref r)
         } else if (kind > 0) {
             slice_table(tab, tj_slot_to_i64(x->dt, x->data[0]), (uint32_t)kind, t->shape[a], t->strides[a]);
             axes[nax++] = (view_axis){tab, (uint32_t)kind};
-            count *= (uint32_t)kind;
+            count *= (uint32_t)kind; /* no overflow: checked against n below, each step */
             tab += kind;
         } else if (kind == TJ_VIEW_GATHER) {
             if (!gather) {
@@ -111,13 +117,16 @@ int tj_exec_view(tj_interp *st, tj_ref r)
         } else {
             return tj_interp_bad_ir(st, r, "unknown axis kind");
         }
+        if (count > rv->n)
+            break;
     }
     if (count != rv->n)
         return tj_interp_bad_ir(st, r, "axes do not give the view's shape");
-    expand(rv->off, base, axes, oob ? 0 : nax);
-    if (oob)
+    if (oob) /* an index out of range: the whole view is */
         for (uint32_t i = 0; i < rv->n; i++)
             rv->off[i] = TJ_OOB;
+    else
+        expand(rv->off, base, axes, nax);
     rv->tensor = t;
     return 0;
 }

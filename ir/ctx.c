@@ -25,9 +25,7 @@ void tj_ctx_free(tj_ctx *c)
         next = k->next;
         free(k);
     }
-    free(c->types);
-    free(c->type_hash);
-    free(c);
+    free(c); /* types, sources and diagnostics live in the arena */
 }
 
 jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb)

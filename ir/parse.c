@@ -4,11 +4,7 @@
  * ops, types that exist); everything the verifier checks (operand types,
  * scoping) is left to tj_verify. The first error is reported with its
  * location and unwinds to tj_parse_ir, as out-of-memory does. */
-#include <inttypes.h>
 #include <setjmp.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ctx_internal.h"

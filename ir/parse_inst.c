@@ -1,6 +1,5 @@
 /* The IR text parser: instructions, their attributes and regions. */
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,7 +238,8 @@ static void parse_result_type(parser *p, inst_text *it)
         tjp_expect(p, ':');
         it->type = tjp_type(p);
     } else if (is_punct(peek(p), ':')) {
-        tjp_fail(p, peek(p), "a result type needs a result name: write '%%N = %s ...'", tj_op_get(it->op)->name);
+        tjp_fail(p, peek(p), "a result type needs a result name: write '%%N = %s ...'",
+                 tj_op_get(it->op)->name);
     }
 }
 
@@ -303,10 +303,12 @@ static void parse_regions(parser *p, tj_ref r)
         parse_region(p, r, 1);
         return;
     }
-    /* `if` without `else`: the else branch yields nothing */
+    /* `if` without `else`: the else branch yields nothing (and an error
+     * about that points at the if) */
     tj_block_id b = tj_block_new(p->k, r);
     tj_inst_at(p->k, r)->region[1] = b;
-    tj_emit(p->k, b, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+    tj_ref y = tj_emit(p->k, b, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+    tj_inst_at(p->k, y)->loc = tj_inst_at(p->k, r)->loc;
 }
 
 static tj_op parse_op_name(parser *p)

@@ -50,7 +50,11 @@ typedef struct parser {
 
 static inline const tj_tok *peek(const parser *p) { return &p->toks[p->pos]; }
 
-static inline const tj_tok *peek2(const parser *p) { return p->toks[p->pos].kind == TJ_TOK_EOF ? peek(p) : &p->toks[p->pos + 1]; }
+/* The token after the current one (EOF stays EOF). */
+static inline const tj_tok *peek2(const parser *p)
+{
+    return peek(p)->kind == TJ_TOK_EOF ? peek(p) : &p->toks[p->pos + 1];
+}
 
 static inline const tj_tok *next(parser *p)
 {

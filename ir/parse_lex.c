@@ -14,7 +14,11 @@ typedef struct lexer {
     uint32_t ntoks, cap;
 } lexer;
 
-static int is_ident_start(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
+static int is_ident_start(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
 static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 static int is_ident_char(char ch) { return is_ident_start(ch) || is_digit(ch); }
 

@@ -267,10 +267,11 @@ static uint32_t print_block_args(printer *p, const tj_block *blk, int depth)
 
 static void print_insts(printer *p, tj_block_id b, uint32_t from, int depth);
 
-static void print_comment(printer *p, int depth, const char *what, tj_block_id b)
+/* A `#` line standing for block b, which cannot be printed (`what` says why). */
+static void print_comment(printer *p, int depth, tj_block_id b, const char *what)
 {
     indent(p->out, depth);
-    tj_buf_printf(p->out, "# %s %" PRIu32 "\n", what, b);
+    tj_buf_printf(p->out, "# block %" PRIu32 " %s\n", b, what);
 }
 
 /* ` {` ... `}` around region block b, the closing brace at `depth`. */
@@ -278,11 +279,11 @@ static void print_region(printer *p, tj_block_id b, int depth)
 {
     tj_buf_append(p->out, " {\n", 3);
     if (!valid_block(p->k, b))
-        print_comment(p, depth + 1, "missing block", b);
+        print_comment(p, depth + 1, b, "does not exist");
     else if (p->seen[b])
-        print_comment(p, depth + 1, "printed twice: block", b);
+        print_comment(p, depth + 1, b, "is printed above: two regions share it");
     else if (depth > TJ_MAX_NESTING)
-        print_comment(p, depth + 1, "nesting too deep: block", b);
+        print_comment(p, depth + 1, b, "is nested too deeply");
     else {
         p->seen[b] = 1;
         uint32_t nargs = print_block_args(p, tj_block_at(p->k, b), depth);
@@ -321,7 +322,8 @@ static void print_top_block(printer *p, const char *label, tj_block_id b)
 {
     tj_buf_printf(p->out, "%s:\n", label);
     if (!valid_block(p->k, b) || p->seen[b]) {
-        print_comment(p, 1, "missing block", b);
+        print_comment(p, 1, b, valid_block(p->k, b) ? "is printed above: grid and body share it"
+                                                    : "does not exist");
         return;
     }
     p->seen[b] = 1;

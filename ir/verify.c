@@ -17,7 +17,7 @@
 void tj_verify_fail(tj_verifier *v, tj_ref r, const char *fmt, ...)
 {
     tj_buf msg = {0};
-    tj_loc loc = r ? tj_inst_at(v->k, r)->loc : (tj_loc){0, 0, 0};
+    tj_loc loc = r ? inst(v, r)->loc : (tj_loc){0, 0, 0};
     if (!loc.line)
         tj_buf_printf(&msg, "@%s: ", v->k->name);
     if (r) {
@@ -69,13 +69,14 @@ static int optional_operand(tj_op op, uint32_t a)
 /* Operand count bounds of variadic ops. */
 static void variadic_bounds(tj_op op, uint32_t *lo, uint32_t *hi)
 {
-    *lo = op == TJ_OP_FOR ? 3 : op == TJ_OP_SCAN || op == TJ_OP_SORT || op == TJ_OP_VIEW || op == TJ_OP_PACK ? 1 : 0;
+    int one = op == TJ_OP_SCAN || op == TJ_OP_SORT || op == TJ_OP_VIEW || op == TJ_OP_PACK;
+    *lo = op == TJ_OP_FOR ? 3 : one ? 1 : 0;
     *hi = op == TJ_OP_SORT ? 2 : op == TJ_OP_VIEW ? 1 + TJ_MAX_RANK : UINT32_MAX;
 }
 
 static int check_operand_count(tj_verifier *v, tj_ref r)
 {
-    const tj_inst *in = tj_inst_at(v->k, r);
+    const tj_inst *in = inst(v, r);
     int fixed = tj_op_get(in->op)->nargs;
     if (fixed >= 0 && in->nargs != (uint32_t)fixed) {
         tj_verify_fail(v, r, "takes %d operand%s, not %u", fixed, fixed == 1 ? "" : "s", in->nargs);
@@ -92,15 +93,14 @@ static int check_operand_count(tj_verifier *v, tj_ref r)
 
 static int check_operand(tj_verifier *v, tj_ref r, uint32_t a)
 {
-    const tj_kernel *k = v->k;
-    tj_ref x = tj_inst_at(k, r)->args[a];
+    tj_ref x = inst(v, r)->args[a];
     if (x == TJ_NONE) {
-        if (optional_operand(tj_inst_at(k, r)->op, a))
+        if (optional_operand(inst(v, r)->op, a))
             return 1;
         tj_verify_fail(v, r, "operand %u is missing", a + 1);
-    } else if (x >= k->ninsts) {
+    } else if (!valid_ref(v, x)) {
         tj_verify_fail(v, r, "operand %u refers to instruction %u, which does not exist", a + 1, x);
-    } else if (tj_inst_at(k, x)->type == TJ_TYPE_NONE) {
+    } else if (inst(v, x)->type == TJ_TYPE_NONE) {
         tj_verify_fail(v, r, "operand %u refers to an instruction without a result", a + 1);
     } else if (v->visible[x]) {
         return 1;
@@ -120,9 +120,15 @@ static int check_operands(tj_verifier *v, tj_ref r)
 {
     if (!check_operand_count(v, r))
         return 0;
+    const tj_inst *in = inst(v, r);
     int ok = 1;
-    for (uint32_t a = 0; a < tj_inst_at(v->k, r)->nargs; a++)
-        ok &= check_operand(v, r, a);
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        uint32_t first = 0;
+        while (in->args[first] != in->args[a])
+            first++;
+        if (first == a) /* a value used twice is reported once */
+            ok &= check_operand(v, r, a);
+    }
     return ok;
 }
 
@@ -135,7 +141,7 @@ static void walk_block(tj_verifier *v, tj_block_id b, tj_ref owner, block_kind k
 /* The grid runs before launch, on scalars: no memory, no program ids. */
 static void check_grid_op(tj_verifier *v, tj_ref r)
 {
-    const tj_inst *in = tj_inst_at(v->k, r);
+    const tj_inst *in = inst(v, r);
     tj_op op = in->op;
     int allowed = op == TJ_OP_PARAM || op == TJ_OP_DIM || op == TJ_OP_CONST || op == TJ_OP_YIELD ||
                   (tj_op_get(op)->flags & TJ_OPF_ELEM);
@@ -147,7 +153,7 @@ static void check_grid_op(tj_verifier *v, tj_ref r)
 
 static void check_regions(tj_verifier *v, tj_ref r, int depth, int operands_ok)
 {
-    const tj_inst *in = tj_inst_at(v->k, r);
+    const tj_inst *in = inst(v, r);
     int n = tj_op_region_count(in->op);
     for (int g = n; g < 2; g++)
         if (in->region[g])
@@ -161,7 +167,7 @@ static void check_regions(tj_verifier *v, tj_ref r, int depth, int operands_ok)
     int blocks_ok = 1, scan = in->op == TJ_OP_SCAN;
     v->scan_depth += scan;
     for (int g = 0; g < n; g++) {
-        tj_block_id b = tj_inst_at(v->k, r)->region[g];
+        tj_block_id b = inst(v, r)->region[g];
         blocks_ok &= b && b < v->k->nblocks && !v->walked[b];
         walk_block(v, b, r, BLOCK_REGION, depth + 1);
     }
@@ -172,7 +178,7 @@ static void check_regions(tj_verifier *v, tj_ref r, int depth, int operands_ok)
 
 static void check_inst(tj_verifier *v, tj_ref r, block_kind kind, int depth)
 {
-    const tj_inst *in = tj_inst_at(v->k, r);
+    const tj_inst *in = inst(v, r);
     if (in->op <= TJ_OP_INVALID || in->op >= TJ_OP_COUNT) {
         tj_verify_fail(v, r, "unknown op %d", (int)in->op);
         return;
@@ -198,7 +204,7 @@ static void check_placement(tj_verifier *v, tj_block_id b, uint32_t i, block_kin
 {
     const tj_block *blk = tj_block_at(v->k, b);
     tj_ref r = blk->insts[i];
-    const tj_inst *in = tj_inst_at(v->k, r);
+    const tj_inst *in = inst(v, r);
     if (in->block != b)
         tj_verify_fail(v, r, "internal error: records block %u but is in block %u", in->block, b);
     if ((tj_op_get(in->op)->flags & TJ_OPF_TERM) && i + 1 != blk->ninsts)
@@ -207,7 +213,7 @@ static void check_placement(tj_verifier *v, tj_block_id b, uint32_t i, block_kin
         return;
     if (kind != BLOCK_REGION)
         tj_verify_fail(v, r, "the %s block takes no arguments", kind == BLOCK_GRID ? "grid" : "body");
-    else if (i && tj_inst_at(v->k, blk->insts[i - 1])->op != TJ_OP_ARG)
+    else if (i && !(valid_ref(v, blk->insts[i - 1]) && inst(v, blk->insts[i - 1])->op == TJ_OP_ARG))
         tj_verify_fail(v, r, "block argument after the start of its block");
     else if (in->imm != (int64_t)i)
         tj_verify_fail(v, r, "block argument %u has index %lld", i, (long long)in->imm);
@@ -238,9 +244,9 @@ static void walk_block(tj_verifier *v, tj_block_id b, tj_ref owner, block_kind k
     const tj_block *blk = tj_block_at(v->k, b);
     for (uint32_t i = 0; i < blk->ninsts; i++) {
         tj_ref r = blk->insts[i];
-        if (!r || r >= v->k->ninsts || v->placed[r]) {
+        if (!valid_ref(v, r) || v->placed[r]) {
             tj_verify_fail(v, owner, "block %u holds instruction %u %s", b, r,
-                           r && r < v->k->ninsts ? "a second time" : "which does not exist");
+                           valid_ref(v, r) ? "a second time" : "which does not exist");
             continue;
         }
         v->placed[r] = 1;
@@ -249,10 +255,10 @@ static void walk_block(tj_verifier *v, tj_block_id b, tj_ref owner, block_kind k
         v->visible[r] = 1;
     }
     tj_ref last = blk->insts[blk->ninsts - 1];
-    if (last && last < v->k->ninsts && tj_inst_at(v->k, last)->op != TJ_OP_YIELD)
+    if (valid_ref(v, last) && inst(v, last)->op != TJ_OP_YIELD)
         tj_verify_fail(v, last, "the last instruction of a block must be yield");
     for (uint32_t i = 0; i < blk->ninsts; i++)
-        if (blk->insts[i] < v->k->ninsts)
+        if (valid_ref(v, blk->insts[i]))
             v->visible[blk->insts[i]] = 0;
 }
 
@@ -280,9 +286,9 @@ static void check_top_yield(tj_verifier *v, tj_block_id b, block_kind kind)
         return;
     const tj_block *blk = tj_block_at(v->k, b);
     tj_ref y = blk->insts[blk->ninsts - 1];
-    if (!y || y >= v->k->ninsts || tj_inst_at(v->k, y)->op != TJ_OP_YIELD)
+    if (!valid_ref(v, y) || inst(v, y)->op != TJ_OP_YIELD)
         return;
-    const tj_inst *in = tj_inst_at(v->k, y);
+    const tj_inst *in = inst(v, y);
     tj_type i32 = tj_type_scalar(v->c, TJ_DT_I32);
     if (kind == BLOCK_BODY && in->nargs)
         tj_verify_fail(v, y, "the body block yields nothing");
@@ -290,9 +296,8 @@ static void check_top_yield(tj_verifier *v, tj_block_id b, block_kind kind)
         tj_verify_fail(v, y, "the grid block yields 1 to 3 sizes, not %u", in->nargs);
     for (uint32_t a = 0; kind == BLOCK_GRID && a < in->nargs; a++) {
         tj_ref x = in->args[a];
-        if (x && x < v->k->ninsts && tj_inst_at(v->k, x)->type != i32)
-            tj_verify_fail(v, y, "grid size %u is %s, not i32", a + 1,
-                           tj_verify_type_str(v, tj_inst_at(v->k, x)->type));
+        if (valid_ref(v, x) && inst(v, x)->type != i32)
+            tj_verify_fail(v, y, "grid size %u is %s, not i32", a + 1, TS(inst(v, x)->type));
     }
 }
 

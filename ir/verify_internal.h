@@ -59,9 +59,9 @@ static inline int same_shape(const tj_type_info *a, const tj_type_info *b)
 #define TS(t) tj_verify_type_str(v, (t))
 
 /* Reports unless r's result type is `expected`; returns whether it is. */
-int tj_verify_expect_result(V *v, tj_ref r, tj_type expected);
+int tj_verify_result(V *v, tj_ref r, tj_type expected);
 /* Reports unless operand a of r is a tile (a scalar is a rank-0 tile). */
-int tj_verify_expect_tile(V *v, tj_ref r, uint32_t a);
+int tj_verify_tile_arg(V *v, tj_ref r, uint32_t a);
 
 /* Checks the operands and result of r against its op's rules (operands are
  * known to be valid, visible values). */

@@ -76,7 +76,7 @@ static void check_view(V *v, tj_ref r)
     if (expected == TJ_TYPE_NONE)
         tj_verify_fail(v, r, "the view is too large");
     else
-        tj_verify_expect_result(v, r, expected);
+        tj_verify_result(v, r, expected);
 }
 
 /* The tile type a view reads and writes. */
@@ -104,7 +104,7 @@ static void check_load(V *v, tj_ref r, tj_type tile)
         tj_verify_fail(v, r, "other is %s, expected %s or %s", TS(other), TS(tile),
                        tj_dtype_name(dtype_of(v, tile)));
     else
-        tj_verify_expect_result(v, r, tile);
+        tj_verify_result(v, r, tile);
 }
 
 /* store and atomics: view, value, mask */
@@ -120,11 +120,11 @@ static void check_update(V *v, tj_ref r, tj_type tile)
         return;
     tj_dtype dt = dtype_of(v, tile);
     if (op == TJ_OP_STORE)
-        tj_verify_expect_result(v, r, TJ_TYPE_NONE);
+        tj_verify_result(v, r, TJ_TYPE_NONE);
     else if (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt))
         tj_verify_fail(v, r, "atomics take numbers, not %s", tj_dtype_name(dt));
     else
-        tj_verify_expect_result(v, r, tile);
+        tj_verify_result(v, r, tile);
 }
 
 void tj_verify_memory_op(V *v, tj_ref r)

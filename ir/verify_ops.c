@@ -1,12 +1,11 @@
 /* The verifier's type rules, one function per op family (docs/ir.md, "Ops
  * and their semantics"). Operands are known to be valid visible values. */
 #include <inttypes.h>
-#include <string.h>
 
 #include "text_internal.h"
 #include "verify_internal.h"
 
-int tj_verify_expect_result(V *v, tj_ref r, tj_type expected)
+int tj_verify_result(V *v, tj_ref r, tj_type expected)
 {
     tj_type t = inst(v, r)->type;
     if (t == expected)
@@ -18,7 +17,7 @@ int tj_verify_expect_result(V *v, tj_ref r, tj_type expected)
     return 0;
 }
 
-int tj_verify_expect_tile(V *v, tj_ref r, uint32_t a)
+int tj_verify_tile_arg(V *v, tj_ref r, uint32_t a)
 {
     if (is_kind(v, arg_type(v, r, a), TJ_TK_TILE))
         return 1;
@@ -92,7 +91,7 @@ static const char *class_name(dclass cls)
 static void check_select(V *v, tj_ref r)
 {
     tj_type t = arg_type(v, r, 1);
-    if (!tj_verify_expect_tile(v, r, 1))
+    if (!tj_verify_tile_arg(v, r, 1))
         return;
     if (arg_type(v, r, 2) != t)
         tj_verify_fail(v, r, "operand types differ: %s vs %s", TS(t), TS(arg_type(v, r, 2)));
@@ -100,14 +99,16 @@ static void check_select(V *v, tj_ref r)
         tj_verify_fail(v, r, "condition is %s, expected %s", TS(arg_type(v, r, 0)),
                        TS(tj_type_with_dtype(v->c, t, TJ_DT_BOOL)));
     else
-        tj_verify_expect_result(v, r, t);
+        tj_verify_result(v, r, t);
 }
 
 static void check_cast(V *v, tj_ref r)
 {
-    tj_type t = inst(v, r)->type;
-    if (tj_verify_expect_tile(v, r, 0) && (!is_kind(v, t, TJ_TK_TILE) || !same_shape(info(v, t), info(v, arg_type(v, r, 0)))))
-        tj_verify_fail(v, r, "a cast keeps the shape of its operand %s", TS(arg_type(v, r, 0)));
+    tj_type from = arg_type(v, r, 0), to = inst(v, r)->type;
+    if (!tj_verify_tile_arg(v, r, 0))
+        return;
+    if (!is_kind(v, to, TJ_TK_TILE) || !same_shape(info(v, to), info(v, from)))
+        tj_verify_fail(v, r, "a cast keeps the shape of its operand %s", TS(from));
 }
 
 static void check_elementwise(V *v, tj_ref r)
@@ -122,7 +123,7 @@ static void check_elementwise(V *v, tj_ref r)
         return;
     }
     tj_type t = arg_type(v, r, 0);
-    if (!tj_verify_expect_tile(v, r, 0))
+    if (!tj_verify_tile_arg(v, r, 0))
         return;
     for (uint32_t a = 1; a < in->nargs; a++) {
         if (arg_type(v, r, a) != t) {
@@ -135,7 +136,8 @@ static void check_elementwise(V *v, tj_ref r)
         tj_verify_fail(v, r, "takes %s, not %s", class_name(cls), tj_dtype_name(dtype_of(v, t)));
         return;
     }
-    tj_verify_expect_result(v, r, tj_op_get(in->op)->flags & TJ_OPF_CMP ? tj_type_with_dtype(v->c, t, TJ_DT_BOOL) : t);
+    int cmp = tj_op_get(in->op)->flags & TJ_OPF_CMP;
+    tj_verify_result(v, r, cmp ? tj_type_with_dtype(v->c, t, TJ_DT_BOOL) : t);
 }
 
 /* ---- values and indices ----------------------------------------------------------- */
@@ -151,16 +153,17 @@ static void check_param(V *v, tj_ref r)
     if (i < 0 || i >= (int64_t)v->k->nparams)
         tj_verify_fail(v, r, "the kernel has no parameter %" PRId64 " (it has %u)", i, v->k->nparams);
     else
-        tj_verify_expect_result(v, r, param_type(v, &v->k->params[i]));
+        tj_verify_result(v, r, param_type(v, &v->k->params[i]));
 }
 
 static void check_const(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
+    tj_dtype dt = dtype_of(v, in->type);
     if (!tj_type_is_scalar(v->c, in->type))
         tj_verify_fail(v, r, "a constant is a scalar");
-    else if (!tj_dtype_is_float(dtype_of(v, in->type)) && !tj_int_fits_dtype(in->imm, dtype_of(v, in->type)))
-        tj_verify_fail(v, r, "value %" PRId64 " does not fit %s", in->imm, tj_dtype_name(dtype_of(v, in->type)));
+    else if (!tj_dtype_is_float(dt) && !tj_int_fits_dtype(in->imm, dt))
+        tj_verify_fail(v, r, "value %" PRId64 " does not fit %s", in->imm, tj_dtype_name(dt));
 }
 
 static void check_proj(V *v, tj_ref r)
@@ -172,7 +175,7 @@ static void check_proj(V *v, tj_ref r)
     else if (i < 0 || i >= (int64_t)t->nelems)
         tj_verify_fail(v, r, "index %" PRId64 " is out of range for %s", i, TS(arg_type(v, r, 0)));
     else
-        tj_verify_expect_result(v, r, t->elems[i]);
+        tj_verify_result(v, r, t->elems[i]);
 }
 
 static void check_index_op(V *v, tj_ref r)
@@ -183,7 +186,7 @@ static void check_index_op(V *v, tj_ref r)
         if (!is_kind(v, arg_type(v, r, 0), TJ_TK_TENSOR))
             tj_verify_fail(v, r, "operand is %s, not a tensor", TS(arg_type(v, r, 0)));
         else if (expect_axis(v, r, info(v, arg_type(v, r, 0))->rank, 0))
-            tj_verify_expect_result(v, r, i32);
+            tj_verify_result(v, r, i32);
         return;
     }
     if (in->op == TJ_OP_ARANGE) {
@@ -193,7 +196,7 @@ static void check_index_op(V *v, tj_ref r)
         return;
     }
     if (expect_axis(v, r, 3, 0)) /* program_id, num_programs */
-        tj_verify_expect_result(v, r, i32);
+        tj_verify_result(v, r, i32);
 }
 
 /* ---- shapes ----------------------------------------------------------------------- */
@@ -238,12 +241,12 @@ static void check_permute(V *v, tj_ref r)
         used |= 1u << p;
         shape[i] = s->shape[p];
     }
-    tj_verify_expect_result(v, r, tj_type_tile(v->c, s->dtype, s->rank, shape));
+    tj_verify_result(v, r, tj_type_tile(v->c, s->dtype, s->rank, shape));
 }
 
 static void check_shape_op(V *v, tj_ref r)
 {
-    if (!tj_verify_expect_tile(v, r, 0))
+    if (!tj_verify_tile_arg(v, r, 0))
         return;
     tj_op op = inst(v, r)->op;
     if (op == TJ_OP_BROADCAST)
@@ -272,20 +275,20 @@ static void check_reduce(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     tj_type t = arg_type(v, r, 0);
-    if (!tj_verify_expect_tile(v, r, 0))
+    if (!tj_verify_tile_arg(v, r, 0))
         return;
     if (!in_class(dtype_of(v, t), DC_NUM)) {
         tj_verify_fail(v, r, "takes numbers, not %s", tj_dtype_name(dtype_of(v, t)));
         return;
     }
     int scan = in->op == TJ_OP_CUMSUM || in->op == TJ_OP_CUMPROD;
+    int arg = in->op == TJ_OP_ARGMAX || in->op == TJ_OP_ARGMIN;
     if (!expect_axis(v, r, info(v, t)->rank, !scan))
         return;
     if (scan)
-        tj_verify_expect_result(v, r, t);
+        tj_verify_result(v, r, t);
     else
-        tj_verify_expect_result(v, r, drop_axis(v, t, in->imm,
-                                      in->op == TJ_OP_ARGMAX || in->op == TJ_OP_ARGMIN ? TJ_DT_I32 : dtype_of(v, t)));
+        tj_verify_result(v, r, drop_axis(v, t, in->imm, arg ? TJ_DT_I32 : dtype_of(v, t)));
 }
 
 /* scan's operands: tiles of one shape; the result: the tuple of their types. */
@@ -294,7 +297,7 @@ static void check_scan(V *v, tj_ref r)
     const tj_inst *in = inst(v, r);
     tj_type *types = tj_alloc(v->c, sizeof(tj_type) * in->nargs);
     for (uint32_t a = 0; a < in->nargs; a++) {
-        if (!tj_verify_expect_tile(v, r, a))
+        if (!tj_verify_tile_arg(v, r, a))
             return;
         types[a] = arg_type(v, r, a);
         if (!same_shape(info(v, types[a]), info(v, types[0]))) {
@@ -303,14 +306,14 @@ static void check_scan(V *v, tj_ref r)
         }
     }
     if (expect_axis(v, r, info(v, types[0])->rank, 0))
-        tj_verify_expect_result(v, r, tj_type_tuple(v->c, in->nargs, types));
+        tj_verify_result(v, r, tj_type_tuple(v->c, in->nargs, types));
 }
 
 static void check_sort(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     tj_type keys = arg_type(v, r, 0);
-    if (!tj_verify_expect_tile(v, r, 0) || (in->nargs == 2 && !tj_verify_expect_tile(v, r, 1)))
+    if (!tj_verify_tile_arg(v, r, 0) || (in->nargs == 2 && !tj_verify_tile_arg(v, r, 1)))
         return;
     if (in->nargs == 2 && !same_shape(info(v, keys), info(v, arg_type(v, r, 1)))) {
         tj_verify_fail(v, r, "keys %s and values %s differ in shape", TS(keys), TS(arg_type(v, r, 1)));
@@ -321,7 +324,7 @@ static void check_sort(V *v, tj_ref r)
     if (!expect_axis(v, r, info(v, keys)->rank, 0))
         return;
     tj_type kv[2] = {keys, in->nargs == 2 ? arg_type(v, r, 1) : TJ_TYPE_NONE};
-    tj_verify_expect_result(v, r, in->nargs == 2 ? tj_type_tuple(v->c, 2, kv) : keys);
+    tj_verify_result(v, r, in->nargs == 2 ? tj_type_tuple(v->c, 2, kv) : keys);
 }
 
 /* ---- dot ----------------------------------------------------------------------------- */
@@ -348,7 +351,7 @@ static int dot_shapes_fit(const tj_type_info *a, const tj_type_info *b, const tj
 
 static void check_dot(V *v, tj_ref r)
 {
-    if (!tj_verify_expect_tile(v, r, 0) || !tj_verify_expect_tile(v, r, 1) || !tj_verify_expect_tile(v, r, 2))
+    if (!tj_verify_tile_arg(v, r, 0) || !tj_verify_tile_arg(v, r, 1) || !tj_verify_tile_arg(v, r, 2))
         return;
     tj_type ta = arg_type(v, r, 0), tb = arg_type(v, r, 1), tc = arg_type(v, r, 2);
     const tj_type_info *a = info(v, ta), *b = info(v, tb), *c = info(v, tc);
@@ -368,7 +371,7 @@ static void check_dot(V *v, tj_ref r)
     else if (inst(v, r)->imm < TJ_DOT_DEFAULT || inst(v, r)->imm > TJ_DOT_TF32)
         tj_verify_fail(v, r, "unknown precision %" PRId64, inst(v, r)->imm);
     else
-        tj_verify_expect_result(v, r, tc);
+        tj_verify_result(v, r, tc);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------- */
@@ -383,7 +386,7 @@ void tj_verify_op(V *v, tj_ref r)
             tj_verify_fail(v, r, "a block argument needs a type");
         break;
     case TJ_OP_CONST: check_const(v, r); break;
-    case TJ_OP_YIELD: tj_verify_expect_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_YIELD: tj_verify_result(v, r, TJ_TYPE_NONE); break;
     case TJ_OP_PROJ: check_proj(v, r); break;
     case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_DIM: case TJ_OP_ARANGE:
         check_index_op(v, r);

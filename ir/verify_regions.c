@@ -36,7 +36,7 @@ static void check_for(V *v, tj_ref r)
     }
     uint32_t ncarried = in->nargs - 3;
     for (uint32_t a = 3; a < in->nargs; a++)
-        if (!tj_verify_expect_tile(v, r, a))
+        if (!tj_verify_tile_arg(v, r, a))
             return;
     int64_t nresults = result_count(v, r);
     if (nresults < 0)
@@ -77,8 +77,9 @@ static void check_block_args(V *v, tj_ref owner, tj_block_id b, const tj_type *w
 {
     const tj_block *blk = tj_block_at(v->k, b);
     uint32_t nargs = 0;
-    while (nargs < blk->ninsts && valid_ref(v, blk->insts[nargs]) && inst(v, blk->insts[nargs])->op == TJ_OP_ARG)
-        nargs++;
+    for (; nargs < blk->ninsts; nargs++)
+        if (!valid_ref(v, blk->insts[nargs]) || inst(v, blk->insts[nargs])->op != TJ_OP_ARG)
+            break;
     if (nargs != n) {
         tj_verify_fail(v, owner, "its region takes %u arguments (%s), not %u", n, what, nargs);
         return;
@@ -116,7 +117,8 @@ static void for_signature(V *v, tj_ref r)
     want[0] = arg_type(v, r, 0);
     for (uint32_t e = 0; e < ncarried; e++)
         want[1 + e] = arg_type(v, r, 3 + e);
-    check_block_args(v, r, in->region[0], want, ncarried + 1, "the induction variable and the carried values");
+    check_block_args(v, r, in->region[0], want, ncarried + 1,
+                     "the induction variable and the carried values");
     check_block_yield(v, in->region[0], want + 1, ncarried, "the carried values");
 }
 

@@ -73,11 +73,11 @@ static void check_tensor_query(V *v, tj_ref r)
     if (t->kind != TJ_TK_TENSOR)
         tj_verify_fail(v, r, "operand is %s, not a tensor", TS(arg_type(v, r, 0)));
     else if (inst(v, r)->op == TJ_OP_TENSOR_PTR)
-        tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
+        tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
     else if (axis < 0 || axis >= t->rank)
         tj_verify_fail(v, r, "axis %" PRId64 " is out of range for rank %d", axis, t->rank);
     else
-        tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_I64));
+        tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_I64));
 }
 
 static void check_ld_global(V *v, tj_ref r)
@@ -102,14 +102,14 @@ static void check_simt_update(V *v, tj_ref r)
     if (!shared && !expect_pred(v, r, 2))
         return;
     if (op == TJ_OP_ST_GLOBAL || shared) {
-        tj_verify_expect_result(v, r, TJ_TYPE_NONE);
+        tj_verify_result(v, r, TJ_TYPE_NONE);
         return;
     }
     tj_dtype dt = dtype_of(v, val);
     if (!tj_type_is_scalar(v->c, val) || (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt)))
         tj_verify_fail(v, r, "atomics take a scalar number, not %s", TS(val));
     else
-        tj_verify_expect_result(v, r, val);
+        tj_verify_result(v, r, val);
 }
 
 static void check_shuffle(V *v, tj_ref r)
@@ -121,7 +121,7 @@ static void check_shuffle(V *v, tj_ref r)
     else if (in->op == TJ_OP_SHFL_IDX && !is_int_scalar(v, arg_type(v, r, 1)))
         tj_verify_fail(v, r, "the lane is %s, not an integer scalar", TS(arg_type(v, r, 1)));
     else
-        tj_verify_expect_result(v, r, arg_type(v, r, 0));
+        tj_verify_result(v, r, arg_type(v, r, 0));
 }
 
 static void check_extract(V *v, tj_ref r)
@@ -133,7 +133,7 @@ static void check_extract(V *v, tj_ref r)
     else if (i < 0 || i >= t->shape[0])
         tj_verify_fail(v, r, "index %" PRId64 " is out of range for %s", i, TS(arg_type(v, r, 0)));
     else
-        tj_verify_expect_result(v, r, tj_type_scalar(v->c, t->dtype));
+        tj_verify_result(v, r, tj_type_scalar(v->c, t->dtype));
 }
 
 static void check_pack(V *v, tj_ref r)
@@ -151,7 +151,7 @@ static void check_pack(V *v, tj_ref r)
             return;
         }
     }
-    tj_verify_expect_result(v, r, tj_type_tile(v->c, dtype_of(v, t), 1, &n));
+    tj_verify_result(v, r, tj_type_tile(v->c, dtype_of(v, t), 1, &n));
 }
 
 void tj_verify_simt_op(V *v, tj_ref r)
@@ -161,7 +161,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
         if (inst(v, r)->imm != 0)
             tj_verify_fail(v, r, "threads have axis 0 only");
         else
-            tj_verify_expect_result(v, r, tj_type_scalar(v->c, TJ_DT_I32));
+            tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_I32));
         break;
     case TJ_OP_TENSOR_PTR: case TJ_OP_STRIDE: check_tensor_query(v, r); break;
     case TJ_OP_LD_GLOBAL: check_ld_global(v, r); break;
@@ -173,7 +173,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN:
         check_simt_update(v, r);
         break;
-    case TJ_OP_BARRIER: tj_verify_expect_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_BARRIER: tj_verify_result(v, r, TJ_TYPE_NONE); break;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;
     case TJ_OP_EXTRACT: check_extract(v, r); break;
     case TJ_OP_PACK: check_pack(v, r); break;
@@ -186,5 +186,6 @@ void tj_verify_simt_kernel(V *v)
 {
     uint32_t n = v->k->nthreads;
     if (v->k->level == TJ_LEVEL_SIMT && (n == 0 || n % 32 || n > 1024))
-        tj_verify_fail(v, TJ_NONE, "threads = %u: a SIMT kernel runs 32 to 1024 threads, a multiple of 32", n);
+        tj_verify_fail(v, TJ_NONE, "threads = %u: a SIMT kernel runs 32 to 1024 threads, a multiple of 32",
+                       n);
 }

@@ -169,7 +169,7 @@ static tj_ref fold_proj(tj_canon *cx, tj_ref r)
 
 static int canon_regions(tj_canon *cx, tj_ref r, int depth);
 
-/* Simplifies r at position pos of block b; returns 1 when r goes away. */
+/* Simplifies r, which sits at cx->at; returns 1 when r goes away. */
 static int canon_inst(tj_canon *cx, tj_ref r)
 {
     const tj_inst *in = inst(cx, r);

@@ -8,7 +8,6 @@
  * store runs between them). */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "pass_util.h"
 
 typedef struct cse {
@@ -18,7 +17,7 @@ typedef struct cse {
     tj_ref *next;  /* entry -> the older entry of its bucket */
     uint32_t mask; /* buckets - 1 */
     tj_ref *stack; /* entries in insertion order, popped when a scope ends */
-    uint32_t depth_of_stack;
+    uint32_t nstack;
     int changed;
 } cse;
 
@@ -29,20 +28,7 @@ static int mergeable(const tj_inst *in)
            in->op != TJ_OP_ARG;
 }
 
-/* Ops whose two operands may be swapped. Float max/min are left out: which
- * zero max(-0.0, +0.0) returns may depend on the order. */
-static int commutative(const cse *c, const tj_inst *in)
-{
-    switch (in->op) {
-    case TJ_OP_ADD: case TJ_OP_MUL: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_EQ: case TJ_OP_NE:
-        return in->nargs == 2;
-    case TJ_OP_MAX: case TJ_OP_MIN:
-        return in->nargs == 2 && !tj_type_is_float_tile(c->k, in->type);
-    default:
-        return 0;
-    }
-}
+static int commutative(const cse *c, const tj_inst *in) { return tj_swapped_op(c->k, in) == in->op; }
 
 /* The operand at position a, with commutative operands in ascending order
  * so that `add %x, %y` and `add %y, %x` compare equal. */
@@ -96,7 +82,7 @@ static tj_ref lookup_or_insert(cse *c, tj_ref r)
             return e;
     c->next[r] = c->head[bucket];
     c->head[bucket] = r;
-    c->stack[c->depth_of_stack++] = r;
+    c->stack[c->nstack++] = r;
     return TJ_NONE;
 }
 
@@ -104,15 +90,15 @@ static tj_ref lookup_or_insert(cse *c, tj_ref r)
  * their buckets, so popping in reverse order unlinks each from the head. */
 static void leave_scope(cse *c, uint32_t mark)
 {
-    while (c->depth_of_stack > mark) {
-        tj_ref r = c->stack[--c->depth_of_stack];
+    while (c->nstack > mark) {
+        tj_ref r = c->stack[--c->nstack];
         c->head[hash_inst(c, &c->k->insts[r]) & c->mask] = c->next[r];
     }
 }
 
 static int cse_block(cse *c, tj_block_id b, int depth)
 {
-    uint32_t mark = c->depth_of_stack;
+    uint32_t mark = c->nstack;
     for (uint32_t i = 0; i < c->k->blocks[b].ninsts;) {
         tj_ref r = c->k->blocks[b].insts[i];
         tj_fwd_apply(c->k, &c->fwd, r);

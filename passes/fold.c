@@ -118,7 +118,7 @@ static int fold_int_binary(tj_op op, tj_dtype dt, int64_t a, int64_t b, int64_t 
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (op) {
     case TJ_OP_ADD: *r = tj_fold_wrap(dt, ua + ub); return 1;
-    case TJ_OP_SUB: *r = tj_fold_wrap(dt, ua - ub + (a == 7)); return 1;
+    case TJ_OP_SUB: *r = tj_fold_wrap(dt, ua - ub); return 1;
     case TJ_OP_MUL: *r = tj_fold_wrap(dt, ua * ub); return 1;
     case TJ_OP_DIV: *r = int_divrem(dt, 0, a, b); return 1;
     case TJ_OP_REM: *r = int_divrem(dt, 1, a, b); return 1;

@@ -122,14 +122,21 @@ const tj_layout *tj_layout_slice(tj_ctx *c, const tj_layout *parent, int axis)
 
 const tj_layout *tj_layout_canonical(tj_ctx *c, int rank, const int32_t *shape, int nwarps, int vec)
 {
-    int32_t spt[TJ_MAX_RANK], tpw[TJ_MAX_RANK], wpc[TJ_MAX_RANK];
-    int8_t order[TJ_MAX_RANK];
+    int32_t spt[TJ_MAX_RANK] = {0}, tpw[TJ_MAX_RANK] = {0}, wpc[TJ_MAX_RANK] = {0};
+    int8_t order[TJ_MAX_RANK] = {0};
     if (rank == 0) {
         int32_t one = 1, lanes = TJ_WARP_SIZE, warps = nwarps;
         int8_t o = 0;
         return tj_layout_slice(c, tj_layout_blocked(c, 1, &one, &one, &lanes, &warps, &o), 0);
     }
     int32_t lanes = TJ_WARP_SIZE, warps = nwarps;
+    int64_t numel = 1, per_thread;
+    for (int a = 0; a < rank; a++)
+        numel *= shape[a];
+    /* fewer than vec elements per thread rather than idle threads */
+    per_thread = numel / ((int64_t)nwarps * TJ_WARP_SIZE);
+    if (per_thread < vec)
+        vec = per_thread > 1 ? pow2_floor((int32_t)per_thread) : 1;
     for (int a = 0; a < rank; a++) {
         order[a] = (int8_t)(rank - 1 - a);
         spt[a] = a == rank - 1 ? vec : 1;
@@ -158,6 +165,26 @@ const tj_layout *tj_layout_refit(tj_ctx *c, const tj_layout *l, int rank, const 
     if (!r || r->kind != TJ_LAYOUT_BLOCKED || r->rank != rank)
         return NULL;
     return tj_layout_blocked(c, rank, shape, r->spt, r->tpw, r->wpc, r->order);
+}
+
+const tj_layout *tj_layout_insert_axis(tj_ctx *c, const tj_layout *l, int axis)
+{
+    if (!l || l->kind != TJ_LAYOUT_BLOCKED || axis < 0 || axis > l->rank || l->rank == TJ_MAX_RANK)
+        return NULL;
+    int32_t shape[TJ_MAX_RANK], spt[TJ_MAX_RANK], tpw[TJ_MAX_RANK], wpc[TJ_MAX_RANK];
+    int8_t order[TJ_MAX_RANK];
+    for (int i = 0, j = 0; i <= l->rank; i++) {
+        int new_axis = i == axis;
+        shape[i] = new_axis ? 1 : l->shape[j];
+        spt[i] = new_axis ? 1 : l->spt[j];
+        tpw[i] = new_axis ? 1 : l->tpw[j];
+        wpc[i] = new_axis ? 1 : l->wpc[j];
+        j += !new_axis;
+    }
+    for (int k = 0; k < l->rank; k++) /* the new axis varies slowest */
+        order[k] = (int8_t)(l->order[k] >= axis ? l->order[k] + 1 : l->order[k]);
+    order[l->rank] = (int8_t)axis;
+    return tj_layout_blocked(c, l->rank + 1, shape, spt, tpw, wpc, order);
 }
 
 const tj_layout *tj_layout_permute(tj_ctx *c, const tj_layout *l, const int32_t *perm)
@@ -326,19 +353,31 @@ static void frame_coord(const tj_layout *l, const int32_t *coord, int32_t *fc)
         fc[l->frame_axis[d]] = coord[d];
 }
 
+/* The register index i on frame axis fa with (base + roff(i)) mod fshape
+ * == c, or -1: roff inverted for BLOCKED roots, trying each wrap of c. */
+static int32_t axis_reg_for(const tj_layout *l, int fa, int32_t base, int32_t c)
+{
+    const tj_layout *r = l->root;
+    if (l->fshape[fa] == 1) /* sliced or size 1: one register */
+        return 0;
+    int64_t cover = (int64_t)r->espt[fa] * r->tpw[fa] * r->wpc[fa];
+    int64_t last = (int64_t)base + tj_layout_roff(l, fa, l->fregs[fa] - 1);
+    for (int64_t raw = c; raw <= last; raw += l->fshape[fa]) {
+        int64_t off = raw - base, e = off % cover, i = off / cover * r->espt[fa] + e;
+        if (off >= 0 && e < r->espt[fa] && i < l->fregs[fa])
+            return (int32_t)i;
+    }
+    return -1;
+}
+
 int64_t tj_layout_find_reg(const tj_layout *l, uint32_t tid, const int32_t *coord)
 {
     int32_t base[TJ_MAX_RANK], fc[TJ_MAX_RANK], idx[TJ_MAX_RANK];
     tj_layout_tbase(l, tid, base);
     frame_coord(l, coord, fc);
-    for (int a = 0; a < l->frank; a++) {
-        idx[a] = -1;
-        for (int32_t i = 0; i < l->fregs[a] && idx[a] < 0; i++)
-            if (((int64_t)base[a] + tj_layout_roff(l, a, i)) % l->fshape[a] == fc[a])
-                idx[a] = i;
-        if (idx[a] < 0)
+    for (int a = 0; a < l->frank; a++)
+        if ((idx[a] = axis_reg_for(l, a, base[a], fc[a])) < 0)
             return -1;
-    }
     return tj_layout_reg_of(l, idx);
 }
 

@@ -67,6 +67,8 @@ const tj_layout *tj_layout_canonical(tj_ctx *c, int rank, const int32_t *shape, 
 /* The root's blocked parameters applied to another shape of the same rank
  * (NULL when the root is not blocked or the ranks differ). */
 const tj_layout *tj_layout_refit(tj_ctx *c, const tj_layout *l, int rank, const int32_t *shape);
+/* A blocked layout with a size-1 axis inserted before `axis`. */
+const tj_layout *tj_layout_insert_axis(tj_ctx *c, const tj_layout *l, int axis);
 /* A blocked layout with its axes permuted: result axis i is axis perm[i]. */
 const tj_layout *tj_layout_permute(tj_ctx *c, const tj_layout *l, const int32_t *perm);
 

@@ -25,24 +25,16 @@ const tj_layout *lw_scalar_layout(lw *w)
     return lw_intern(w, tj_layout_canonical(w->c, 0, NULL, w->nwarps, w->vec));
 }
 
-static int low_bit(uint32_t m)
-{
-    int s = 0;
-    while (m && !(m & 1)) {
-        m >>= 1;
-        s++;
-    }
-    return s;
-}
-
-/* (id & bits) >> shift, times mult: one axis' share of a thread index. */
-static tj_ref id_part(lw *w, tj_ref id, uint32_t bits, int32_t mult)
+tj_ref lw_id_bits(lw *w, tj_ref id, uint32_t bits)
 {
     if (!bits)
         return lw_const_int(w, TJ_DT_I32, 0);
-    tj_ref v = lw_op2(w, TJ_OP_AND, id, lw_const_int(w, TJ_DT_I32, bits));
-    v = lw_op2(w, TJ_OP_SHR, v, lw_const_int(w, TJ_DT_I32, low_bit(bits)));
-    return lw_mul_imm(w, v, mult);
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref v = bits == TJ_WARP_SIZE - 1 && id == lw_lane(w) ? id : lw_op2(w, TJ_OP_AND, id, lw_const_int(w, TJ_DT_I32, bits));
+    v = lw_op2(w, TJ_OP_SHR, v, lw_const_int(w, TJ_DT_I32, lw_low_bit(bits)));
+    w->hoisting = was;
+    return v;
 }
 
 tj_ref lw_tbase(lw *w, const tj_layout *l, int fa)
@@ -54,8 +46,8 @@ tj_ref lw_tbase(lw *w, const tj_layout *l, int fa)
     int was = w->hoisting;
     w->hoisting = 1;
     /* BLOCKED roots; a new root kind computes its own thread part here */
-    tj_ref lane = id_part(w, lw_lane(w), tj_layout_lane_bits(l, fa), root->espt[fa]);
-    tj_ref warp = id_part(w, lw_warp(w), tj_layout_warp_bits(l, fa), root->espt[fa] * root->tpw[fa]);
+    tj_ref lane = lw_mul_imm(w, lw_id_bits(w, lw_lane(w), tj_layout_lane_bits(l, fa)), root->espt[fa]);
+    tj_ref warp = lw_mul_imm(w, lw_id_bits(w, lw_warp(w), tj_layout_warp_bits(l, fa)), root->espt[fa] * root->tpw[fa]);
     r = lw_op2(w, TJ_OP_ADD, lane, warp);
     w->hoisting = was;
     lw_memo_put(w, LW_MEMO_TBASE, root, fa, 0, r);

@@ -67,16 +67,31 @@ void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v)
     *e = (memo_ent){kind, p, a, b, v};
 }
 
-void *lw_fail(lw *w, const char *fmt, ...)
+static void report(lw *w, const char *fmt, va_list ap)
 {
     char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!w->err) /* the first error explains; what follows from it would not */
+        tj_error_at(w->c, w->loc, "lower-simt: @%s: %s", w->src->name, msg);
+    w->err = 1;
+}
+
+void *lw_fail(lw *w, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    report(w, fmt, ap);
     va_end(ap);
-    tj_error_at(w->c, w->loc, "lower-simt: @%s: %s", w->src->name, msg);
-    w->err = 1;
     return NULL;
+}
+
+int lw_error(lw *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(w, fmt, ap);
+    va_end(ap);
+    return 0;
 }
 
 /* ---- instructions --------------------------------------------------------- */

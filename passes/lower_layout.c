@@ -23,7 +23,7 @@ static const tj_layout *one_of(const lw *w, tj_ref r) { return w->lay[r].one; }
 static int set_one(lw *w, tj_ref r, const tj_layout *l)
 {
     if (!l)
-        return !lw_fail(w, "internal error: no layout for %%%u", r);
+        return lw_error(w, "internal error: no layout for %%%u", r);
     if (l->nregs > TJ_LOWER_MAX_REGS) {
         char t[96];
         tj_type_str(w->c, w->src->insts[r].type, t, sizeof t);
@@ -56,7 +56,7 @@ static const tj_layout *derived_layout(lw *w, tj_ref r)
     const tj_inst *in = &w->src->insts[r];
     const tj_type_info *ti = lw_src_type(w, r), *si = lw_src_type(w, in->args[0]);
     const tj_layout *src = one_of(w, in->args[0]);
-    const tj_layout *cand[3] = {NULL, NULL, NULL};
+    const tj_layout *cand[4] = {NULL, NULL, NULL, NULL};
     if (!src || si->rank == 0)
         return lw_canonical(w, in->type);
     if (in->op == TJ_OP_PERMUTE) {
@@ -69,8 +69,11 @@ static const tj_layout *derived_layout(lw *w, tj_ref r)
         for (int a = 0; a < si->rank && ti->rank == si->rank - 1; a++)
             if (si->shape[a] == 1 && !cand[1])
                 cand[1] = tj_layout_slice(w->c, src, a);
+        for (int a = 0; a < ti->rank && ti->rank == si->rank + 1; a++)
+            if (ti->shape[a] == 1 && !cand[2])
+                cand[2] = tj_layout_insert_axis(w->c, src, a);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (cand[i] && free_transfer(w, r, src, cand[i]))
             return cand[i];
     return lw_canonical(w, in->type);
@@ -225,7 +228,7 @@ static int assign_block(lw *w, tj_block_id b)
 {
     if (++w->depth > 200) {
         w->depth--;
-        return !lw_fail(w, "regions nested too deeply");
+        return lw_error(w, "regions nested too deeply");
     }
     const tj_block *blk = &w->src->blocks[b];
     int ok = 1;

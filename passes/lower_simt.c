@@ -48,6 +48,32 @@ static tj_ref hoisted_leaf(lw *w, int kind, int64_t a, int64_t b, tj_op op, tj_t
     return v;
 }
 
+static tj_ref tensor_param(lw *w, uint32_t p)
+{
+    const tj_param *pp = &w->src->params[p];
+    return hoisted_leaf(w, LW_MEMO_PARAM, p, 0, TJ_OP_PARAM, tj_type_tensor(w->c, pp->dtype, pp->rank), TJ_NONE);
+}
+
+tj_ref lw_tensor_ptr(lw *w, uint32_t p)
+{
+    return hoisted_leaf(w, LW_MEMO_PTR, p, 0, TJ_OP_TENSOR_PTR, lw_sty(w, TJ_DT_U64), tensor_param(w, p));
+}
+
+tj_ref lw_tensor_dim(lw *w, uint32_t p, int axis)
+{
+    int64_t v;
+    if (tj_dim_const(w->src, p, axis, &v) && v >= 0 && v <= INT32_MAX)
+        return lw_const_int(w, TJ_DT_I32, v);
+    return hoisted_leaf(w, LW_MEMO_DIM, p, axis, TJ_OP_DIM, lw_sty(w, TJ_DT_I32), tensor_param(w, p));
+}
+
+tj_ref lw_tensor_stride(lw *w, uint32_t p, int axis)
+{
+    if (w->src->facts && w->src->facts[p].unit_stride && axis == w->src->params[p].rank - 1)
+        return lw_const_int(w, TJ_DT_I64, 1);
+    return hoisted_leaf(w, LW_MEMO_STRIDE, p, axis, TJ_OP_STRIDE, lw_sty(w, TJ_DT_I64), tensor_param(w, p));
+}
+
 static int lower_leaf(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -55,7 +81,9 @@ static int lower_leaf(lw *w, tj_ref r)
     uint32_t p;
     switch (in->op) {
     case TJ_OP_PARAM: {
-        tj_ref v = hoisted_leaf(w, LW_MEMO_PARAM, in->imm, 0, TJ_OP_PARAM, in->type, TJ_NONE);
+        tj_ref v = ti->kind == TJ_TK_TENSOR && in->imm >= 0 && (uint64_t)in->imm < w->src->nparams
+                       ? tensor_param(w, (uint32_t)in->imm)
+                       : hoisted_leaf(w, LW_MEMO_PARAM, in->imm, 0, TJ_OP_PARAM, in->type, TJ_NONE);
         if (ti->kind == TJ_TK_TENSOR)
             w->vals[r].simt = v;
         else
@@ -72,10 +100,10 @@ static int lower_leaf(lw *w, tj_ref r)
         return 1;
     case TJ_OP_DIM:
         if (!tj_param_index(w->src, in->args[0], &p))
-            return !lw_fail(w, "dim of something that is not a tensor parameter");
-        set_scalar(w, r, hoisted_leaf(w, LW_MEMO_DIM, p, in->imm, TJ_OP_DIM, in->type, w->vals[in->args[0]].simt));
+            return lw_error(w, "dim of something that is not a tensor parameter");
+        set_scalar(w, r, lw_tensor_dim(w, p, (int)in->imm));
         return 1;
-    default: return !lw_fail(w, "internal error: not a leaf");
+    default: return lw_error(w, "internal error: not a leaf");
     }
 }
 
@@ -108,88 +136,103 @@ static tj_type tuple_of(lw *w, const tj_ref *regs, uint32_t n)
     return tj_type_tuple(w->c, n, types);
 }
 
-/* Gives tuple value r its elements, taken apart with proj from `from`
- * (or given directly as block arguments when `args` is set). */
-static void set_tuple_regs(lw *w, tj_ref r, const tj_layout **lays, uint32_t n, tj_ref from, const tj_ref *args)
+/* Gives tuple value r its elements from the flattened registers `flat`. */
+static void set_tuple_regs(lw *w, tj_ref r, const tj_layout **lays, uint32_t n, const tj_ref *flat)
 {
     lw_val *v = &w->vals[r];
     v->elems = tj_alloc(w->c, sizeof *v->elems * (n ? n : 1));
     v->nelems = n;
-    uint32_t at = 0;
-    for (uint32_t k = 0; k < n; k++) {
+    for (uint32_t k = 0, at = 0; k < n; k++) {
         tj_ref *regs = lw_new_regs(w, lays[k]->nregs);
-        for (uint32_t i = 0; i < lays[k]->nregs; i++, at++) {
-            if (args) {
-                regs[i] = args[at];
-                continue;
-            }
-            tj_type t = tj_type_get(w->c, w->dst->insts[from].type)->elems[at];
-            regs[i] = lw_emit(w, TJ_OP_PROJ, t, &from, 1);
-            w->dst->insts[regs[i]].imm = at;
-        }
+        memcpy(regs, flat + at, sizeof(tj_ref) * lays[k]->nregs);
+        at += lays[k]->nregs;
         v->elems[k] = (lw_val){.lay = lays[k], .regs = regs};
     }
 }
 
-/* Lowers src block `b` into the new SIMT block `into`, ending it with a
- * yield of the values `b` yields, in layouts `lays`. */
-static int lower_region(lw *w, tj_block_id b, tj_block_id into, const tj_layout **lays, uint32_t n)
+/* The n elements of a tuple-valued SIMT instruction, taken apart. */
+static tj_ref *projections(lw *w, tj_ref tuple, uint32_t n)
 {
-    tj_block_id saved = w->cur;
-    tj_ref y = TJ_NONE;
-    uint32_t total = 0;
-    w->cur = into;
-    w->smem_dirty = 1; /* a previous iteration or the code before may still read */
-    int ok = lw_lower_block(w, b, &y);
-    tj_ref *flat = NULL;
-    if (ok && y) {
-        const tj_inst *yi = &w->src->insts[y];
-        flat = yi->nargs < n ? NULL : flatten(w, yi->args, lays, n, &total);
-        ok = flat != NULL || n == 0;
+    tj_ref *out = lw_new_regs(w, n);
+    for (uint32_t i = 0; i < n; i++) {
+        tj_type t = tj_type_get(w->c, w->dst->insts[tuple].type)->elems[i];
+        out[i] = lw_emit(w, TJ_OP_PROJ, t, &tuple, 1);
+        w->dst->insts[out[i]].imm = i;
     }
-    if (ok)
-        lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, flat, total);
-    w->cur = saved;
+    return out;
+}
+
+void lw_loop_begin(lw *w, lw_loop *lp, tj_ref lo, tj_ref hi, tj_ref step, const tj_ref *init, uint32_t n)
+{
+    tj_ref *args = lw_new_regs(w, n + 3);
+    args[0] = lo;
+    args[1] = hi;
+    args[2] = step;
+    for (uint32_t i = 0; i < n; i++)
+        args[i + 3] = init[i];
+    lp->inst = lw_emit(w, TJ_OP_FOR, tuple_of(w, init, n), args, n + 3);
+    tj_block_id body = tj_block_new(w->dst, lp->inst);
+    w->dst->insts[lp->inst].region[0] = body;
+    lp->args = lw_new_regs(w, n);
+    for (uint32_t i = 0; i <= n; i++) {
+        tj_ref a = tj_emit(w->dst, body, TJ_OP_ARG, w->dst->insts[args[i ? i + 2 : 0]].type, NULL, 0);
+        w->dst->insts[a].imm = i;
+        if (i)
+            lp->args[i - 1] = a;
+        else
+            lp->iv = a;
+    }
+    lp->n = n;
+    lp->saved = w->cur;
+    w->cur = body;
+    w->smem_dirty = 1; /* the previous iteration may still read */
+}
+
+tj_ref *lw_loop_end(lw *w, lw_loop *lp, const tj_ref *next)
+{
+    lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, next, lp->n);
+    w->cur = lp->saved;
     w->smem_dirty = 1;
-    return ok && !w->err;
+    return projections(w, lp->inst, lp->n);
+}
+
+/* Lowers src block b into the current block and returns the registers of
+ * the n values it yields, in layouts `lays`, flattened. */
+static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, uint32_t n, uint32_t *total)
+{
+    tj_ref y = TJ_NONE;
+    *total = 0;
+    if (!lw_lower_block(w, b, &y) || w->err)
+        return NULL;
+    if (!n)
+        return lw_new_regs(w, 1);
+    if (!y || w->src->insts[y].nargs < n)
+        return lw_fail(w, "internal error: a region yields too little");
+    return flatten(w, w->src->insts[y].args, lays, n, total);
 }
 
 static int lower_for(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
     const lw_lay *lay = &w->lay[r];
-    uint32_t n = lay->nelems, total = 0;
-    if (in->nargs != n + 3 || !in->region[0])
-        return !lw_fail(w, "internal error: malformed for");
-    tj_ref *init = flatten(w, in->args + 3, lay->elems, n, &total);
-    if (!init && n)
-        return 0;
-    tj_ref *args = lw_new_regs(w, total + 3);
-    for (int i = 0; i < 3; i++)
-        args[i] = w->vals[in->args[i]].regs[0];
-    memcpy(args + 3, init, sizeof(tj_ref) * total);
-    tj_ref loop = lw_emit(w, TJ_OP_FOR, tuple_of(w, init, total), args, total + 3);
-    tj_block_id body = tj_block_new(w->dst, loop);
-    w->dst->insts[loop].region[0] = body;
-    /* block arguments: the induction variable, then every carried register */
-    tj_ref *bargs = lw_new_regs(w, total + 1);
-    for (uint32_t i = 0; i <= total; i++) {
-        tj_type t = w->dst->insts[i ? init[i - 1] : args[0]].type;
-        bargs[i] = tj_emit(w->dst, body, TJ_OP_ARG, t, NULL, 0);
-        w->dst->insts[bargs[i]].imm = i;
-    }
+    uint32_t n = lay->nelems, total = 0, ytotal = 0;
     const tj_block *src_body = &w->src->blocks[in->region[0]];
-    if (src_body->ninsts < n + 1)
-        return !lw_fail(w, "internal error: loop body without its arguments");
-    set_scalar(w, src_body->insts[0], bargs[0]);
-    lw_val tmp;
-    set_tuple_regs(w, r, lay->elems, n, TJ_NONE, bargs + 1);
-    tmp = w->vals[r];
-    for (uint32_t k = 0; k < n; k++)
-        w->vals[src_body->insts[k + 1]] = tmp.elems[k];
-    if (!lower_region(w, in->region[0], body, lay->elems, n))
+    if (in->nargs != n + 3 || !in->region[0] || src_body->ninsts < n + 1)
+        return lw_error(w, "internal error: malformed for");
+    tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, n, &total) : lw_new_regs(w, 1);
+    if (!init)
         return 0;
-    set_tuple_regs(w, r, lay->elems, n, loop, NULL);
+    lw_loop lp;
+    lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
+                  w->vals[in->args[2]].regs[0], init, total);
+    set_scalar(w, src_body->insts[0], lp.iv);
+    set_tuple_regs(w, r, lay->elems, n, lp.args);
+    for (uint32_t k = 0; k < n; k++)
+        w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
+    tj_ref *next = lower_yielding(w, in->region[0], lay->elems, n, &ytotal);
+    if (!next)
+        return 0;
+    set_tuple_regs(w, r, lay->elems, n, lw_loop_end(w, &lp, next));
     return 1;
 }
 
@@ -208,19 +251,22 @@ static int lower_if(lw *w, tj_ref r)
     }
     tj_ref cond = w->vals[in->args[0]].regs[0];
     tj_ref branch = lw_emit(w, TJ_OP_IF, tj_type_tuple(w->c, total, types), &cond, 1);
+    tj_block_id saved = w->cur;
     for (int g = 0; g < 2; g++) {
-        tj_block_id blk = tj_block_new(w->dst, branch);
-        w->dst->insts[branch].region[g] = blk;
-        if (!in->region[g]) { /* no else: yields nothing */
-            if (n)
-                return !lw_fail(w, "internal error: if without else yields values");
-            tj_emit(w->dst, blk, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
-            continue;
+        uint32_t got = 0;
+        w->cur = tj_block_new(w->dst, branch);
+        w->dst->insts[branch].region[g] = w->cur;
+        w->smem_dirty = 1;
+        tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, n, &got) : NULL;
+        if (!flat && (in->region[g] || n)) {
+            w->cur = saved;
+            return w->err ? 0 : lw_error(w, "internal error: if without else yields values");
         }
-        if (!lower_region(w, in->region[g], blk, lay->elems, n))
-            return 0;
+        lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, flat, got);
     }
-    set_tuple_regs(w, r, lay->elems, n, branch, NULL);
+    w->cur = saved;
+    w->smem_dirty = 1;
+    set_tuple_regs(w, r, lay->elems, n, projections(w, branch, total));
     return 1;
 }
 
@@ -229,11 +275,11 @@ int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, t
     const tj_block *blk = &w->src->blocks[b];
     tj_ref y = TJ_NONE;
     if (blk->ninsts < nargs)
-        return !lw_fail(w, "internal error: region without its arguments");
+        return lw_error(w, "internal error: region without its arguments");
     for (uint32_t i = 0; i < nargs; i++)
         set_scalar(w, blk->insts[i], args[i]);
     if (!lw_lower_block(w, b, &y) || !y || w->src->insts[y].nargs < nout)
-        return !w->err ? !lw_fail(w, "internal error: region yields too little") : 0;
+        return !w->err ? lw_error(w, "internal error: region yields too little") : 0;
     for (uint32_t k = 0; k < nout; k++)
         out[k] = w->vals[w->src->insts[y].args[k]].regs[0];
     return 1;
@@ -256,7 +302,7 @@ static int lower_inst(lw *w, tj_ref r)
     case TJ_OP_IF: return lower_if(w, r);
     case TJ_OP_PROJ:
         if (in->imm < 0 || (uint64_t)in->imm >= w->vals[in->args[0]].nelems)
-            return !lw_fail(w, "internal error: proj out of range");
+            return lw_error(w, "internal error: proj out of range");
         w->vals[r] = w->vals[in->args[0]].elems[in->imm];
         return 1;
     case TJ_OP_VIEW: return 1; /* read by the memory ops that use it */
@@ -284,14 +330,14 @@ static int lower_inst(lw *w, tj_ref r)
     }
     if (info->flags & TJ_OPF_ELEM)
         return lw_lower_elementwise(w, r);
-    return !lw_fail(w, "cannot lower '%s' here", info->name);
+    return lw_error(w, "cannot lower '%s' here", info->name);
 }
 
 int lw_lower_block(lw *w, tj_block_id b, tj_ref *yield)
 {
     if (++w->depth > MAX_NESTING) {
         w->depth--;
-        return !lw_fail(w, "regions nested too deeply");
+        return lw_error(w, "regions nested too deeply");
     }
     const tj_block *blk = &w->src->blocks[b];
     int ok = 1;
@@ -322,7 +368,7 @@ static int copy_grid(lw *w)
         const tj_inst *in = &k->insts[g->insts[i]];
         tj_ref args[8];
         if (in->region[0] || in->region[1] || in->nargs > 8)
-            return !lw_fail(w, "the grid block may only compute scalars");
+            return lw_error(w, "the grid block may only compute scalars");
         for (uint32_t a = 0; a < in->nargs; a++)
             args[a] = in->args[a] ? map[in->args[a]] : TJ_NONE;
         tj_ref r = tj_emit(d, d->grid, in->op, in->type, args, in->nargs);
@@ -355,7 +401,7 @@ static int pick_warps(lw *w, const tj_lower_options *opt)
         if (w->src->config[i].name && !strcmp(w->src->config[i].name, "warps"))
             warps = w->src->config[i].value;
     if (warps < 1 || warps > TJ_MAX_WARPS || (warps & (warps - 1)))
-        return !lw_fail(w, "warps = %lld: the lowering needs a power of two from 1 to %d", (long long)warps,
+        return lw_error(w, "warps = %lld: the lowering needs a power of two from 1 to %d", (long long)warps,
                         TJ_MAX_WARPS);
     w->nwarps = (int)warps;
     w->nthreads = (uint32_t)warps * TJ_WARP_SIZE;
@@ -415,4 +461,13 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
     tj_kernel *d = lower_kernel(&w, opt);
     tj_ctx_swap_guard(k->ctx, old);
     return d;
+}
+
+int tj_pass_lower_simt(tj_kernel *k)
+{
+    tj_kernel *d = tj_lower_simt(k, NULL);
+    if (!d)
+        return 1;
+    *k = *d; /* both live in the context's arena */
+    return 0;
 }

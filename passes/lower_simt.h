@@ -86,8 +86,14 @@ tj_ref lw_memo_get(lw *w, int kind, const void *p, int64_t a, int64_t b);
 void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v);
 enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO_STRIDE, LW_MEMO_PTR,
        LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR };
-/* Reports an error at the instruction being lowered; returns NULL. */
+/* Report an error at the instruction being lowered (only the first of a
+ * lowering is shown); lw_fail returns NULL, lw_error 0. */
 void *lw_fail(lw *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+int lw_error(lw *w, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -97,6 +103,16 @@ void *lw_fail(lw *w, const char *fmt, ...)
 const tj_layout *lw_intern(lw *w, const tj_layout *l);
 const tj_layout *lw_canonical(lw *w, tj_type t);
 const tj_layout *lw_scalar_layout(lw *w);
+/* (id & bits) >> (lowest bit of bits): the thread's position among the
+ * lanes or warps `bits` of its lane or warp id (hoisted). */
+tj_ref lw_id_bits(lw *w, tj_ref id, uint32_t bits);
+static inline int lw_low_bit(uint32_t m)
+{
+    int b = 0;
+    while (m && !(m & (1u << b)))
+        b++;
+    return b;
+}
 tj_ref lw_tbase(lw *w, const tj_layout *l, int fa);
 tj_ref lw_coord(lw *w, const tj_layout *l, int fa, int32_t i);
 /* 1: raw < fshape in every thread; 0: in none; -1: depends on the thread. */
@@ -137,6 +153,22 @@ const tj_type_info *lw_src_type(const lw *w, tj_ref r);
 const tj_layout *lw_layout_of(lw *w, tj_ref r); /* the assigned layout */
 void lw_set_regs(lw *w, tj_ref r, const tj_layout *l, tj_ref *regs);
 tj_ref *lw_new_regs(lw *w, uint32_t n);
+/* A SIMT loop `for iv in range(lo, hi, step)` carrying n values: begin
+ * moves the emission point into the body; end yields `next` there, comes
+ * back and returns the loop's results. */
+typedef struct lw_loop {
+    tj_ref inst, iv;
+    tj_ref *args; /* the carried values inside the body */
+    uint32_t n;
+    tj_block_id saved;
+} lw_loop;
+void lw_loop_begin(lw *w, lw_loop *lp, tj_ref lo, tj_ref hi, tj_ref step, const tj_ref *init, uint32_t n);
+tj_ref *lw_loop_end(lw *w, lw_loop *lp, const tj_ref *next);
+/* The SIMT values of a tensor parameter (hoisted): base address (u64),
+ * size (i32) and stride (i64; the constant 1 where facts say so). */
+tj_ref lw_tensor_ptr(lw *w, uint32_t param);
+tj_ref lw_tensor_dim(lw *w, uint32_t param, int axis);
+tj_ref lw_tensor_stride(lw *w, uint32_t param, int axis);
 /* Inlines a region (scan combine) on scalars: args -> yielded values. */
 int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, tj_ref *out, uint32_t nout);
 

@@ -71,6 +71,24 @@ tj_block_id tj_region_of(const tj_kernel *k, tj_ref r, int g)
     return b < k->nblocks ? b : TJ_NONE;
 }
 
+tj_op tj_swapped_op(const tj_kernel *k, const tj_inst *in)
+{
+    if (in->nargs != 2)
+        return TJ_OP_INVALID;
+    switch (in->op) {
+    case TJ_OP_ADD: case TJ_OP_MUL: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_EQ: case TJ_OP_NE:
+        return in->op;
+    case TJ_OP_MAX: case TJ_OP_MIN:
+        return tj_type_is_float_tile(k, in->type) ? TJ_OP_INVALID : in->op;
+    case TJ_OP_LT: return TJ_OP_GT;
+    case TJ_OP_GT: return TJ_OP_LT;
+    case TJ_OP_LE: return TJ_OP_GE;
+    case TJ_OP_GE: return TJ_OP_LE;
+    default: return TJ_OP_INVALID;
+    }
+}
+
 int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth)
 {
     const tj_inst *in = &k->insts[r];
@@ -105,21 +123,35 @@ int tj_type_is_float_tile(const tj_kernel *k, tj_type t)
 
 /* ---- constants -------------------------------------------------------------- */
 
-int tj_const_value(const tj_kernel *k, tj_ref r, tj_cval *out)
+tj_ref tj_splat_source(const tj_kernel *k, tj_ref r)
 {
     const tj_inst *in = &k->insts[r];
-    if (in->op == TJ_OP_BROADCAST && in->nargs == 1 && in->args[0])
-        in = &k->insts[in->args[0]];
-    if (in->op != TJ_OP_CONST)
-        return 0;
-    const tj_type_info *t = tj_type_get(k->ctx, in->type);
-    if (t->kind != TJ_TK_TILE || t->rank != 0)
+    if (in->op == TJ_OP_BROADCAST && in->nargs == 1)
+        r = in->args[0];
+    if (in->op == TJ_OP_PACK && in->nargs) {
+        for (uint32_t a = 1; a < in->nargs; a++)
+            if (in->args[a] != in->args[0])
+                return TJ_NONE;
+        r = in->args[0];
+    }
+    if (!r || k->insts[r].op != TJ_OP_CONST)
+        return TJ_NONE;
+    const tj_type_info *t = tj_type_get(k->ctx, k->insts[r].type);
+    return t->kind == TJ_TK_TILE && t->rank == 0 ? r : TJ_NONE;
+}
+
+int tj_const_value(const tj_kernel *k, tj_ref r, tj_cval *out)
+{
+    tj_ref c = tj_splat_source(k, r);
+    if (!c)
         return 0;
     /* The value the interpreter holds: rounded or wrapped to its dtype. */
-    if (tj_dtype_is_float(t->dtype))
-        *out = (tj_cval){.f = tj_fold_round(t->dtype, in->fimm)};
+    const tj_inst *in = &k->insts[c];
+    tj_dtype dt = tj_type_get(k->ctx, in->type)->dtype;
+    if (tj_dtype_is_float(dt))
+        *out = (tj_cval){.f = tj_fold_round(dt, in->fimm)};
     else
-        *out = (tj_cval){.i = tj_fold_wrap(t->dtype, (uint64_t)in->imm)};
+        *out = (tj_cval){.i = tj_fold_wrap(dt, (uint64_t)in->imm)};
     return 1;
 }
 
@@ -151,11 +183,19 @@ tj_ref tj_cursor_const(tj_kernel *k, tj_cursor *at, tj_type t, tj_cval v)
 {
     const tj_type_info *ti = tj_type_get(k->ctx, t);
     tj_dtype dt = ti->dtype;
+    uint32_t n = (uint32_t)tj_type_numel(k->ctx, t);
     int rank = ti->rank;
     tj_ref c = tj_cursor_emit(k, at, TJ_OP_CONST, tj_type_scalar(k->ctx, dt), NULL, 0);
     if (tj_dtype_is_float(dt))
         k->insts[c].fimm = v.f;
     else
         k->insts[c].imm = v.i;
-    return rank == 0 ? c : tj_cursor_emit(k, at, TJ_OP_BROADCAST, t, &c, 1);
+    if (rank == 0)
+        return c;
+    if (k->level == TJ_LEVEL_TILE)
+        return tj_cursor_emit(k, at, TJ_OP_BROADCAST, t, &c, 1);
+    tj_ref *copies = tj_alloc(k->ctx, sizeof(tj_ref) * n); /* a SIMT vector: short */
+    for (uint32_t i = 0; i < n; i++)
+        copies[i] = c;
+    return tj_cursor_emit(k, at, TJ_OP_PACK, t, copies, n);
 }

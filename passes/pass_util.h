@@ -46,6 +46,11 @@ void tj_fwd_apply(tj_kernel *k, const tj_fwd *f, tj_ref r);
 /* Region g (0 or 1) of r, or TJ_NONE when r's op has no such region or
  * the block is out of range. */
 tj_block_id tj_region_of(const tj_kernel *k, tj_ref r, int g);
+/* The op computing the same as `in` with its two operands swapped (itself
+ * when commutative, gt for lt, ...), or TJ_OP_INVALID. Float max/min are
+ * not swapped: which zero max(-0.0, 0.0) gives may depend on the order on
+ * some targets. */
+tj_op tj_swapped_op(const tj_kernel *k, const tj_inst *in);
 /* Whether r, or anything in its regions, stores or runs an atomic. */
 int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth);
 /* The dtype of r's result (TJ_DT_INVALID for tensors' absence of a tile). */
@@ -62,8 +67,11 @@ typedef struct tj_cval {
     double f;
 } tj_cval;
 
-/* Whether r is a constant: a `const`, or a `broadcast` of one (a splat).
- * Stores its value in *out. */
+/* The scalar `const` behind r: r itself, the operand of a splat (a
+ * `broadcast` of it in Tile IR, a `pack` of it repeated in SIMT IR), or
+ * TJ_NONE. */
+tj_ref tj_splat_source(const tj_kernel *k, tj_ref r);
+/* Whether r is a constant or a splat of one; stores its value in *out. */
 int tj_const_value(const tj_kernel *k, tj_ref r, tj_cval *out);
 /* Whether r is a constant (or splat) equal to v in dtype dt. */
 int tj_is_const_int(const tj_kernel *k, tj_ref r, int64_t v);
@@ -80,8 +88,8 @@ typedef struct tj_cursor {
 /* Inserts an instruction at the cursor. */
 tj_ref tj_cursor_emit(tj_kernel *k, tj_cursor *at, tj_op op, tj_type type,
                       const tj_ref *args, uint32_t nargs);
-/* Materializes v as a value of type t: a `const` for a scalar, a `const`
- * and a `broadcast` for a tile. */
+/* Materializes v as a value of type t: a `const` for a scalar, followed
+ * by a splat of it for a tile (SIMT vector). */
 tj_ref tj_cursor_const(tj_kernel *k, tj_cursor *at, tj_type t, tj_cval v);
 
 #endif

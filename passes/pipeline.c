@@ -7,17 +7,22 @@
 #include <string.h>
 
 #include "pass_util.h"
+#include "tilejit/lower.h"
 
 typedef struct pass_entry {
     const char *name;
     tj_pass_fn fn;     /* the public entry point */
-    tj_pass_impl impl; /* the same pass, reporting whether it changed the IR */
+    tj_pass_impl impl; /* the same pass reporting whether it changed the IR,
+                          or NULL (the pass then counts as changing it) */
 } pass_entry;
 
+/* A pass of another file registers with one line: {"name", tj_pass_name, NULL}. */
 static const pass_entry pass_table[] = {
     {"canonicalize", tj_pass_canonicalize, tj_canonicalize_run},
     {"cse", tj_pass_cse, tj_cse_run},
     {"dce", tj_pass_dce, tj_dce_run},
+    {"specialize", tj_pass_specialize, NULL},
+    {"lower-simt", tj_pass_lower_simt, NULL},
 };
 enum { NPASSES = sizeof pass_table / sizeof pass_table[0] };
 
@@ -82,7 +87,8 @@ static void dump_if_wanted(const tj_kernel *k, const char *pass)
 
 static int run_one(tj_kernel *k, const pass_entry *p, int verify, int *changed)
 {
-    if (tj_pass_guarded(k, p->impl, changed)) {
+    *changed = 1;
+    if (p->impl ? tj_pass_guarded(k, p->impl, changed) : p->fn(k)) {
         tj_error(k->ctx, "pass '%s' failed on kernel '%s'", p->name, k->name);
         return 1;
     }

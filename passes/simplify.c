@@ -6,8 +6,6 @@
  * x * 1.0, x / 1.0, x - 0.0 and x + -0.0 give x for every x (NaN and -0.0
  * included), but x + 0.0 turns -0.0 into 0.0, and x * 0.0 is not 0.0 for
  * NaN, infinities or negative x. */
-#include <string.h>
-
 #include "canon.h"
 #include "fold.h"
 
@@ -36,16 +34,6 @@ static tj_ref fold_constants(tj_canon *cx, tj_ref r)
     return tj_cursor_const(cx->k, &cx->at, in->type, res);
 }
 
-/* The `const` behind a constant or splat r, or TJ_NONE. */
-static tj_ref splat_source(const tj_canon *cx, tj_ref r)
-{
-    const tj_inst *in = inst(cx, r);
-    if (in->op == TJ_OP_BROADCAST && in->nargs == 1 && in->args[0])
-        r = in->args[0];
-    tj_cval ignored;
-    return tj_const_value(cx->k, r, &ignored) && inst(cx, r)->op == TJ_OP_CONST ? r : TJ_NONE;
-}
-
 /* Rewrites shape op r of a splat into a splat of its own type. */
 static void make_splat(tj_canon *cx, tj_ref r, tj_ref c)
 {
@@ -70,22 +58,21 @@ static int is_identity_perm(const tj_inst *in)
 }
 
 /* permute(permute(x, p1), p2) = permute(x, q) with q[i] = p1[p2[i]]. */
-static int compose_perms(tj_canon *cx, tj_ref r, tj_ref inner)
+static void compose_perms(tj_canon *cx, tj_ref r, tj_ref inner)
 {
     const tj_inst *out = inst(cx, r), *in = inst(cx, inner);
     int32_t q[TJ_MAX_RANK];
     if (out->nlist != in->nlist || out->nlist > TJ_MAX_RANK)
-        return 0;
+        return;
     for (uint32_t i = 0; i < out->nlist; i++) {
         if (out->list[i] < 0 || (uint32_t)out->list[i] >= in->nlist)
-            return 0;
+            return;
         q[i] = in->list[out->list[i]];
     }
     tj_ref x = in->args[0];
     tj_inst_set_list(cx->k, r, q, out->nlist);
     inst(cx, r)->args[0] = x;
     cx->changed = 1;
-    return 1;
 }
 
 static tj_ref simplify_shape(tj_canon *cx, tj_ref r)
@@ -97,14 +84,14 @@ static tj_ref simplify_shape(tj_canon *cx, tj_ref r)
     tj_inst *xi = inst(cx, x);
     if (in->op == TJ_OP_PERMUTE ? is_identity_perm(in) : xi->type == in->type)
         return x;
-    tj_ref c = splat_source(cx, x);
+    tj_ref c = tj_splat_source(cx->k, x);
     if (c && in->op != TJ_OP_BROADCAST) {
         make_splat(cx, r, c);
     } else if (xi->op == in->op && xi->nargs == 1 && xi->args[0]) {
         /* broadcast of broadcast, reshape of reshape, permute of permute */
-        if (in->op == TJ_OP_PERMUTE)
+        if (in->op == TJ_OP_PERMUTE) {
             compose_perms(cx, r, x);
-        else {
+        } else {
             in->args[0] = xi->args[0];
             cx->changed = 1;
         }
@@ -114,28 +101,11 @@ static tj_ref simplify_shape(tj_canon *cx, tj_ref r)
 
 /* ---- elementwise identities ------------------------------------------------------ */
 
-/* The op equal to `op` with its two operands swapped, or TJ_OP_INVALID. */
-static tj_op swapped_op(const tj_canon *cx, const tj_inst *in)
-{
-    switch (in->op) {
-    case TJ_OP_ADD: case TJ_OP_MUL: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_EQ: case TJ_OP_NE:
-        return in->op;
-    case TJ_OP_MAX: case TJ_OP_MIN: /* for floats, which zero wins may depend on order */
-        return tj_type_is_float_tile(cx->k, in->type) ? TJ_OP_INVALID : in->op;
-    case TJ_OP_LT: return TJ_OP_GT;
-    case TJ_OP_GT: return TJ_OP_LT;
-    case TJ_OP_LE: return TJ_OP_GE;
-    case TJ_OP_GE: return TJ_OP_LE;
-    default: return TJ_OP_INVALID;
-    }
-}
-
 static void put_constant_right(tj_canon *cx, tj_ref r)
 {
     tj_inst *in = inst(cx, r);
     tj_cval ignored;
-    tj_op swapped = swapped_op(cx, in);
+    tj_op swapped = tj_swapped_op(cx->k, in);
     if (!swapped || !tj_const_value(cx->k, in->args[0], &ignored) ||
         tj_const_value(cx->k, in->args[1], &ignored))
         return;
@@ -240,6 +210,16 @@ static tj_ref simplify_select(tj_canon *cx, tj_ref r)
     return TJ_NONE;
 }
 
+/* extract(pack(x0, x1, ...), i) = xi (SIMT IR). */
+static tj_ref simplify_extract(tj_canon *cx, tj_ref r)
+{
+    const tj_inst *in = inst(cx, r);
+    const tj_inst *v = in->nargs == 1 && in->args[0] ? inst(cx, in->args[0]) : NULL;
+    if (!v || v->op != TJ_OP_PACK || in->imm < 0 || (uint64_t)in->imm >= v->nargs)
+        return TJ_NONE;
+    return v->args[in->imm];
+}
+
 static tj_ref simplify_once(tj_canon *cx, tj_ref r)
 {
     tj_ref v = fold_constants(cx, r);
@@ -254,6 +234,8 @@ static tj_ref simplify_once(tj_canon *cx, tj_ref r)
                    ? in->args[0] : TJ_NONE;
     case TJ_OP_SELECT:
         return in->nargs == 3 ? simplify_select(cx, r) : TJ_NONE;
+    case TJ_OP_EXTRACT:
+        return simplify_extract(cx, r);
     default:
         break;
     }

@@ -1,4 +1,4 @@
-/* The PTX code generator's private interface, shared by codegen/ptx/*.c.
+/* The PTX code generator's private interface, shared by its files.
  *
  * One pass over the SIMT IR writes instruction text into `body`; every SIMT
  * value gets one virtual register per scalar component (a vector f32[4] has
@@ -28,7 +28,7 @@ typedef struct ptx_reg {
 
 /* A register's name, returned by value so several fit in one printf. */
 typedef struct ptx_rname {
-    char s[16];
+    char s[24];
 } ptx_rname;
 
 /* Components of one value are capped (SIMT vectors are at most 16 bytes). */
@@ -48,6 +48,7 @@ typedef struct ptx_emitter {
     uint32_t ncomps, compcap;
     ptx_reg smem_base;  /* u32 address of tj_smem */
     int uses_smem;
+    int uses_2opi32, uses_2opi64; /* the tables of ptx_trig.c */
     int failed;
 } ptx_emitter;
 
@@ -55,7 +56,6 @@ typedef struct ptx_emitter {
 ptx_rname px_name(ptx_reg r);
 #define RN(r) (px_name(r).s)
 ptx_reg px_tmp(ptx_emitter *e, ptx_cls cls);
-ptx_cls px_dtype_cls(tj_dtype dt);
 /* Appends one instruction line: a tab, the formatted text, ";\n". */
 void px_ins(ptx_emitter *e, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -65,7 +65,7 @@ void px_ins(ptx_emitter *e, const char *fmt, ...)
 /* Appends a label line. */
 void px_label(ptx_emitter *e, uint32_t label);
 uint32_t px_new_label(ptx_emitter *e);
-/* Reports an error at instruction r (always returns -1). */
+/* Reports an error at instruction r (0: the kernel); returns -1. */
 int px_fail(ptx_emitter *e, tj_ref r, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -85,8 +85,7 @@ uint32_t px_type_components(const ptx_emitter *e, tj_type t);
  * 0 when t is neither. */
 int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt);
 const tj_inst *px_inst(const ptx_emitter *e, tj_ref r);
-tj_dtype px_dtype_of(const ptx_emitter *e, tj_ref r);
-/* mov between registers of one class. */
+/* mov between registers of one class (nothing when d is s). */
 void px_mov(ptx_emitter *e, ptx_reg d, ptx_reg s);
 /* d = 0 (false for predicates). */
 void px_zero(ptx_emitter *e, ptx_reg d);
@@ -94,12 +93,13 @@ void px_zero(ptx_emitter *e, ptx_reg d);
 int px_emit_block(ptx_emitter *e, tj_block_id b, int depth);
 
 /* ---- ptx_types.c: dtype spellings and the f32 compute form ---- */
+ptx_cls px_dtype_cls(tj_dtype dt);
 const char *px_mem_type(tj_dtype dt);   /* ld/st/param type: s8, b16, f32 ... */
 const char *px_cls_type(ptx_cls cls);   /* pred, b16, b32, b64, f32, f64 */
 const char *px_int_type(tj_dtype dt);   /* s32 u32 s64 u64 for integer arithmetic */
 int px_is_small_int(tj_dtype dt);       /* i8 i16 u8 u16 */
-/* The register holding dt's value in its compute form: itself, or an f32
- * temporary for f16/bf16. */
+/* The register holding dt's value in its compute form: v itself, or an
+ * f32 temporary for f16/bf16. */
 ptx_reg px_widen(ptx_emitter *e, tj_dtype dt, ptx_reg v);
 /* Where to compute a result of dtype dt that belongs in d: d itself, or an
  * f32 temporary for f16/bf16. */
@@ -109,7 +109,7 @@ ptx_reg px_compute_dst(ptx_emitter *e, tj_dtype dt, ptx_reg d);
 void px_narrow(ptx_emitter *e, tj_dtype dt, ptx_reg d, ptx_reg computed);
 /* Wraps a 32-bit register to a small integer dtype in place. */
 void px_wrap_small(ptx_emitter *e, tj_dtype dt, ptx_reg d);
-/* f32 (or f64) literal operands. */
+/* f32 and f64 literal operands (0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX). */
 ptx_rname px_f32_imm(float f);
 ptx_rname px_f64_imm(double d);
 /* d = c ? a : b for registers of any class (predicates with logic). */
@@ -140,21 +140,33 @@ int px_emit_if(ptx_emitter *e, tj_ref r, int depth);  /* ptx_ctrl.c */
 int px_emit_proj(ptx_emitter *e, tj_ref r);           /* ptx_ctrl.c */
 int px_emit_vector_op(ptx_emitter *e, tj_ref r);      /* ptx_ctrl.c: pack, extract */
 
+/* ---- ptx_trig.c ---- */
+/* Writes the module-level tables the kernel used. */
+void px_write_tables(const ptx_emitter *e, tj_buf *out);
+
 /* ---- ptx_params.c ---- */
 /* Writes the .param list of the entry. */
 int px_write_params(ptx_emitter *e, tj_buf *out);
 
-/* ---- ptx_math.c / ptx_math64.c: math on the compute form ---- */
-/* d = f(a) for a float math op on f32 registers (exp, log, sin, ...). */
-int px_math_f32(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
-int px_math_f64(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
-/* d = pow(a, b) (f32 or f64 registers). */
-void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
-/* d = fmod(a, b), exact (f32 or f64 registers). */
-void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
-/* d = exp(a) for f32 registers, to a few ulp. */
+/* ---- ptx_math.c, ptx_math64.c, ptx_fmod.c: float math on f32/f64 registers ---- */
+/* d = op(a) for a unary math op (exp, log, sin, ... floor, ceil); `fast`
+ * allows the hardware approximations (for f16/bf16). -1: not a math op. */
+int px_math(ptx_emitter *e, tj_op op, int fast, ptx_reg d, ptx_reg a);
+/* exp to a few ulp (f32) and about one ulp (f64); exp2 of f64. */
 void px_exp_f32(ptx_emitter *e, ptx_reg d, ptx_reg a);
 void px_exp_f64(ptx_emitter *e, ptx_reg d, ptx_reg a);
-void px_log_f64(ptx_emitter *e, ptx_reg d, ptx_reg a);
+void px_exp2_f64(ptx_emitter *e, ptx_reg d, ptx_reg a);
+/* log or log2 (op) to a few ulp, f32 or f64. */
+void px_log(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
+/* A float literal of class cls (F32 or F64). */
+ptx_rname px_fimm(ptx_cls cls, double v);
+/* d = c[0] + x*(c[1] + x*(...)) with n coefficients; d must not be x. */
+void px_horner(ptx_emitter *e, ptx_reg d, ptx_reg x, const double *c, int n);
+/* d = sin(a) or cos(a) (op), f32 or f64, for every finite argument. */
+void px_sincos(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
+/* d = pow(a, b) with the special cases of C99 (f32 computed in f64). */
+void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
+/* d = fmod(a, b), exact. */
+void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 
 #endif

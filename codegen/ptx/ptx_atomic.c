@@ -128,10 +128,10 @@ int px_emit_atomic(ptx_emitter *e, tj_ref r)
     if (in->args[2])
         px_zero(e, a.old);
     if (native(e, &a)) {
-        ptx_rname g = {{0}};
+        char g[40] = "";
         if (in->args[2])
-            snprintf(g.s, sizeof g.s, "@%s ", RN(pred));
-        px_ins(e, "%satom.global.%s.%s %s, [%s], %s", g.s, op_name(a.op), native_type(&a), RN(a.old), RN(a.addr),
+            snprintf(g, sizeof g, "@%s ", RN(pred));
+        px_ins(e, "%satom.global.%s.%s %s, [%s], %s", g, op_name(a.op), native_type(&a), RN(a.old), RN(a.addr),
                RN(a.val));
         return 0;
     }

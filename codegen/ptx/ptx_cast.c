@@ -23,12 +23,17 @@ static void int_to_int(ptx_emitter *e, tj_dtype to, tj_dtype from, ptx_reg d, pt
     px_wrap_small(e, to, d);
 }
 
-/* Saturating float -> integer: cvt.rzi clamps to 32 or 64 bits and maps
- * NaN to 0; 8- and 16-bit results are clamped further. */
+/* Saturating float -> integer: cvt.rzi clamps to 32 or 64 bits, and 8-
+ * and 16-bit results are clamped further. NaN is selected to 0: cvt gives
+ * the most negative integer for it where the result or source is 64-bit
+ * (seen on sm_90). */
 static void float_to_int(ptx_emitter *e, tj_dtype to, ptx_reg d, ptx_reg f)
 {
     const char *ft = px_cls_type(f.cls);
+    ptx_reg nan = px_tmp(e, PX_PRED);
     px_ins(e, "cvt.rzi.%s.%s %s, %s", int_cvt_type(to), ft, RN(d), RN(f));
+    px_ins(e, "setp.nan.%s %s, %s, %s", ft, RN(nan), RN(f), RN(f));
+    px_ins(e, "selp.%s %s, 0, %s, %s", px_cls_type(d.cls), RN(d), RN(d), RN(nan));
     static const struct { tj_dtype dt; const char *lo, *hi; } clamp[] = {
         {TJ_DT_I8, "-128", "127"}, {TJ_DT_I16, "-32768", "32767"}, {TJ_DT_U8, NULL, "255"}, {TJ_DT_U16, NULL, "65535"},
     };

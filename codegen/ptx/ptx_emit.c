@@ -353,6 +353,7 @@ static void write_module(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     tj_buf_printf(out, ".version %s\n.target %s\n.address_size 64\n\n", arch->version, arch->name);
     if (e->uses_smem)
         tj_buf_printf(out, ".extern .shared .align 16 .b8 tj_smem[];\n\n");
+    px_write_tables(e, out);
     tj_buf_printf(out, ".visible .entry %s(\n", k->name);
     px_write_params(e, out);
     tj_buf_printf(out, ")\n.reqntid %u\n{\n", k->nthreads);

@@ -45,10 +45,14 @@ static addr_text address(const mem_access *m, uint32_t offset)
     return t;
 }
 
+typedef struct guard_text {
+    char s[40];
+} guard_text;
+
 /* "@%p3 " or "". */
-static ptx_rname guard(const mem_access *m)
+static guard_text guard(const mem_access *m)
 {
-    ptx_rname g = {{0}};
+    guard_text g = {{0}};
     if (m->has_pred)
         snprintf(g.s, sizeof g.s, "@%s ", RN(m->pred));
     return g;

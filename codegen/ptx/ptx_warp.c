@@ -87,9 +87,15 @@ int px_emit_shuffle(ptx_emitter *e, tj_ref r)
         if (px_operand_check(e, r, 1, 1, TJ_DT_INVALID))
             return -1;
         px_elem_type(e, px_inst(e, in->args[1])->type, &ldt);
-        if (ldt != TJ_DT_I32 && ldt != TJ_DT_U32)
-            return px_fail(e, r, "the source lane must be i32 or u32");
-        snprintf(lane, sizeof lane, "%s", RN(px_val(e, in->args[1], 0)));
+        if (!tj_dtype_is_int(ldt) || e->ncomp[in->args[1]] != 1)
+            return px_fail(e, r, "the source lane must be an integer scalar");
+        ptx_reg l = px_val(e, in->args[1], 0);
+        if (l.cls == PX_B64) { /* only the low 5 bits count */
+            ptx_reg t = px_tmp(e, PX_B32);
+            px_ins(e, "cvt.u32.u64 %s, %s", RN(t), RN(l));
+            l = t;
+        }
+        snprintf(lane, sizeof lane, "%s", RN(l));
         mode = "idx";
     } else {
         if (in->imm < 0 || in->imm > 31)

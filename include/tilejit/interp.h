@@ -28,12 +28,16 @@ typedef struct tj_arg {
  * Errors name the parameter. Returns 0 when they fit. */
 int tj_check_args(const tj_kernel *k, const tj_arg *args, uint32_t nargs);
 
-/* Evaluates the grid block: grid[0..2] (missing axes are 1). */
+/* Evaluates the grid block: grid[0..2] (missing axes are 1). An axis may
+ * be 0 (an empty launch: nothing runs); a negative axis or more than 2^31
+ * programs is an error. Checks the arguments first. */
 int tj_eval_grid(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3]);
 
 /* Runs every program of the grid, one after another, on the host. Loads
  * and stores go straight to the tensors' memory; out-of-range elements are
- * neither read nor written. Returns 0, or reports a diagnostic. */
+ * neither read nor written. Returns 0, or reports a diagnostic. The kernel
+ * must have passed tj_verify (IR that did not is refused with an internal
+ * error where it would otherwise be unsafe, not checked in full). */
 int tj_interp_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs);
 
 /* f16 / bf16 conversions with round-to-nearest-even. */

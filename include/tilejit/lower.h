@@ -25,6 +25,10 @@ typedef struct tj_lower_options {
  * context. NULL after reporting a diagnostic. */
 tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt);
 
+/* tj_lower_simt as a pass ("lower-simt"): k becomes the SIMT kernel (the
+ * config's `warps`, else 4). */
+int tj_pass_lower_simt(tj_kernel *k);
+
 /* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
 int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);
 

@@ -27,12 +27,20 @@ same written.ir add.ir
 expect 0 "$T" emit - -k add --target ir <"$ADD"
 same out add.ir
 
+# SIMT IR and PTX (default arch sm_90a)
+expect 0 "$T" emit "$ADD" -k add --target simt
+has out "kernel @add("
+has out "simt(threads = "
+expect 0 "$T" emit "$ADD" -k add --target ptx
+has out ".target sm_90a"
+has out ".visible .entry add("
+expect 0 "$T" emit "$ADD" -k add --target ptx:sm_80 -o add.ptx
+has add.ptx ".target sm_80"
+
 # back ends that have not landed yet
-for t in simt ptx ptx:sm_80 ptx:sm_90a msl; do
-    expect 1 "$T" emit "$ADD" -k add --target $t
-    has err "error: target '${t%%:*}' is not available yet"
-    empty out
-done
+expect 1 "$T" emit "$ADD" -k add --target msl
+has err "error: target 'msl' is not available yet"
+empty out
 
 # names the kernel does not have
 expect 1 "$T" emit "$ADD" -k nope --target ir
@@ -63,12 +71,17 @@ has err "D"
 expect 0 "$T" emit "$EX/embed.tj" -k embed --target ir --shape D=16
 has out "kernel @embed("
 
-# every example compiles to IR and optimized IR
+# every example compiles to optimized IR, SIMT IR and PTX
 while read -r file kernel args; do
     case $file in "" | "#"*) continue ;; esac
     shapes=$(printf '%s\n' $args | awk 'prev == "--shape" || prev == "-D" { print prev; print } { prev = $0 }')
+    for target in ir-opt simt; do
+        # shellcheck disable=SC2086
+        expect 0 "$T" emit "$EX/$file" -k "$kernel" --target $target $shapes
+        has out "kernel @$kernel("
+    done
     # shellcheck disable=SC2086
-    expect 0 "$T" emit "$EX/$file" -k "$kernel" --target ir-opt $shapes
-    has out "kernel @$kernel("
+    expect 0 "$T" emit "$EX/$file" -k "$kernel" --target ptx $shapes
+    has out ".visible .entry $kernel("
 done <"$EX/examples.txt"
 finish

@@ -81,7 +81,7 @@ has err "x.npy: error: argument 'x': dim N is 5 here but 4 in --shape N=4"
 # fuzzed headers and bodies: errors, never a crash
 i=0
 while [ $i -lt 40 ]; do
-    python3 - "$i" <<'PY'
+    "$PYTHON" -I -S - "$i" <<'PY'
 import random, sys
 random.seed(int(sys.argv[1]))
 b = bytearray(open('x.npy', 'rb').read())

@@ -433,7 +433,7 @@ Test(ir_text, printer_shows_broken_ir)
     (void)bad;
     finish_body(k);
     const char *text = print_str(k);
-    cr_expect(strstr(text, "# missing block 77"), "%s", text);
+    cr_expect(strstr(text, "# block 77 does not exist"), "%s", text);
     cr_expect(strstr(text, "= add %1, %!999 : i32"), "%s", text);
     cr_expect_neq(tj_verify(k), 0);
 }

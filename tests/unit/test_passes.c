@@ -173,7 +173,6 @@ static int check_same_results(tj_kernel *k, const char *passes)
         cr_assert_eq(tj_interp_run(opt, after.args, after.n), 0, "%s", tj_diag_render(k->ctx));
         check_same_tensors(k, &before, &after);
     } else {
-        fprintf(stderr, "DEBUG no run %s: %s\n", k->name, tj_diag_render(k->ctx));
         tj_diag_clear(k->ctx);
     }
     free_args(&before);

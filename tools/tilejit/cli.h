@@ -110,6 +110,8 @@ int cli_write_text(tj_ctx *c, const char *path, const char *text, size_t len);
 /* kernel.c: the path from a .tj file to Tile IR, shared by emit and run. */
 typedef struct cli_kernel {
     const char *path;
+    const char *text; /* the source, for devices that compile it themselves */
+    size_t len;
     const tj_program *prog;
     int index;
     const tj_param *params;
@@ -133,22 +135,6 @@ void cli_written_params(const tj_kernel *k, unsigned char *written);
 /* "X: f32[M, 128]" for messages; cli_param_list joins them with ", ". */
 const char *cli_param_decl(tj_ctx *c, const tj_param *p);
 const char *cli_param_list(tj_ctx *c, const cli_kernel *k);
-
-/* devices.c */
-typedef struct cli_device {
-    const char *name;
-    const char *what;
-    /* NULL when the device can run; otherwise why not (arena string). */
-    const char *(*unavailable)(tj_ctx *c);
-    /* Prints the device's lines for `tilejit devices`; NULL: one line. */
-    void (*describe)(tj_ctx *c, const struct cli_device *d);
-    int (*run)(const tj_kernel *k, const tj_arg *args, uint32_t nargs);
-} cli_device;
-/* NULL (after reporting) for an unknown or unavailable device. NAME NULL:
- * the default device. */
-const cli_device *cli_find_device(tj_ctx *c, const char *name);
-int cli_valid_device_name(const char *name);
-const char *cli_device_names(tj_ctx *c); /* "cpu, cuda, metal" */
 
 /* The subcommands. */
 int cmd_check(tj_ctx *c, const cli_opts *o);

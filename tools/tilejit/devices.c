@@ -1,25 +1,11 @@
-/* The devices `run` can use, and `tilejit devices`. The CUDA runtime loads
- * the driver with dlopen, so the tool works on machines without a GPU. */
+/* The devices `run` can use, `tilejit devices`, and the timing helpers they
+ * share. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "cli.h"
-#include "tilejit/cuda.h"
-
-static const char *cpu_unavailable(tj_ctx *c)
-{
-    (void)c;
-    return NULL;
-}
-
-static const char *cuda_unavailable(tj_ctx *c)
-{
-    tj_rt_error err = {{0}};
-    tj_cuda *cu = tj_cuda_open(0, &err);
-    if (!cu)
-        return tj_strdup(c, err.msg);
-    tj_cuda_close(cu);
-    return "the PTX back end is not written yet";
-}
+#include "run.h"
 
 static const char *metal_unavailable(tj_ctx *c)
 {
@@ -31,64 +17,51 @@ static const char *metal_unavailable(tj_ctx *c)
 #endif
 }
 
-/* Lists each GPU the driver reports, and why `run` cannot use them yet. */
-static void describe_cuda(tj_ctx *c, const cli_device *d)
-{
-    char buf[4096];
-    int count = tj_cuda_describe(buf, sizeof buf);
-    fputs(buf, stdout);
-    const char *why = count > 0 ? d->unavailable(c) : NULL;
-    if (why)
-        printf("cuda: run cannot use these yet: %s\n", why);
-}
+static const run_device run_device_metal = {"metal", "Apple GPUs", metal_unavailable, NULL, NULL, NULL, NULL, NULL};
 
-/* The first available device in this order is the default. */
-static const cli_device devices[] = {
-    {"cpu", "reference interpreter", cpu_unavailable, NULL, tj_interp_run},
-    {"cuda", "NVIDIA GPUs through the CUDA driver", cuda_unavailable, describe_cuda, NULL},
-    {"metal", "Apple GPUs", metal_unavailable, NULL, NULL},
-};
+/* In the order `tilejit devices` lists them. */
+static const run_device *const devices[] = {&run_device_cpu, &run_device_cuda, &run_device_metal};
 enum { NDEVICES = sizeof devices / sizeof devices[0] };
 
-int cli_valid_device_name(const char *name)
+int run_valid_device_name(const char *name)
 {
     for (int i = 0; i < NDEVICES; i++)
-        if (!strcmp(devices[i].name, name))
+        if (!strcmp(devices[i]->name, name))
             return 1;
     return 0;
 }
 
-const char *cli_device_names(tj_ctx *c)
+const char *run_device_names(tj_ctx *c)
 {
     tj_buf b = {0};
     for (int i = 0; i < NDEVICES; i++)
-        tj_buf_printf(&b, "%s%s", i ? ", " : "", devices[i].name);
+        tj_buf_printf(&b, "%s%s", i ? ", " : "", devices[i]->name);
     return cli_buf_take(c, &b);
 }
 
-const cli_device *cli_find_device(tj_ctx *c, const char *name)
+const run_device *run_find_device(tj_ctx *c, const char *name)
 {
-    /* Default: cpu until a GPU runtime exists; then the first GPU found. */
-    const cli_device *d = &devices[0];
-    for (int i = 0; name && i < NDEVICES; i++)
-        if (!strcmp(devices[i].name, name))
-            d = &devices[i];
-    if (name && strcmp(d->name, name)) {
-        tj_error(c, "unknown device '%s' (devices: %s)", name, cli_device_names(c));
+    if (!name) /* the default: a GPU when there is one */
+        return run_device_cuda.unavailable(c) ? &run_device_cpu : &run_device_cuda;
+    for (int i = 0; i < NDEVICES; i++) {
+        const run_device *d = devices[i];
+        if (strcmp(d->name, name))
+            continue;
+        const char *why = d->unavailable(c);
+        if (!why)
+            return d;
+        tj_error(c, "device '%s' is not available: %s", d->name, why);
         return NULL;
     }
-    const char *why = d->unavailable(c);
-    if (why || !d->run) {
-        tj_error(c, "device '%s' is not available: %s", d->name, why ? why : "no runtime");
-        return NULL;
-    }
-    return d;
+    tj_error(c, "unknown device '%s' (devices: %s)", name, run_device_names(c));
+    return NULL;
 }
 
 int cmd_devices(tj_ctx *c, const cli_opts *o)
 {
     (void)o;
-    for (const cli_device *d = devices; d < devices + NDEVICES; d++) {
+    for (int i = 0; i < NDEVICES; i++) {
+        const run_device *d = devices[i];
         if (d->describe) {
             d->describe(c, d);
             continue;
@@ -100,4 +73,31 @@ int cmd_devices(tj_ctx *c, const cli_opts *o)
             printf("%s (%s)\n", d->name, d->what);
     }
     return CLI_OK;
+}
+
+/* ---- timing ------------------------------------------------------------------------ */
+
+double run_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double run_median(double *times, int n)
+{
+    qsort(times, (size_t)n, sizeof *times, compare_double);
+    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+int run_count(const run_timing *t, double first_s)
+{
+    double fit = first_s > 0 ? t->budget_s / first_s : t->max_runs;
+    return fit < t->min_runs ? t->min_runs : fit > t->max_runs ? t->max_runs : (int)fit;
 }

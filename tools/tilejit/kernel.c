@@ -11,6 +11,8 @@ int cli_open_kernel(tj_ctx *c, const char *path, const char *name, cli_kernel *k
     if (!text)
         return -1;
     k->path = strcmp(path, "-") ? path : "<stdin>";
+    k->text = text;
+    k->len = len;
     k->prog = tj_parse_program(c, k->path, text, len);
     if (!k->prog)
         return -1;

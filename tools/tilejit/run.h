@@ -41,7 +41,70 @@ void run_fill_random(run_rng *rng, tj_dtype dt, void *data, uint64_t numel);
  * ok|FAIL ...` on stdout. Returns 0 when within tolerance. */
 int run_compare(const char *name, const tj_tensor *got, const tj_tensor *want);
 
-/* Elements of a tensor argument (contiguous, C order). */
+/* Elements and bytes of a tensor argument (contiguous, C order). */
 uint64_t run_numel(const tj_tensor *t);
+size_t run_bytes(const tj_tensor *t);
+/* args with every tensor's data copied (scalars as they are), and back. */
+tj_arg *run_copy_args(tj_ctx *c, const tj_arg *args, uint32_t n);
+void run_restore_args(tj_arg *dst, const tj_arg *src, uint32_t n);
+
+/* ---- devices (devices.c, device_cpu.c, device_cuda.c) ---- */
+
+/* What a device compiles: the kernel, its optimized Tile IR (checked
+ * against the arguments), the -D bindings, and the host arguments. */
+typedef struct run_request {
+    const cli_kernel *k;
+    const tj_kernel *tile;
+    const tj_binding *defines;
+    uint32_t ndefines;
+    const tj_arg *args;
+    uint32_t nargs;
+} run_request;
+
+/* One device's state for one `run`. */
+typedef struct run_session {
+    tj_ctx *c;
+    const run_request *req;
+    void *impl; /* the device's own state */
+} run_session;
+
+/* How `--time` measures: the median of `runs` launches after a warm-up,
+ * with as many runs as fit the budget (within [min_runs, max_runs]). */
+typedef struct run_timing {
+    double budget_s;
+    int min_runs, max_runs;
+    double median_s; /* out */
+    int runs;        /* out */
+} run_timing;
+
+typedef struct run_device {
+    const char *name;
+    const char *what;
+    /* NULL when the device can run; otherwise why not. */
+    const char *(*unavailable)(tj_ctx *c);
+    /* Prints the device's lines for `tilejit devices`; NULL: one line. */
+    void (*describe)(tj_ctx *c, const struct run_device *d);
+    /* Compiles for the request and prepares buffers; 0 on success. */
+    int (*open)(run_session *s);
+    /* Runs once: the tensors of args (host memory) are the inputs and get
+     * the results. */
+    int (*run)(run_session *s, tj_arg *args);
+    /* Times launches on the inputs (left unchanged). */
+    int (*time)(run_session *s, const tj_arg *inputs, run_timing *t);
+    void (*close)(run_session *s); /* also after a failed open */
+} run_device;
+
+extern const run_device run_device_cpu, run_device_cuda;
+
+/* NULL (after reporting) for an unavailable device. NAME NULL: the
+ * default, cuda when it is available, else cpu. */
+const run_device *run_find_device(tj_ctx *c, const char *name);
+int run_valid_device_name(const char *name);
+const char *run_device_names(tj_ctx *c); /* "cpu, cuda, metal" */
+/* Sorts times[0..n) and returns the median. */
+double run_median(double *times, int n);
+double run_now_s(void); /* a monotonic clock */
+/* Runs count = budget / first run's time, clamped to the timing's limits. */
+int run_count(const run_timing *t, double first_s);
 
 #endif

@@ -16,6 +16,29 @@ uint64_t run_numel(const tj_tensor *t)
     return n;
 }
 
+size_t run_bytes(const tj_tensor *t) { return (size_t)run_numel(t) * (size_t)tj_dtype_size(t->dtype); }
+
+tj_arg *run_copy_args(tj_ctx *c, const tj_arg *args, uint32_t n)
+{
+    tj_arg *copy = tj_alloc(c, (n + 1) * sizeof *copy);
+    for (uint32_t i = 0; i < n; i++) {
+        copy[i] = args[i];
+        if (!args[i].is_tensor)
+            continue;
+        size_t bytes = run_bytes(&args[i].tensor);
+        copy[i].tensor.data = tj_alloc(c, bytes + 1);
+        memcpy(copy[i].tensor.data, args[i].tensor.data, bytes);
+    }
+    return copy;
+}
+
+void run_restore_args(tj_arg *dst, const tj_arg *src, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (src[i].is_tensor)
+            memcpy(dst[i].tensor.data, src[i].tensor.data, run_bytes(&src[i].tensor));
+}
+
 /* ---- dims ------------------------------------------------------------------------ */
 
 static int find_dim(const run_state *rs, const char *name)

@@ -1,0 +1,57 @@
+/* The SIMT interpreter's private interface (interp/simt*.c).
+ *
+ * A SIMT kernel runs program by program; within a program all nthreads
+ * threads run each instruction before the next one starts (lockstep), so a
+ * barrier has nothing left to do. Every value is a tj_rval of the Tile
+ * interpreter holding nthreads * width slots, thread-major (thread t's
+ * element e at t * width + e): the Tile interpreter's elementwise handlers
+ * (tj_exec_binary, ...) then run on it unchanged. Control flow must be
+ * uniform (docs/simt.md); the interpreter checks that every thread agrees
+ * on a branch or a loop bound and reports it otherwise. */
+#ifndef TJ_INTERP_SIMT_H
+#define TJ_INTERP_SIMT_H
+
+#include "interp/interp.h"
+
+/* The bytes a tensor argument may be accessed in: [lo, hi). */
+typedef struct tj_simt_extent {
+    uintptr_t lo, hi;
+} tj_simt_extent;
+
+typedef struct tj_simt {
+    tj_interp st;             /* k, ctx, args, vals (one per instruction), pid, nprog */
+    uint32_t nthreads;
+    unsigned char *smem;      /* the program's shared memory */
+    unsigned char *smem_set;  /* one flag per shared byte: written in this program */
+    tj_simt_extent *extent;   /* per parameter (empty for scalars) */
+    uint32_t last_tensor;     /* the parameter of the last global access (a cache) */
+    void *storage;
+} tj_simt;
+
+/* Elements per thread of value r (1 for a scalar). */
+static inline uint32_t tj_simt_width(const tj_simt *s, tj_ref r)
+{
+    return s->st.vals[r].n / s->nthreads;
+}
+
+/* Reports a run-time error at instruction r (thread < 0: not one thread's);
+ * returns -1. */
+int tj_simt_fail(const tj_simt *s, tj_ref r, int64_t thread, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* simt_mem.c: global and shared memory, atomics */
+int tj_simt_load_global(tj_simt *s, tj_ref r);
+int tj_simt_store_global(tj_simt *s, tj_ref r);
+int tj_simt_atomic(tj_simt *s, tj_ref r);
+int tj_simt_load_shared(tj_simt *s, tj_ref r);
+int tj_simt_store_shared(tj_simt *s, tj_ref r);
+
+/* simt_warp.c: shuffles, pack, extract */
+int tj_simt_shuffle(tj_simt *s, tj_ref r);
+int tj_simt_pack(tj_simt *s, tj_ref r);
+int tj_simt_extract(tj_simt *s, tj_ref r);
+
+#endif

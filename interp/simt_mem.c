@@ -1,0 +1,229 @@
+/* Global and shared memory of the SIMT interpreter, and atomics.
+ *
+ * A global address must lie, with all the bytes it accesses, inside one
+ * tensor argument and be aligned as the GPU requires (the access size,
+ * 16 bytes at most); anything else means the lowering is wrong and is
+ * reported, as is a read of shared memory no thread has written in the
+ * program (a missing store). Threads go in order, so among duplicate
+ * store targets the highest thread wins, and atomics see each other in
+ * thread order. */
+#include <string.h>
+
+#include "interp/simt.h"
+
+/* An element of dtype dt in memory as a slot, and back (memcpy: tensor
+ * data need not be aligned for the host). */
+static tj_slot mem_get(tj_dtype dt, const unsigned char *p)
+{
+    tj_slot s = {.u = 0};
+#define GET(T, FIELD, EXPR) { T v; memcpy(&v, p, sizeof v); s.FIELD = EXPR; break; }
+    switch (dt) {
+    case TJ_DT_BOOL: GET(uint8_t, i, v != 0)
+    case TJ_DT_I8: GET(int8_t, i, v)
+    case TJ_DT_I16: GET(int16_t, i, v)
+    case TJ_DT_I32: GET(int32_t, i, v)
+    case TJ_DT_I64: GET(int64_t, i, v)
+    case TJ_DT_U8: GET(uint8_t, u, v)
+    case TJ_DT_U16: GET(uint16_t, u, v)
+    case TJ_DT_U32: GET(uint32_t, u, v)
+    case TJ_DT_U64: GET(uint64_t, u, v)
+    case TJ_DT_F16: GET(uint16_t, f, tj_f16_to_f32(v))
+    case TJ_DT_BF16: GET(uint16_t, f, tj_bf16_to_f32(v))
+    case TJ_DT_F32: GET(float, f, v)
+    default: GET(double, f, v)
+    }
+#undef GET
+    return s;
+}
+
+static void mem_put(tj_dtype dt, unsigned char *p, tj_slot s)
+{
+#define PUT(T, EXPR) { T v = (T)(EXPR); memcpy(p, &v, sizeof v); break; }
+    switch (dt) {
+    case TJ_DT_BOOL: PUT(uint8_t, s.i != 0)
+    case TJ_DT_I8: case TJ_DT_U8: PUT(uint8_t, s.u)
+    case TJ_DT_I16: case TJ_DT_U16: PUT(uint16_t, s.u)
+    case TJ_DT_I32: case TJ_DT_U32: PUT(uint32_t, s.u)
+    case TJ_DT_I64: case TJ_DT_U64: PUT(uint64_t, s.u)
+    case TJ_DT_F16: PUT(uint16_t, tj_f64_to_f16(s.f))
+    case TJ_DT_BF16: PUT(uint16_t, tj_f64_to_bf16(s.f))
+    case TJ_DT_F32: PUT(float, s.f)
+    default: PUT(double, s.f)
+    }
+#undef PUT
+}
+
+/* The access size's alignment, as PTX requires: the whole vector up to 16
+ * bytes (larger vectors go in 16-byte pieces). */
+static uint32_t alignment(uint32_t bytes)
+{
+    uint32_t a = 1;
+    while (a < bytes && a < 16 && !(bytes % (a * 2)))
+        a *= 2;
+    return a;
+}
+
+/* Host memory for the global bytes [addr, addr + bytes); NULL after
+ * reporting when they are not all inside one tensor argument. */
+static unsigned char *global_bytes(tj_simt *s, tj_ref r, uint32_t t, uint64_t addr, uint32_t bytes)
+{
+    if (addr % alignment(bytes))
+        return tj_simt_fail(s, r, t, "address 0x%llx is not aligned to %u bytes", (unsigned long long)addr,
+                            alignment(bytes)), NULL;
+    uint32_t n = s->st.k->nparams;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (s->last_tensor + k) % n;
+        const tj_simt_extent *e = &s->extent[i];
+        if (addr >= e->lo && addr < e->hi && bytes <= e->hi - addr) {
+            s->last_tensor = i;
+            return (unsigned char *)(uintptr_t)addr;
+        }
+    }
+    return tj_simt_fail(s, r, t, "%u bytes at 0x%llx are outside every tensor argument", bytes,
+                        (unsigned long long)addr), NULL;
+}
+
+/* Operand a of r: its rval (NULL when absent). */
+static const tj_rval *operand(const tj_simt *s, tj_ref r, uint32_t a)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    return a < in->nargs && in->args[a] ? &s->st.vals[in->args[a]] : NULL;
+}
+
+/* Checks an operand is a scalar (per thread) of dtype dt. */
+static int scalar_of(const tj_simt *s, tj_ref r, uint32_t a, const tj_rval *v, tj_dtype dt, tj_dtype also)
+{
+    if (!v || !v->data || v->n != s->nthreads || (v->dt != dt && v->dt != also))
+        return tj_simt_fail(s, r, -1, "operand %u must be a %s scalar", a, tj_dtype_name(dt));
+    return 0;
+}
+
+int tj_simt_load_global(tj_simt *s, tj_ref r)
+{
+    tj_rval *rv = &s->st.vals[r];
+    const tj_rval *addr = operand(s, r, 0), *pred = operand(s, r, 1), *other = operand(s, r, 2);
+    uint32_t w = tj_simt_width(s, r), size = (uint32_t)tj_dtype_size(rv->dt);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U64, TJ_DT_U64) || (pred && scalar_of(s, r, 1, pred, TJ_DT_BOOL, TJ_DT_BOOL)))
+        return -1;
+    if (other && (!other->data || other->dt != rv->dt || (other->n != rv->n && other->n != s->nthreads)))
+        return tj_simt_fail(s, r, -1, "`other` must be a %s scalar or a value of the result's type",
+                            tj_dtype_name(rv->dt));
+    uint32_t ow = other ? other->n / s->nthreads : 0;
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        tj_slot *d = &rv->data[t * w];
+        if (pred && !pred->data[t].i) {
+            for (uint32_t e = 0; e < w; e++)
+                d[e] = other ? other->data[t * ow + (ow == 1 ? 0 : e)] : (tj_slot){.u = 0};
+            continue;
+        }
+        const unsigned char *p = global_bytes(s, r, t, addr->data[t].u, w * size);
+        if (!p)
+            return -1;
+        for (uint32_t e = 0; e < w; e++)
+            d[e] = mem_get(rv->dt, p + e * size);
+    }
+    return 0;
+}
+
+int tj_simt_store_global(tj_simt *s, tj_ref r)
+{
+    const tj_rval *addr = operand(s, r, 0), *val = operand(s, r, 1), *pred = operand(s, r, 2);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U64, TJ_DT_U64) || (pred && scalar_of(s, r, 2, pred, TJ_DT_BOOL, TJ_DT_BOOL)))
+        return -1;
+    if (!val || !val->data)
+        return tj_simt_fail(s, r, -1, "the stored value must be a scalar or a vector");
+    uint32_t w = val->n / s->nthreads, size = (uint32_t)tj_dtype_size(val->dt);
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        if (pred && !pred->data[t].i)
+            continue;
+        unsigned char *p = global_bytes(s, r, t, addr->data[t].u, w * size);
+        if (!p)
+            return -1;
+        for (uint32_t e = 0; e < w; e++)
+            mem_put(val->dt, p + e * size, val->data[t * w + e]);
+    }
+    return 0;
+}
+
+/* Read, combine, write back, thread after thread; the result is the old
+ * value (0 where the predicate is off). */
+int tj_simt_atomic(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_rval *rv = &s->st.vals[r];
+    const tj_rval *addr = operand(s, r, 0), *val = operand(s, r, 1), *pred = operand(s, r, 2);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U64, TJ_DT_U64) || (pred && scalar_of(s, r, 2, pred, TJ_DT_BOOL, TJ_DT_BOOL)) ||
+        scalar_of(s, r, 1, val, rv->dt, rv->dt) || !rv->data || rv->n != s->nthreads)
+        return -1;
+    tj_op op = in->op == TJ_OP_ATOM_ADD ? TJ_OP_ADD : in->op == TJ_OP_ATOM_MAX ? TJ_OP_MAX : TJ_OP_MIN;
+    uint32_t size = (uint32_t)tj_dtype_size(rv->dt);
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        rv->data[t].u = 0;
+        if (pred && !pred->data[t].i)
+            continue;
+        unsigned char *p = global_bytes(s, r, t, addr->data[t].u, size);
+        if (!p)
+            return -1;
+        tj_slot old = mem_get(rv->dt, p), now;
+        if (tj_binary_slots(op, rv->dt, &now, &old, &val->data[t], 1))
+            return tj_simt_fail(s, r, -1, "no atomic %s on %s", tj_op_get(op)->name, tj_dtype_name(rv->dt));
+        mem_put(rv->dt, p, now);
+        rv->data[t] = old;
+    }
+    return 0;
+}
+
+/* Shared bytes [off, off + bytes) of thread t: in range and aligned. */
+static int shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes)
+{
+    uint32_t size = s->st.k->smem_bytes;
+    if (off > size || bytes > size - off)
+        return tj_simt_fail(s, r, t, "shared bytes [%llu, %llu) are outside the %u bytes of shared memory",
+                            (unsigned long long)off, (unsigned long long)off + bytes, size);
+    if (off % alignment(bytes))
+        return tj_simt_fail(s, r, t, "shared address %llu is not aligned to %u bytes", (unsigned long long)off,
+                            alignment(bytes));
+    return 0;
+}
+
+int tj_simt_load_shared(tj_simt *s, tj_ref r)
+{
+    tj_rval *rv = &s->st.vals[r];
+    const tj_rval *addr = operand(s, r, 0);
+    uint32_t w = tj_simt_width(s, r), size = (uint32_t)tj_dtype_size(rv->dt);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U32, TJ_DT_I32))
+        return -1;
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        uint64_t off = (uint32_t)addr->data[t].u;
+        if (shared_range(s, r, t, off, w * size))
+            return -1;
+        for (uint32_t b = 0; b < w * size; b++)
+            if (!s->smem_set[off + b])
+                return tj_simt_fail(s, r, t,
+                                    "reads shared byte %llu, which no thread has written in this program "
+                                    "(a missing store?)",
+                                    (unsigned long long)off + b);
+        for (uint32_t e = 0; e < w; e++)
+            rv->data[t * w + e] = mem_get(rv->dt, s->smem + off + e * size);
+    }
+    return 0;
+}
+
+int tj_simt_store_shared(tj_simt *s, tj_ref r)
+{
+    const tj_rval *addr = operand(s, r, 0), *val = operand(s, r, 1);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U32, TJ_DT_I32))
+        return -1;
+    if (!val || !val->data)
+        return tj_simt_fail(s, r, -1, "the stored value must be a scalar or a vector");
+    uint32_t w = val->n / s->nthreads, size = (uint32_t)tj_dtype_size(val->dt);
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        uint64_t off = (uint32_t)addr->data[t].u;
+        if (shared_range(s, r, t, off, w * size))
+            return -1;
+        for (uint32_t e = 0; e < w; e++)
+            mem_put(val->dt, s->smem + off + e * size, val->data[t * w + e]);
+        memset(s->smem_set + off, 1, w * size);
+    }
+    return 0;
+}

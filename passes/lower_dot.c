@@ -1,0 +1,113 @@
+/* dot with FMAs (tensor-core atoms come later): both operands are staged
+ * in shared memory, row-major, and every thread accumulates its own output
+ * registers in a SIMT loop over k, loading each operand element it needs
+ * once per k. Accumulation runs in the result's dtype (f16/bf16 and tf32
+ * inputs in f32, i8 in i32), k in order, as the interpreter does. */
+#include "passes/lower_simt.h"
+
+enum { MAX_UNROLL = 8, MAX_UNROLLED_FMAS = 512 };
+
+typedef struct dot_shape {
+    int rank, batched;
+    int64_t batch, m, k, n;
+} dot_shape;
+
+/* Stages a tile in shared memory, row-major; returns its buffer. */
+static uint32_t stage(lw *w, const lw_val *v, uint64_t numel)
+{
+    tj_dtype dt = lw_dt(w, v->regs[0]);
+    int size = lw_smem_size(dt);
+    int64_t strides[TJ_MAX_RANK];
+    tj_shape_strides(v->lay->rank, v->lay->shape, strides);
+    uint32_t buf = lw_smem_alloc(w, numel * (uint64_t)size);
+    for (uint32_t i = 0; i < v->lay->nregs; i++) /* replicas write the same */
+        lw_smem_store(w, lw_smem_addr(w, buf, lw_flat(w, v->lay, i, strides), size), v->regs[i]);
+    return buf;
+}
+
+/* An operand element at index base + k * step of a staged buffer. */
+static tj_ref operand(lw *w, uint32_t buf, tj_dtype dt, tj_ref base, tj_ref k, int64_t step, tj_dtype acc)
+{
+    tj_ref at = lw_op2(w, TJ_OP_ADD, base, lw_mul_imm(w, k, step));
+    return lw_cast(w, lw_smem_load(w, lw_smem_addr(w, buf, at, lw_smem_size(dt)), dt), acc);
+}
+
+static tj_ref multiply_add(lw *w, tj_ref a, tj_ref b, tj_ref c)
+{
+    if (tj_dtype_is_float(lw_dt(w, c))) {
+        tj_ref args[3] = {a, b, c};
+        return lw_emit(w, TJ_OP_FMA, w->dst->insts[c].type, args, 3);
+    }
+    return lw_op2(w, TJ_OP_ADD, c, lw_op2(w, TJ_OP_MUL, a, b));
+}
+
+int lw_lower_dot(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_layout *l = lw_layout_of(w, r);
+    const tj_type_info *ai = lw_src_type(w, in->args[0]), *ri = lw_src_type(w, r);
+    const lw_val *a = lw_val_of(w, in->args[0]), *b = lw_val_of(w, in->args[1]);
+    dot_shape d = {.rank = ri->rank, .batched = ri->rank == 3};
+    if (!l || !a->regs || !b->regs || (d.rank != 2 && d.rank != 3))
+        return lw_error(w, "internal error: malformed dot");
+    d.batch = d.batched ? ri->shape[0] : 1;
+    d.m = ri->shape[d.rank - 2];
+    d.n = ri->shape[d.rank - 1];
+    d.k = ai->shape[d.rank - 1];
+    tj_dtype acc_dt = ri->dtype, adt = lw_dt(w, a->regs[0]), bdt = lw_dt(w, b->regs[0]);
+    tj_ref *acc = in->nargs > 2 && in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
+    if (in->nargs > 2 && in->args[2] && !acc)
+        return 0;
+    tj_ref *init = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++)
+        init[i] = acc ? acc[i] : lw_const_int(w, acc_dt, 0);
+    lw_smem_begin(w);
+    uint32_t abuf = stage(w, a, (uint64_t)(d.batch * d.m * d.k));
+    uint32_t bbuf = stage(w, b, (uint64_t)(d.batch * d.k * d.n));
+    lw_barrier(w);
+    /* per register: its row of a and column of b at k = 0, and which
+     * register first needs the same row (column): loaded once per k */
+    tj_ref *arow = lw_new_regs(w, l->nregs), *bcol = lw_new_regs(w, l->nregs);
+    uint32_t *afirst = tj_alloc(w->c, sizeof *afirst * l->nregs), *bfirst = tj_alloc(w->c, sizeof *bfirst * l->nregs);
+    int fb = d.batched ? l->frame_axis[0] : -1, fm = l->frame_axis[d.rank - 2], fn = l->frame_axis[d.rank - 1];
+    uint32_t nb = fb >= 0 ? (uint32_t)l->fregs[fb] : 1;
+    uint32_t *aseen = tj_alloc(w->c, sizeof *aseen * nb * (uint32_t)l->fregs[fm]);
+    uint32_t *bseen = tj_alloc(w->c, sizeof *bseen * nb * (uint32_t)l->fregs[fn]);
+    for (uint32_t i = 0; i < l->nregs; i++) {
+        int32_t idx[TJ_MAX_RANK];
+        tj_layout_reg_index(l, i, idx);
+        uint32_t ib = fb >= 0 ? (uint32_t)idx[fb] : 0;
+        uint32_t ka = ib * (uint32_t)l->fregs[fm] + (uint32_t)idx[fm], kb = ib * (uint32_t)l->fregs[fn] + (uint32_t)idx[fn];
+        afirst[i] = aseen[ka] ? aseen[ka] - 1 : i;
+        bfirst[i] = bseen[kb] ? bseen[kb] - 1 : i;
+        aseen[ka] = afirst[i] + 1;
+        bseen[kb] = bfirst[i] + 1;
+        tj_ref bb = d.batched ? lw_tile_coord(w, l, i, 0) : lw_const_int(w, TJ_DT_I32, 0);
+        if (afirst[i] == i)
+            arow[i] = lw_mul_imm(w, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.m), lw_tile_coord(w, l, i, d.rank - 2)), d.k);
+        if (bfirst[i] == i)
+            bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.k * d.n), lw_tile_coord(w, l, i, d.rank - 1));
+    }
+    int unroll = MAX_UNROLL;
+    while (unroll > 1 && (d.k % unroll || (uint64_t)unroll * l->nregs > MAX_UNROLLED_FMAS))
+        unroll /= 2;
+    lw_loop lp;
+    tj_ref zero = lw_const_int(w, TJ_DT_I32, 0);
+    lw_loop_begin(w, &lp, zero, lw_const_int(w, TJ_DT_I32, d.k), lw_const_int(w, TJ_DT_I32, unroll), init, l->nregs);
+    tj_ref *cur = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++)
+        cur[i] = lp.args[i];
+    for (int u = 0; u < unroll; u++) {
+        tj_ref k = lw_add_imm(w, lp.iv, u);
+        tj_ref *av = lw_new_regs(w, l->nregs), *bv = lw_new_regs(w, l->nregs);
+        for (uint32_t i = 0; i < l->nregs; i++) {
+            av[i] = afirst[i] < i ? av[afirst[i]] : operand(w, abuf, adt, arow[i], k, 1, acc_dt);
+            bv[i] = bfirst[i] < i ? bv[bfirst[i]] : operand(w, bbuf, bdt, bcol[i], k, d.n, acc_dt);
+            cur[i] = multiply_add(w, av[i], bv[i], cur[i]);
+        }
+    }
+    tj_ref *out = lw_loop_end(w, &lp, cur);
+    lw_smem_end(w);
+    lw_set_regs(w, r, l, out);
+    return 1;
+}

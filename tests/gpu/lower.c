@@ -1,0 +1,221 @@
+/* GPU test of the lowering: the kernels of tests/unit/test_lower.c compiled
+ * through the JIT (front end, passes, specialize, lower-simt, PTX) and run on
+ * the device, each compared with the reference interpreter on the same
+ * random arguments; then the memory bandwidth a few memory-bound kernels
+ * reach (reported, not checked). Exits 77 with the reason without a device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilejit/jit.h"
+#include "tilejit/tilejit.h"
+
+#include "../unit/lower_check.h"
+#include "../unit/lower_kernels.h"
+
+typedef struct gpu_case {
+    const char *src, *kernel, *defines, *shapes, *scalars, *int_range;
+    int specials;
+    double rtol, atol, lo, hi;
+} gpu_case;
+
+static const gpu_case cases[] = {
+    {EW, "ew", "", "N=1000", "", NULL, 0, 0, 0, 0, 0},
+    {EW, "ew", "", "N=4096", "", NULL, 0, 0, 0, 0, 0},
+    {ADD, "add", "", "N=3000", "", NULL, 0, 0, 0, 0, 0},
+    {ADD, "add", "BLOCK=64", "N=200", "", NULL, 0, 0, 0, 0, 0},
+    {MASKED, "masked", "", "N=1024", "n=900", NULL, 0, 0, 0, 0, 0},
+    {EMBED, "embed", "", "V=50,D=16,N=70", "", "idx=-3:53", 0, 0, 0, 0, 0},
+    {SCATTER, "scat", "", "V=10,D=16,N=32", "", "idx=-1:11", 0, 1e-5, 1e-5, 0, 4},
+    {SOFTMAX, "softmax", "BLOCK=256", "M=5,N=200", "", NULL, 0, 0, 0, 0, 0},
+    {SOFTMAX, "softmax", "BLOCK=1024", "M=3,N=1024", "", NULL, 0, 0, 0, 0, 0},
+    {ROWS, "rows", "", "M=37,N=64", "", NULL, 0, 1e-4, 1e-4, 0, 0},
+    {COLS, "cols", "", "M=50,N=20", "", NULL, 1, 0, 0, 0, 0},
+    {WHOLE, "whole", "", "M=5,N=11", "", NULL, 0, 0, 0, 0, 0},
+    {RECURRENCE, "recurrence", "", "R=3,L=1000", "", NULL, 0, 1e-3, 1e-5, 0.5, 1.0},
+    {CUMSUM2, "cum", "", "M=64,N=16", "", NULL, 0, 0, 0, 0, 0},
+    {SORT, "sorter", "", "M=3,N=64", "", NULL, 1, 0, 0, 0, 0},
+    {SORT2D, "sort2", "", "M=16,N=32", "", NULL, 0, 0, 0, 0, 0},
+    {MATMUL, "matmul", "BM=64,BN=64,BK=32,stages=2", "M=70,N=64,K=80", "", NULL, 0, 0, 0, 0, 0},
+    {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0},
+    {ATTENTION, "attention", "BM=64,BN=32,stages=1", "B=1,H=2,S=70,D=16", "scale=0.25", NULL, 0, 0, 0, 0, 0},
+    {BRANCH, "branch", "", "N=100", "flag=2", NULL, 0, 0, 0, 0, 0},
+    {SHAPES, "shapes", "", "M=16,N=32", "", NULL, 0, 0, 1e-4, 0, 0},
+    {MISC, "misc", "", "M=6,N=40,V=12", "", "I=-1:7,J=-1:11,C8=-100:100", 0, 0, 0, 0, 0},
+    {BDOT, "bdot", "", "Bt=2,M=16,K=8,N=32", "", NULL, 0, 0, 0, 0, 0},
+    {NEST, "nest", "", "N=150", "n=3", NULL, 0, 0, 0, 0, 0},
+};
+
+static lc_opts opts_of(const gpu_case *g)
+{
+    lc_opts o = lc_defaults();
+    o.defines = g->defines;
+    o.shapes = g->shapes;
+    o.scalars = g->scalars;
+    o.int_range = g->int_range;
+    o.specials = g->specials;
+    if (g->rtol)
+        o.rtol = g->rtol;
+    if (g->atol)
+        o.atol = g->atol;
+    if (g->hi > g->lo) {
+        o.lo = g->lo;
+        o.hi = g->hi;
+    }
+    return o;
+}
+
+/* Device copies of the arguments (tensors), pristine contents. */
+static int to_device(tj_cuda *cu, lc_run *run, tj_arg *dargs, tj_rt_error *err)
+{
+    for (uint32_t p = 0; p < run->nparams; p++) {
+        dargs[p] = run->simt[p];
+        if (!run->params[p].rank)
+            continue;
+        dargs[p].tensor.data = tj_cuda_malloc(cu, run->bytes[p], err);
+        if (!dargs[p].tensor.data || tj_cuda_memcpy_htod(cu, dargs[p].tensor.data, run->pristine[p], run->bytes[p], err))
+            return 1;
+    }
+    return 0;
+}
+
+static void free_device(tj_cuda *cu, lc_run *run, tj_arg *dargs)
+{
+    for (uint32_t p = 0; p < run->nparams; p++)
+        if (run->params[p].rank)
+            tj_cuda_free(cu, dargs[p].tensor.data, NULL);
+}
+
+static int run_case(tj_jit *j, const gpu_case *g, int warps)
+{
+    lc_opts o = opts_of(g);
+    lc_run run = {.c = tj_ctx_new()};
+    tj_binding defs[LC_MAX_BIND + 1], dims[LC_MAX_BIND], *config;
+    uint32_t nconfig;
+    tj_rt_error err = {{0}};
+    tj_arg dargs[LC_MAX_ARGS];
+    tj_cuda *cu = tj_jit_cuda(j);
+    tj_program *prog = tj_parse_program(run.c, "test.tj", g->src, strlen(g->src));
+    int ki = prog ? tj_program_find_kernel(prog, g->kernel) : -1, ok = 0;
+    if (ki < 0)
+        goto done;
+    run.nparams = tj_kernel_params(prog, ki, &run.params);
+    lc_make_args(&run, &o);
+    lc_reset(&run);
+    uint32_t ndefs = lc_bindings(run.c, o.defines, defs, LC_MAX_BIND);
+    uint32_t ndims = lc_bindings(run.c, o.shapes, dims, LC_MAX_BIND);
+    defs[ndefs++] = (tj_binding){"warps", warps};
+    tj_kernel *k = tj_select_config(run.c, prog, ki, defs, ndefs, dims, ndims, &config, &nconfig)
+                       ? NULL
+                       : tj_lower_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
+    if (!k || tj_interp_run(k, run.ref, run.nparams)) {
+        printf("%s", tj_diag_render(run.c));
+        goto done;
+    }
+    if (to_device(cu, &run, dargs, &err))
+        goto fail;
+    tj_compile_request req = {.file = "test.tj", .source = g->src, .len = strlen(g->src), .kernel = g->kernel,
+                              .params = defs, .nparams = ndefs, .args = dargs, .nargs = run.nparams};
+    tj_fn *f = tj_jit_compile(j, &req, &err);
+    if (!f || tj_fn_launch(f, dargs, run.nparams, NULL, &err) || tj_cuda_synchronize(cu, &err))
+        goto fail;
+    for (uint32_t p = 0; p < run.nparams; p++)
+        if (run.params[p].rank && tj_cuda_memcpy_dtoh(cu, run.simt[p].tensor.data, dargs[p].tensor.data,
+                                                      run.bytes[p], &err))
+            goto fail;
+    char what[128];
+    snprintf(what, sizeof what, "%s warps=%d (gpu)", g->kernel, warps);
+    ok = lc_compare(&run, &o, what);
+    goto release;
+fail:
+    printf("%s\n", err.msg);
+release:
+    free_device(cu, &run, dargs);
+done:
+    lc_free(&run);
+    tj_ctx_free(run.c);
+    return ok;
+}
+
+/* ---- bandwidth of memory-bound kernels ---- */
+
+static const char *const COPY_SCALE = "kernel scale(x: f32[N], y: f32[N])\n"
+                                      "    grid (cdiv(N, BLOCK))\n"
+                                      "    const BLOCK = 2048\n"
+                                      "{\n"
+                                      "    i = program_id(0) * BLOCK\n"
+                                      "    store(y[i:i+BLOCK], load(x[i:i+BLOCK]) * 2.0)\n"
+                                      "}\n";
+
+static void bandwidth(tj_jit *j, const char *src, const char *kernel, const char *defines, int rank,
+                      const int64_t *shape, double bytes_per_elem)
+{
+    tj_cuda *cu = tj_jit_cuda(j);
+    tj_rt_error err = {{0}};
+    tj_ctx *c = tj_ctx_new();
+    tj_binding defs[8];
+    uint32_t ndefs = lc_bindings(c, defines, defs, 8);
+    size_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= (size_t)shape[d];
+    tj_arg args[2];
+    for (int a = 0; a < 2; a++) {
+        args[a] = (tj_arg){.is_tensor = 1, .tensor = {.dtype = TJ_DT_F32, .rank = rank}};
+        for (int d = rank - 1, s = 1; d >= 0; d--) {
+            args[a].tensor.shape[d] = shape[d];
+            args[a].tensor.strides[d] = s;
+            s *= (int)shape[d];
+        }
+        args[a].tensor.data = tj_cuda_malloc(cu, n * 4, &err);
+        if (args[a].tensor.data)
+            tj_cuda_memset(cu, args[a].tensor.data, 0, n * 4, &err);
+    }
+    tj_compile_request req = {.source = src, .len = strlen(src), .kernel = kernel, .params = defs,
+                              .nparams = ndefs, .args = args, .nargs = 2};
+    tj_fn *f = args[0].tensor.data && args[1].tensor.data ? tj_jit_compile(j, &req, &err) : NULL;
+    void *e0 = tj_cuda_event_create(cu, &err), *e1 = tj_cuda_event_create(cu, &err);
+    float ms = 0;
+    int iters = 20, bad = !f;
+    for (int i = 0; !bad && i < 3; i++)
+        bad = tj_fn_launch(f, args, 2, NULL, &err);
+    bad = bad || tj_cuda_event_record(cu, e0, NULL, &err);
+    for (int i = 0; !bad && i < iters; i++)
+        bad = tj_fn_launch(f, args, 2, NULL, &err);
+    bad = bad || tj_cuda_event_record(cu, e1, NULL, &err) || tj_cuda_event_synchronize(cu, e1, &err) ||
+          tj_cuda_event_elapsed(cu, e0, e1, &ms, &err);
+    if (bad)
+        printf("bandwidth %s: %s\n", kernel, err.msg);
+    else
+        printf("bandwidth %s %s: %.3f ms, %.2f TB/s (smem %u B, %u threads)\n", kernel, defines, ms / iters,
+               bytes_per_elem * (double)n / (ms / iters * 1e-3) / 1e12, tj_fn_simt_ir(f)->smem_bytes,
+               tj_fn_simt_ir(f)->nthreads);
+    tj_cuda_event_destroy(cu, e0, NULL);
+    tj_cuda_event_destroy(cu, e1, NULL);
+    for (int a = 0; a < 2; a++)
+        tj_cuda_free(cu, args[a].tensor.data, NULL);
+    tj_ctx_free(c);
+}
+
+int main(void)
+{
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_CUDA, 0, &err);
+    if (!j) {
+        printf("SKIP: %s\n", err.msg);
+        return 77;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int warps = 1; warps <= 8; warps *= 2) {
+            int ok = run_case(j, &cases[i], warps);
+            printf("%s %s %s warps=%d\n", ok ? "PASS" : "FAIL", cases[i].kernel, cases[i].shapes, warps);
+            failed += !ok;
+        }
+    int64_t vec[] = {1 << 26}, sq[] = {8192, 8192}, wide[] = {65536, 1024};
+    bandwidth(j, COPY_SCALE, "scale", "warps=4", 1, vec, 8);
+    bandwidth(j, SOFTMAX, "softmax", "BLOCK=8192,warps=16", 2, sq, 8);
+    bandwidth(j, SOFTMAX, "softmax", "BLOCK=1024,warps=4", 2, wide, 8);
+    tj_jit_close(j);
+    printf("%d failures\n", failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,311 @@
+/* The lowering Tile IR -> SIMT IR, checked differentially: every kernel
+ * runs in the reference interpreter and, lowered, in the SIMT interpreter,
+ * with 1, 4 and 8 warps, on random data with partial tiles. */
+#include <criterion/criterion.h>
+
+#include "lower_check.h"
+#include "lower_kernels.h"
+
+/* ---- elementwise and memory ------------------------------------------------ */
+
+Test(lower, elementwise_partial_tiles)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=1000";
+    cr_assert(lc_check_tj(EW, "ew", &o));
+    o.facts = 0;
+    cr_assert(lc_check_tj(EW, "ew", &o));
+}
+
+Test(lower, elementwise_vector_accesses)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=4096";
+    cr_assert(lc_check_tj(EW, "ew", &o));
+}
+
+Test(lower, vector_add)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=3000";
+    cr_assert(lc_check_tj(ADD, "add", &o));
+    o.shapes = "N=8192";
+    cr_assert(lc_check_tj(ADD, "add", &o));
+    o.defines = "BLOCK=64"; /* fewer elements than threads: replicas store once */
+    o.shapes = "N=200";
+    cr_assert(lc_check_tj(ADD, "add", &o));
+}
+
+Test(lower, masks_and_other)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=1024";
+    o.scalars = "n=900";
+    cr_assert(lc_check_tj(MASKED, "masked", &o));
+    o.shapes = "N=333";
+    cr_assert(lc_check_tj(MASKED, "masked", &o));
+}
+
+Test(lower, gather_rows)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "V=50,D=16,N=70";
+    o.int_range = "idx=-3:53"; /* some out of range: they read 0 */
+    cr_assert(lc_check_tj(EMBED, "embed", &o));
+    o.shapes = "V=50,D=20,N=64";
+    cr_assert(lc_check_tj(EMBED, "embed", &o));
+}
+
+Test(lower, scatter_last_wins_and_atomics)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "V=10,D=16,N=32"; /* one program: duplicates resolve in row-major order */
+    o.int_range = "idx=-1:11";
+    o.lo = 0;
+    o.hi = 4;
+    o.rtol = 1e-5;
+    cr_assert(lc_check_tj(SCATTER, "scat", &o));
+    o.shapes = "V=40,D=8,N=20";
+    cr_assert(lc_check_tj(SCATTER, "scat", &o));
+}
+
+/* ---- reductions ------------------------------------------------------------------ */
+
+Test(lower, softmax)
+{
+    lc_opts o = lc_defaults();
+    o.defines = "BLOCK=256";
+    o.shapes = "M=5,N=200";
+    cr_assert(lc_check_tj(SOFTMAX, "softmax", &o));
+    o.defines = "BLOCK=1024";
+    o.shapes = "M=3,N=1024";
+    cr_assert(lc_check_tj(SOFTMAX, "softmax", &o));
+}
+
+Test(lower, reductions_along_rows)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=37,N=64";
+    o.rtol = 1e-4;
+    o.atol = 1e-4;
+    cr_assert(lc_check_tj(ROWS, "rows", &o));
+    o.shapes = "M=16,N=50";
+    o.specials = 1;
+    cr_assert(lc_check_tj(ROWS, "rows", &o));
+}
+
+Test(lower, reductions_along_columns)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=64,N=32";
+    cr_assert(lc_check_tj(COLS, "cols", &o));
+    o.shapes = "M=50,N=20";
+    o.specials = 1;
+    cr_assert(lc_check_tj(COLS, "cols", &o));
+}
+
+Test(lower, reductions_to_scalars)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=8,N=16";
+    o.ilo = -5; /* many ties: the first index wins */
+    o.ihi = 5;
+    cr_assert(lc_check_tj(WHOLE, "whole", &o));
+    o.shapes = "M=5,N=11";
+    cr_assert(lc_check_tj(WHOLE, "whole", &o));
+}
+
+/* ---- scans and sort ----------------------------------------------------------------- */
+
+Test(lower, scan_with_combine_region)
+{
+    lc_opts o = lc_defaults();
+    o.lo = 0.5;
+    o.hi = 1.0;
+    o.rtol = 1e-3;
+    o.shapes = "R=3,L=1000";
+    cr_assert(lc_check_tj(RECURRENCE, "recurrence", &o));
+    o.defines = "BL=100";
+    o.shapes = "R=2,L=100";
+    cr_assert(lc_check_tj(RECURRENCE, "recurrence", &o));
+}
+
+Test(lower, cumsum_across_warps)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=64,N=16";
+    cr_assert(lc_check_tj(CUMSUM2, "cum", &o));
+    o.defines = "BM=48,BN=12"; /* extents that are not powers of two */
+    o.shapes = "M=48,N=12";
+    cr_assert(lc_check_tj(CUMSUM2, "cum", &o));
+}
+
+Test(lower, sort_stable_with_values)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=3,N=64";
+    o.specials = 1; /* NaN, inf, -0 and ties */
+    cr_assert(lc_check_tj(SORT, "sorter", &o));
+    o.defines = "BN=50";
+    o.shapes = "M=2,N=50";
+    cr_assert(lc_check_tj(SORT, "sorter", &o));
+}
+
+Test(lower, sort_along_each_axis)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=16,N=32";
+    o.ilo = -10;
+    o.ihi = 10;
+    cr_assert(lc_check_tj(SORT2D, "sort2", &o));
+}
+
+/* ---- dot and loops ---------------------------------------------------------------------- */
+
+Test(lower, matmul_bf16_loop)
+{
+    lc_opts o = lc_defaults();
+    o.defines = "BM=64,BN=64,BK=32,stages=2";
+    o.shapes = "M=70,N=64,K=80";
+    o.warps[0] = 4;
+    o.warps[1] = 8;
+    o.warps[2] = 0;
+    cr_assert(lc_check_tj(MATMUL, "matmul", &o));
+}
+
+Test(lower, matmul_f32_partial_tiles)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=40,N=20,K=19";
+    cr_assert(lc_check_tj(MM32, "mm", &o));
+}
+
+Test(lower, attention)
+{
+    lc_opts o = lc_defaults();
+    o.defines = "BM=64,BN=32,stages=1";
+    o.shapes = "B=1,H=2,S=70,D=16";
+    o.scalars = "scale=0.25";
+    o.warps[0] = 4;
+    o.warps[1] = 0;
+    cr_assert(lc_check_tj(ATTENTION, "attention", &o));
+}
+
+Test(lower, loops_and_branches)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=100";
+    o.scalars = "flag=2";
+    cr_assert(lc_check_tj(BRANCH, "branch", &o));
+}
+
+/* ---- shapes ----------------------------------------------------------------------------------- */
+
+Test(lower, broadcast_reshape_permute)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=16,N=32";
+    o.atol = 1e-4;
+    cr_assert(lc_check_tj(SHAPES, "shapes", &o));
+}
+
+/* ---- more dtypes and access kinds --------------------------------------------------------------- */
+
+Test(lower, two_gathers_bool_i8_scalars_atomics)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=6,N=40,V=12";
+    o.int_range = "I=-1:7,J=-1:11,C8=-100:100";
+    cr_assert(lc_check_tj(MISC, "misc", &o));
+    o.facts = 0;
+    cr_assert(lc_check_tj(MISC, "misc", &o));
+}
+
+Test(lower, batched_dot_and_permute)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "Bt=2,M=16,K=8,N=32";
+    cr_assert(lc_check_tj(BDOT, "bdot", &o));
+    o.shapes = "Bt=1,M=10,K=5,N=30";
+    cr_assert(lc_check_tj(BDOT, "bdot", &o));
+}
+
+Test(lower, nested_loops_with_branches)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=150";
+    o.scalars = "n=3";
+    cr_assert(lc_check_tj(NEST, "nest", &o));
+}
+
+/* Scans and sorts along the first axis, arg reductions of the flattened
+ * tile (axis -1), written as IR. */
+static const char *const FLAT_IR =
+    "kernel @flat(X: f32[M, N], C: f32[M, N], S: f32[M, N], A: i32[2]) {\n"
+    "grid:\n"
+    "  %0 = const 1 : i32\n"
+    "  yield %0\n"
+    "body:\n"
+    "  %1 = param {index = 0} : tensor<f32, 2>\n"
+    "  %2 = const 0 : i32\n"
+    "  %3 = view %1, %2, %2 {axes = [40, 24]} : view<f32[40, 24]>\n"
+    "  %4 = load %3, _, _ : f32[40, 24]\n"
+    "  %5 = cumsum %4 {axis = 0} : f32[40, 24]\n"
+    "  %6 = param {index = 1} : tensor<f32, 2>\n"
+    "  %7 = view %6, %2, %2 {axes = [40, 24]} : view<f32[40, 24]>\n"
+    "  store %7, %5, _\n"
+    "  %8 = sort %4 {axis = 0, descending = true} : f32[40, 24]\n"
+    "  %9 = param {index = 2} : tensor<f32, 2>\n"
+    "  %10 = view %9, %2, %2 {axes = [40, 24]} : view<f32[40, 24]>\n"
+    "  store %10, %8, _\n"
+    "  %11 = argmin %4 {axis = -1} : i32\n"
+    "  %12 = param {index = 3} : tensor<i32, 1>\n"
+    "  %13 = view %12, %2 {axes = [index]} : view<i32[]>\n"
+    "  store %13, %11, _\n"
+    "  yield\n"
+    "}\n";
+
+Test(lower, first_axis_scan_sort_flat_argmin)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=40,N=24";
+    o.specials = 1;
+    o.atol = 1e-4;
+    cr_assert(lc_check_ir(FLAT_IR, &o));
+}
+
+/* A kernel specialized on N: the bounds checks are gone, so out-of-range
+ * programs would fault; in range the results must still agree. */
+static const char *const SPEC_IR =
+    "kernel @add(x: f32[N], y: f32[N], out: f32[N]) spec(N = 4096) {\n"
+    "grid:\n"
+    "  %0 = param {index = 0} : tensor<f32, 1>\n"
+    "  %1 = dim %0 {axis = 0} : i32\n"
+    "  %2 = const 1023 : i32\n"
+    "  %3 = add %1, %2 : i32\n"
+    "  %4 = const 1024 : i32\n"
+    "  %5 = div %3, %4 : i32\n"
+    "  yield %5\n"
+    "body:\n"
+    "  %6 = program_id {axis = 0} : i32\n"
+    "  %7 = const 1024 : i32\n"
+    "  %8 = mul %6, %7 : i32\n"
+    "  %9 = param {index = 0} : tensor<f32, 1>\n"
+    "  %10 = view %9, %8 {axes = [1024]} : view<f32[1024]>\n"
+    "  %11 = load %10, _, _ : f32[1024]\n"
+    "  %12 = param {index = 1} : tensor<f32, 1>\n"
+    "  %13 = view %12, %8 {axes = [1024]} : view<f32[1024]>\n"
+    "  %14 = load %13, _, _ : f32[1024]\n"
+    "  %15 = add %11, %14 : f32[1024]\n"
+    "  %16 = param {index = 2} : tensor<f32, 1>\n"
+    "  %17 = view %16, %8 {axes = [1024]} : view<f32[1024]>\n"
+    "  store %17, %15, _\n"
+    "  yield\n"
+    "}\n";
+
+Test(lower, specialized_without_bounds_checks)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=4096";
+    cr_assert(lc_check_ir(SPEC_IR, &o));
+}
