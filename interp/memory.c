@@ -163,8 +163,9 @@ int tj_exec_store(tj_interp *st, tj_ref r)
     return 0;
 }
 
-/* Read, combine, write back, one element after another; the results are
- * the old values. */
+/* Read, combine with the elementwise op's rules (add rounds like add,
+ * max/min propagate NaN), write back, one element after another; the
+ * results are the old values. */
 int tj_exec_atomic(tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);

@@ -164,6 +164,20 @@ static int compile_guarded(tj_fn *f, const tj_compile_request *req)
     return f->jit->kind == TJ_DEVICE_CUDA ? build_ptx(f, req) : 0;
 }
 
+/* Runs the compilation with the context's out-of-memory guard set. */
+static int compile_with_guard(tj_fn *f, const tj_compile_request *req)
+{
+    jmp_buf guard;
+    jmp_buf *volatile outer = tj_ctx_swap_guard(f->ctx, &guard);
+    volatile int rc = 1;
+    if (!setjmp(guard))
+        rc = compile_guarded(f, req);
+    else
+        tj_error(f->ctx, "out of memory");
+    tj_ctx_swap_guard(f->ctx, outer);
+    return rc;
+}
+
 tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
     tj_fn *f = calloc(1, sizeof *f);
@@ -176,10 +190,7 @@ tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err
     f->jit = j;
     f->ctx = c;
     pthread_mutex_init(&f->check_lock, NULL);
-    jmp_buf guard;
-    jmp_buf *outer = tj_ctx_swap_guard(c, &guard);
-    int rc = setjmp(guard) ? (tj_error(c, "out of memory"), 1) : compile_guarded(f, req);
-    tj_ctx_swap_guard(c, outer);
+    int rc = compile_with_guard(f, req);
     if (rc || tj_error_count(c)) {
         set_error(err, "%s", tj_error_count(c) ? tj_diag_render(c) : "compilation failed");
         fn_free(f);

@@ -14,7 +14,7 @@ if [ ! -x "$tilejit" ]; then
     exit 1
 fi
 
-row() { printf '%-15s %-12s %-22s %-18s %-6s %11s %10s  %s\n' "$@"; }
+row() { printf '%-15s %-12s %-22s %-20s %-6s %11s %10s  %s\n' "$@"; }
 row example kernel shapes "-D" device time "max error" result
 failed=0
 total=0

@@ -217,10 +217,8 @@ static int check_operands(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
-static int emit_inst(ptx_emitter *e, tj_ref r, int depth)
+static int emit_op(ptx_emitter *e, tj_ref r, int depth)
 {
-    if (check_operands(e, r))
-        return -1;
     tj_op op = e->k->insts[r].op;
     switch (op) {
     case TJ_OP_CONST: return px_emit_const(e, r);
@@ -255,6 +253,18 @@ static int emit_inst(ptx_emitter *e, tj_ref r, int depth)
     default:
         return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);
     }
+}
+
+/* Emits r; afterwards its registers must be those of its type, or later
+ * uses would read registers that do not exist (e.g. a store whose result
+ * type is not void). */
+static int emit_inst(ptx_emitter *e, tj_ref r, int depth)
+{
+    if (check_operands(e, r) || emit_op(e, r, depth))
+        return -1;
+    if (e->ncomp[r] != px_type_components(e, e->k->insts[r].type))
+        return px_fail(e, r, "the result type does not fit the op");
+    return 0;
 }
 
 int px_emit_block(ptx_emitter *e, tj_block_id b, int depth)

@@ -32,6 +32,13 @@ int tj_pass_lower_simt(tj_kernel *k);
 /* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
 int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);
 
+/* SIMT IR -> Metal Shading Language (Metal 3) source: one kernel function
+ * named after the kernel, taking its arguments as docs/metal.md and
+ * tilejit/metal.h (tj_msl_pack_args) describe. -1 after reporting a
+ * diagnostic (f64, 64-bit atomics and more than 32 KiB of threadgroup
+ * memory do not exist in Metal). */
+int tj_emit_msl(const tj_kernel *simt, tj_buf *out);
+
 /* Runs a SIMT kernel on the host: every program of the grid, all its threads
  * in lockstep, with host pointers in the tensor arguments. */
 int tj_simt_run(const tj_kernel *simt, const tj_arg *args, uint32_t nargs);

@@ -63,11 +63,13 @@ has out "BLOCK = 4096"
 has out "warps = 8"
 # no configuration satisfies the where clause
 expect 1 "$T" emit "$EX/softmax.tj" -k softmax --target ir --shape N=100000
-has err "where"
+has err "softmax.tj:5:"
+has err "where BLOCK >= N"
 
 # a dim used as a tile extent must be bound: the error names it
 expect 1 "$T" emit "$EX/embed.tj" -k embed --target ir
-has err "D"
+has err "embed.tj:8:"
+has err "dim 'D'"
 expect 0 "$T" emit "$EX/embed.tj" -k embed --target ir --shape D=16
 has out "kernel @embed("
 

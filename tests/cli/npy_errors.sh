@@ -65,6 +65,22 @@ npy write bad.npy '<i4' 5 0
 bad_run x=x.npy y=y.npy out=bad.npy
 has err "argument 'out': the array's dtype is i32"
 
+# literal dims in the declaration must match
+cat >fixed.tj <<'TJ'
+kernel rows(X: f32[M, 4], Y: f32[M, 4])
+    grid (M)
+{
+    r = program_id(0)
+    store(Y[r, 0:4], load(X[r, 0:4]) * 2.0)
+}
+TJ
+npy write x2.npy '<f4' 3,4 arange
+npy write y2.npy '<f4' 3,5 0
+expect 1 "$T" run fixed.tj -k rows X=x2.npy Y=y2.npy
+has err "y2.npy: error: argument 'Y': axis 1 has size 5 but the parameter is Y: f32[M, 4]"
+npy write y2.npy '<f4' 3,4 0
+expect 0 "$T" run fixed.tj -k rows X=x2.npy Y=y2.npy
+
 # arguments missing, unknown, unreadable; several errors are all reported
 bad_run x=x.npy y=y.npy
 has err "missing argument 'out' (out: f32[N]: give out=PATH.npy, or use --random)"

@@ -43,7 +43,7 @@ static inline int pa_assemble(const char *ptxas, const char *ptx, size_t len, co
     }
     fwrite(ptx, 1, len, f);
     fclose(f);
-    char cmd[1024];
+    char cmd[3072];
     snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
     FILE *p = popen(cmd, "r");
     int rc = -1;

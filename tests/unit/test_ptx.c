@@ -29,19 +29,43 @@ static int emit(tt_kb *kb, const char *arch, tj_buf *out)
     return rc;
 }
 
-/* Merges modules of one arch: the first keeps its header, the others only
- * their entries (one ptxas run per group instead of one per kernel). */
-static void merge(tj_buf *group, const tj_buf *module)
+/* Modules of one arch merged into one (one ptxas run per group instead of
+ * one per kernel): one header, the module-level declarations (shared
+ * memory, tables) once each, then every entry. */
+typedef struct merged {
+    tj_buf header, decls, entries;
+} merged;
+
+static void merge(merged *g, const tj_buf *module)
 {
-    const char *entry = strstr(module->data, ".visible .entry");
-    if (!group->len) {
-        tj_buf_append(group, module->data, module->len);
-        if (!strstr(module->data, ".extern .shared"))
-            tj_buf_printf(group, "\n.extern .shared .align 16 .b8 tj_smem[];\n");
+    const char *text = module->data, *entry = strstr(text, ".visible .entry");
+    const char *decl = strstr(text, ".address_size 64\n");
+    if (!entry || !decl)
         return;
+    decl += strlen(".address_size 64\n");
+    if (!g->header.len)
+        tj_buf_append(&g->header, text, (size_t)(decl - text));
+    while (decl < entry) { /* one declaration per line */
+        const char *eol = strchr(decl, '\n');
+        size_t n = (size_t)((eol && eol < entry ? eol + 1 : entry) - decl);
+        char line[4096];
+        snprintf(line, sizeof line, "%.*s", (int)n, decl);
+        if (n > 1 && (!g->decls.len || !strstr(g->decls.data, line)))
+            tj_buf_append(&g->decls, decl, n);
+        decl += n;
     }
-    tj_buf_append(group, "\n", 1);
-    tj_buf_append(group, entry, strlen(entry));
+    tj_buf_append(&g->entries, entry, strlen(entry));
+    tj_buf_append(&g->entries, "\n", 1);
+}
+
+static void merged_text(merged *g, tj_buf *out)
+{
+    tj_buf_append(out, g->header.data ? g->header.data : "", g->header.len);
+    tj_buf_append(out, g->decls.data ? g->decls.data : "", g->decls.len);
+    tj_buf_append(out, g->entries.data ? g->entries.data : "", g->entries.len);
+    tj_buf_free(&g->header);
+    tj_buf_free(&g->decls);
+    tj_buf_free(&g->entries);
 }
 
 /* Assembles the catalogue's kernels [first, last) for both archs. */
@@ -49,6 +73,7 @@ static void assemble_range(int first, int last)
 {
     const char *ptxas = ptxas_or_skip();
     for (int a = 0; a < 2; a++) {
+        merged g = {{0}, {0}, {0}};
         tj_buf group = {0};
         tj_buf singles[128] = {{0}};
         char names[128][64];
@@ -62,12 +87,13 @@ static void assemble_range(int first, int last)
                 continue;
             cr_expect_eq(tj_verify(kb.k), 0, "kernel %s does not verify:\n%s", kb.k->name, tj_diag_render(kb.c));
             if (emit(&kb, archs[a], &singles[n]) == 0) {
-                merge(&group, &singles[n]);
+                merge(&g, &singles[n]);
                 snprintf(names[n], sizeof names[n], "%s", kb.k->name);
                 n++;
             }
             tt_free(&kb);
         }
+        merged_text(&g, &group);
         tj_buf log = {0};
         int rc = group.len ? pa_assemble(ptxas, group.data, group.len, archs[a], &log) : 0;
         if (rc != 0) /* find the culprits one by one */
@@ -110,4 +136,179 @@ Test(ptx, catalogue_is_covered)
     cr_assert_eq(sk_build(&kb, end), 0, "the catalogue grew: add a section");
     cr_assert_eq(sk_build(&kb, end - 1), 1);
     tt_free(&kb);
+}
+
+/* ---- speed ------------------------------------------------------------------- */
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* One pass over the instructions: even the catalogue's longest kernel (f64
+ * math, ~26 KB of PTX) emits well under a millisecond (best of 20, so a
+ * busy machine does not make the test flaky). */
+Test(ptx, emitting_takes_well_under_a_millisecond)
+{
+    tt_kb kb;
+    sk_build_unary(&kb, TJ_DT_F64);
+    tj_buf out = {0};
+    double best = 1;
+    for (int r = 0; r < 20; r++) {
+        out.len = 0;
+        double t0 = seconds();
+        cr_assert_eq(tj_emit_ptx(kb.k, "sm_90a", &out), 0);
+        double dt = seconds() - t0;
+        best = dt < best ? dt : best;
+    }
+    cr_expect_lt(best, 1e-3, "emitting %s took %.0f us", kb.k->name, best * 1e6);
+    tj_buf_free(&out);
+    tt_free(&kb);
+}
+
+/* ---- errors are reported, never crashes ------------------------------------------ */
+
+static void expect_emit_error(tt_kb *kb, const char *arch, const char *what)
+{
+    tj_buf out = {0};
+    cr_assert_neq(tj_emit_ptx(kb->k, arch, &out), 0, "expected an error about '%s'", what);
+    const char *msg = tj_diag_render(kb->c);
+    cr_assert(strstr(msg, what), "expected '%s' in:\n%s", what, msg);
+    tj_buf_free(&out);
+}
+
+/* A minimal SIMT kernel: out[tid] = tid. */
+static void build_tiny(tt_kb *kb, const char *name, uint32_t threads)
+{
+    sk_begin(kb, name, threads, 1);
+    tj_ref out = sk_tensor(kb, "out", TJ_DT_I32, 1024);
+    tj_ref tid = tt_opi(kb, TJ_OP_TID, tt_scalar(kb, TJ_DT_I32), 0, 0);
+    sk_st(kb, sk_addr(kb, out, tid), tid, TJ_NONE);
+}
+
+Test(ptx, reports_bad_targets_and_kernels)
+{
+    tt_kb kb;
+    build_tiny(&kb, "tiny", 32);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_70", "unknown target architecture 'sm_70'");
+    expect_emit_error(&kb, NULL, "unknown target architecture");
+    kb.k->nthreads = 2048;
+    expect_emit_error(&kb, "sm_80", "2048 threads per program");
+    kb.k->nthreads = 32;
+    kb.k->level = TJ_LEVEL_TILE;
+    expect_emit_error(&kb, "sm_80", "lower it to SIMT IR first");
+    kb.k->level = TJ_LEVEL_SIMT;
+    kb.k->name = "tj_smem";
+    expect_emit_error(&kb, "sm_80", "not a PTX identifier");
+    kb.k->name = "bad-name";
+    expect_emit_error(&kb, "sm_80", "not a PTX identifier");
+    tt_free(&kb);
+}
+
+Test(ptx, reports_ops_and_values_it_cannot_emit)
+{
+    tt_kb kb;
+    build_tiny(&kb, "tile_op", 32); /* a Tile IR op in a SIMT kernel */
+    tt_op(&kb, TJ_OP_ARANGE, tt_tile(&kb, TJ_DT_I32, 1, 128), 0);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "no PTX form");
+    tt_free(&kb);
+
+    build_tiny(&kb, "partial_warp", 48); /* shuffles need whole warps */
+    tj_ref tid = tt_opi(&kb, TJ_OP_TID, tt_scalar(&kb, TJ_DT_I32), 0, 0);
+    tt_opi(&kb, TJ_OP_SHFL_XOR, tt_scalar(&kb, TJ_DT_I32), 1, 1, tid);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "whole warps");
+    tt_free(&kb);
+
+    build_tiny(&kb, "too_wide", 32); /* a value of more components than a register file slice */
+    tj_ref v = tt_ci(&kb, TJ_DT_F32, 1);
+    tt_op(&kb, TJ_OP_NEG, tt_tile(&kb, TJ_DT_F32, 1, 64), 1, v);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "");
+    tt_free(&kb);
+
+    build_tiny(&kb, "bad_extract", 32);
+    tj_ref s = tt_ci(&kb, TJ_DT_F32, 1);
+    tt_opi(&kb, TJ_OP_EXTRACT, tt_scalar(&kb, TJ_DT_F32), 3, 1, s);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "extract takes");
+    tt_free(&kb);
+}
+
+/* Regions nested past the limit are refused, not recursed into (and the
+ * SIMT interpreter refuses them too). */
+Test(ptx, refuses_absurdly_deep_nesting)
+{
+    tt_kb kb;
+    sk_begin(&kb, "deep", 32, 1);
+    tj_kernel *k = kb.k;
+    tj_ref c = tt_op(&kb, TJ_OP_EQ, tt_scalar(&kb, TJ_DT_BOOL), 2, sk_i32(&kb, 0), sk_i32(&kb, 0));
+    tj_type none = tj_type_tuple(kb.c, 0, NULL);
+    enum { DEPTH = 300 };
+    tj_block_id cur = k->body, thens[DEPTH];
+    for (int d = 0; d < DEPTH; d++) {
+        tj_ref r = tj_emit(k, cur, TJ_OP_IF, none, &c, 1);
+        tj_block_id then = tj_block_new(k, r), other = tj_block_new(k, r);
+        k->insts[r].region[0] = then;
+        k->insts[r].region[1] = other;
+        tj_emit(k, other, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+        thens[d] = cur = then;
+    }
+    for (int d = DEPTH - 1; d >= 0; d--)
+        tj_emit(k, thens[d], TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "nested deeper than");
+    cr_assert_neq(tj_simt_run(k, NULL, 0), 0);
+    cr_assert(strstr(tj_diag_render(kb.c), "nested deeper than"));
+    tt_free(&kb);
+}
+
+/* ---- robustness ---------------------------------------------------------------- */
+
+/* Random single mutations of catalogue kernels (an op, a type, an operand
+ * or an immediate changed; unverified): the generator may refuse them but
+ * must not crash, and those that still verify run in the SIMT interpreter
+ * without crashing either. */
+Test(ptx, mutated_kernels_never_crash)
+{
+    uint64_t rng = 12345;
+    for (int i = 0;; i += 7) {
+        tt_kb kb;
+        int rc = sk_build(&kb, i);
+        if (rc == 0)
+            break;
+        if (rc < 0)
+            continue;
+        tj_type types[] = {tt_scalar(&kb, TJ_DT_F32), tt_scalar(&kb, TJ_DT_BOOL), tt_scalar(&kb, TJ_DT_I64),
+                           tt_tile(&kb, TJ_DT_F16, 1, 8), tt_tile(&kb, TJ_DT_I32, 2, 4, 4), TJ_TYPE_NONE,
+                           tj_type_tensor(kb.c, TJ_DT_F32, 1), tt_tile(&kb, TJ_DT_U8, 1, 3)};
+        sk_args a;
+        sk_make_args(kb.k, 99, &a);
+        for (int m = 0; m < 60; m++) {
+            tj_kernel *k = tj_kernel_clone(kb.k);
+            const tj_block *body = &k->blocks[k->body];
+            tj_inst *in = &k->insts[body->insts[sk_rand(&rng) % body->ninsts]];
+            switch (sk_rand(&rng) % 4) {
+            case 0: in->op = (tj_op)(1 + sk_rand(&rng) % (TJ_OP_COUNT - 1)); break;
+            case 1: in->type = types[sk_rand(&rng) % (sizeof types / sizeof *types)]; break;
+            case 2:
+                if (in->nargs)
+                    in->args[sk_rand(&rng) % in->nargs] = (tj_ref)(sk_rand(&rng) % k->ninsts);
+                break;
+            default: in->imm = (int64_t)(sk_rand(&rng) % 70) - 5; break;
+            }
+            tj_buf out = {0};
+            tj_emit_ptx(k, sk_rand(&rng) & 1 ? "sm_80" : "sm_90a", &out);
+            tj_buf_free(&out);
+            if (!tj_verify(k))
+                tj_simt_run(k, a.args, a.n);
+            tj_diag_clear(kb.c);
+        }
+        sk_free_args(&a);
+        tt_free(&kb);
+    }
 }

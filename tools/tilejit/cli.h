@@ -77,6 +77,8 @@ int cli_is_identifier(const char *s, size_t len);
 /* Reads a whole file ("-": stdin) into arena memory with a NUL after it.
  * Reports "cannot read" errors naming the path; NULL on failure. */
 char *cli_read_file(tj_ctx *c, const char *path, size_t *len);
+/* The name diagnostics give a source path: "<stdin>" for "-". */
+const char *cli_source_name(const char *path);
 /* Reports an error about a file as `PATH: error: ...`. */
 void cli_file_error(tj_ctx *c, const char *path, const char *fmt, ...)
 #if defined(__GNUC__)

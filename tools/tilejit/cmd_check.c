@@ -1,7 +1,5 @@
 /* `tilejit check FILE...`: front end, lowering and verification of every
  * kernel; silent when clean. */
-#include <string.h>
-
 #include "cli.h"
 
 static int check_file(tj_ctx *c, const char *path)
@@ -10,7 +8,7 @@ static int check_file(tj_ctx *c, const char *path)
     char *text = cli_read_file(c, path, &len);
     if (!text)
         return -1;
-    const tj_program *p = tj_parse_program(c, strcmp(path, "-") ? path : "<stdin>", text, len);
+    const tj_program *p = tj_parse_program(c, cli_source_name(path), text, len);
     return p && tj_check_program(c, p) == 0 ? 0 : -1;
 }
 

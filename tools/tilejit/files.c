@@ -36,27 +36,34 @@ void cli_file_note(tj_ctx *c, const char *path, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *cli_source_name(const char *path) { return strcmp(path, "-") ? path : "<stdin>"; }
+
 char *cli_read_file(tj_ctx *c, const char *path, size_t *len)
 {
+    const char *name = cli_source_name(path);
     int is_stdin = !strcmp(path, "-");
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
-        cli_file_error(c, path, "cannot read: %s", strerror(errno));
+        cli_file_error(c, name, "cannot read: %s", strerror(errno));
         return NULL;
     }
     tj_buf b = {0};
     char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= MAX_SOURCE_BYTES)
+    size_t n, total = 0;
+    while (total <= MAX_SOURCE_BYTES && (n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         tj_buf_append(&b, chunk, n);
-    int failed = ferror(f), too_big = b.len > MAX_SOURCE_BYTES;
+        total += n;
+    }
+    int err = ferror(f) ? errno : 0;
     if (!is_stdin)
         fclose(f);
     char *text = NULL;
-    if (failed)
-        cli_file_error(c, path, "cannot read: %s", strerror(errno));
-    else if (too_big)
-        cli_file_error(c, path, "source file larger than %d MiB", MAX_SOURCE_BYTES >> 20);
+    if (err)
+        cli_file_error(c, name, "cannot read: %s", strerror(err));
+    else if (total > MAX_SOURCE_BYTES)
+        cli_file_error(c, name, "source file larger than %d MiB", MAX_SOURCE_BYTES >> 20);
+    else if (b.len != total) /* tj_buf truncates when memory runs out */
+        cli_file_error(c, name, "out of memory reading it");
     else {
         text = tj_strndup(c, b.data ? b.data : "", b.len);
         *len = b.len;

@@ -10,7 +10,7 @@ int cli_open_kernel(tj_ctx *c, const char *path, const char *name, cli_kernel *k
     char *text = cli_read_file(c, path, &len);
     if (!text)
         return -1;
-    k->path = strcmp(path, "-") ? path : "<stdin>";
+    k->path = cli_source_name(path);
     k->text = text;
     k->len = len;
     k->prog = tj_parse_program(c, k->path, text, len);

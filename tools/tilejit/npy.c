@@ -379,15 +379,24 @@ int npy_read(tj_ctx *c, const char *path, const char *what, npy_array *a)
 
 /* ---- writing ------------------------------------------------------------------ */
 
-static void header_text(const npy_array *a, tj_buf *b)
+/* The header dict, padded with spaces and a newline so the data starts at a
+ * multiple of 64 bytes (after the 10-byte preamble of version 1.0). With at
+ * most 6 dims it stays far below 256 bytes. Returns its length. */
+static size_t header_text(const npy_array *a, char *buf, size_t cap)
 {
     int size = 0;
     const char *kind = descr_kind(a->dtype, &size);
     char order = size == 1 ? '|' : a->order == '>' ? '>' : a->dtype == TJ_DT_BF16 ? '|' : '<';
-    tj_buf_printf(b, "{'descr': '%c%c%d', 'fortran_order': False, 'shape': (", order, *kind, size);
+    size_t n = (size_t)snprintf(buf, cap, "{'descr': '%c%c%d', 'fortran_order': False, 'shape': (", order, *kind,
+                                size);
     for (int i = 0; i < a->rank; i++)
-        tj_buf_printf(b, "%lld%s", (long long)a->shape[i], a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
-    tj_buf_printf(b, "), }");
+        n += (size_t)snprintf(buf + n, cap - n, "%lld%s", (long long)a->shape[i],
+                              a->rank == 1 ? "," : i + 1 < a->rank ? ", " : "");
+    n += (size_t)snprintf(buf + n, cap - n, "), }");
+    while ((10 + n + 1) % 64)
+        buf[n++] = ' ';
+    buf[n++] = '\n';
+    return n;
 }
 
 /* Writes the data in the file's byte order, a bounded chunk at a time. */
@@ -414,20 +423,14 @@ int npy_write(FILE *f, const npy_array *a)
     int size = 0;
     if (!descr_kind(a->dtype, &size))
         return -1;
-    /* Version 1.0: the header of at most 6 dims is far below its 64 KiB
-     * limit. Spaces pad it so the data starts at a multiple of 64 bytes. */
-    tj_buf hdr = {0};
-    header_text(a, &hdr);
-    while ((10 + hdr.len + 1) % 64)
-        tj_buf_append(&hdr, " ", 1);
-    tj_buf_append(&hdr, "\n", 1);
-    unsigned char head[10];
+    unsigned char head[10 + 320];
+    size_t len = header_text(a, (char *)head + 10, sizeof head - 10);
     memcpy(head, npy_magic, 6);
-    head[6] = 1;
+    head[6] = 1; /* version 1.0 */
     head[7] = 0;
-    head[8] = (unsigned char)(hdr.len & 0xff);
-    head[9] = (unsigned char)(hdr.len >> 8);
-    int rc = fwrite(head, 1, sizeof head, f) == sizeof head && fwrite(hdr.data, 1, hdr.len, f) == hdr.len ? 0 : -1;
-    tj_buf_free(&hdr);
-    return rc ? rc : write_data(f, a);
+    head[8] = (unsigned char)(len & 0xff);
+    head[9] = (unsigned char)(len >> 8);
+    if (fwrite(head, 1, 10 + len, f) != 10 + len)
+        return -1;
+    return write_data(f, a);
 }

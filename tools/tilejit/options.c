@@ -3,7 +3,6 @@
  * value glued on (`-kadd`, `-DBLOCK=64`). -D and --shape take one binding
  * or a comma-separated list (`--shape M=64,N=1000`). */
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -95,7 +94,7 @@ typedef struct bindings {
 
 
 /* NAME=INT[,NAME=INT...] */
-static int parse_bindings(tj_ctx *c, const cli_command *cmd, const char *opt, const char *text, int64_t min,
+static int parse_bindings(tj_ctx *c, const cli_command *cmd, const char *opt, const char *text, int allow_negative,
                           bindings *b)
 {
     const char *p = text;
@@ -107,7 +106,7 @@ static int parse_bindings(tj_ctx *c, const cli_command *cmd, const char *opt, co
         char *value = eq ? tj_strndup(c, eq + 1, len - (size_t)(eq + 1 - p)) : NULL;
         if (!eq || !cli_is_identifier(p, (size_t)(eq - p)) || cli_parse_int(value, &v))
             return cli_usage_error(cmd, "%s expects NAME=INT, got '%s'", opt, text);
-        if (v < min)
+        if (v < 0 && !allow_negative)
             return cli_usage_error(cmd, "%s %.*s: %lld is negative", opt, (int)(eq - p), p, (long long)v);
         const char *name = tj_strndup(c, p, (size_t)(eq - p));
         for (uint32_t i = 0; i < b->n; i++)
@@ -148,7 +147,7 @@ static int apply_option(parse_state *s, const option_spec *spec, const char *opt
     case OPT_TARGET: return set_once(s, &o->target, opt, value);
     case OPT_OUTPUT: return set_once(s, &o->output, opt, value);
     case OPT_DEVICE: return set_once(s, &o->device, opt, value);
-    case OPT_DEFINE: return parse_bindings(s->c, s->cmd, "-D", value, INT64_MIN, &s->defines);
+    case OPT_DEFINE: return parse_bindings(s->c, s->cmd, "-D", value, 1, &s->defines);
     case OPT_SHAPE: return parse_bindings(s->c, s->cmd, "--shape", value, 0, &s->shapes);
     case OPT_CHECK: o->check = 1; return CLI_OK;
     case OPT_TIME: o->time = 1; return CLI_OK;

@@ -1,0 +1,357 @@
+/* SIMT IR -> MSL: the driver (tj_emit_msl), values and their variables,
+ * text, and the instruction dispatch. The op families live in the other
+ * msl_*.c files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/msl/msl.h"
+#include "tilejit/tilejit.h"
+
+/* ---- text ---------------------------------------------------------------- */
+
+msl_str ms_fmt(const char *fmt, ...)
+{
+    msl_str s;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s.s, sizeof s.s, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void ms_line(msl_emitter *e, const char *fmt, ...)
+{
+    static const char spaces[] = "                                                                ";
+    int ind = 4 * e->indent < (int)sizeof spaces - 1 ? 4 * e->indent : (int)sizeof spaces - 1;
+    tj_buf_append(&e->body, spaces, (size_t)ind);
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof line) {
+        tj_buf_append(&e->body, line, (size_t)n);
+    } else { /* rare: a long line */
+        char *big = tj_alloc(e->c, (size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        tj_buf_append(&e->body, big, (size_t)n);
+    }
+    tj_buf_append(&e->body, "\n", 1);
+}
+
+int ms_fail(msl_emitter *e, tj_ref r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const tj_inst *in = r ? &e->k->insts[r] : NULL;
+    if (in)
+        tj_error_at(e->c, in->loc, "msl: %s (kernel '%s', %%%u = %s)", msg, e->k->name, r, tj_op_get(in->op)->name);
+    else
+        tj_error(e->c, "msl: %s (kernel '%s')", msg, e->k->name);
+    e->failed = 1;
+    return -1;
+}
+
+msl_str ms_tmp(msl_emitter *e) { return ms_fmt("t%u", e->ntmp++); }
+
+void ms_need(msl_emitter *e, msl_helper h) { e->helpers |= 1u << h; }
+
+/* ---- values ------------------------------------------------------------------ */
+
+const tj_inst *ms_inst(const msl_emitter *e, tj_ref r) { return &e->k->insts[r]; }
+
+int ms_elem_type(const msl_emitter *e, tj_type t, tj_dtype *dt)
+{
+    const tj_type_info *ti = tj_type_get(e->c, t);
+    if (ti->kind != TJ_TK_TILE || ti->rank > 1)
+        return 0;
+    *dt = ti->dtype;
+    return ti->rank == 0 ? 1 : ti->shape[0];
+}
+
+/* Appends the components of a scalar, vector or tuple type; -1 on others. */
+static int add_components(msl_emitter *e, tj_type t)
+{
+    const tj_type_info *ti = tj_type_get(e->c, t);
+    if (ti->kind == TJ_TK_VOID)
+        return 0;
+    if (ti->kind == TJ_TK_TUPLE) {
+        for (uint32_t i = 0; i < ti->nelems; i++)
+            if (add_components(e, ti->elems[i]))
+                return -1;
+        return 0;
+    }
+    tj_dtype dt;
+    int w = ms_elem_type(e, t, &dt);
+    if (w <= 0 || w > MS_MAX_COMPONENTS)
+        return -1;
+    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + (uint32_t)w, sizeof *e->comps);
+    for (int i = 0; i < w; i++)
+        e->comps[e->ncomps++].dt = dt;
+    return 0;
+}
+
+int ms_define(msl_emitter *e, tj_ref r, tj_type t)
+{
+    uint32_t start = e->ncomps;
+    if (add_components(e, t)) {
+        char ts[64];
+        tj_type_str(e->c, t, ts, sizeof ts);
+        return ms_fail(e, r, "no variables for a value of type %s (scalars, vectors of at most %d, tuples of them)",
+                       ts, MS_MAX_COMPONENTS);
+    }
+    for (uint32_t i = start; i < e->ncomps; i++)
+        if (ms_check_dtype(e, r, e->comps[i].dt))
+            return -1;
+    e->first[r] = start;
+    e->ncomp[r] = e->ncomps - start;
+    e->defined[r] = 1;
+    return 0;
+}
+
+msl_str ms_var(const msl_emitter *e, tj_ref r, uint32_t i)
+{
+    return e->ncomp[r] == 1 ? ms_fmt("v%u", r) : ms_fmt("v%u_%u", r, i);
+}
+
+tj_dtype ms_comp_dtype(const msl_emitter *e, tj_ref r, uint32_t i) { return e->comps[e->first[r] + i].dt; }
+
+msl_str ms_arg(const msl_emitter *e, tj_ref r, uint32_t a, uint32_t i)
+{
+    tj_ref o = e->k->insts[r].args[a];
+    return ms_var(e, o, e->ncomp[o] == 1 ? 0 : i);
+}
+
+int ms_operand_check(msl_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want)
+{
+    const tj_inst *in = &e->k->insts[r];
+    tj_ref o = a < in->nargs ? in->args[a] : TJ_NONE;
+    if (!o)
+        return ms_fail(e, r, "operand %u is missing", a);
+    tj_dtype dt = TJ_DT_INVALID;
+    int n = ms_elem_type(e, e->k->insts[o].type, &dt);
+    if (n <= 0 || ((uint32_t)n != w && n != 1))
+        return ms_fail(e, r, "operand %u must be a scalar or a vector of %u", a, w);
+    if (want != TJ_DT_INVALID && dt != want)
+        return ms_fail(e, r, "operand %u is %s, %s expected", a, tj_dtype_name(dt), tj_dtype_name(want));
+    if (e->addr[o])
+        return ms_fail(e, r, "operand %u is a global address used as a number (MSL has no such cast)", a);
+    return 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static int check_operands(msl_emitter *e, tj_ref r)
+{
+    const tj_inst *in = &e->k->insts[r];
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref o = in->args[a];
+        if (o == TJ_NONE)
+            continue;
+        if (o >= e->k->ninsts || !e->defined[o])
+            return ms_fail(e, r, "operand %u is not defined before its use", a);
+    }
+    return 0;
+}
+
+/* add, sub and select build addresses when an operand is one. */
+static int builds_address(const msl_emitter *e, tj_ref r)
+{
+    const tj_inst *in = &e->k->insts[r];
+    if (in->op != TJ_OP_ADD && in->op != TJ_OP_SUB && in->op != TJ_OP_SELECT)
+        return 0;
+    for (uint32_t a = in->op == TJ_OP_SELECT ? 1 : 0; a < in->nargs; a++)
+        if (in->args[a] && e->addr[in->args[a]])
+            return 1;
+    return 0;
+}
+
+static int emit_inst(msl_emitter *e, tj_ref r, int depth)
+{
+    if (check_operands(e, r))
+        return -1;
+    if (builds_address(e, r))
+        return ms_emit_address(e, r);
+    tj_op op = e->k->insts[r].op;
+    switch (op) {
+    case TJ_OP_CONST: return ms_emit_const(e, r);
+    case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR:
+        return ms_emit_param_op(e, r);
+    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER:
+        return ms_emit_special(e, r);
+    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
+    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
+        return ms_emit_binary(e, r);
+    case TJ_OP_EQ: case TJ_OP_NE: case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE:
+        return ms_emit_compare(e, r);
+    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
+    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
+    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
+    case TJ_OP_CEIL:
+        return ms_emit_unary(e, r);
+    case TJ_OP_SELECT: return ms_emit_select_op(e, r);
+    case TJ_OP_FMA: return ms_emit_fma(e, r);
+    case TJ_OP_CAST: return ms_emit_cast(e, r);
+    case TJ_OP_LD_GLOBAL: return ms_emit_load_global(e, r);
+    case TJ_OP_ST_GLOBAL: return ms_emit_store_global(e, r);
+    case TJ_OP_LD_SHARED: return ms_emit_load_shared(e, r);
+    case TJ_OP_ST_SHARED: return ms_emit_store_shared(e, r);
+    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return ms_emit_atomic(e, r);
+    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return ms_emit_shuffle(e, r);
+    case TJ_OP_EXTRACT: case TJ_OP_PACK: return ms_emit_vector_op(e, r);
+    case TJ_OP_FOR: return ms_emit_for(e, r, depth);
+    case TJ_OP_IF: return ms_emit_if(e, r, depth);
+    case TJ_OP_PROJ: return ms_emit_proj(e, r);
+    default:
+        return ms_fail(e, r, "op '%s' has no MSL form (not a SIMT-level op)", tj_op_get(op)->name);
+    }
+}
+
+int ms_emit_block(msl_emitter *e, tj_block_id b, int depth)
+{
+    if (depth > MS_MAX_DEPTH)
+        return ms_fail(e, 0, "regions nested deeper than %d", MS_MAX_DEPTH);
+    const tj_block *blk = &e->k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        tj_op op = e->k->insts[r].op;
+        if (op == TJ_OP_ARG) {
+            if (!e->defined[r])
+                return ms_fail(e, r, "block argument outside a for body");
+            continue;
+        }
+        if (op == TJ_OP_YIELD) {
+            if (i + 1 != blk->ninsts)
+                return ms_fail(e, r, "yield before the end of its block");
+            return 0;
+        }
+        if (emit_inst(e, r, depth))
+            return -1;
+    }
+    return ms_fail(e, 0, "block %u does not end with yield", b);
+}
+
+/* The body may use values of the grid block (constants, dims): emits the
+ * grid instructions it needs, in order, before the body. */
+static int emit_grid_values(msl_emitter *e)
+{
+    const tj_kernel *k = e->k;
+    if (!k->grid || k->grid >= k->nblocks)
+        return 0;
+    uint8_t *need = tj_alloc(e->c, k->ninsts);
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        if (!in->block || in->block == k->grid)
+            continue;
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] && in->args[a] < k->ninsts && k->insts[in->args[a]].block == k->grid)
+                need[in->args[a]] = 1;
+    }
+    const tj_block *g = &k->blocks[k->grid];
+    for (uint32_t i = g->ninsts; i-- > 0;) {
+        const tj_inst *in = &k->insts[g->insts[i]];
+        if (need[g->insts[i]])
+            for (uint32_t a = 0; a < in->nargs; a++)
+                if (in->args[a] && in->args[a] < k->ninsts)
+                    need[in->args[a]] = 1;
+    }
+    for (uint32_t i = 0; i < g->ninsts; i++)
+        if (need[g->insts[i]] && emit_inst(e, g->insts[i], 0))
+            return -1;
+    return 0;
+}
+
+/* ---- the kernel ------------------------------------------------------------ */
+
+static int check_kernel(msl_emitter *e)
+{
+    const tj_kernel *k = e->k;
+    if (k->level != TJ_LEVEL_SIMT)
+        return ms_fail(e, 0, "the kernel is Tile IR; lower it to SIMT IR first");
+    if (k->nthreads < 1 || k->nthreads > 1024)
+        return ms_fail(e, 0, "%u threads per threadgroup (1 to 1024 allowed)", k->nthreads);
+    if (k->smem_bytes > 32768)
+        return ms_fail(e, 0, "needs %u bytes of threadgroup memory; Metal allows 32768", k->smem_bytes);
+    if (!k->body || k->body >= k->nblocks)
+        return ms_fail(e, 0, "no body block");
+    int shuffles = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        tj_op op = k->insts[r].op;
+        e->uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
+        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
+    }
+    if (shuffles && k->nthreads % 32)
+        return ms_fail(e, 0, "SIMD shuffles need whole 32-lane SIMD groups, but nthreads is %u", k->nthreads);
+    if (e->uses_smem && !k->smem_bytes)
+        return ms_fail(e, 0, "uses threadgroup memory but smem_bytes is 0");
+    return ms_plan_params(e);
+}
+
+static void write_source(const msl_emitter *e, tj_buf *out)
+{
+    const tj_kernel *k = e->k;
+    tj_buf_printf(out, "// Generated by tilejit %s from SIMT IR kernel '%s' (Metal Shading Language 3.0).\n",
+                  TILEJIT_VERSION, k->name);
+    tj_buf_printf(out, "// Dispatch: threadgroups = the kernel's grid, %u threads per threadgroup, SIMD width 32;\n",
+                  k->nthreads);
+    tj_buf_printf(out, "// buffers as docs/metal.md describes. Compile with fast math off.\n");
+    tj_buf_printf(out, "#include <metal_stdlib>\nusing namespace metal;\n\n");
+    ms_write_helpers(e, out);
+    if (e->atomics.len)
+        tj_buf_append(out, e->atomics.data, e->atomics.len);
+    ms_write_args_struct(e, out);
+    ms_write_signature(e, out);
+    tj_buf_printf(out, "{\n");
+    if (e->uses_smem) {
+        /* float4 storage keeps every vector access 16-byte aligned */
+        tj_buf_printf(out, "    threadgroup float4 tj_smem_v[%u];\n", (k->smem_bytes + 15) / 16);
+        tj_buf_printf(out, "    threadgroup uchar *tj_smem = (threadgroup uchar *)tj_smem_v;\n");
+    }
+    tj_buf_append(out, e->body.data, e->body.len);
+    tj_buf_printf(out, "}\n");
+}
+
+static int emit_kernel(msl_emitter *e, tj_buf *out)
+{
+    if (check_kernel(e))
+        return -1;
+    uint32_t n = e->k->ninsts;
+    e->first = tj_alloc(e->c, sizeof *e->first * n);
+    e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
+    e->defined = tj_alloc(e->c, n);
+    e->addr = tj_alloc(e->c, sizeof *e->addr * n);
+    e->indent = 1;
+    if (emit_grid_values(e) || ms_emit_block(e, e->k->body, 0))
+        return -1;
+    write_source(e, out);
+    return 0;
+}
+
+int tj_emit_msl(const tj_kernel *k, tj_buf *out)
+{
+    tj_ctx *c = k->ctx;
+    msl_emitter *e = tj_alloc(c, sizeof *e);
+    e->k = k;
+    e->c = c;
+    jmp_buf jb;
+    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
+    volatile int rc = -1;
+    if (setjmp(jb))
+        tj_error(c, "msl: out of memory while emitting kernel '%s'", k->name);
+    else
+        rc = emit_kernel(e, out);
+    tj_ctx_swap_guard(c, old);
+    tj_buf_free(&e->body);
+    tj_buf_free(&e->atomics);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* The Apple path: how kernels from tj_emit_msl take their arguments, and
+ * the Metal host runtime (docs/metal.md).
+ *
+ *   tj_metal *m = tj_metal_open(NULL, &err);       // NULL off macOS, with the reason
+ *   tj_metal_run(m, tile_kernel, args, n, &err);    // lower, emit MSL, compile (cached), run
+ *   tj_metal_close(m);
+ *
+ * The runtime is C over the Objective-C runtime; it is built on macOS and,
+ * elsewhere, compiled only to be checked and tested against a mock
+ * Objective-C runtime that runs the MSL in the CPU emulator
+ * (tests/msl_emu). Elsewhere tj_metal_open fails with a clear reason.
+ */
+#ifndef TILEJIT_METAL_H
+#define TILEJIT_METAL_H
+
+#include "tilejit/cuda.h" /* tj_rt_error */
+#include "tilejit/interp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the kernel ABI of tj_emit_msl ------------------------------------------
+ * [[buffer(i)]], i = 0 .. ntensors-1: the i-th tensor parameter, in
+ * declaration order, bound at its first element (index 0 of every axis).
+ * [[buffer(ntensors)]]: one constant block holding, in declaration order,
+ * every tensor's sizes (int each) then strides (long each, in elements)
+ * and every scalar parameter (bool as 1 byte, f16 as half, bf16 as its
+ * ushort bits), each field at its natural alignment; absent when the
+ * kernel has no such field. Threadgroups: the kernel's grid; threads per
+ * threadgroup: simt->nthreads in x. */
+enum { TJ_MSL_MAX_TENSORS = 30, TJ_MSL_MAX_BLOCK = 4096 };
+
+typedef struct tj_msl_args {
+    uint32_t ntensors;
+    void *data[TJ_MSL_MAX_TENSORS];       /* each tensor's first element */
+    int64_t lo[TJ_MSL_MAX_TENSORS];       /* bytes reachable through the strides: */
+    int64_t hi[TJ_MSL_MAX_TENSORS];       /*   [data + lo, data + hi); lo <= 0 */
+    uint8_t written[TJ_MSL_MAX_TENSORS];  /* the kernel stores or updates it */
+    uint32_t block_index;                 /* == ntensors */
+    uint32_t block_bytes;                 /* 0: the kernel takes no block */
+    unsigned char block[TJ_MSL_MAX_BLOCK];
+    uint32_t grid[3];                     /* threadgroups */
+    uint32_t threads;                     /* threads per threadgroup */
+} tj_msl_args;
+
+/* Fills *out for launching `simt` (as emitted by tj_emit_msl) on `args`:
+ * checks them against the parameters, evaluates the grid, packs the
+ * block. Returns 0, or -1 after reporting a diagnostic. */
+int tj_msl_pack_args(const tj_kernel *simt, const tj_arg *args, uint32_t nargs, tj_msl_args *out);
+
+/* The byte offset of each field of the block: for parameter p, axis a:
+ * size_off[p][a], stride_off[p][a]; for a scalar p: scalar_off[p][0];
+ * -1 where there is none. Returns the block's size, or -1 (too large,
+ * reported). Both the generator and the host use it. */
+int tj_msl_block_layout(const tj_kernel *k, int32_t (*size_off)[TJ_MAX_RANK],
+                        int32_t (*stride_off)[TJ_MAX_RANK], int32_t *scalar_off);
+
+/* ---- the Metal runtime ---------------------------------------------------------- */
+
+typedef struct tj_metal tj_metal;
+typedef struct tj_metal_pipeline tj_metal_pipeline;
+
+/* The system's default Metal device. cache_dir: where pipelines are
+ * archived (MTLBinaryArchive); NULL: $TILEJIT_CACHE_DIR/metal or
+ * ~/.cache/tilejit/metal; "": memory only. A directory that cannot be used
+ * degrades to memory only (a note in tj_metal_stats). NULL with the reason
+ * when there is no Metal device (always, off macOS). */
+tj_metal *tj_metal_open(const char *cache_dir, tj_rt_error *err);
+/* Releases every pipeline compiled through m. */
+void tj_metal_close(tj_metal *m);
+const char *tj_metal_device_name(const tj_metal *m);
+
+/* The compute pipeline of `function` in MSL source `msl`: from memory
+ * (keyed by a hash of the source, the function and the device), else from
+ * the disk archive, else compiled; a compile error carries the compiler's
+ * text. `threads`: threads per threadgroup the pipeline must support.
+ * Owned by m. Thread-safe. */
+tj_metal_pipeline *tj_metal_pipeline_get(tj_metal *m, const char *msl, size_t len, const char *function,
+                                         uint32_t threads, tj_rt_error *err);
+
+/* Runs pipeline p of SIMT kernel `simt` on arguments in host memory and
+ * waits for completion; the tensors the kernel writes are updated in
+ * place. */
+int tj_metal_launch(tj_metal *m, tj_metal_pipeline *p, const tj_kernel *simt, const tj_arg *args, uint32_t nargs,
+                    tj_rt_error *err);
+
+/* The whole path for a verified Tile IR kernel: specialize on the
+ * arguments, lower to SIMT IR, emit MSL, get the pipeline, launch. */
+int tj_metal_run(tj_metal *m, const tj_kernel *tile, const tj_arg *args, uint32_t nargs, tj_rt_error *err);
+
+typedef struct tj_metal_stats {
+    uint64_t compiles;       /* newLibraryWithSource calls */
+    uint64_t memory_hits;    /* pipelines found in memory */
+    uint64_t archive_hits;   /* pipelines built from the disk archive without compiling */
+    uint64_t archive_writes; /* archives written */
+    char cache_note[256];    /* why the disk cache is off, if it is */
+} tj_metal_stats;
+void tj_metal_get_stats(tj_metal *m, tj_metal_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
