@@ -59,27 +59,14 @@ int fe_name_in(const char *name, const char *const *names, uint32_t n)
     return 0;
 }
 
-typedef struct name_set {
-    const char **names;
-    uint32_t n, cap;
-} name_set;
-
-static void add_name(tj_ctx *c, name_set *s, const char *name)
-{
-    if (!name || fe_name_in(name, s->names, s->n))
-        return;
-    s->names = tj_grow(c, s->names, &s->cap, s->n + 1, sizeof *s->names);
-    s->names[s->n++] = name;
-}
-
 /* Blocks nest at most FE_MAX_DEPTH deep (the parser's limit). */
-static void collect(tj_ctx *c, const fe_block *b, name_set *s)
+static void collect(tj_ctx *c, const fe_block *b, fe_names *s)
 {
     for (uint32_t i = 0; i < b->n; i++) {
         const fe_stmt *st = b->stmts[i];
         if (st->kind == S_ASSIGN)
             for (uint32_t t = 0; t < st->ntargets; t++)
-                add_name(c, s, st->targets[t].name);
+                fe_names_add(c, s, st->targets[t].name);
         if (st->kind == S_FOR || st->kind == S_IF)
             collect(c, &st->body, s);
         if (st->kind == S_IF)
@@ -87,12 +74,10 @@ static void collect(tj_ctx *c, const fe_block *b, name_set *s)
     }
 }
 
-const char **fe_assigned_names(tj_ctx *c, const fe_block *b, uint32_t *n)
+void fe_assigned_names(tj_ctx *c, const fe_block *b, fe_names *out)
 {
-    name_set s = {0};
-    collect(c, b, &s);
-    *n = s.n;
-    return s.names;
+    *out = (fe_names){0};
+    collect(c, b, out);
 }
 
 int fe_expr_same(const fe_expr *a, const fe_expr *b)

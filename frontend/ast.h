@@ -4,6 +4,7 @@
 #define TJ_FRONTEND_AST_H
 
 #include "frontend/lexer.h"
+#include "frontend/strmap.h"
 #include "tilejit/frontend.h"
 
 typedef enum fe_expr_kind {
@@ -36,6 +37,7 @@ struct fe_expr {
     tj_loc loc;          /* operators: the operator; calls: the callee */
     uint32_t begin, end; /* source span, for quoting */
     uint32_t height;     /* 1 + the largest height of a sub-expression */
+    uint32_t size;       /* the number of nodes (saturating) */
     int64_t ival;
     double fval;
     const char *name;
@@ -130,11 +132,15 @@ struct tj_program {
     uint32_t kcap, fcap;
 };
 
-/* Limits that keep hostile input from exhausting the stack. */
+/* Limits that keep hostile input from exhausting the stack, the memory or
+ * the time of a compilation. */
 enum {
-    FE_MAX_DEPTH = 200,   /* nesting of expressions and blocks */
-    FE_MAX_ERRORS = 50,   /* the parser stops after this many */
-    FE_MAX_INLINE = 64,   /* nested fn calls */
+    FE_MAX_DEPTH = 200,       /* nesting of expressions and blocks */
+    FE_MAX_ERRORS = 50,       /* the parser stops after this many */
+    FE_MAX_INLINE = 64,       /* nested fn calls */
+    FE_MAX_PARAMS = 256,      /* parameters and tile parameters of a kernel */
+    FE_MAX_FN_PARAMS = 1024,  /* parameters of an fn helper */
+    FE_MAX_INSTS = 1 << 20,   /* instructions of a lowered kernel */
 };
 
 /* Runs fn(arg) so that running out of memory below it reports "out of
@@ -148,8 +154,8 @@ int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axi
 int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index);
 
 /* The names bound by assignments in `b` and in the blocks nested in it
- * (not the loop variables), each once. */
-const char **fe_assigned_names(tj_ctx *c, const fe_block *b, uint32_t *n);
+ * (not the loop variables), each once, in order of first assignment. */
+void fe_assigned_names(tj_ctx *c, const fe_block *b, fe_names *out);
 int fe_name_in(const char *name, const char *const *names, uint32_t n);
 
 /* warps and stages: tile parameters every kernel has, with these defaults

@@ -9,7 +9,9 @@
 #include "frontend/ast.h"
 #include "frontend/consteval.h"
 
-enum { MAX_COMBINATIONS = 1 << 20 };
+/* At most this many configurations, and this much work (configurations
+ * times the size of the where clauses) to choose one. */
+enum { MAX_COMBINATIONS = 1 << 20, MAX_WHERE_WORK = 1 << 25 };
 
 uint32_t tj_program_kernel_count(const tj_program *p) { return p ? p->nkernels : 0; }
 
@@ -252,8 +254,12 @@ static void select_config(void *arg)
     int *skip = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1)), *passed = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1));
     if (!check_given(j->c, kd, cs, nc, j->given, j->ngiven) || !validate_where(&w, skip))
         return;
-    if (count_combinations(cs, nc) > MAX_COMBINATIONS) {
-        tj_error_at(j->c, kd->loc, "kernel '%s' has more than %d tile configurations", kd->name, MAX_COMBINATIONS);
+    uint64_t combos = count_combinations(cs, nc), clause_size = 1;
+    for (uint32_t i = 0; i < kd->nwhere; i++)
+        clause_size += kd->where[i]->size;
+    if (combos > MAX_COMBINATIONS || combos * clause_size > MAX_WHERE_WORK) {
+        tj_error_at(j->c, kd->loc, "kernel '%s' has too many tile configurations to search (%llu, with where clauses of %llu terms)",
+                    kd->name, (unsigned long long)combos, (unsigned long long)clause_size - 1);
         return;
     }
     while (!combination_ok(&w, skip, passed))

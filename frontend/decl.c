@@ -85,6 +85,10 @@ static int parse_kparam_list(fe_parser *p, fe_kernel *k)
 {
     uint32_t cap = 0, lcap = 0;
     while (fe_peek(p)->kind != T_RPAREN) {
+        if (k->nparams == FE_MAX_PARAMS) {
+            fe_syntax_error(p, fe_peek(p), "a kernel has at most %d parameters", FE_MAX_PARAMS);
+            return 0;
+        }
         k->params = tj_grow(p->c, k->params, &cap, k->nparams + 1, sizeof *k->params);
         k->plocs = tj_grow(p->c, k->plocs, &lcap, k->nparams + 1, sizeof *k->plocs);
         if (!parse_kparam(p, &k->params[k->nparams], &k->plocs[k->nparams]))
@@ -150,6 +154,10 @@ typedef struct tile_caps {
 
 static tj_tile_param *new_tile(fe_parser *p, fe_kernel *k, tile_caps *cap, const fe_token *name)
 {
+    if (k->ntiles == FE_MAX_PARAMS) {
+        fe_syntax_error(p, name, "a kernel has at most %d tile parameters", FE_MAX_PARAMS);
+        return NULL;
+    }
     k->tiles = tj_grow(p->c, k->tiles, &cap->tiles, k->ntiles + 1, sizeof *k->tiles);
     k->tile_locs = tj_grow(p->c, k->tile_locs, &cap->locs, k->ntiles + 1, sizeof *k->tile_locs);
     k->tile_locs[k->ntiles] = name->loc;
@@ -168,7 +176,7 @@ static int parse_const(fe_parser *p, fe_kernel *k, tile_caps *cap)
             return 0;
         tj_tile_param *t = new_tile(p, k, cap, name);
         int64_t *v = tj_alloc(p->c, sizeof *v);
-        if (!parse_signed_int(p, v))
+        if (!t || !parse_signed_int(p, v))
             return 0;
         t->values = v;
         t->nvalues = 1;
@@ -201,6 +209,8 @@ static int parse_tune(fe_parser *p, fe_kernel *k, tile_caps *cap)
         if (!name || !fe_expect(p, T_IN, "'in' after the name") || !fe_expect(p, T_LBRACKET, "'[' and a list of values"))
             return 0;
         tj_tile_param *t = new_tile(p, k, cap, name);
+        if (!t)
+            return 0;
         t->tunable = 1;
         fe_open(p);
         int ok = parse_values(p, t);
@@ -334,6 +344,10 @@ static int parse_fparam_list(fe_parser *p, fe_fn *f)
         const fe_token *name = fe_expect(p, T_IDENT, "a parameter name");
         if (!name || !fe_expect(p, T_COLON, "':' and a type after the parameter name"))
             return 0;
+        if (f->nparams == FE_MAX_FN_PARAMS) {
+            fe_syntax_error(p, name, "an fn helper has at most %d parameters", FE_MAX_FN_PARAMS);
+            return 0;
+        }
         fe_expr *type = parse_fn_type(p);
         if (!type)
             return 0;

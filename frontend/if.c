@@ -20,24 +20,25 @@ typedef struct merge {
 typedef struct fresh {
     fe_binding *b;
     uint32_t n;
+    fe_strmap index; /* name -> position in b */
 } fresh;
 
 static fresh take_frame(fe_lower *lw)
 {
-    fresh f = {NULL, lw->nvars - lw->frame_base};
+    fresh f = {NULL, lw->nvars - lw->frame_base, {0}};
     if (f.n) {
         f.b = tj_alloc(lw->c, sizeof *f.b * f.n);
         memcpy(f.b, lw->vars + lw->frame_base, sizeof *f.b * f.n);
     }
+    for (uint32_t i = 0; i < f.n; i++)
+        *fe_strmap_put(lw->c, &f.index, f.b[i].name) = (int32_t)i;
     return f;
 }
 
 static const fe_val *fresh_find(const fresh *f, const char *name)
 {
-    for (uint32_t i = 0; i < f->n; i++)
-        if (!strcmp(f->b[i].name, name))
-            return &f->b[i].val;
-    return NULL;
+    const int32_t *i = fe_strmap_find(&f->index, name);
+    return i ? &f->b[*i].val : NULL;
 }
 
 /* Lowers one branch into block blk, recording the merged names' values
@@ -120,15 +121,16 @@ static void emit_yields(fe_lower *lw, tj_block_id blk, merge *ms, uint32_t nm, i
 /* Names assigned in either branch that are bound before the if. */
 static uint32_t outer_merges(fe_lower *lw, const fe_stmt *s, merge **out, uint32_t *cap)
 {
-    uint32_t n1, n2, n = 0;
-    const char **a = fe_assigned_names(lw->c, &s->body, &n1);
-    const char **b = fe_assigned_names(lw->c, &s->orelse, &n2);
-    *cap = n1 + n2 + 1;
+    uint32_t n = 0;
+    fe_names a, b;
+    fe_assigned_names(lw->c, &s->body, &a);
+    fe_assigned_names(lw->c, &s->orelse, &b);
+    *cap = a.n + b.n + 1;
     merge *ms = tj_alloc(lw->c, sizeof *ms * *cap);
-    for (uint32_t i = 0; i < n1 + n2; i++) {
-        const char *name = i < n1 ? a[i] : b[i - n1];
+    for (uint32_t i = 0; i < a.n + b.n; i++) {
+        const char *name = i < a.n ? a.list[i] : b.list[i - a.n];
         int slot = fe_find_local(lw, name);
-        if (slot < 0 || (i >= n1 && fe_name_in(name, a, n1)))
+        if (slot < 0 || (i >= a.n && fe_names_has(&a, name)))
             continue;
         ms[n++] = (merge){.name = name, .slot = slot, .before = lw->vars[slot].val};
     }
@@ -189,15 +191,15 @@ static void static_if(fe_lower *lw, const fe_stmt *s, int taken)
     const fe_block *b = taken ? &s->body : s->has_else ? &s->orelse : NULL;
     if (!b)
         return;
-    uint32_t n1, n2;
-    const char **a = fe_assigned_names(lw->c, &s->body, &n1);
-    const char **e = fe_assigned_names(lw->c, &s->orelse, &n2);
+    fe_names a, e;
+    fe_assigned_names(lw->c, &s->body, &a);
+    fe_assigned_names(lw->c, &s->orelse, &e);
     uint32_t frame = fe_push_frame(lw);
     fe_lower_block(lw, b);
     fresh f = take_frame(lw);
     fe_pop_frame(lw, frame);
     for (uint32_t i = 0; i < f.n; i++)
-        if (fe_name_in(f.b[i].name, a, n1) && fe_name_in(f.b[i].name, e, n2))
+        if (fe_names_has(&a, f.b[i].name) && fe_names_has(&e, f.b[i].name))
             fe_bind(lw, f.b[i].name, f.b[i].val);
 }
 

@@ -222,6 +222,7 @@ static void lower_kernel(void *arg)
     k->nparams = kd->nparams;
     lw.spec_cap = count_dim_names(kd);
     k->spec = tj_alloc(c, sizeof *k->spec * (lw.spec_cap ? lw.spec_cap : 1));
+    lw.unbound = tj_alloc(c, sizeof *lw.unbound * (lw.spec_cap ? lw.spec_cap : 1));
     if (!bind_config(&lw, job->config, job->nconfig))
         return;
     lower_grid(&lw);

@@ -33,6 +33,7 @@ typedef struct fe_val {
 typedef struct fe_binding {
     const char *name;
     fe_val val;
+    int32_t shadowed; /* the binding of the same name it hides, or -1 */
 } fe_binding;
 
 typedef struct fe_lower {
@@ -44,17 +45,20 @@ typedef struct fe_lower {
     tj_loc loc;        /* the location they get */
     const tj_binding *dims;
     uint32_t ndims;
-    uint32_t spec_cap;
+    uint32_t spec_cap;     /* the kernel's number of dim names */
+    const char **unbound;  /* dims reported as unbound (once each) */
+    uint32_t nunbound;
     /* local names: a stack of bindings; [frame_base, nvars) is the innermost
      * block, [scope_base, nvars) what the current fn (or kernel) sees */
     fe_binding *vars;
     uint32_t nvars, vcap;
     uint32_t frame_base, scope_base;
+    fe_strmap index;   /* name -> its latest binding in vars, or -1 */
     const fe_fn *inlining[FE_MAX_INLINE]; /* fn calls being inlined */
     uint32_t ninlining;
     int in_grid;       /* lowering the grid: integer arithmetic only */
     uint32_t depth;    /* recursion budget, FE_MAX_LOWER_DEPTH */
-    int too_deep;      /* reported once */
+    int too_deep;      /* too deep or too large: reported once, then stop */
 } fe_lower;
 
 enum { FE_MAX_LOWER_DEPTH = 2000 };

@@ -8,9 +8,16 @@
 
 int fe_lower_enter(fe_lower *lw, tj_loc loc)
 {
+    if (lw->too_deep)
+        return 0;
     if (lw->depth >= FE_MAX_LOWER_DEPTH) {
-        if (!lw->too_deep)
-            fe_err(lw, loc, "the program nests too deeply to compile (fn calls included)");
+        fe_err(lw, loc, "the program nests too deeply to compile (fn calls included)");
+        lw->too_deep = 1;
+        return 0;
+    }
+    if (lw->k->ninsts > FE_MAX_INSTS) {
+        fe_err(lw, loc, "kernel '%s' is too large: more than %d instructions (fn helpers are inlined at every call)",
+               lw->kd->name, FE_MAX_INSTS);
         lw->too_deep = 1;
         return 0;
     }
@@ -139,11 +146,12 @@ typedef struct carried {
 /* Names assigned in the body and bound before the loop. */
 static uint32_t find_carried(fe_lower *lw, const fe_stmt *s, carried **out)
 {
-    uint32_t nnames;
-    const char **names = fe_assigned_names(lw->c, &s->body, &nnames);
-    carried *cs = tj_alloc(lw->c, sizeof *cs * (nnames ? nnames : 1));
+    fe_names assigned;
+    fe_assigned_names(lw->c, &s->body, &assigned);
+    const char **names = assigned.list;
+    carried *cs = tj_alloc(lw->c, sizeof *cs * (assigned.n ? assigned.n : 1));
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nnames; i++) {
+    for (uint32_t i = 0; i < assigned.n; i++) {
         int slot = fe_find_local(lw, names[i]);
         if (slot < 0 || (s->var.name && !strcmp(s->var.name, names[i])))
             continue;

@@ -18,6 +18,7 @@ fe_expr *fe_new_expr(fe_parser *p, fe_expr_kind kind, const fe_token *at)
 }
 
 static uint32_t height_of(const fe_expr *e) { return e ? e->height : 0; }
+static uint32_t size_of(const fe_expr *e) { return e ? e->size : 0; }
 
 static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
@@ -31,11 +32,17 @@ static fe_expr *finish(fe_parser *p, fe_expr *e)
     if (fe_prev(p)->end > e->end)
         e->end = fe_prev(p)->end;
     uint32_t h = max_u32(height_of(e->lhs), height_of(e->rhs));
-    for (uint32_t i = 0; i < e->nitems; i++)
+    uint64_t size = 1 + (uint64_t)size_of(e->lhs) + size_of(e->rhs);
+    for (uint32_t i = 0; i < e->nitems; i++) {
         h = max_u32(h, height_of(e->items[i]));
-    for (uint32_t i = 0; i < e->nkw; i++)
+        size += size_of(e->items[i]);
+    }
+    for (uint32_t i = 0; i < e->nkw; i++) {
         h = max_u32(h, height_of(e->kw[i].value));
+        size += size_of(e->kw[i].value);
+    }
     e->height = h + 1;
+    e->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
     if (e->height > FE_MAX_DEPTH) {
         fe_token at = {.loc = e->loc};
         fe_fatal(p, &at, "expression is nested too deeply (the limit is %d levels)", FE_MAX_DEPTH);
@@ -145,6 +152,7 @@ static fe_expr *literal(fe_parser *p, fe_expr_kind kind, const fe_token *t)
 {
     fe_expr *e = fe_new_expr(p, kind, t);
     e->height = 1;
+    e->size = 1;
     e->ival = t->kind == T_TRUE ? 1 : t->ival;
     e->fval = t->kind == T_INF ? (double)INFINITY : t->kind == T_NAN ? (double)NAN : t->fval;
     e->name = t->text;

@@ -369,6 +369,7 @@ static fe_stmt *parse_simple(fe_parser *p, const fe_token *first)
         op->begin = lhs->begin;
         op->end = rhs->end;
         op->height = rhs->height + 1;
+        op->size = rhs->size < UINT32_MAX - 1 ? rhs->size + 2 : UINT32_MAX;
         rhs = op;
     }
     s->value = rhs;

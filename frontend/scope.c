@@ -7,18 +7,20 @@
 #include "frontend/builtins.h"
 #include "frontend/lower.h"
 
+/* The latest binding of a name is the visible one, unless it lies below
+ * scope_base (a caller's, while inlining a fn): then none is. */
 int fe_find_local(const fe_lower *lw, const char *name)
 {
-    for (uint32_t i = lw->nvars; i-- > lw->scope_base;)
-        if (!strcmp(lw->vars[i].name, name))
-            return (int)i;
-    return -1;
+    const int32_t *latest = fe_strmap_find(&lw->index, name);
+    return latest && *latest >= (int32_t)lw->scope_base ? *latest : -1;
 }
 
 void fe_bind(fe_lower *lw, const char *name, fe_val v)
 {
+    int32_t *latest = fe_strmap_put(lw->c, &lw->index, name);
     lw->vars = tj_grow(lw->c, lw->vars, &lw->vcap, lw->nvars + 1, sizeof *lw->vars);
-    lw->vars[lw->nvars++] = (fe_binding){name, v};
+    lw->vars[lw->nvars] = (fe_binding){name, v, *latest};
+    *latest = (int32_t)lw->nvars++;
 }
 
 uint32_t fe_push_frame(fe_lower *lw)
@@ -30,6 +32,8 @@ uint32_t fe_push_frame(fe_lower *lw)
 
 void fe_pop_frame(fe_lower *lw, uint32_t saved)
 {
+    for (uint32_t i = lw->nvars; i-- > lw->frame_base;)
+        *fe_strmap_find(&lw->index, lw->vars[i].name) = lw->vars[i].shadowed;
     lw->nvars = lw->frame_base;
     lw->frame_base = saved;
 }
@@ -63,8 +67,11 @@ int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out)
             record_spec(lw, name, *out);
             return 1;
         }
-    fe_err(lw, loc, "dim '%s' is used as a compile-time constant here, so its size must be given (e.g. --shape %s=64)",
-           name, name);
+    if (!fe_name_in(name, lw->unbound, lw->nunbound) && lw->nunbound < lw->spec_cap) { /* once per dim */
+        lw->unbound[lw->nunbound++] = name;
+        fe_err(lw, loc, "dim '%s' is used as a compile-time constant here, so its size must be given (e.g. --shape %s=64)",
+               name, name);
+    }
     return 0;
 }
 

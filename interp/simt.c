@@ -221,9 +221,10 @@ static int run_block(tj_simt *s, tj_block_id b, tj_ref *yield, int depth);
 
 static int copy_value(const tj_simt *s, tj_ref r, tj_rval *dst, const tj_rval *src)
 {
-    if (dst->n != src->n || !src->data)
+    if (dst->n != src->n || (dst->n && !src->data))
         return tj_simt_fail(s, r, -1, "a value does not have the type it replaces");
-    memcpy(dst->data, src->data, sizeof(tj_slot) * dst->n);
+    if (dst->n)
+        memcpy(dst->data, src->data, sizeof(tj_slot) * dst->n);
     return 0;
 }
 

@@ -287,12 +287,17 @@ static tj_ref *later_duplicates(lw *w, mem_access *m, const tj_ref *mask)
             gbuf[a] = lw_smem_alloc(w, g * 8);
     if (mask)
         mbuf = lw_smem_alloc(w, numel(l, 0, l->rank));
-    tj_ref *pos = lw_new_regs(w, l->nregs), *init = lw_new_regs(w, l->nregs);
+    tj_ref *pos = lw_new_regs(w, l->nregs), *init = lw_new_regs(w, l->nregs), *g64[TJ_MAX_RANK] = {0};
+    for (int a = 0; a < m->trank; a++)
+        if (m->ax[a].kind == AX_GATHER)
+            g64[a] = lw_new_regs(w, l->nregs);
     for (uint32_t r = 0; r < l->nregs; r++) {
         pos[r] = lw_flat(w, l, r, gw);
         for (int a = 0; a < m->trank; a++)
-            if (m->ax[a].kind == AX_GATHER)
-                lw_smem_store(w, lw_smem_addr(w, gbuf[a], pos[r], 8), lw_cast(w, m->ax[a].gather[r], TJ_DT_I64));
+            if (g64[a]) {
+                g64[a][r] = lw_cast(w, m->ax[a].gather[r], TJ_DT_I64);
+                lw_smem_store(w, lw_smem_addr(w, gbuf[a], pos[r], 8), g64[a][r]);
+            }
         if (mask)
             lw_smem_store(w, lw_smem_addr(w, mbuf, lw_flat(w, l, r, vs), 1), mask[r]);
         init[r] = lw_const_int(w, TJ_DT_BOOL, 0);
@@ -310,7 +315,7 @@ static tj_ref *later_duplicates(lw *w, mem_access *m, const tj_ref *mask)
         tj_ref hit = lw_op2(w, TJ_OP_LT, pos[r], lp.iv);
         for (int a = 0; a < m->trank; a++)
             if (gj[a])
-                hit = lw_and(w, hit, lw_op2(w, TJ_OP_EQ, gj[a], lw_cast(w, m->ax[a].gather[r], TJ_DT_I64)));
+                hit = lw_and(w, hit, lw_op2(w, TJ_OP_EQ, gj[a], g64[a][r]));
         if (mask) {
             tj_ref at = lw_op2(w, TJ_OP_ADD, lw_flat(w, l, r, rest), lw_mul_imm(w, lp.iv, (int64_t)inner));
             hit = lw_and(w, hit, lw_smem_load(w, lw_smem_addr(w, mbuf, at, 1), TJ_DT_BOOL));

@@ -188,6 +188,16 @@ int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
 int lw_lower_dot(lw *w, tj_ref r);
 
+/* sort (lower_sort.c): whether (ka, ia) comes before (kb, ib): by key (NaN
+ * above everything, descending reverses), then by position; positions from
+ * pad_from on (when not 0) are padding and come last. */
+tj_ref lw_sort_before(lw *w, int descending, int64_t pad_from, tj_ref ka, tj_ref ia, tj_ref kb, tj_ref ib);
+/* lower_sort_regs.c: sorts key[] (with positions pos[]) along `axis` in
+ * registers, shuffles and shared memory when the layout allows; line[r]
+ * is register r's line index times the line length. 0: not applicable. */
+int lw_sort_in_registers(lw *w, const tj_layout *l, int axis, int descending, tj_ref *key, tj_ref *pos,
+                         const tj_ref *line);
+
 /* Combining two values for reductions and scans (lower_reduce.c). */
 tj_ref lw_combine(lw *w, tj_op op, tj_ref a, tj_ref b);
 tj_dtype lw_acc_dtype(tj_dtype dt);

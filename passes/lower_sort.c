@@ -46,16 +46,20 @@ static tj_ref key_equal(lw *w, tj_ref a, tj_ref b)
     return lw_or(w, eq, lw_and(w, lw_op2(w, TJ_OP_NE, a, a), lw_op2(w, TJ_OP_NE, b, b)));
 }
 
-/* Whether (ka, ia) comes before (kb, ib): padding (position >= n) last,
- * then by key, then by position. */
+tj_ref lw_sort_before(lw *w, int descending, int64_t pad_from, tj_ref ka, tj_ref ia, tj_ref kb, tj_ref ib)
+{
+    tj_ref first = lw_op2(w, TJ_OP_LT, ia, ib);
+    tj_ref less = descending ? key_less(w, kb, ka) : key_less(w, ka, kb);
+    tj_ref strict = lw_or(w, less, lw_and(w, key_equal(w, ka, kb), first));
+    if (!pad_from)
+        return strict;
+    tj_ref pa = lw_op2(w, TJ_OP_GE, ia, i32(w, pad_from)), pb = lw_op2(w, TJ_OP_GE, ib, i32(w, pad_from));
+    return lw_select(w, pa, lw_and(w, pb, first), lw_or(w, pb, strict));
+}
+
 static tj_ref before(sorter *s, tj_ref ka, tj_ref ia, tj_ref kb, tj_ref ib)
 {
-    lw *w = s->w;
-    tj_ref pa = lw_op2(w, TJ_OP_GE, ia, i32(w, s->n)), pb = lw_op2(w, TJ_OP_GE, ib, i32(w, s->n));
-    tj_ref first = lw_op2(w, TJ_OP_LT, ia, ib);
-    tj_ref less = s->descending ? key_less(w, kb, ka) : key_less(w, ka, kb);
-    tj_ref strict = lw_or(w, less, lw_and(w, key_equal(w, ka, kb), first));
-    return lw_select(w, pa, lw_and(w, pb, first), lw_or(w, pb, strict));
+    return lw_sort_before(s->w, s->descending, s->big_n > s->n ? s->n : 0, ka, ia, kb, ib);
 }
 
 static tj_ref key_addr(sorter *s, tj_ref slot) { return lw_smem_addr(s->w, s->keys, slot, s->ksize); }
@@ -135,6 +139,53 @@ static void network(sorter *s)
     lw_loop_end(w, &outer, NULL);
 }
 
+static void set_results(lw *w, tj_ref r, const tj_layout *l, tj_ref *keys, tj_ref *vals)
+{
+    if (!vals) {
+        lw_set_regs(w, r, l, keys);
+        return;
+    }
+    lw_val *v = lw_val_of(w, r);
+    v->nelems = 2;
+    v->elems = tj_alloc(w->c, sizeof *v->elems * 2);
+    v->elems[0] = (lw_val){.lay = l, .regs = keys};
+    v->elems[1] = (lw_val){.lay = l, .regs = vals};
+}
+
+/* The network in registers (lower_sort_regs.c) when the layout allows;
+ * values then follow their positions through shared memory. */
+static int sort_registers(sorter *s, tj_ref r, int axis, const lw_val *kv, const tj_ref *vals, const int64_t *rowst)
+{
+    lw *w = s->w;
+    const tj_layout *l = kv->lay;
+    tj_ref *key = lw_new_regs(w, l->nregs), *pos = lw_new_regs(w, l->nregs), *line = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++) {
+        key[i] = lw_cast(w, kv->regs[i], s->kdt);
+        pos[i] = lw_tile_coord(w, l, i, axis);
+        line[i] = lw_mul_imm(w, lw_flat(w, l, i, rowst), s->n);
+    }
+    if (!lw_sort_in_registers(w, l, axis, s->descending, key, pos, line))
+        return 0;
+    tj_ref *out_vals = vals ? lw_new_regs(w, l->nregs) : NULL;
+    if (vals) {
+        tj_dtype vdt = lw_dt(w, vals[0]);
+        int vsize = lw_smem_size(vdt);
+        lw_smem_begin(w);
+        uint32_t buf = lw_smem_alloc(w, (uint64_t)s->n * (uint64_t)s->rows * (uint64_t)vsize);
+        for (uint32_t i = 0; i < l->nregs; i++)
+            lw_smem_store(w, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, line[i], lw_tile_coord(w, l, i, axis)), vsize),
+                          vals[i]);
+        lw_barrier(w);
+        for (uint32_t i = 0; i < l->nregs; i++)
+            out_vals[i] = lw_smem_load(w, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, line[i], pos[i]), vsize), vdt);
+        lw_smem_end(w);
+    }
+    for (uint32_t i = 0; s->kdt != lw_src_type(w, w->src->insts[r].args[0])->dtype && i < l->nregs; i++)
+        key[i] = lw_op2(w, TJ_OP_NE, key[i], lw_const_int(w, TJ_DT_U8, 0)); /* bool keys */
+    set_results(w, r, l, key, out_vals);
+    return 1;
+}
+
 int lw_lower_sort(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -161,6 +212,8 @@ int lw_lower_sort(lw *w, tj_ref r)
         rowst[d] = axis < 0 || d == axis ? 0 : d < axis ? strides[d] / s.n : strides[d];
     tj_dtype vdt = has_vals ? lw_dt(w, vals[0]) : TJ_DT_I32;
     int vsize = lw_smem_size(vdt);
+    if ((axis >= 0 || l->rank == 1) && sort_registers(&s, r, axis < 0 ? 0 : axis, kv, vals, rowst))
+        return 1;
     lw_smem_begin(w);
     uint64_t slots = (uint64_t)s.rows * (uint64_t)s.big_n + 2;
     s.keys = lw_smem_alloc(w, slots * (uint64_t)s.ksize);
@@ -191,14 +244,6 @@ int lw_lower_sort(lw *w, tj_ref r)
         }
     }
     lw_smem_end(w);
-    if (!has_vals) {
-        lw_set_regs(w, r, l, keys);
-        return 1;
-    }
-    lw_val *v = lw_val_of(w, r);
-    v->nelems = 2;
-    v->elems = tj_alloc(w->c, sizeof *v->elems * 2);
-    v->elems[0] = (lw_val){.lay = l, .regs = keys};
-    v->elems[1] = (lw_val){.lay = l, .regs = out_vals};
+    set_results(w, r, l, keys, has_vals ? out_vals : NULL);
     return 1;
 }

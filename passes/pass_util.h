@@ -1,5 +1,6 @@
-/* Helpers shared by the Tile IR passes (internal to passes/): value
- * forwarding, region walks, constants, and the out-of-memory guard. */
+/* Helpers shared by canonicalize, cse and dce (internal to passes/): value
+ * forwarding, regions, constants, and the out-of-memory guard. The passes
+ * run on Tile IR and on SIMT IR alike. */
 #ifndef TJ_PASS_UTIL_H
 #define TJ_PASS_UTIL_H
 
@@ -51,10 +52,13 @@ tj_block_id tj_region_of(const tj_kernel *k, tj_ref r, int g);
  * not swapped: which zero max(-0.0, 0.0) gives may depend on the order on
  * some targets. */
 tj_op tj_swapped_op(const tj_kernel *k, const tj_inst *in);
-/* Whether r, or anything in its regions, stores or runs an atomic. */
+/* Whether r, or anything in its regions, writes memory or synchronizes:
+ * a memory op that does not only read (store, atomic, barrier). */
 int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth);
-/* The dtype of r's result (TJ_DT_INVALID for tensors' absence of a tile). */
+/* The element type of r's result when it is a tile (or scalar), else
+ * TJ_DT_INVALID. */
 tj_dtype tj_value_dtype(const tj_kernel *k, tj_ref r);
+/* Whether t is a tile (or scalar) of a float dtype. */
 int tj_type_is_float_tile(const tj_kernel *k, tj_type t);
 
 /* ---- constants ------------------------------------------------------------ */
@@ -73,8 +77,10 @@ typedef struct tj_cval {
 tj_ref tj_splat_source(const tj_kernel *k, tj_ref r);
 /* Whether r is a constant or a splat of one; stores its value in *out. */
 int tj_const_value(const tj_kernel *k, tj_ref r, tj_cval *out);
-/* Whether r is a constant (or splat) equal to v in dtype dt. */
+/* Whether r is an integer or bool constant (or splat) equal to v. */
 int tj_is_const_int(const tj_kernel *k, tj_ref r, int64_t v);
+/* Whether r is a float constant (or splat) equal to v; for a zero, of the
+ * sign negative_zero says. */
 int tj_is_const_float(const tj_kernel *k, tj_ref r, double v, int negative_zero);
 
 /* An insertion point: new instructions go at `pos` of `block`, which then

@@ -1,11 +1,14 @@
 /* tj_jit: compile once (front end -> passes -> lowering -> PTX -> module),
- * launch many times. */
+ * launch many times. Compiled functions are cached (runtime/cache_jit.c):
+ * in memory under the request's key and the kernel's, on disk (CUDA) under
+ * the kernel's. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/cache_jit.h"
 #include "tilejit/tilejit.h"
 #include "tilejit/jit.h"
 
@@ -14,7 +17,11 @@ struct tj_fn {
     tj_ctx *ctx; /* owns the IR and the PTX text */
     pthread_mutex_t check_lock; /* argument checks report into ctx */
     tj_kernel *tile, *simt;
+    tj_kernel *spec; /* specialized Tile IR: launch checks and the ABI (CUDA) */
     const char *ptx;
+    uint32_t nthreads, smem_bytes;
+    tj_cache_key key; /* the kernel's */
+    int refs;         /* callers' and the memory cache's holds (jit->lock) */
     tj_cuda_module *module;
     tj_cuda_function function;
     tj_fn *next;
@@ -24,14 +31,48 @@ struct tj_jit {
     tj_device_kind kind;
     tj_cuda *cuda;
     tj_cuda_props props;
-    pthread_mutex_t lock; /* guards fns */
+    pthread_mutex_t lock; /* guards fns and their refs */
     tj_fn *fns;
+    tj_jit_cache *cache;
 };
 
 static void set_error(tj_rt_error *err, const char *fmt, const char *detail)
 {
     if (err)
         snprintf(err->msg, sizeof err->msg, fmt, detail);
+}
+
+static void fn_free(tj_fn *f);
+
+static void fn_retain(void *v)
+{
+    tj_fn *f = v;
+    pthread_mutex_lock(&f->jit->lock);
+    f->refs++;
+    pthread_mutex_unlock(&f->jit->lock);
+}
+
+/* The last hold frees f. */
+static void fn_release(void *v)
+{
+    tj_fn *f = v;
+    tj_jit *j = f->jit;
+    pthread_mutex_lock(&j->lock);
+    int last = --f->refs == 0;
+    for (tj_fn **p = &j->fns; last && *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    pthread_mutex_unlock(&j->lock);
+    if (last)
+        fn_free(f);
+}
+
+void tj_fn_release(tj_fn *f)
+{
+    if (f)
+        fn_release(f);
 }
 
 tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
@@ -50,6 +91,12 @@ tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
             return NULL;
         }
     }
+    j->cache = tj_jit_cache_new(j->cuda ? &j->props : NULL, fn_retain, fn_release);
+    if (!j->cache) {
+        set_error(err, "%s", "out of memory");
+        tj_jit_close(j);
+        return NULL;
+    }
     return j;
 }
 
@@ -66,6 +113,7 @@ void tj_jit_close(tj_jit *j)
 {
     if (!j)
         return;
+    tj_jit_cache_free(j->cache); /* releases its holds first */
     for (tj_fn *f = j->fns, *next; f; f = next) {
         next = f->next;
         fn_free(f);
@@ -81,35 +129,16 @@ tj_cuda *tj_jit_cuda(const tj_jit *j) { return j->cuda; }
 const tj_kernel *tj_fn_tile_ir(const tj_fn *f) { return f->tile; }
 const tj_kernel *tj_fn_simt_ir(const tj_fn *f) { return f->simt; }
 const char *tj_fn_ptx(const tj_fn *f) { return f->ptx; }
+const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f) { return f->module ? &f->function : NULL; }
+uint32_t tj_fn_threads(const tj_fn *f) { return f->nthreads; }
+uint32_t tj_fn_smem_bytes(const tj_fn *f) { return f->smem_bytes; }
+void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode) { tj_jit_cache_set_tune_mode(j->cache, mode); }
+void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out) { tj_jit_cache_stats(j->cache, out); }
+tj_cache *tj_jit_disk_cache(tj_jit *j) { return tj_jit_cache_disk(j->cache); }
 
-/* Binds every dim name of the kernel's tensor parameters to the size the
- * example arguments have (mismatches are tj_check_args's to report). */
-static uint32_t dims_from_args(tj_ctx *c, const tj_program *p, int kernel, const tj_arg *args,
-                               uint32_t nargs, tj_binding **out)
-{
-    const tj_param *params;
-    uint32_t np = tj_kernel_params(p, kernel, &params), n = 0;
-    tj_binding *dims = tj_alloc(c, sizeof *dims * (np * TJ_MAX_RANK + 1));
-    for (uint32_t i = 0; i < np && i < nargs; i++) {
-        if (!args[i].is_tensor || args[i].tensor.rank != params[i].rank)
-            continue;
-        for (int d = 0; d < params[i].rank; d++)
-            if (params[i].dim_names[d])
-                dims[n++] = (tj_binding){params[i].dim_names[d], args[i].tensor.shape[d]};
-    }
-    *out = dims;
-    return n;
-}
-
-static const char *default_arch(const tj_jit *j)
-{
-    if (j->props.cc_major == 9 && j->props.cc_minor == 0)
-        return "sm_90a";
-    return "sm_80";
-}
-
-/* Tile IR for the request, optimized and checked against the arguments. */
-static tj_kernel *build_tile_ir(tj_ctx *c, const tj_compile_request *req)
+/* Tile IR for the request, optimized and checked against the arguments.
+ * Tile parameters the request leaves unbound may come from the tuner. */
+static tj_kernel *build_tile_ir(tj_jit *j, tj_ctx *c, const tj_compile_request *req)
 {
     tj_program *p = tj_parse_program(c, req->file ? req->file : "<source>", req->source, req->len);
     if (!p)
@@ -120,8 +149,12 @@ static tj_kernel *build_tile_ir(tj_ctx *c, const tj_compile_request *req)
         return NULL;
     }
     tj_binding *dims, *config;
-    uint32_t ndims = dims_from_args(c, p, k, req->args, req->nargs, &dims), nconfig;
-    if (tj_select_config(c, p, k, req->params, req->nparams, dims, ndims, &config, &nconfig))
+    uint32_t ndims = tj_dims_from_args(c, p, k, req->args, req->nargs, &dims), nconfig;
+    const tj_binding *given = req->params;
+    uint32_t ngiven = req->nparams;
+    if (j->cuda && tj_jit_tuned_params(j->cache, j->cuda, c, p, k, req, &given, &ngiven))
+        return NULL;
+    if (tj_select_config(c, p, k, given, ngiven, dims, ndims, &config, &nconfig))
         return NULL;
     tj_kernel *tile = tj_lower_kernel(c, p, k, config, nconfig, dims, ndims);
     if (!tile || tj_optimize(tile, 0) || tj_check_args(tile, req->args, req->nargs))
@@ -129,56 +162,106 @@ static tj_kernel *build_tile_ir(tj_ctx *c, const tj_compile_request *req)
     return tile;
 }
 
-/* Specialized SIMT IR and PTX for the CUDA device. */
-static int build_ptx(tj_fn *f, const tj_compile_request *req)
+/* The front end, then (CUDA) specialization, then the kernel's cache key. */
+static int build_ir(tj_fn *f, const tj_compile_request *req)
 {
-    tj_kernel *k = tj_kernel_clone(f->tile);
-    tj_facts_from_args(k, req->args, req->nargs);
-    if (tj_pass_specialize(k) || tj_optimize(k, 0))
+    f->tile = build_tile_ir(f->jit, f->ctx, req);
+    if (!f->tile)
         return 1;
-    f->simt = tj_lower_simt(k, &(tj_lower_options){0});
-    if (!f->simt || tj_optimize(f->simt, 0))
+    f->spec = f->tile;
+    if (f->jit->kind == TJ_DEVICE_CUDA && !(f->spec = tj_jit_specialize(f->tile, req->args, req->nargs)))
         return 1;
-    tj_buf ptx = {0};
-    int rc = tj_emit_ptx(f->simt, req->arch ? req->arch : default_arch(f->jit), &ptx);
-    f->ptx = tj_strndup(f->ctx, ptx.data ? ptx.data : "", ptx.len);
-    tj_buf_free(&ptx);
-    return rc;
-}
-
-static int load_module(tj_fn *f, tj_rt_error *err)
-{
-    f->module = tj_cuda_module_load_ptx(f->jit->cuda, f->ptx, f->simt->name, err);
-    if (!f->module || tj_cuda_module_function(f->module, f->simt->name, &f->function, err))
-        return 1;
-    if (f->simt->smem_bytes > 48 * 1024)
-        return tj_cuda_function_set_max_dynamic_shared(&f->function, (int)f->simt->smem_bytes, err);
+    tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->key);
     return 0;
 }
 
-static int compile_guarded(tj_fn *f, const tj_compile_request *req)
+/* Specialized SIMT IR and PTX for the CUDA device (a disk cache miss). */
+static int build_ptx(tj_fn *f, const tj_compile_request *req)
 {
-    f->tile = build_tile_ir(f->ctx, req);
-    if (!f->tile)
+    if (tj_jit_lower_ptx(f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->simt, &f->ptx))
         return 1;
-    return f->jit->kind == TJ_DEVICE_CUDA ? build_ptx(f, req) : 0;
+    f->nthreads = f->simt->nthreads;
+    f->smem_bytes = f->simt->smem_bytes;
+    return 0;
 }
 
-/* Runs the compilation with the context's out-of-memory guard set. */
-static int compile_with_guard(tj_fn *f, const tj_compile_request *req)
+/* Runs a compile step with the context's out-of-memory guard set; its
+ * diagnostics go to err. */
+static int run_guarded(tj_fn *f, int (*step)(tj_fn *, const tj_compile_request *), const tj_compile_request *req,
+                       tj_rt_error *err)
 {
     jmp_buf guard;
     jmp_buf *volatile outer = tj_ctx_swap_guard(f->ctx, &guard);
     volatile int rc = 1;
     if (!setjmp(guard))
-        rc = compile_guarded(f, req);
+        rc = step(f, req);
     else
         tj_error(f->ctx, "out of memory");
     tj_ctx_swap_guard(f->ctx, outer);
+    if (rc || tj_error_count(f->ctx)) {
+        set_error(err, "%s", tj_error_count(f->ctx) ? tj_diag_render(f->ctx) : "compilation failed");
+        return 1;
+    }
+    return 0;
+}
+
+static int load_module(tj_fn *f, const tj_jit_binary *bin, tj_rt_error *err)
+{
+    const char *name = f->spec->name;
+    if (f->smem_bytes > (uint32_t)f->jit->props.shared_per_block_optin) {
+        if (err)
+            snprintf(err->msg, sizeof err->msg,
+                     "kernel '%s' needs %u bytes of shared memory per program; the device allows at most %d", name,
+                     f->smem_bytes, f->jit->props.shared_per_block_optin);
+        return 1;
+    }
+    f->module = bin->cubin ? tj_cuda_module_load_cubin(f->jit->cuda, bin->cubin, bin->cubin_size, name, err)
+                           : tj_cuda_module_load_ptx(f->jit->cuda, bin->ptx, name, err);
+    if (!f->module || tj_cuda_module_function(f->module, name, &f->function, err))
+        return 1;
+    if (f->smem_bytes > 48 * 1024)
+        return tj_cuda_function_set_max_dynamic_shared(&f->function, (int)f->smem_bytes, err);
+    return 0;
+}
+
+/* The kernel from the disk cache, loaded; 1 when there is none, or the
+ * driver refuses it (then it is dropped and rebuilt). */
+static int load_cached(tj_fn *f)
+{
+    tj_jit_binary bin;
+    if (tj_jit_cache_lookup(f->jit->cache, &f->key, f->spec, &bin))
+        return 1;
+    f->ptx = tj_strndup(f->ctx, bin.ptx, bin.entry.ptx_len);
+    f->nthreads = bin.nthreads;
+    f->smem_bytes = bin.smem_bytes;
+    int rc = load_module(f, &bin, NULL);
+    tj_jit_binary_free(&bin);
+    if (rc) {
+        tj_jit_cache_reject(f->jit->cache, &f->key);
+        if (f->module)
+            tj_cuda_module_unload(f->module);
+        f->module = NULL;
+    }
     return rc;
 }
 
-tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
+/* Lowering, PTX, cubin (nvJitLink), the disk entry, the module. */
+static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *err)
+{
+    tj_jit_binary bin;
+    if (run_guarded(f, build_ptx, req, err))
+        return 1;
+    tj_jit_cache_count_compile(f->jit->cache);
+    if (tj_jit_cache_finish(f->jit->cache, &f->key, f->simt, f->ptx, tj_jit_cache_arch(f->jit->cache, req), &bin,
+                            err))
+        return 1;
+    int rc = load_module(f, &bin, err);
+    tj_jit_binary_free(&bin);
+    return rc;
+}
+
+/* A new tj_fn for the request, or the cached one with the same kernel key. */
+static tj_fn *compile_fn(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
     tj_fn *f = calloc(1, sizeof *f);
     tj_ctx *c = f ? tj_ctx_new() : NULL;
@@ -190,20 +273,38 @@ tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err
     f->jit = j;
     f->ctx = c;
     pthread_mutex_init(&f->check_lock, NULL);
-    int rc = compile_with_guard(f, req);
-    if (rc || tj_error_count(c)) {
-        set_error(err, "%s", tj_error_count(c) ? tj_diag_render(c) : "compilation failed");
+    if (run_guarded(f, build_ir, req, err)) {
         fn_free(f);
         return NULL;
     }
-    if (j->kind == TJ_DEVICE_CUDA && load_module(f, err)) {
+    tj_fn *same = tj_jit_cache_get(j->cache, &f->key);
+    if (same) {
+        fn_free(f);
+        return same;
+    }
+    if (j->kind == TJ_DEVICE_CUDA && load_cached(f) && build_binary(f, req, err)) {
         fn_free(f);
         return NULL;
     }
+    if (j->kind == TJ_DEVICE_CPU)
+        tj_jit_cache_count_compile(j->cache);
+    f->refs = 1; /* the caller's */
     pthread_mutex_lock(&j->lock);
     f->next = j->fns;
     j->fns = f;
     pthread_mutex_unlock(&j->lock);
+    tj_jit_cache_put(j->cache, &f->key, f);
+    return f;
+}
+
+/* The memory cache answers a request it has seen; otherwise compile_fn. */
+tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
+{
+    tj_cache_key request;
+    tj_jit_request_key(j->cache, req, &request);
+    tj_fn *f = tj_jit_cache_get(j->cache, &request);
+    if (!f && (f = compile_fn(j, req, err)))
+        tj_jit_cache_put(j->cache, &request, f);
     return f;
 }
 
@@ -232,10 +333,9 @@ static int check_facts(const tj_kernel *k, const tj_arg *args, tj_rt_error *err)
 static int launch_cuda(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, const int64_t grid[3],
                        tj_rt_error *err)
 {
-    if (check_facts(f->simt, args, err))
+    if (check_facts(f->spec, args, err))
         return 1;
-    tj_cuda_launch_dims d = {.block = {f->simt->nthreads, 1, 1}, .shared_bytes = f->simt->smem_bytes,
-                             .stream = stream};
+    tj_cuda_launch_dims d = {.block = {f->nthreads, 1, 1}, .shared_bytes = f->smem_bytes, .stream = stream};
     for (int i = 0; i < 3; i++) {
         if (grid[i] > (i ? 65535 : 0x7fffffff)) {
             set_error(err, "%s", "grid too large for the device");
@@ -243,7 +343,7 @@ static int launch_cuda(tj_fn *f, const tj_arg *args, uint32_t nargs, void *strea
         }
         d.grid[i] = (uint32_t)grid[i];
     }
-    return tj_cuda_launch_kernel(&f->function, &d, f->simt, args, nargs, err);
+    return tj_cuda_launch_kernel(&f->function, &d, f->spec, args, nargs, err);
 }
 
 /* The newest diagnostic since `before`, into err. */

@@ -82,8 +82,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return usage(stdout, 0);
-        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+        if (!strcmp(argv[i], "--arch")) {
+            if (i + 1 == argc)
+                return fputs("tj-ptx: --arch needs a target (e.g. sm_90a)\n", stderr), usage(stderr, 2);
             arch = argv[++i];
+        }
         else if (!strncmp(argv[i], "--arch=", 7))
             arch = argv[i] + 7;
         else if (!strcmp(argv[i], "--no-verify"))

@@ -47,7 +47,7 @@ typedef struct msl_comp {
 
 /* A short string returned by value (names, expressions). */
 typedef struct msl_str {
-    char s[160];
+    char s[512];
 } msl_str;
 
 typedef struct msl_emitter {
@@ -66,7 +66,7 @@ typedef struct msl_emitter {
     uint8_t *tensor_slot;/* per parameter: its [[buffer(n)]] index (tensors) */
     uint32_t helpers;    /* 1 << msl_helper */
     tj_buf atomics;      /* CAS helpers, one per (op, dtype) used */
-    uint32_t atomic_done;/* bits: (op, dtype) pairs already written */
+    uint64_t atomic_done;/* bits: (op, dtype) pairs already written */
     int uses_smem;
     int failed;
 } msl_emitter;
@@ -139,6 +139,9 @@ int ms_emit_load_shared(msl_emitter *e, tj_ref r);  /* msl_mem.c */
 int ms_emit_store_shared(msl_emitter *e, tj_ref r); /* msl_mem.c */
 int ms_emit_address(msl_emitter *e, tj_ref r);      /* msl_mem.c: add/sub/select of addresses */
 int ms_emit_atomic(msl_emitter *e, tj_ref r);       /* msl_atomic.c */
+/* The expression of binary op `op` (add ... min) on x and y of dtype dt,
+ * in dt: what ms_emit_binary assigns (msl_arith.c). */
+msl_str ms_binary_expr(msl_emitter *e, tj_op op, tj_dtype dt, const char *x, const char *y);
 int ms_emit_shuffle(msl_emitter *e, tj_ref r);      /* msl_simd.c */
 int ms_emit_special(msl_emitter *e, tj_ref r);      /* msl_simd.c: tid, program ids, barrier */
 int ms_emit_param_op(msl_emitter *e, tj_ref r);     /* msl_abi.c: param dim stride tensor_ptr */
@@ -158,6 +161,10 @@ msl_str ms_device_ptr(const msl_emitter *e, tj_ref addr);
 int ms_plan_params(msl_emitter *e);
 void ms_write_args_struct(const msl_emitter *e, tj_buf *out);
 void ms_write_signature(const msl_emitter *e, tj_buf *out);
+/* The byte pointers b<p> of the tensors, at the top of the body. */
+void ms_write_prologue(const msl_emitter *e, tj_buf *out);
+/* written[p] = 1 for each tensor parameter a store or an atomic targets. */
+void ms_tensor_writes(const tj_kernel *k, uint8_t *written);
 
 /* ---- msl_helpers.c ---- */
 void ms_write_helpers(const msl_emitter *e, tj_buf *out);

@@ -4,6 +4,8 @@
  * type of its width (uint or ulong) so that wrapping is defined in MSL and
  * C++ alike, and narrowed back by a constructor cast; f16/bf16 compute in
  * float and round back. */
+#include <string.h>
+
 #include "codegen/msl/msl.h"
 
 int ms_emit_const(msl_emitter *e, tj_ref r)
@@ -35,10 +37,11 @@ static msl_str int_binary(msl_emitter *e, tj_op op, tj_dtype dt, const char *x, 
     const char *t = ms_type(dt), *u = ms_wrap_type(dt), *ct = int_compute_type(dt);
     int wide = tj_dtype_size(dt) == 8, sign = tj_dtype_is_signed(dt);
     const char *bits = wide ? "64ul" : "32u";
+    int plain = !strcmp(t, u); /* uint and ulong wrap as they are */
     switch (op) {
-    case TJ_OP_ADD: return ms_fmt("%s(%s(%s) + %s(%s))", t, u, x, u, y);
-    case TJ_OP_SUB: return ms_fmt("%s(%s(%s) - %s(%s))", t, u, x, u, y);
-    case TJ_OP_MUL: return ms_fmt("%s(%s(%s) * %s(%s))", t, u, x, u, y);
+    case TJ_OP_ADD: return plain ? ms_fmt("%s + %s", x, y) : ms_fmt("%s(%s(%s) + %s(%s))", t, u, x, u, y);
+    case TJ_OP_SUB: return plain ? ms_fmt("%s - %s", x, y) : ms_fmt("%s(%s(%s) - %s(%s))", t, u, x, u, y);
+    case TJ_OP_MUL: return plain ? ms_fmt("%s * %s", x, y) : ms_fmt("%s(%s(%s) * %s(%s))", t, u, x, u, y);
     case TJ_OP_AND: return ms_fmt("%s(%s & %s)", t, x, y);
     case TJ_OP_OR: return ms_fmt("%s(%s | %s)", t, x, y);
     case TJ_OP_XOR: return ms_fmt("%s(%s ^ %s)", t, x, y);
@@ -96,6 +99,13 @@ static const char *bool_op(tj_op op)
     }
 }
 
+msl_str ms_binary_expr(msl_emitter *e, tj_op op, tj_dtype dt, const char *x, const char *y)
+{
+    if (dt == TJ_DT_BOOL)
+        return ms_fmt("%s %s %s", x, bool_op(op), y);
+    return tj_dtype_is_float(dt) ? float_binary(e, op, dt, x, y) : int_binary(e, op, dt, x, y);
+}
+
 int ms_emit_binary(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
@@ -113,10 +123,8 @@ int ms_emit_binary(msl_emitter *e, tj_ref r)
         return -1;
     for (int i = 0; i < w; i++) {
         msl_str x = ms_arg(e, r, 0, (uint32_t)i), y = ms_arg(e, r, 1, (uint32_t)i);
-        msl_str v = dt == TJ_DT_BOOL           ? ms_fmt("%s %s %s", x.s, bool_op(in->op), y.s)
-                    : tj_dtype_is_float(dt) ? float_binary(e, in->op, dt, x.s, y.s)
-                                            : int_binary(e, in->op, dt, x.s, y.s);
-        ms_line(e, "%s %s = %s;", ms_type(dt), ms_var(e, r, (uint32_t)i).s, v.s);
+        ms_line(e, "%s %s = %s;", ms_type(dt), ms_var(e, r, (uint32_t)i).s,
+                ms_binary_expr(e, in->op, dt, x.s, y.s).s);
     }
     return 0;
 }

@@ -312,6 +312,7 @@ static void write_source(const msl_emitter *e, tj_buf *out)
     ms_write_args_struct(e, out);
     ms_write_signature(e, out);
     tj_buf_printf(out, "{\n");
+    ms_write_prologue(e, out);
     if (e->uses_smem) {
         /* float4 storage keeps every vector access 16-byte aligned */
         tj_buf_printf(out, "    threadgroup float4 tj_smem_v[%u];\n", (k->smem_bytes + 15) / 16);

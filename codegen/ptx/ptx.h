@@ -89,6 +89,9 @@ const tj_inst *px_inst(const ptx_emitter *e, tj_ref r);
 void px_mov(ptx_emitter *e, ptx_reg d, ptx_reg s);
 /* d = 0 (false for predicates). */
 void px_zero(ptx_emitter *e, ptx_reg d);
+/* Whether s is a C-like identifier (letters, digits, '_'; not a digit
+ * first), which PTX accepts as a name. */
+int px_is_identifier(const char *s);
 /* Emits the instructions of block b except its terminator. */
 int px_emit_block(ptx_emitter *e, tj_block_id b, int depth);
 

@@ -229,7 +229,8 @@ int px_emit_if(ptx_emitter *e, tj_ref r, int depth)
         return -1;
     px_ins(e, "bra.uni $L%u", end);
     px_label(e, other);
-    if (emit_branch(e, r, in->region[1], depth))
+    /* an if without results may have no else block */
+    if ((in->region[1] || e->ncomp[r]) && emit_branch(e, r, in->region[1], depth))
         return -1;
     px_label(e, end);
     return 0;

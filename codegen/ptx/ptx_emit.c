@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/ptx/ptx.h"
@@ -323,7 +324,7 @@ static int emit_grid_values(ptx_emitter *e)
 
 /* ---- the module ------------------------------------------------------------ */
 
-static int valid_identifier(const char *s)
+int px_is_identifier(const char *s)
 {
     if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
         return 0;
@@ -340,7 +341,7 @@ static int check_kernel(ptx_emitter *e)
         return px_fail(e, 0, "the kernel is Tile IR; lower it to SIMT IR first");
     if (k->nthreads < 1 || k->nthreads > 1024)
         return px_fail(e, 0, "%u threads per program (1 to 1024 allowed)", k->nthreads);
-    if (!valid_identifier(k->name) || !strncmp(k->name, "tj_", 3))
+    if (!px_is_identifier(k->name) || !strncmp(k->name, "tj_", 3))
         return px_fail(e, 0, "the kernel name is not a PTX identifier (letters, digits, '_'; not 'tj_...')");
     if (!k->body || k->body >= k->nblocks)
         return px_fail(e, 0, "no body block");
@@ -393,30 +394,42 @@ static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     return 0;
 }
 
+static const ptx_arch *find_arch(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof arch_table / sizeof *arch_table; i++)
+        if (!strcmp(name, arch_table[i].name))
+            return &arch_table[i];
+    return NULL;
+}
+
 int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
 {
-    tj_ctx *c = k->ctx;
-    const ptx_arch *arch = NULL;
-    for (size_t i = 0; i < sizeof arch_table / sizeof *arch_table; i++)
-        if (arch_name && !strcmp(arch_name, arch_table[i].name))
-            arch = &arch_table[i];
+    tj_ctx *const c = k->ctx;
+    const ptx_arch *const arch = find_arch(arch_name);
     if (!arch) {
         tj_error(c, "ptx: unknown target architecture '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120, ...)",
                  arch_name ? arch_name : "(null)");
         return -1;
     }
-    ptx_emitter *e = tj_alloc(c, sizeof *e);
+    /* on the heap: what changes after setjmp must survive the longjmp of
+     * an arena allocation that fails */
+    ptx_emitter *const e = calloc(1, sizeof *e);
+    if (!e) {
+        tj_error(c, "ptx: out of memory while emitting kernel '%s'", k->name);
+        return -1;
+    }
     e->k = k;
     e->c = c;
     e->sm = arch->sm;
     jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
+    jmp_buf *const outer = tj_ctx_swap_guard(c, &jb);
     volatile int rc = -1;
     if (setjmp(jb))
         tj_error(c, "ptx: out of memory while emitting kernel '%s'", k->name);
     else
         rc = emit_kernel(e, arch, out);
-    tj_ctx_swap_guard(c, old);
+    tj_ctx_swap_guard(c, outer);
     tj_buf_free(&e->body);
+    free(e);
     return rc;
 }

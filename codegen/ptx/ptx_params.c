@@ -12,7 +12,7 @@ int px_write_params(ptx_emitter *e, tj_buf *out)
     const char *sep = "";
     for (uint32_t i = 0; i < k->nparams; i++) {
         const tj_param *p = &k->params[i];
-        const char *name = p->name ? p->name : "";
+        const char *name = px_is_identifier(p->name) ? p->name : ""; /* a comment: keep it inert */
         if (p->rank == 0) {
             tj_buf_printf(out, "%s\t.param .%s p%u /* %s */", sep, px_mem_type(p->dtype), i, name);
         } else {

@@ -42,6 +42,14 @@ int tj_select_config(tj_ctx *c, const tj_program *p, int kernel,
                      const tj_binding *dims, uint32_t ndims,
                      tj_binding **out, uint32_t *nout);
 
+/* Whether one whole configuration (every declared tile parameter bound;
+ * undeclared warps and stages take their defaults) satisfies the kernel's
+ * where clauses for `dims` (NULL: clauses naming a dim are skipped).
+ * 1: yes; 0: no, and *failed (may be NULL) gets the first failing
+ * clause's text; -1 after reporting a diagnostic. For the autotuner. */
+int tj_config_satisfies(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config, uint32_t nconfig,
+                        const tj_binding *dims, uint32_t ndims, const char **failed);
+
 /* Builds the Tile IR of one kernel for one configuration. Every tile
  * parameter must be bound in `config`; a dim name used where a compile-time
  * constant is needed (a tile extent) must be bound in `dims`, and becomes a

@@ -15,6 +15,8 @@
 #ifndef TILEJIT_JIT_H
 #define TILEJIT_JIT_H
 
+#include "tilejit/autotune.h"
+#include "tilejit/cache.h"
 #include "tilejit/cuda.h"
 #include "tilejit/interp.h"
 
@@ -53,7 +55,41 @@ tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err
 
 int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err);
 
-/* What was built, for tools and tests (NULL where it does not apply). */
+/* ---- the cache (tilejit/cache.h) and the tuner (tilejit/autotune.h) ----
+ *
+ * Compiling the same request again returns the same tj_fn from the memory
+ * cache without compiling (a few microseconds); a request that specializes
+ * to an already compiled kernel shares it too. On CUDA, compiled kernels
+ * (PTX and cubin) also go to the disk cache, so a later process runs only
+ * the front end and loads the cubin. */
+
+/* Gives up the caller's hold on f (optional: without it f lives until
+ * tj_jit_close). f may stay in the memory cache, and be returned again. */
+void tj_fn_release(tj_fn *f);
+
+/* How tile parameters that a request leaves unbound are chosen
+ * (default TJ_TUNE_STORED: a stored tuning winner, never timing). With
+ * TJ_TUNE_MISSING the example arguments' tensors must point to host memory
+ * with representative data (or be NULL: random data). */
+void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode);
+
+typedef struct tj_jit_stats {
+    uint64_t memory_hits; /* compiles answered from the memory cache */
+    uint64_t disk_hits;   /* kernels loaded from the disk cache */
+    uint64_t compiles;    /* kernels lowered and code-generated */
+    uint64_t tunings;     /* compiles that ran the tuner */
+} tj_jit_stats;
+void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out);
+/* The disk cache (NULL on the cpu), e.g. for its warning handler. */
+tj_cache *tj_jit_disk_cache(tj_jit *j);
+/* The compiled CUDA function (NULL on the cpu), e.g. for its attributes. */
+const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f);
+/* Threads per program and shared memory bytes (0 on the cpu). */
+uint32_t tj_fn_threads(const tj_fn *f);
+uint32_t tj_fn_smem_bytes(const tj_fn *f);
+
+/* What was built, for tools and tests (NULL where it does not apply; the
+ * SIMT IR is not rebuilt for a kernel loaded from the disk cache). */
 const tj_kernel *tj_fn_tile_ir(const tj_fn *f);
 const tj_kernel *tj_fn_simt_ir(const tj_fn *f);
 const char *tj_fn_ptx(const tj_fn *f);

@@ -23,11 +23,11 @@ extern "C" {
 /* ---- the kernel ABI of tj_emit_msl ------------------------------------------
  * [[buffer(i)]], i = 0 .. ntensors-1: the i-th tensor parameter, in
  * declaration order, bound at its first element (index 0 of every axis).
- * [[buffer(ntensors)]]: one constant block holding, in declaration order,
- * every tensor's sizes (int each) then strides (long each, in elements)
- * and every scalar parameter (bool as 1 byte, f16 as half, bf16 as its
- * ushort bits), each field at its natural alignment; absent when the
- * kernel has no such field. Threadgroups: the kernel's grid; threads per
+ * [[buffer(ntensors)]]: one constant block: every tensor's strides (long
+ * each, in elements), then every tensor's sizes (int each), then every
+ * scalar parameter (bool as 1 byte, f16 as half, bf16 as its ushort bits),
+ * each group in declaration order and each field at its natural alignment
+ * (tj_msl_block_layout); absent when the kernel has no parameters. Threadgroups: the kernel's grid; threads per
  * threadgroup: simt->nthreads in x. */
 enum { TJ_MSL_MAX_TENSORS = 30, TJ_MSL_MAX_BLOCK = 4096 };
 

@@ -36,6 +36,7 @@ static const gpu_case cases[] = {
     {CUMSUM2, "cum", "", "M=64,N=16", "", NULL, 0, 0, 0, 0, 0},
     {SORT, "sorter", "", "M=3,N=64", "", NULL, 1, 0, 0, 0, 0},
     {SORT2D, "sort2", "", "M=16,N=32", "", NULL, 0, 0, 0, 0, 0},
+    {SORTROWS, "sort_rows", "BLOCK=1024", "M=3,N=1000", "", NULL, 1, 0, 0, 0, 0},
     {MATMUL, "matmul", "BM=64,BN=64,BK=32,stages=2", "M=70,N=64,K=80", "", NULL, 0, 0, 0, 0, 0},
     {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0},
     {ATTENTION, "attention", "BM=64,BN=32,stages=1", "B=1,H=2,S=70,D=16", "scale=0.25", NULL, 0, 0, 0, 0, 0},

@@ -275,4 +275,25 @@ static const char *const NEST = "kernel nest(x: f32[N], y: f32[N], n: i32)\n"
                                 "    store(y[i:i+B], acc)\n"
                                 "}\n";
 
+static const char *const MSCATTER = "kernel mscat(T: f32[V, D], idx: i32[N], src: f32[N, D])\n"
+                                    "    grid (1)\n"
+                                    "    const BN = 16, BD = 8\n"
+                                    "{\n"
+                                    "    rows = load(idx[0:BN])\n"
+                                    "    vals = load(src[0:BN, 0:BD])\n"
+                                    "    store(T[rows, 0:BD], vals, mask = vals > 0.0)\n"
+                                    "}\n";
+
+static const char *const SORTROWS = "kernel sort_rows(X: f32[M, N], I: i32[M, N], Y: f32[M, N], J: i32[M, N])\n"
+                                    "    grid (M)\n"
+                                    "    tune BLOCK in [256, 1024, 4096]\n"
+                                    "    where BLOCK >= N\n"
+                                    "{\n"
+                                    "    r = program_id(0)\n"
+                                    "    x = load(X[r, 0:BLOCK], other = inf)\n"
+                                    "    (k, v) = sort(x, load(I[r, 0:BLOCK]), descending = true)\n"
+                                    "    store(Y[r, 0:BLOCK], sort(x))\n"
+                                    "    store(J[r, 0:BLOCK], v)\n"
+                                    "}\n";
+
 #endif

@@ -2,6 +2,7 @@
  * the PTX tests (assembled by ptxas; run on a GPU against the SIMT
  * interpreter) and the SIMT interpreter tests. Header only.
  *
+ * Random arguments for them: simt_args.h.
  * Conventions every harness relies on:
  *   - tensor parameters are 1-D (or 2-D for `dims`) with literal sizes;
  *     all are filled with random data of their dtype before a run;
@@ -13,19 +14,8 @@
 #ifndef TJ_SIMT_KERNELS_H
 #define TJ_SIMT_KERNELS_H
 
+#include "simt_args.h"
 #include "tj_test_util.h"
-
-/* A float scalar argument rounded to its dtype (the ABI passes it so). */
-static inline double sk_round_scalar(tj_dtype dt, double d)
-{
-    if (dt == TJ_DT_F32)
-        return (float)d;
-    if (dt == TJ_DT_F16)
-        return tj_f16_to_f32(tj_f64_to_f16(d));
-    if (dt == TJ_DT_BF16)
-        return tj_bf16_to_f32(tj_f64_to_bf16(d));
-    return d;
-}
 
 enum { SK_THREADS = 64, SK_PROGRAMS = 4, SK_N = 200 };
 
@@ -328,14 +318,16 @@ static inline void sk_build_shuffle(tt_kb *kb, tj_dtype dt, int w)
 
 /* Loops and branches: for j in range(small_lo, small_hi, small_step)
  * carrying (a: i32 = i, b: f32 = 1) with an if on j % 3 inside; a loop of
- * constant step carrying a swapped pair; a nested loop. */
+ * constant step carrying a swapped pair; a nested loop; loops of constant
+ * steps -1 and 3 over the same bounds (s = s * 3 + j from s = i). */
 static inline void sk_build_loops(tt_kb *kb)
 {
     sk_begin(kb, "loops", SK_THREADS, SK_PROGRAMS);
     tj_type i32 = tt_scalar(kb, TJ_DT_I32), f32 = tt_scalar(kb, TJ_DT_F32);
     tj_ref oa = sk_tensor(kb, "oa", TJ_DT_I32, SK_N), ob = sk_tensor(kb, "ob", TJ_DT_F32, SK_N);
     tj_ref ox = sk_tensor(kb, "ox", TJ_DT_I32, SK_N), oy = sk_tensor(kb, "oy", TJ_DT_I32, SK_N);
-    tj_ref oc = sk_tensor(kb, "oc", TJ_DT_I32, SK_N);
+    tj_ref oc = sk_tensor(kb, "oc", TJ_DT_I32, SK_N), od = sk_tensor(kb, "od", TJ_DT_I32, SK_N);
+    tj_ref oe = sk_tensor(kb, "oe", TJ_DT_I32, SK_N);
     tj_ref lo = tt_param(kb, "small_lo", TJ_DT_I32, NULL), hi = tt_param(kb, "small_hi", TJ_DT_I32, NULL);
     tj_ref step = tt_param(kb, "small_step", TJ_DT_I32, NULL);
     tj_ref i = sk_index(kb), p = sk_in_bounds(kb, oa, i);
@@ -364,6 +356,15 @@ static inline void sk_build_loops(tt_kb *kb)
     sk_st(kb, sk_addr(kb, ox, i), tt_proj(kb, swap, 0), p);
     sk_st(kb, sk_addr(kb, oy, i), tt_proj(kb, swap, 1), p);
     sk_st(kb, sk_addr(kb, oc, i), tt_proj(kb, swap, 2), p);
+    /* constant steps: -1 (compared with the bound) and 3 (counted) */
+    static const int steps[2] = {-1, 3};
+    tj_ref outs[2] = {od, oe};
+    for (int l = 0; l < 2; l++) {
+        tj_ref from = steps[l] < 0 ? hi : lo, to = steps[l] < 0 ? lo : hi;
+        tj_ref sum = tt_for(kb, from, to, sk_i32(kb, steps[l]), 1, i);
+        tt_yield(kb, 1, tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, tt_barg(kb, 1), sk_i32(kb, 3)), tt_barg(kb, 0)));
+        sk_st(kb, sk_addr(kb, outs[l], i), tt_proj(kb, sum, 0), p);
+    }
     tt_end(kb);
 }
 
@@ -421,162 +422,6 @@ static inline void sk_build_grid(tt_kb *kb)
     for (int k = 0; k < 8; k++)
         sk_st(kb, sk_addr(kb, out, tt_bin(kb, TJ_OP_ADD, base, sk_i32(kb, k))), vals[k], TJ_NONE);
     tt_end(kb);
-}
-
-/* ---- arguments: random data steered by parameter names ------------------------ */
-
-enum { SK_MAX_PARAMS = 64 };
-
-typedef struct sk_args {
-    tj_arg args[SK_MAX_PARAMS];
-    void *bufs[SK_MAX_PARAMS]; /* tensor data (malloc) */
-    size_t bytes[SK_MAX_PARAMS];
-    uint32_t n;
-} sk_args;
-
-static inline uint64_t sk_rand(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static inline int sk_prefix(const char *name, const char *p) { return name && !strncmp(name, p, strlen(p)); }
-
-/* A random double for a float tensor: mostly moderate values, with zeros,
- * infinities, NaN, subnormals and large values mixed in. */
-static inline double sk_random_float(uint64_t *rng, const char *name)
-{
-    double frac = (double)(sk_rand(rng) >> 11) / 9007199254740992.0;
-    if (sk_prefix(name, "u_"))
-        return frac;
-    switch (sk_rand(rng) % 24) {
-    case 0: return 0.0;
-    case 1: return -0.0;
-    case 2: return 1.0 / 0.0;
-    case 3: return -1.0 / 0.0;
-    case 4: return 0.0 / 0.0;
-    case 5: return 1e-40 * (frac + 0.1);   /* f32 subnormal */
-    case 6: return (frac - 0.5) * 1e30;
-    case 7: return (double)(int)(frac * 16) - 8; /* small integers */
-    case 8: return frac * 0.01;
-    case 9: return (frac - 0.5) * 1e300; /* f64 only: inf in the others */
-    case 10: return (double)(int64_t)(sk_rand(rng) % 2000001 - 1000000) * 1.5707963267948966; /* near k*pi/2 */
-    default: return (frac - 0.5) * 16;
-    }
-}
-
-typedef union sk_word {
-    int64_t i;
-    uint64_t u;
-} sk_word;
-
-static inline sk_word sk_random_int(uint64_t *rng, tj_dtype dt, const char *name)
-{
-    uint64_t r = sk_rand(rng);
-    int64_t v;
-    if (sk_prefix(name, "u_"))
-        v = (int64_t)(r % 100);
-    else if (r % 3 == 0)
-        v = (int64_t)(sk_rand(rng) % 41) - 20; /* small: divisions, shifts */
-    else
-        v = (int64_t)sk_rand(rng);
-    int bits = tj_dtype_bits(dt);
-    sk_word s = {.i = v};
-    if (bits < 64) { /* wrap to the dtype */
-        uint64_t mask = ((uint64_t)1 << bits) - 1, top = (uint64_t)1 << (bits - 1);
-        s.u &= mask;
-        if (tj_dtype_is_signed(dt))
-            s.u = (s.u ^ top) - top;
-    }
-    if (dt == TJ_DT_BOOL)
-        s.i = (int64_t)(r & 1);
-    return s;
-}
-
-/* Writes a random element of dtype dt at p. */
-static inline void sk_random_elem(uint64_t *rng, tj_dtype dt, const char *name, unsigned char *p)
-{
-    int size = tj_dtype_size(dt);
-    if (tj_dtype_is_float(dt)) {
-        double d = sk_random_float(rng, name);
-        if (dt == TJ_DT_F64) {
-            memcpy(p, &d, 8);
-        } else if (dt == TJ_DT_F32) {
-            float f = (float)d;
-            memcpy(p, &f, 4);
-        } else {
-            uint16_t h = dt == TJ_DT_F16 ? tj_f64_to_f16(d) : tj_f64_to_bf16(d);
-            memcpy(p, &h, 2);
-        }
-        return;
-    }
-    sk_word s = sk_random_int(rng, dt, name);
-    memcpy(p, &s.u, (size_t)size); /* little endian: the low bytes */
-}
-
-/* Random arguments for every parameter of k (1-D/2-D tensors of literal
- * sizes, contiguous). Returns 0, or -1 for a parameter it cannot fill. */
-static inline int sk_make_args(const tj_kernel *k, uint64_t seed, sk_args *a)
-{
-    memset(a, 0, sizeof *a);
-    uint64_t rng = seed * 2654435761u + 88172645463325252ull;
-    if (k->nparams > SK_MAX_PARAMS)
-        return -1;
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        const tj_param *p = &k->params[i];
-        tj_arg *arg = &a->args[i];
-        a->n++;
-        if (p->rank == 0) {
-            if (tj_dtype_is_float(p->dtype))
-                arg->scalar.f = sk_round_scalar(p->dtype, sk_random_float(&rng, p->name));
-            else if (sk_prefix(p->name, "small_"))
-                arg->scalar.i = (int64_t)(sk_rand(&rng) % 25) - 12;
-            else
-                arg->scalar.i = sk_random_int(&rng, p->dtype, p->name).i;
-            continue;
-        }
-        size_t n = 1;
-        arg->is_tensor = 1;
-        arg->tensor.dtype = p->dtype;
-        arg->tensor.rank = p->rank;
-        for (int d = 0; d < p->rank; d++) {
-            if (p->dim_sizes[d] <= 0)
-                return -1;
-            arg->tensor.shape[d] = p->dim_sizes[d];
-            n *= (size_t)p->dim_sizes[d];
-        }
-        for (int d = p->rank - 1, st = 1; d >= 0; d--) {
-            arg->tensor.strides[d] = st;
-            st *= (int)arg->tensor.shape[d];
-        }
-        a->bytes[i] = n * (size_t)tj_dtype_size(p->dtype);
-        a->bufs[i] = malloc(a->bytes[i]);
-        arg->tensor.data = a->bufs[i];
-        for (size_t e = 0; e < n; e++)
-            sk_random_elem(&rng, p->dtype, p->name, (unsigned char *)a->bufs[i] + e * (size_t)tj_dtype_size(p->dtype));
-    }
-    return 0;
-}
-
-static inline void sk_free_args(sk_args *a)
-{
-    for (uint32_t i = 0; i < a->n; i++)
-        free(a->bufs[i]);
-    memset(a, 0, sizeof *a);
-}
-
-/* A deep copy (own buffers). */
-static inline void sk_copy_args(sk_args *dst, const sk_args *src)
-{
-    *dst = *src;
-    for (uint32_t i = 0; i < src->n; i++)
-        if (src->bufs[i]) {
-            dst->bufs[i] = malloc(src->bytes[i]);
-            memcpy(dst->bufs[i], src->bufs[i], src->bytes[i]);
-            dst->args[i].tensor.data = dst->bufs[i];
-        }
 }
 
 /* ---- the catalogue -------------------------------------------------------------- */

@@ -217,3 +217,59 @@ Test(lower, hostile_programs_fail_cleanly)
         tj_ctx_free(c);
     }
 }
+
+/* Text built by repeating a pattern with its index: helpers for the tests below. */
+static char *repeat(const char *head, const char *pattern, int n, const char *tail)
+{
+    size_t cap = strlen(head) + (strlen(pattern) + 40) * (size_t)n + strlen(tail) + 1;
+    char *s = malloc(cap), *q = s;
+    q += sprintf(q, "%s", head);
+    for (int i = 0; i < n; i++)
+        q += sprintf(q, pattern, i, i + 1);
+    sprintf(q, "%s", tail);
+    return s;
+}
+
+static void expect_error(const char *text, const char *message)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_program *p = tj_parse_program(c, "h.tj", text, strlen(text));
+    if (p)
+        cr_assert_neq(tj_check_program(c, p), 0);
+    cr_assert(strstr(tj_diag_render(c), message), "expected '%s' in:\n%.2000s", message, tj_diag_render(c));
+    tj_ctx_free(c);
+}
+
+Test(lower, exponential_inlining_is_bounded)
+{
+    /* h0 calls h1 twice, h1 calls h2 twice, ...: 2^40 copies */
+    char *text = repeat("", "fn h%1$d(x: f32) -> f32 { return h%2$d(x) + h%2$d(x) }\n", 40,
+                        "fn h40(x: f32) -> f32 { return x * 2.0 }\n"
+                        "kernel k(X: f32[N]) grid (1) { store(X[0:4], h0(1.0)) }\n");
+    expect_error(text, "is too large: more than");
+    free(text);
+}
+
+Test(lower, deep_helper_chains_are_bounded)
+{
+    /* 60 helpers, each nesting its call under 90 negations */
+    char body[2048] = "";
+    for (int i = 0; i < 90; i++)
+        strcat(body, "-(");
+    strcat(body, "h%2$d(x)");
+    for (int i = 0; i < 90; i++)
+        strcat(body, ")");
+    char pattern[2400];
+    snprintf(pattern, sizeof pattern, "fn h%%1$d(x: f32) -> f32 { return %s }\n", body);
+    char *text = repeat("", pattern, 60, "fn h60(x: f32) -> f32 { return x }\n"
+                                         "kernel k(X: f32[N]) grid (1) { store(X[0:4], h0(1.0)) }\n");
+    expect_error(text, "nests too deeply");
+    free(text);
+}
+
+Test(lower, too_many_parameters)
+{
+    char *text = repeat("kernel k(", "p%d: i32, ", 300, "q: i32) grid (1) { }\n");
+    expect_error(text, "at most 256 parameters");
+    free(text);
+}

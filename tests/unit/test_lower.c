@@ -69,6 +69,16 @@ Test(lower, scatter_last_wins_and_atomics)
     cr_assert(lc_check_tj(SCATTER, "scat", &o));
 }
 
+Test(lower, masked_scatter_with_duplicates)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "V=4,D=8,N=16"; /* 16 rows into 4: every target repeats; the mask decides who is last */
+    o.int_range = "idx=0:4";
+    cr_assert(lc_check_tj(MSCATTER, "mscat", &o));
+    o.seed = 7;
+    cr_assert(lc_check_tj(MSCATTER, "mscat", &o));
+}
+
 /* ---- reductions ------------------------------------------------------------------ */
 
 Test(lower, softmax)
@@ -149,6 +159,19 @@ Test(lower, sort_stable_with_values)
     o.defines = "BN=50";
     o.shapes = "M=2,N=50";
     cr_assert(lc_check_tj(SORT, "sorter", &o));
+}
+
+Test(lower, sort_rows_in_registers_lanes_and_warps)
+{
+    lc_opts o = lc_defaults();
+    o.defines = "BLOCK=1024";
+    o.shapes = "M=3,N=1000";
+    o.specials = 1;
+    cr_assert(lc_check_tj(SORTROWS, "sort_rows", &o));
+    o.defines = "BLOCK=256";
+    o.shapes = "M=2,N=256";
+    o.int_range = "I=0:1000";
+    cr_assert(lc_check_tj(SORTROWS, "sort_rows", &o));
 }
 
 Test(lower, sort_along_each_axis)

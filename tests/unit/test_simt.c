@@ -262,6 +262,13 @@ Test(simt, loops_with_runtime_steps_branches_and_swaps)
             cr_assert_eq(BUF(a, kb.k, "ox", int32_t)[i], 0); /* (i, 0) swapped five times */
             cr_assert_eq(BUF(a, kb.k, "oy", int32_t)[i], i);
             cr_assert_eq(BUF(a, kb.k, "oc", int32_t)[i], 15);
+            uint32_t down = (uint32_t)i, up = (uint32_t)i; /* wrapping like i32 */
+            for (int j = bounds[b][1]; j > bounds[b][0]; j--)
+                down = down * 3 + (uint32_t)j;
+            for (int j = bounds[b][0]; j < bounds[b][1]; j += 3)
+                up = up * 3 + (uint32_t)j;
+            cr_assert_eq(BUF(a, kb.k, "od", int32_t)[i], (int32_t)down, "bounds %d: od[%d]", b, i);
+            cr_assert_eq(BUF(a, kb.k, "oe", int32_t)[i], (int32_t)up, "bounds %d: oe[%d]", b, i);
         }
         sk_free_args(&a);
         tt_free(&kb);

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Everything the device machine does in one call: build, GPU tests (also under
+# compute-sanitizer), every example on the GPU against the interpreter, and the
+# benchmarks side by side with PyTorch and Triton.
+#
+#   sh bench/gpu/run_all.sh [OUT_DIR]     (logs and JSON land in OUT_DIR, default ./gpu-out)
+#
+# Steps can be skipped with TJ_SKIP="sanitizer bench ...".
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/gpu-out}
+build=$root/build-gpu
+mkdir -p "$out"
+skip() { case " ${TJ_SKIP:-} " in *" $1 "*) return 0 ;; esac; return 1; }
+step() { echo; echo "======== $*"; }
+status=0
+
+step "build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_TESTS=ON >"$out/configure.log" 2>&1 &&
+  cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+
+step "GPU tests (ctest -L gpu)"
+ctest --test-dir "$build" -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" | tail -25 || status=1
+
+if ! skip examples; then
+  step "examples on the GPU, checked against the interpreter"
+  TILEJIT="$build/tilejit" TILEJIT_DEVICE=cuda sh "$root/scripts/demo.sh" 2>&1 | tee "$out/examples.log" || status=1
+fi
+
+if ! skip sanitizer; then
+  step "compute-sanitizer memcheck"
+  for t in "$build"/tests/gpu/gpu_*; do
+    [ -x "$t" ] || continue
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$t" >"$out/memcheck-$(basename "$t").log" 2>&1
+    echo "$(basename "$t"): exit $? ($(grep -c 'Invalid\|ERROR SUMMARY: [1-9]' "$out/memcheck-$(basename "$t").log") findings)"
+    tail -2 "$out/memcheck-$(basename "$t").log"
+  done
+fi
+
+if ! skip host; then
+  step "host benchmarks (front end, PTX generation, interpreter)"
+  "$build/bench/bench_host" "$root/examples" --json "$out/bench_host.json" 2>&1 | tee "$out/bench_host.log"
+fi
+
+if ! skip bench; then
+  step "GPU benchmarks vs PyTorch and Triton"
+  TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"
+fi
+exit $status

@@ -1,0 +1,262 @@
+/* Structured control flow (for, if, proj, yield) and the vector ops pack
+ * and extract. Loop-carried values live in the variables of the body's
+ * block arguments, declared before the loop; a yield assigns them. An
+ * if's results are declared before it and assigned by each branch. */
+#include "codegen/msl/msl.h"
+
+/* Assigns the components of the yield's operands, in order, to the
+ * variables of `dst` (its first ndst components). A yield may name the
+ * block's own arguments in another order (a swap): `parallel` copies
+ * through temporaries first. */
+static int copy_yield(msl_emitter *e, tj_ref yield, const msl_str *dst, uint32_t ndst, int parallel)
+{
+    const tj_inst *y = ms_inst(e, yield);
+    msl_str *src = tj_alloc(e->c, sizeof *src * (ndst + 1));
+    tj_dtype *dts = tj_alloc(e->c, sizeof *dts * (ndst + 1));
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < y->nargs; a++) {
+        tj_ref o = y->args[a];
+        if (!o || !e->defined[o])
+            return ms_fail(e, yield, "operand %u is not defined", a);
+        if (e->addr[o])
+            return ms_fail(e, yield, "a global address carried through a loop or branch (not supported in MSL)");
+        for (uint32_t i = 0; i < e->ncomp[o]; i++) {
+            if (n == ndst)
+                return ms_fail(e, yield, "yields more values than its owner carries");
+            dts[n] = ms_comp_dtype(e, o, i);
+            src[n++] = ms_var(e, o, i);
+        }
+    }
+    if (n != ndst)
+        return ms_fail(e, yield, "yields %u components where %u are expected", n, ndst);
+    if (parallel)
+        for (uint32_t i = 0; i < n; i++) {
+            msl_str t = ms_tmp(e);
+            ms_line(e, "%s %s = %s;", ms_type(dts[i]), t.s, src[i].s);
+            src[i] = t;
+        }
+    for (uint32_t i = 0; i < n; i++)
+        ms_line(e, "%s = %s;", dst[i].s, src[i].s);
+    return 0;
+}
+
+static tj_ref block_yield(msl_emitter *e, tj_ref owner, tj_block_id b)
+{
+    if (!b || b >= e->k->nblocks)
+        return ms_fail(e, owner, "a region is missing"), TJ_NONE;
+    const tj_block *blk = &e->k->blocks[b];
+    tj_ref y = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
+    if (!y || ms_inst(e, y)->op != TJ_OP_YIELD)
+        return ms_fail(e, owner, "a region does not end with yield"), TJ_NONE;
+    return y;
+}
+
+/* The variables of value r's components. */
+static msl_str *variables(msl_emitter *e, tj_ref r)
+{
+    msl_str *out = tj_alloc(e->c, sizeof *out * (e->ncomp[r] + 1));
+    for (uint32_t i = 0; i < e->ncomp[r]; i++)
+        out[i] = ms_var(e, r, i);
+    return out;
+}
+
+/* Declares value r's components, uninitialized (assigned by branches). */
+static void declare(msl_emitter *e, tj_ref r)
+{
+    for (uint32_t i = 0; i < e->ncomp[r]; i++)
+        ms_line(e, "%s %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s);
+}
+
+/* ---- for ------------------------------------------------------------------- */
+
+/* Defines the body's arguments (induction variable, carried values),
+ * checks them against the loop's operands and initializes the carried
+ * ones. */
+static int loop_args(msl_emitter *e, tj_ref r, tj_block_id body, uint32_t ncarried)
+{
+    const tj_inst *in = ms_inst(e, r);
+    const tj_block *blk = &e->k->blocks[body];
+    if (blk->ninsts < ncarried + 2)
+        return ms_fail(e, r, "the loop body lacks its %u block arguments", ncarried + 1);
+    for (uint32_t i = 0; i <= ncarried; i++) {
+        tj_ref a = blk->insts[i];
+        const tj_inst *ai = ms_inst(e, a);
+        tj_ref src = i == 0 ? in->args[0] : in->args[2 + i];
+        if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != ms_inst(e, src)->type)
+            return ms_fail(e, r, "body argument %u does not match the loop", i);
+        if (e->addr[src])
+            return ms_fail(e, r, "a global address carried through a loop (not supported in MSL)");
+        if (ms_define(e, a, ai->type))
+            return -1;
+        for (uint32_t c = 0; i > 0 && c < e->ncomp[a]; c++)
+            ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, a, c)), ms_var(e, a, c).s, ms_var(e, src, c).s);
+    }
+    return 0;
+}
+
+static int step_constant(const msl_emitter *e, tj_ref step, int64_t *v)
+{
+    const tj_inst *s = ms_inst(e, step);
+    if (s->op != TJ_OP_CONST)
+        return 0;
+    *v = s->imm;
+    return 1;
+}
+
+/* Whether the yield names one of the body's carried arguments in another
+ * position (then copies must not overwrite what later copies read). */
+static int yield_needs_parallel_copy(const msl_emitter *e, tj_ref yield, tj_block_id body)
+{
+    const tj_inst *y = ms_inst(e, yield);
+    for (uint32_t j = 0; j < y->nargs; j++) {
+        const tj_inst *o = y->args[j] ? ms_inst(e, y->args[j]) : NULL;
+        if (o && o->op == TJ_OP_ARG && o->block == body && o->imm >= 1 && o->imm != (int64_t)j + 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens the loop statement: a plain counted loop for steps 1 and -1, else
+ * a trip count computed without overflow (Python range semantics; step 0
+ * runs nothing). */
+static void open_loop(msl_emitter *e, tj_ref r, tj_ref iv, tj_dtype dt)
+{
+    const tj_inst *in = ms_inst(e, r);
+    msl_str v = ms_var(e, iv, 0), lo = ms_arg(e, r, 0, 0), hi = ms_arg(e, r, 1, 0), step = ms_arg(e, r, 2, 0);
+    const char *t = ms_type(dt), *u = ms_wrap_type(dt);
+    int64_t s = 0;
+    if (step_constant(e, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)))) {
+        ms_line(e, "for (%s %s = %s; %s %s %s; %s = %s(%s(%s) %s 1u)) {", t, v.s, lo.s, v.s, s == 1 ? "<" : ">", hi.s,
+                v.s, t, u, v.s, s == 1 ? "+" : "-");
+        return;
+    }
+    ms_need(e, MH_TRIP);
+    msl_str n = ms_tmp(e);
+    int sign = tj_dtype_is_signed(dt);
+    const char *wide = sign ? "long" : "ulong";
+    ms_line(e, "%s %s = %s;", t, v.s, lo.s);
+    ms_line(e, "for (ulong %s = tj_trip_%c(%s(%s), %s(%s), %s(%s)); %s != 0ul; %s--, %s = %s(%s(%s) + %s(%s))) {", n.s,
+            sign ? 's' : 'u', wide, lo.s, wide, hi.s, wide, step.s, n.s, n.s, v.s, t, u, v.s, u, step.s);
+}
+
+int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = ms_inst(e, r);
+    if (in->nargs < 3)
+        return ms_fail(e, r, "for takes lo, hi, step and the initial values");
+    tj_dtype dt;
+    if (ms_elem_type(e, ms_inst(e, in->args[0])->type, &dt) != 1 || !tj_dtype_is_int(dt))
+        return ms_fail(e, r, "loop bounds must be integer scalars");
+    if (ms_operand_check(e, r, 0, 1, dt) || ms_operand_check(e, r, 1, 1, dt) || ms_operand_check(e, r, 2, 1, dt))
+        return -1;
+    uint32_t ncarried = in->nargs - 3;
+    tj_block_id body = in->region[0];
+    tj_ref yield = block_yield(e, r, body);
+    if (!yield || loop_args(e, r, body, ncarried))
+        return -1;
+    const tj_block *blk = &e->k->blocks[body];
+    uint32_t nc = 0;
+    for (uint32_t i = 1; i <= ncarried; i++)
+        nc += e->ncomp[blk->insts[i]];
+    msl_str *carried = tj_alloc(e->c, sizeof *carried * (nc + 1));
+    nc = 0;
+    for (uint32_t i = 1; i <= ncarried; i++)
+        for (uint32_t c = 0; c < e->ncomp[blk->insts[i]]; c++)
+            carried[nc++] = ms_var(e, blk->insts[i], c);
+    open_loop(e, r, blk->insts[0], dt);
+    e->indent++;
+    if (ms_emit_block(e, body, depth + 1) ||
+        copy_yield(e, yield, carried, nc, yield_needs_parallel_copy(e, yield, body)))
+        return -1;
+    e->indent--;
+    ms_line(e, "}");
+    if (ms_define(e, r, in->type))
+        return -1;
+    if (e->ncomp[r] != nc)
+        return ms_fail(e, r, "the result type does not match the carried values");
+    for (uint32_t i = 0; i < nc; i++)
+        ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s, carried[i].s);
+    return 0;
+}
+
+/* ---- if, proj ------------------------------------------------------------------- */
+
+static int emit_branch(msl_emitter *e, tj_ref r, tj_block_id b, int depth)
+{
+    tj_ref yield = block_yield(e, r, b);
+    e->indent++;
+    if (!yield || ms_emit_block(e, b, depth + 1) || copy_yield(e, yield, variables(e, r), e->ncomp[r], 0))
+        return -1;
+    e->indent--;
+    return 0;
+}
+
+int ms_emit_if(msl_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = ms_inst(e, r);
+    if (ms_operand_check(e, r, 0, 1, TJ_DT_BOOL) || e->ncomp[in->args[0]] != 1)
+        return e->failed ? -1 : ms_fail(e, r, "the condition must be a bool scalar");
+    if (ms_define(e, r, in->type))
+        return -1;
+    declare(e, r);
+    ms_line(e, "if (%s) {", ms_var(e, in->args[0], 0).s);
+    if (emit_branch(e, r, in->region[0], depth))
+        return -1;
+    ms_line(e, "} else {");
+    if (emit_branch(e, r, in->region[1], depth))
+        return -1;
+    ms_line(e, "}");
+    return 0;
+}
+
+int ms_emit_proj(msl_emitter *e, tj_ref r)
+{
+    const tj_inst *in = ms_inst(e, r);
+    tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
+    const tj_type_info *ti = t ? tj_type_get(e->c, ms_inst(e, t)->type) : NULL;
+    if (!ti || ti->kind != TJ_TK_TUPLE || in->imm < 0 || in->imm >= (int64_t)ti->nelems ||
+        ti->elems[in->imm] != in->type)
+        return ms_fail(e, r, "proj needs a tuple operand and an index of an element of its type");
+    uint32_t offset = 0;
+    for (int64_t i = 0; i < in->imm; i++) {
+        const tj_type_info *ei = tj_type_get(e->c, ti->elems[i]);
+        tj_dtype dt;
+        offset += ei->kind == TJ_TK_TILE ? (uint32_t)ms_elem_type(e, ti->elems[i], &dt) : 0;
+    }
+    if (ms_define(e, r, in->type))
+        return -1;
+    for (uint32_t i = 0; i < e->ncomp[r]; i++)
+        ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s, ms_var(e, t, offset + i).s);
+    return 0;
+}
+
+/* ---- pack, extract ------------------------------------------------------------------ */
+
+int ms_emit_vector_op(msl_emitter *e, tj_ref r)
+{
+    const tj_inst *in = ms_inst(e, r);
+    tj_dtype dt;
+    int w = ms_elem_type(e, in->type, &dt);
+    if (w <= 0)
+        return ms_fail(e, r, "the result must be a scalar or a vector");
+    if (in->op == TJ_OP_PACK) {
+        if (in->nargs != (uint32_t)w)
+            return ms_fail(e, r, "pack of %u values into a vector of %d", in->nargs, w);
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (ms_operand_check(e, r, a, 1, dt) || e->ncomp[in->args[a]] != 1)
+                return e->failed ? -1 : ms_fail(e, r, "pack takes scalars");
+        if (ms_define(e, r, in->type))
+            return -1;
+        for (uint32_t a = 0; a < in->nargs; a++)
+            ms_line(e, "%s %s = %s;", ms_type(dt), ms_var(e, r, a).s, ms_var(e, in->args[a], 0).s);
+        return 0;
+    }
+    tj_dtype vdt;
+    int vw = in->nargs == 1 ? ms_elem_type(e, ms_inst(e, in->args[0])->type, &vdt) : 0;
+    if (w != 1 || vw <= 0 || vdt != dt || in->imm < 0 || in->imm >= vw)
+        return ms_fail(e, r, "extract takes element index < width of a vector of the result's dtype");
+    if (ms_define(e, r, in->type))
+        return -1;
+    ms_line(e, "%s v%u = %s;", ms_type(dt), r, ms_var(e, in->args[0], (uint32_t)in->imm).s);
+    return 0;
+}

@@ -1,0 +1,322 @@
+/* The cache as tj_jit uses it: the memory LRU (request and kernel keys),
+ * disk entries of compiled kernels, and nvJitLink. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cache_jit.h"
+#include "tilejit/tilejit.h"
+
+enum { DEFAULT_MEMORY_ENTRIES = 512, MAX_THREADS = 1024, MAX_SMEM = 1 << 20 };
+
+/* What the lowering and code generation are asked for: part of the key.
+ * Change it whenever tj_jit_lower_ptx or the link step takes new options. */
+static const char compile_options[] = "pipeline=default;lower.warps=config;link=none";
+
+struct tj_jit_cache {
+    tj_lru *lru;
+    tj_cache *disk;      /* NULL on the cpu */
+    tj_cuda_props props; /* zero on the cpu */
+    int cuda;
+    pthread_mutex_t lock; /* guards the fields below */
+    tj_nvjitlink *linker;
+    int linker_tried, linker_version;
+    tj_tune_mode mode;
+    tj_jit_stats stats;
+};
+
+static uint32_t memory_capacity(void)
+{
+    const char *env = getenv("TILEJIT_CACHE_MEM");
+    char *end;
+    long v = env ? strtol(env, &end, 10) : 0;
+    return env && *env && !*end && v > 0 && v < (1L << 20) ? (uint32_t)v : DEFAULT_MEMORY_ENTRIES;
+}
+
+tj_jit_cache *tj_jit_cache_new(const tj_cuda_props *props, void (*retain)(void *), void (*release)(void *))
+{
+    tj_jit_cache *jc = calloc(1, sizeof *jc);
+    if (!jc)
+        return NULL;
+    pthread_mutex_init(&jc->lock, NULL);
+    jc->lru = tj_lru_new(memory_capacity(), retain, release);
+    jc->cuda = props != NULL;
+    if (props) {
+        jc->props = *props;
+        jc->disk = tj_cache_open(NULL);
+    }
+    if (!jc->lru || (props && !jc->disk)) {
+        tj_jit_cache_free(jc);
+        return NULL;
+    }
+    return jc;
+}
+
+void tj_jit_cache_free(tj_jit_cache *jc)
+{
+    if (!jc)
+        return;
+    tj_lru_free(jc->lru);
+    tj_cache_close(jc->disk);
+    if (jc->linker)
+        tj_nvjitlink_close(jc->linker);
+    pthread_mutex_destroy(&jc->lock);
+    free(jc);
+}
+
+tj_cache *tj_jit_cache_disk(tj_jit_cache *jc) { return jc->disk; }
+
+void tj_jit_cache_set_tune_mode(tj_jit_cache *jc, tj_tune_mode mode)
+{
+    pthread_mutex_lock(&jc->lock);
+    jc->mode = mode;
+    pthread_mutex_unlock(&jc->lock);
+}
+
+tj_tune_mode tj_jit_cache_tune_mode(tj_jit_cache *jc)
+{
+    pthread_mutex_lock(&jc->lock);
+    tj_tune_mode m = jc->mode;
+    pthread_mutex_unlock(&jc->lock);
+    return m;
+}
+
+static void bump(tj_jit_cache *jc, uint64_t *counter)
+{
+    pthread_mutex_lock(&jc->lock);
+    (*counter)++;
+    pthread_mutex_unlock(&jc->lock);
+}
+
+void tj_jit_cache_stats(tj_jit_cache *jc, tj_jit_stats *out)
+{
+    pthread_mutex_lock(&jc->lock);
+    *out = jc->stats;
+    pthread_mutex_unlock(&jc->lock);
+}
+
+void tj_jit_cache_count_compile(tj_jit_cache *jc) { bump(jc, &jc->stats.compiles); }
+void tj_jit_cache_count_tuning(tj_jit_cache *jc) { bump(jc, &jc->stats.tunings); }
+
+const char *tj_cuda_default_arch(const tj_cuda_props *p)
+{
+    return p->cc_major == 9 && p->cc_minor == 0 ? "sm_90a" : "sm_80";
+}
+
+const char *tj_jit_cache_arch(const tj_jit_cache *jc, const tj_compile_request *req)
+{
+    if (!jc->cuda)
+        return NULL;
+    return req->arch ? req->arch : tj_cuda_default_arch(&jc->props);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+
+static void add_tensor(tj_key_builder *b, const tj_tensor *t)
+{
+    int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
+    tj_key_add_int(b, "dtype", t->dtype);
+    tj_key_add_int(b, "rank", t->rank);
+    for (int a = 0; a < rank; a++) {
+        tj_key_add_int(b, "size", t->shape[a]);
+        tj_key_add_int(b, "stride_div16", t->strides[a] % 16 == 0);
+    }
+    /* what tj_facts_from_args derives beyond sizes and strides */
+    tj_key_add_int(b, "unit_stride", rank > 0 && t->strides[rank - 1] == 1);
+    tj_key_add_int(b, "aligned16", ((uintptr_t)t->data & 15) == 0);
+}
+
+void tj_jit_request_key(tj_jit_cache *jc, const tj_compile_request *req, tj_cache_key *out)
+{
+    tj_key_builder b;
+    tj_key_begin(&b, "request");
+    tj_key_add_bytes(&b, "source", req->source ? req->source : "", req->source ? req->len : 0);
+    tj_key_add_str(&b, "kernel", req->kernel);
+    for (uint32_t i = 0; req->params && i < req->nparams; i++) {
+        tj_key_add_str(&b, "param", req->params[i].name);
+        tj_key_add_int(&b, "value", req->params[i].value);
+    }
+    for (uint32_t i = 0; req->args && i < req->nargs; i++) {
+        tj_key_add_int(&b, "tensor", req->args[i].is_tensor);
+        if (req->args[i].is_tensor)
+            add_tensor(&b, &req->args[i].tensor);
+    }
+    tj_key_add_str(&b, "arch", tj_jit_cache_arch(jc, req));
+    tj_key_add_int(&b, "tune", tj_jit_cache_tune_mode(jc));
+    tj_key_end(&b, out);
+}
+
+void *tj_jit_cache_get(tj_jit_cache *jc, const tj_cache_key *k)
+{
+    void *v = tj_lru_get(jc->lru, k);
+    if (v)
+        bump(jc, &jc->stats.memory_hits);
+    return v;
+}
+
+void tj_jit_cache_put(tj_jit_cache *jc, const tj_cache_key *k, void *value) { tj_lru_put(jc->lru, k, value); }
+
+/* ---- nvJitLink -------------------------------------------------------------------------- */
+
+static tj_nvjitlink *linker(tj_jit_cache *jc)
+{
+    pthread_mutex_lock(&jc->lock);
+    if (!jc->linker_tried) {
+        jc->linker_tried = 1;
+        jc->linker = tj_nvjitlink_open(NULL);
+        unsigned major = 0, minor = 0;
+        if (jc->linker && tj_nvjitlink_version(jc->linker, &major, &minor) == 0)
+            jc->linker_version = (int)(major * 1000 + minor * 10);
+    }
+    tj_nvjitlink *l = jc->linker;
+    pthread_mutex_unlock(&jc->lock);
+    return l;
+}
+
+int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void **cubin, size_t *size,
+                      tj_rt_error *err)
+{
+    tj_nvjitlink *l = linker(jc);
+    *cubin = NULL;
+    *size = 0;
+    if (!l)
+        return 1;
+    return tj_nvjitlink_compile(l, ptx, strlen(ptx), arch, NULL, 0, cubin, size, NULL, err) ? -1 : 0;
+}
+
+/* ---- disk ------------------------------------------------------------------------------- */
+
+void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, tj_cache_key *out)
+{
+    tj_cache_key_parts parts = {
+        .ir = spec,
+        .target = arch ? "ptx" : "cpu",
+        .arch = arch,
+        .driver_version = jc->props.driver_version,
+        .options = compile_options,
+    };
+    if (arch) {
+        linker(jc);
+        pthread_mutex_lock(&jc->lock);
+        parts.linker_version = jc->linker_version;
+        pthread_mutex_unlock(&jc->lock);
+    }
+    tj_cache_key_compute(&parts, out);
+}
+
+static void abi_text(const tj_kernel *k, tj_buf *out)
+{
+    for (uint32_t i = 0; i < k->nparams; i++)
+        tj_buf_printf(out, "%s%s:%s:%d", i ? "," : "", k->params[i].name, tj_dtype_name(k->params[i].dtype),
+                      k->params[i].rank);
+}
+
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, tj_buf *out)
+{
+    tj_buf_printf(out, "tilejit %s\nkernel %s\narch %s\nthreads %u\nsmem %u\nabi ", TILEJIT_VERSION, simt->name,
+                  arch, simt->nthreads, simt->smem_bytes);
+    abi_text(simt, out);
+    tj_buf_append(out, "\n", 1);
+}
+
+static int meta_uint(const char *meta, const char *name, uint32_t max, uint32_t *out)
+{
+    char buf[32], *end;
+    if (tj_cache_meta_get(meta, name, buf, sizeof buf))
+        return -1;
+    unsigned long v = strtoul(buf, &end, 10);
+    if (!buf[0] || *end || v > max)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* The entry describes a kernel with spec's name and parameters. */
+static int meta_fits(const tj_cache_entry *e, const tj_kernel *spec, tj_jit_binary *out)
+{
+    char name[256], abi[2048];
+    tj_buf want = {0};
+    abi_text(spec, &want);
+    int ok = tj_cache_meta_get(e->meta, "kernel", name, sizeof name) == 0 && !strcmp(name, spec->name) &&
+             tj_cache_meta_get(e->meta, "abi", abi, sizeof abi) == 0 && !strcmp(abi, want.data ? want.data : "") &&
+             meta_uint(e->meta, "threads", MAX_THREADS, &out->nthreads) == 0 && out->nthreads > 0 &&
+             meta_uint(e->meta, "smem", MAX_SMEM, &out->smem_bytes) == 0 && e->ptx_len > 0;
+    tj_buf_free(&want);
+    return ok;
+}
+
+int tj_jit_cache_lookup(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *spec, tj_jit_binary *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!jc->disk || tj_cache_load(jc->disk, TJ_CACHE_KERNEL, k, &out->entry))
+        return 1;
+    if (!meta_fits(&out->entry, spec, out)) {
+        tj_jit_binary_free(out);
+        tj_cache_drop(jc->disk, k);
+        return 1;
+    }
+    out->ptx = out->entry.ptx;
+    out->cubin = out->entry.bin;
+    out->cubin_size = out->entry.bin_len;
+    bump(jc, &jc->stats.disk_hits);
+    return 0;
+}
+
+int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *simt, const char *ptx,
+                        const char *arch, tj_jit_binary *out, tj_rt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->ptx = ptx;
+    out->nthreads = simt->nthreads;
+    out->smem_bytes = simt->smem_bytes;
+    if (tj_jit_cache_link(jc, ptx, arch, &out->owned_cubin, &out->cubin_size, err) < 0)
+        return 1;
+    out->cubin = out->owned_cubin;
+    if (!jc->disk)
+        return 0;
+    tj_buf meta = {0};
+    tj_jit_kernel_meta(simt, arch, &meta);
+    tj_cache_entry e = {
+        .kind = TJ_CACHE_KERNEL, .key = *k, .meta = meta.data ? meta.data : "", .meta_len = meta.len,
+        .ptx = ptx, .ptx_len = strlen(ptx), .bin = out->cubin, .bin_len = out->cubin_size,
+    };
+    tj_cache_store(jc->disk, &e);
+    tj_buf_free(&meta);
+    return 0;
+}
+
+void tj_jit_cache_reject(tj_jit_cache *jc, const tj_cache_key *k)
+{
+    if (jc->disk)
+        tj_cache_drop(jc->disk, k);
+}
+
+void tj_jit_binary_free(tj_jit_binary *b)
+{
+    tj_cache_entry_free(&b->entry);
+    free(b->owned_cubin);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- the build steps the jit and the tuner share ---------------------------------------- */
+
+tj_kernel *tj_jit_specialize(const tj_kernel *tile, const tj_arg *args, uint32_t nargs)
+{
+    tj_kernel *k = tj_kernel_clone(tile);
+    tj_facts_from_args(k, args, nargs);
+    return tj_pass_specialize(k) || tj_optimize(k, 0) ? NULL : k;
+}
+
+int tj_jit_lower_ptx(const tj_kernel *spec, const char *arch, tj_kernel **simt, const char **ptx)
+{
+    *ptx = NULL;
+    *simt = tj_lower_simt(spec, &(tj_lower_options){0});
+    if (!*simt || tj_optimize(*simt, 0))
+        return 1;
+    tj_buf text = {0};
+    int rc = tj_emit_ptx(*simt, arch, &text);
+    *ptx = tj_strndup(spec->ctx, text.data ? text.data : "", text.len);
+    tj_buf_free(&text);
+    return rc;
+}

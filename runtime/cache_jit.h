@@ -1,0 +1,99 @@
+/* The cache as tj_jit uses it (runtime/cache_jit.c): the memory LRU of
+ * compiled functions under two keys (the request's, cheap to compute, and
+ * the kernel's, after specialization), the disk cache of PTX and cubins,
+ * nvJitLink for making cubins, and the tuning mode. */
+#ifndef TJ_CACHE_JIT_H
+#define TJ_CACHE_JIT_H
+
+#include "tilejit/autotune.h"
+#include "tilejit/cache.h"
+#include "tilejit/frontend.h"
+#include "tilejit/jit.h"
+
+typedef struct tj_jit_cache tj_jit_cache;
+
+/* props NULL: the cpu (memory cache only); else the CUDA device's (its
+ * driver version and default arch go into keys). retain/release count the
+ * LRU's references to the values it holds (tj_fn). */
+tj_jit_cache *tj_jit_cache_new(const tj_cuda_props *props, void (*retain)(void *), void (*release)(void *));
+void tj_jit_cache_free(tj_jit_cache *jc);
+tj_cache *tj_jit_cache_disk(tj_jit_cache *jc); /* NULL on the cpu */
+void tj_jit_cache_set_tune_mode(tj_jit_cache *jc, tj_tune_mode mode);
+tj_tune_mode tj_jit_cache_tune_mode(tj_jit_cache *jc);
+void tj_jit_cache_stats(tj_jit_cache *jc, tj_jit_stats *out);
+void tj_jit_cache_count_compile(tj_jit_cache *jc);
+void tj_jit_cache_count_tuning(tj_jit_cache *jc);
+/* The arch to compile for: the request's, else the device's; NULL on the cpu. */
+const char *tj_jit_cache_arch(const tj_jit_cache *jc, const tj_compile_request *req);
+/* The arch a device gets by default: sm_90a on compute capability 9.0,
+ * else sm_80. */
+const char *tj_cuda_default_arch(const tj_cuda_props *p);
+
+/* ---- memory ---- */
+
+/* What the request alone determines: the source, kernel, tile parameters,
+ * the arguments' dtypes, shapes and specialization facts, the arch and the
+ * tuning mode. */
+void tj_jit_request_key(tj_jit_cache *jc, const tj_compile_request *req, tj_cache_key *out);
+/* The value under the key (retained), counted as a memory hit; or NULL. */
+void *tj_jit_cache_get(tj_jit_cache *jc, const tj_cache_key *k);
+void tj_jit_cache_put(tj_jit_cache *jc, const tj_cache_key *k, void *value);
+
+/* ---- disk ---- */
+
+/* The key of the kernel compiled from `spec` (Tile IR after
+ * specialization) for `arch` (NULL on the cpu). */
+void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, tj_cache_key *out);
+
+/* A compiled kernel ready to load: PTX, and a cubin when nvJitLink made one. */
+typedef struct tj_jit_binary {
+    const char *ptx;
+    const void *cubin;   /* NULL: load the PTX through the driver */
+    size_t cubin_size;
+    uint32_t nthreads, smem_bytes;
+    tj_cache_entry entry; /* owns ptx and cubin after a disk hit */
+    void *owned_cubin;    /* nvJitLink's, after a miss */
+} tj_jit_binary;
+
+/* A disk hit whose metadata fit spec (name, parameters): 0. */
+int tj_jit_cache_lookup(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *spec, tj_jit_binary *out);
+/* After a miss: makes the cubin of `ptx` for `arch` (when nvJitLink is
+ * there) and stores the entry. Fails only when nvJitLink rejects the PTX. */
+int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *simt, const char *ptx,
+                        const char *arch, tj_jit_binary *out, tj_rt_error *err);
+/* The driver refused a cached binary: forget the entry. */
+void tj_jit_cache_reject(tj_jit_cache *jc, const tj_cache_key *k);
+void tj_jit_binary_free(tj_jit_binary *b);
+
+/* The metadata of a kernel entry: name, arch, threads, shared memory and
+ * the parameter ABI (docs/runtime.md) of a SIMT kernel. */
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, tj_buf *out);
+
+/* PTX -> cubin with the jit's nvJitLink (opened on first use). 1 with
+ * *cubin NULL and no error when there is no nvJitLink. */
+int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void **cubin, size_t *size,
+                      tj_rt_error *err);
+
+/* ---- tuning (autotune_jit.c) ---- */
+
+/* The tile parameters a compile uses: the request's, completed with the
+ * tuner's winner where tunable ones are unbound (TJ_TUNE_STORED: a stored
+ * winner only; TJ_TUNE_MISSING: timing what has no stored time first).
+ * Unchanged when there is nothing to tune or no winner. Non-zero after
+ * reporting into c. */
+int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_program *p, int kernel,
+                        const tj_compile_request *req, const tj_binding **params, uint32_t *nparams);
+
+/* ---- the build steps the jit and the tuner share ---- */
+
+/* Binds every dim name of the kernel's tensor parameters to the example
+ * arguments' sizes (arena memory); returns how many. */
+uint32_t tj_dims_from_args(tj_ctx *c, const tj_program *p, int kernel, const tj_arg *args, uint32_t nargs,
+                           tj_binding **out);
+/* Tile IR specialized on what the arguments show (a copy in tile's
+ * context); NULL after reporting. */
+tj_kernel *tj_jit_specialize(const tj_kernel *tile, const tj_arg *args, uint32_t nargs);
+/* SIMT IR and PTX text (both in spec's context); non-zero after reporting. */
+int tj_jit_lower_ptx(const tj_kernel *spec, const char *arch, tj_kernel **simt, const char **ptx);
+
+#endif
