@@ -183,6 +183,7 @@ fe_val fe_to_value(fe_lower *lw, fe_val v, tj_loc loc)
     case V_VIEW: return fe_err(lw, loc, "a view cannot be used as a value; load it first: load(view)");
     case V_TUPLE:
         return fe_err(lw, loc, "a tuple of %u values cannot be used here; destructure it: (a, b) = ...", v.n);
+    case V_VOID: return fe_err(lw, loc, "this call returns no value");
     default: return v;
     }
 }
@@ -230,7 +231,7 @@ int fe_unify(fe_lower *lw, fe_val *args, uint32_t n, int bool_literal_int, tj_lo
 {
     tj_dtype dt = TJ_DT_INVALID;
     int rank = 0, float_lit = 0, int_lit = 0;
-    int32_t shape[TJ_MAX_RANK];
+    int32_t shape[TJ_MAX_RANK] = {0};
     tj_type first = TJ_TYPE_NONE;
     for (uint32_t i = 0; i < n; i++) {
         if (fe_is_literal(args[i])) {

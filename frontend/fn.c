@@ -114,7 +114,7 @@ fe_val fe_inline_fn(fe_lower *lw, const fe_fn *fn, const fe_expr *call, const fe
 static int scan_operands(fe_lower *lw, const fe_expr *call, fe_val *xs)
 {
     int rank = 0;
-    int32_t shape[TJ_MAX_RANK];
+    int32_t shape[TJ_MAX_RANK] = {0};
     for (uint32_t i = 0; i < call->nitems; i++) {
         xs[i] = fe_tile_arg(lw, call, i);
         if (xs[i].kind != V_VALUE)

@@ -126,7 +126,7 @@ static fe_val lower_view(fe_lower *lw, const fe_expr *e, uint32_t param)
     if (!ok)
         return fe_error_val();
     lw->loc = e->loc;
-    int32_t gshape[TJ_MAX_RANK];
+    int32_t gshape[TJ_MAX_RANK] = {0};
     int grank = vb.ngathers ? unify_gathers(lw, &vb, e->loc, gshape) : 0;
     if (grank < 0)
         return fe_error_val();

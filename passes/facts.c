@@ -16,13 +16,12 @@ void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
         const tj_tensor *t = &args[i].tensor;
         if (!args[i].is_tensor || t->rank < 1 || t->rank > TJ_MAX_RANK)
             continue;
-        int last = t->rank - 1;
-        /* along an axis of size 1 only coordinate 0 exists: any stride will do */
-        f[i].unit_stride = t->strides[last] == 1 || t->shape[last] == 1;
+        /* exactly what the runtime checks at launch and keys its cache on */
+        f[i].unit_stride = t->strides[t->rank - 1] == 1;
         f[i].aligned16 = ((uintptr_t)t->data & 15) == 0;
         for (int a = 0; a < t->rank; a++) {
             f[i].dim_div16[a] = t->shape[a] % 16 == 0;
-            f[i].stride_div16[a] = t->strides[a] % 16 == 0 || t->shape[a] == 1;
+            f[i].stride_div16[a] = t->strides[a] % 16 == 0;
         }
     }
     k->facts = f;

@@ -112,9 +112,8 @@ static int enumerate(tune_run *t)
 
 static void failed_here(tune_run *t, tune_item *it, uint32_t diags_before)
 {
-    uint32_t n = tj_diag_count(t->c);
     it->r->status = TJ_TUNE_FAILED;
-    tj_tune_note(it->r->note, sizeof it->r->note, n > diags_before ? tj_diag_get(t->c, n - 1)->msg : "failed");
+    tj_tune_note_diag(it->r->note, sizeof it->r->note, t->c, diags_before, "failed");
 }
 
 /* Where clauses, the whole configuration, its record. -1: an error in the
@@ -282,6 +281,24 @@ static int pick_best(const tune_run *t)
     return best >= 0 ? best : first;
 }
 
+/* Says why with the first configuration that failed, or was pruned. */
+static void no_configuration(const tj_tune_report *r, const char *kernel, tj_rt_error *err)
+{
+    const tj_tune_result *why = NULL;
+    for (uint32_t i = 0; i < r->nresults && !why; i++)
+        if (r->results[i].status == TJ_TUNE_FAILED)
+            why = &r->results[i];
+    for (uint32_t i = 0; i < r->nresults && !why; i++)
+        if (r->results[i].status != TJ_TUNE_OK && r->results[i].status != TJ_TUNE_UNTIMED)
+            why = &r->results[i];
+    char config[256] = "";
+    if (why)
+        tj_tune_config_text(why->config, why->nconfig, config, sizeof config);
+    if (err)
+        snprintf(err->msg, sizeof err->msg, "no configuration of kernel '%s' can run%s%s%s%s", kernel,
+                 why ? "; e.g. " : "", config, why ? ": " : "", why ? why->note : "");
+}
+
 static void report_error(tune_run *t, tj_rt_error *err)
 {
     if (err)
@@ -313,9 +330,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
     snprintf(out->bucket, sizeof out->bucket, "%s", t.bucket);
     out->wall_seconds = now_s() - t0;
     if (out->best < 0) { /* the report says why, configuration by configuration */
-        if (err)
-            snprintf(err->msg, sizeof err->msg, "no configuration of kernel '%s' can run on this device",
-                     req->kernel);
+        no_configuration(out, req->kernel, err);
         return 1;
     }
     return 0;

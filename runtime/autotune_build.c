@@ -25,10 +25,8 @@ typedef struct worker_state {
 /* The item failed: its note is the newest diagnostic, when it reported one. */
 static int fail(worker_state *w, tune_item *it, tj_tune_status status, const char *fallback)
 {
-    uint32_t n = tj_diag_count(w->c);
-    const char *msg = n > w->diags_before ? tj_diag_get(w->c, n - 1)->msg : fallback;
     it->r->status = status;
-    tj_tune_note(it->r->note, sizeof it->r->note, msg ? msg : fallback);
+    tj_tune_note_diag(it->r->note, sizeof it->r->note, w->c, w->diags_before, fallback);
     return -1;
 }
 

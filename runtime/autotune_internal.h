@@ -54,6 +54,9 @@ typedef struct tune_run {
 void tj_tune_bucket(const tj_binding *dims, uint32_t ndims, char *buf, size_t n);
 /* Copies msg into a note of n bytes: one line, cut with "..." when long. */
 void tj_tune_note(char *note, size_t n, const char *msg);
+/* The newest diagnostic of c since `before` (FILE:LINE:COL: MSG), or the
+ * fallback, as a note. */
+void tj_tune_note_diag(char *note, size_t n, tj_ctx *c, uint32_t before, const char *fallback);
 /* The record key of a configuration from its Tile IR. */
 void tj_tune_record_key(const tj_kernel *tile, const char *device_id, const char *bucket, tj_cache_key *out);
 /* Reads the stored outcome into it->r; 0 when there is one for exactly

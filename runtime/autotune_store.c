@@ -144,6 +144,23 @@ int tj_tune_record_load(tune_run *t, tune_item *it)
     return 0;
 }
 
+void tj_tune_note_diag(char *note, size_t n, tj_ctx *c, uint32_t before, const char *fallback)
+{
+    uint32_t count = tj_diag_count(c);
+    if (count <= before) {
+        tj_tune_note(note, n, fallback);
+        return;
+    }
+    const tj_diag *d = tj_diag_get(c, count - 1);
+    char buf[1024];
+    const char *file = d->file ? tj_source_name(c, d->file) : NULL;
+    if (file && d->line)
+        snprintf(buf, sizeof buf, "%s:%u:%u: %s", file, d->line, d->col, d->msg);
+    else
+        snprintf(buf, sizeof buf, "%s", d->msg);
+    tj_tune_note(note, n, buf);
+}
+
 void tj_tune_note(char *note, size_t n, const char *msg)
 {
     size_t i = 0;

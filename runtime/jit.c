@@ -318,11 +318,13 @@ static int check_facts(const tj_kernel *k, const tj_arg *args, tj_rt_error *err)
             continue;
         int ok = !fa->aligned16 || ((uintptr_t)t->data & 15) == 0;
         ok &= !fa->unit_stride || t->rank == 0 || t->strides[t->rank - 1] == 1;
-        for (int d = 0; d < t->rank; d++)
+        for (int d = 0; d < t->rank; d++) {
             ok &= !fa->dim_div16[d] || t->shape[d] % 16 == 0;
+            ok &= !fa->stride_div16[d] || t->strides[d] % 16 == 0;
+        }
         if (!ok) {
             set_error(err, "argument '%s' breaks a specialization this kernel was compiled for "
-                           "(alignment, unit stride or a dim divisible by 16): compile it again for these arguments",
+                           "(alignment, unit stride, or a dim or stride divisible by 16): compile it again for these arguments",
                       k->params[i].name);
             return 1;
         }

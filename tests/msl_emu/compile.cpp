@@ -388,9 +388,9 @@ extern "C" void *mtl_emu_open(const char *so_path, char *err, size_t errlen)
     return h;
 }
 
-extern "C" mtl_emu_entry mtl_emu_lookup(void *so, const char *name)
+extern "C" mtl_emu_entry mtl_emu_lookup(void *so, int source, const char *name)
 {
-    std::string sym = std::string(name) + "__mtl_entry";
+    std::string sym = "tj_src" + std::to_string(source) + "__" + name + "__mtl_entry";
     return (mtl_emu_entry)dlsym(so, sym.c_str());
 }
 

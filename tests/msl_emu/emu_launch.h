@@ -25,13 +25,14 @@ static inline char *el_emit(const tj_kernel *simt)
     return s;
 }
 
-/* Runs kernel `simt` from object `so` on args (host memory, updated in
- * place) with a schedule; 0, or -1 with the reason in err. */
-static inline int el_run(void *so, const tj_kernel *simt, const tj_arg *args, uint32_t nargs, uint32_t schedule,
+/* Runs kernel `simt`, source number `source` of object `so`, on args
+ * (host memory, updated in place) with a schedule; 0, or -1 with the
+ * reason in err. */
+static inline int el_run(void *so, int source, const tj_kernel *simt, const tj_arg *args, uint32_t nargs, uint32_t schedule,
                          char *err, size_t errlen)
 {
     tj_msl_args *a = malloc(sizeof *a); /* 4 KiB of block: not on the stack */
-    mtl_emu_entry e = mtl_emu_lookup(so, simt->name);
+    mtl_emu_entry e = mtl_emu_lookup(so, source, simt->name);
     int rc = -1;
     if (!a || tj_msl_pack_args(simt, args, nargs, a)) {
         snprintf(err, errlen, "pack: %s", tj_diag_render(simt->ctx));

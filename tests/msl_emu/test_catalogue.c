@@ -109,7 +109,7 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* Runs entry e under each schedule against the SIMT interpreter. */
-static void check_entry(void *so, entry *e, uint64_t seed)
+static void check_entry(void *so, int source, entry *e, uint64_t seed)
 {
     const tj_kernel *k = e->kb.k;
     sk_args ref, got;
@@ -123,7 +123,7 @@ static void check_entry(void *so, entry *e, uint64_t seed)
     for (int s = 0; s < 3 && ref_ok; s++) {
         sk_make_args(k, seed, &got);
         char err[1024] = "", what[96];
-        int rc = el_run(so, k, got.args, got.n, schedules[s], err, sizeof err);
+        int rc = el_run(so, source, k, got.args, got.n, schedules[s], err, sizeof err);
         snprintf(what, sizeof what, "%s (schedule %u)", k->name, schedules[s]);
         if (e->expect_error) {
             EU_CHECK(rc && strstr(err, e->expect_error), "%s: expected \"%s\", got: %s", what, e->expect_error,
@@ -226,7 +226,7 @@ int main(void)
     EU_CHECK(so, "the catalogue compiles");
     t0 = eu_now();
     for (int i = 0; so && i < n; i++)
-        check_entry(so, &es[i], (uint64_t)i + 1);
+        check_entry(so, i, &es[i], (uint64_t)i + 1);
     printf("ran in %.1f s\n", eu_now() - t0);
     check_refusals();
     mtl_emu_close(so);

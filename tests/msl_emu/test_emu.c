@@ -21,7 +21,7 @@ static char *load_kernels(const char *name)
 
 static int run(void *so, const char *kernel, mtl_emu_dispatch_desc *d, char *err, size_t errlen)
 {
-    mtl_emu_entry e = mtl_emu_lookup(so, kernel);
+    mtl_emu_entry e = mtl_emu_lookup(so, 0, kernel);
     if (!e) {
         snprintf(err, errlen, "no kernel %s", kernel);
         return 1;

@@ -23,6 +23,7 @@ enum {
     OPT_RANDOM = 1 << 8, /* --random[=SEED] */
     OPT_ARGS = 1 << 9,   /* ARG=VALUE after FILE */
     OPT_FILES = 1 << 10, /* several FILEs (check) rather than one */
+    OPT_TUNE = 1 << 11,  /* --tune */
 };
 
 /* ARG=VALUE as written on the command line. */
@@ -48,6 +49,7 @@ typedef struct cli_opts {
     cli_kv *args;        /* ARG=VALUE */
     uint32_t nargs;
     int check, time, random;
+    int tune;            /* --tune: time untuned configurations first */
     uint64_t seed;       /* --random=SEED; 0 by default */
     int help;
 } cli_opts;
@@ -143,5 +145,11 @@ int cmd_check(tj_ctx *c, const cli_opts *o);
 int cmd_emit(tj_ctx *c, const cli_opts *o);
 int cmd_run(tj_ctx *c, const cli_opts *o);
 int cmd_devices(tj_ctx *c, const cli_opts *o);
+int cmd_tune(tj_ctx *c, const cli_opts *o);  /* cmd_tune.c */
+int cmd_cache(tj_ctx *c, const cli_opts *o); /* cmd_cache.c */
+
+/* cmd_cache.c: the disk cache (tilejit/cache.h) with its warning as a
+ * diagnostic of c; NULL when out of memory. */
+struct tj_cache *cli_open_cache(tj_ctx *c);
 
 #endif

@@ -58,6 +58,8 @@ static int alloc_buffers(run_session *s, cuda_state *st)
     return 0;
 }
 
+static void cuda_warning(void *ud, const char *msg) { tj_diag_report(ud, TJ_SEV_WARNING, 0, 0, 0, "%s", msg); }
+
 static int cuda_open(run_session *s)
 {
     const run_request *r = s->req;
@@ -67,6 +69,9 @@ static int cuda_open(run_session *s)
     if (!st->jit)
         return cuda_fail(s, "opening device 0", &err);
     st->cu = tj_jit_cuda(st->jit);
+    /* the cache's one warning (e.g. a read-only directory), and tuning */
+    tj_cache_set_warning_handler(tj_jit_disk_cache(st->jit), cuda_warning, s->c);
+    tj_jit_set_tune_mode(st->jit, r->tune ? TJ_TUNE_MISSING : TJ_TUNE_STORED);
     tj_compile_request req = {
         .file = r->k->path, .source = r->k->text, .len = r->k->len,
         .kernel = r->tile->name,

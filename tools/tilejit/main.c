@@ -25,9 +25,10 @@ static const cli_command commands[] = {
      "  --shape NAME=INT[,...] bind dim names (needed where a dim is a tile extent)\n"
      "  -o, --output OUT      write to OUT instead of stdout\n"},
     {"run", cmd_run,
-     OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS,
+     OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS |
+         OPT_TUNE,
      "run FILE -k KERNEL [--device cpu|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
-     "            [--check] [--time] [--random[=SEED] [-o DIR]] [ARG=VALUE]...",
+     "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...",
      "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
      "stores to are written back to their files, same shape and dtype. f32 arrays\n"
      "for f16/bf16 parameters (and back) are converted, with a note; bf16 is also\n"
@@ -37,7 +38,9 @@ static const cli_command commands[] = {
      "  -k, --kernel NAME     the kernel to run\n"
      "  --device DEVICE       cpu (the reference interpreter), cuda (the default when\n"
      "                        a GPU is present), metal\n"
-     "  -D NAME=INT[,...]     bind tile parameters (others: first valid configuration)\n"
+     "  -D NAME=INT[,...]     bind tile parameters (others: the tuned configuration when\n"
+     "                        'tilejit tune' stored one, else the first valid one)\n"
+     "  --tune                tune first: time the configurations without a stored time\n"
      "  --shape NAME=INT[,...] sizes of dim names for tensors made by --random\n"
      "  --check               also run the front end's unoptimized IR in the reference\n"
      "                        interpreter and compare (exit 1 when off)\n"
@@ -47,6 +50,27 @@ static const cli_command commands[] = {
      "  -o, --output DIR      with --random: write the outputs as DIR/ARG.npy\n"
      "Nothing is written when the command fails.\n"},
     {"devices", cmd_devices, 0, "devices", "Lists the devices and whether each can run kernels.\n"},
+    {"tune", cmd_tune, OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_RANDOM | OPT_ARGS,
+     "tune FILE -k KERNEL [--device cpu|cuda] [-D NAME=INT]... [--shape NAME=INT]... [--random[=SEED]]\n"
+     "            [ARG=VALUE]...",
+     "Times the kernel's tune configurations on the device for these argument shapes\n"
+     "and prints each one's time and throughput. Times are stored in the cache per\n"
+     "(configuration, device, shapes rounded up to powers of two): a configuration\n"
+     "timed before is not timed again, and 'tilejit run' uses the fastest. On the cpu\n"
+     "nothing is timed: the first valid configuration is used.\n"
+     "Options:\n"
+     "  -k, --kernel NAME     the kernel to tune\n"
+     "  --device DEVICE       cuda (the default when a GPU is present) or cpu\n"
+     "  -D NAME=INT[,...]     hold tile parameters fixed\n"
+     "  --shape NAME=INT[,...] sizes of dim names for tensors made by --random\n"
+     "  --random[=SEED]       random data for tensors not given as ARG=PATH.npy\n"},
+    {"cache", cmd_cache, OPT_FILES, "cache stats|list|clear",
+     "The cache of compiled kernels and tuning times in $TILEJIT_CACHE_DIR (default\n"
+     "~/.cache/tilejit; TILEJIT_CACHE=off: none), at most $TILEJIT_CACHE_MAX bytes\n"
+     "(suffixes K, M, G; default 1G), least recently used entries evicted first.\n"
+     "  stats   directory, entries and size\n"
+     "  list    every entry, least recently used first\n"
+     "  clear   remove every entry\n"},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -59,6 +59,7 @@ typedef struct run_request {
     uint32_t ndefines;
     const tj_arg *args;
     uint32_t nargs;
+    int tune; /* --tune: time untuned configurations before compiling */
 } run_request;
 
 /* One device's state for one `run`. */

@@ -77,9 +77,10 @@ int mtl_emu_dispatch(mtl_emu_entry entry, const mtl_emu_dispatch_desc *d, char *
  * (NUL-terminated, truncated to loglen). */
 int mtl_emu_compile(const char *const *sources, int n, const char *so_path, char *log, size_t loglen);
 
-/* dlopen/dlsym helpers: the entry of kernel `name` in a compiled object. */
+/* dlopen/dlsym helpers: the entry of kernel `name` of source number
+ * `source` in a compiled object. */
 void *mtl_emu_open(const char *so_path, char *err, size_t errlen);
-mtl_emu_entry mtl_emu_lookup(void *so, const char *name);
+mtl_emu_entry mtl_emu_lookup(void *so, int source, const char *name);
 void mtl_emu_close(void *so);
 
 #ifdef __cplusplus

@@ -1,0 +1,164 @@
+/* Every example kernel (examples/examples.txt: the kernels of DSL.md and
+ * more, with partial tiles) through the whole Apple path: front end, Tile
+ * IR, specialize, lower to SIMT IR, MSL, the emulator; its tensors must
+ * match the reference interpreter (tj_interp_run) on the same random
+ * inputs, within lower_check.h's tolerances (relative 1e-4 and absolute
+ * 1e-5, plus a rounding step for f16/bf16 outputs), under the forward,
+ * reverse and shuffled schedules, with each example's default warps and
+ * with 1 and 8 warps. */
+#include "emu_launch.h"
+#include "lower_check.h"
+
+enum { MAX_CASES = 128, MAX_LINE = 512 };
+
+typedef struct example {
+    char file[64], kernel[64], shapes[160], defines[160], scalars[160];
+    int warps;
+    lc_opts o;
+    lc_run run;
+    tj_kernel *tile, *simt;
+    char *msl;
+} example;
+
+/* "softmax.tj softmax --shape M=16,N=1000 -D BLOCK=4096 eps=1e-5" */
+static int parse_line(const char *line, example *ex)
+{
+    char buf[MAX_LINE];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *save = NULL, *tok = strtok_r(buf, " \t\n", &save);
+    if (!tok || tok[0] == '#')
+        return 0;
+    snprintf(ex->file, sizeof ex->file, "%s", tok);
+    tok = strtok_r(NULL, " \t\n", &save);
+    if (!tok)
+        return 0;
+    snprintf(ex->kernel, sizeof ex->kernel, "%s", tok);
+    while ((tok = strtok_r(NULL, " \t\n", &save))) {
+        char *dst = !strcmp(tok, "--shape") ? ex->shapes : !strcmp(tok, "-D") ? ex->defines : NULL;
+        if (dst) {
+            tok = strtok_r(NULL, " \t\n", &save);
+            size_t n = strlen(dst);
+            if (tok)
+                snprintf(dst + n, 160 - n, "%s%s", n ? "," : "", tok);
+        } else if (strchr(tok, '=')) {
+            size_t n = strlen(ex->scalars);
+            snprintf(ex->scalars + n, sizeof ex->scalars - n, "%s%s", n ? "," : "", tok);
+        }
+    }
+    return 1;
+}
+
+/* Front end and lowering of one example; 0 after printing why not. */
+static int prepare(example *ex)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s", eu_source_dir(), ex->file);
+    char *src = eu_read_file(path);
+    tj_ctx *c = ex->run.c = tj_ctx_new();
+    tj_program *prog = src ? tj_parse_program(c, ex->file, src, strlen(src)) : NULL;
+    free(src);
+    int ki = prog ? tj_program_find_kernel(prog, ex->kernel) : -1;
+    if (ki < 0) {
+        printf("FAIL %s %s: no such kernel: %s\n", ex->file, ex->kernel, tj_diag_render(c));
+        return 0;
+    }
+    ex->o = lc_defaults();
+    ex->o.shapes = ex->shapes;
+    ex->o.scalars = ex->scalars;
+    ex->run.nparams = tj_kernel_params(prog, ki, &ex->run.params);
+    lc_make_args(&ex->run, &ex->o);
+    tj_binding defs[LC_MAX_BIND + 1], dims[LC_MAX_BIND], *config;
+    uint32_t ndefs = lc_bindings(c, ex->defines, defs, LC_MAX_BIND), ndims = lc_bindings(c, ex->shapes, dims, LC_MAX_BIND);
+    uint32_t nconfig;
+    if (ex->warps)
+        defs[ndefs++] = (tj_binding){"warps", ex->warps};
+    if (!tj_select_config(c, prog, ki, defs, ndefs, dims, ndims, &config, &nconfig))
+        ex->tile = tj_lower_kernel(c, prog, ki, config, nconfig, dims, ndims);
+    if (!ex->tile || tj_verify(ex->tile)) {
+        printf("FAIL %s %s: front end: %s\n", ex->file, ex->kernel, tj_diag_render(c));
+        return 0;
+    }
+    tj_kernel *kc = tj_kernel_clone(ex->tile);
+    tj_facts_from_args(kc, ex->run.simt, ex->run.nparams);
+    if (!tj_pass_specialize(kc))
+        ex->simt = tj_lower_simt(kc, &(tj_lower_options){.warps = ex->warps});
+    if (!ex->simt || tj_verify(ex->simt) || tj_optimize(ex->simt, 1)) {
+        printf("FAIL %s %s: lowering: %s\n", ex->file, ex->kernel, tj_diag_render(c));
+        return 0;
+    }
+    ex->msl = el_emit(ex->simt);
+    return ex->msl != NULL;
+}
+
+static void check(void *so, int source, example *ex)
+{
+    static const uint32_t schedules[] = {0, 1, 3};
+    char what[256], err[1024];
+    for (int s = 0; s < 3; s++) {
+        snprintf(what, sizeof what, "%s %s %s warps=%d (schedule %u)", ex->file, ex->kernel, ex->shapes,
+                 (int)ex->simt->nthreads / 32, schedules[s]);
+        lc_reset(&ex->run);
+        if (tj_interp_run(ex->tile, ex->run.ref, ex->run.nparams)) {
+            EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(ex->run.c));
+            return;
+        }
+        if (el_run(so, source, ex->simt, ex->run.simt, ex->run.nparams, schedules[s], err, sizeof err)) {
+            EU_CHECK(0, "%s: %s", what, err);
+            return;
+        }
+        EU_CHECK(lc_compare(&ex->run, &ex->o, what), "%s: differs from the interpreter", what);
+    }
+}
+
+int main(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/examples.txt", eu_source_dir());
+    char *list = eu_read_file(path);
+    if (!list) {
+        printf("cannot read %s\n", path);
+        return 1;
+    }
+    static example exs[MAX_CASES];
+    int n = 0;
+    static const int warps[] = {0, 1, 8};
+    for (char *line = list, *next; line && *line && n < MAX_CASES - 3; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        example base = {0};
+        if (!parse_line(line, &base))
+            continue;
+        for (int w = 0; w < 3; w++) {
+            exs[n] = base;
+            exs[n].warps = warps[w];
+            n++;
+        }
+    }
+    free(list);
+    const char *srcs[MAX_CASES];
+    int ok = 1;
+    for (int i = 0; i < n; i++) {
+        ok &= prepare(&exs[i]);
+        srcs[i] = exs[i].msl ? exs[i].msl : "";
+    }
+    EU_CHECK(ok, "every example lowers to MSL");
+    double t0 = eu_now();
+    void *so = ok ? eu_build(srcs, n, "examples") : NULL;
+    printf("%d example configurations: MSL compiled for the emulator in %.1f s\n", n, eu_now() - t0);
+    EU_CHECK(so, "the examples' MSL compiles");
+    t0 = eu_now();
+    for (int i = 0; so && i < n; i++)
+        check(so, i, &exs[i]);
+    printf("ran in %.1f s\n", eu_now() - t0);
+    mtl_emu_close(so);
+    for (int i = 0; i < n; i++) {
+        free(exs[i].msl);
+        if (exs[i].run.c) {
+            lc_free(&exs[i].run);
+            tj_ctx_free(exs[i].run.c);
+        }
+    }
+    printf("%s: %d failure(s)\n", eu_failures ? "FAIL" : "PASS", eu_failures);
+    return eu_failures != 0;
+}
