@@ -1,0 +1,28 @@
+#!/bin/sh
+# Every example of examples/examples.txt, emitted as PTX for sm_80 and sm_90a
+# with its shapes and tile parameters, must assemble with ptxas. Skips (77)
+# with the reason when ptxas is not installed.
+. "$(dirname "$0")/testlib.inc"
+PTXAS=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
+if [ -z "$PTXAS" ]; then
+    echo "SKIP: ptxas not found (install the CUDA toolkit)"
+    exit 77
+fi
+count=0
+while read -r file kernel args; do
+    case $file in "" | "#"*) continue ;; esac
+    # keep only the options emit takes: --shape and -D (scalars are launch values)
+    opts=$(printf '%s\n' $args | awk '/^(--shape|-D)$/ { o = $0; next } o { printf "%s %s ", o, $0; o = "" }')
+    for arch in sm_80 sm_90a; do
+        # shellcheck disable=SC2086
+        if ! "$TILEJIT" emit "$EX/$file" -k "$kernel" --target "ptx:$arch" $opts -o k.ptx 2>err; then
+            fail "$file $kernel $opts: emit ptx:$arch: $(head -3 err)"
+            continue
+        fi
+        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || fail "$file $kernel $opts: ptxas -arch=$arch: $(head -5 err)"
+        count=$((count + 1))
+    done
+done <"$EX/examples.txt"
+echo "$count PTX files assembled"
+[ "$count" -gt 0 ] || fail "no example was emitted"
+exit $((failures > 0))
