@@ -70,8 +70,25 @@ static char *read_file(const char *path, size_t *len)
     return s;
 }
 
-/* One cold compile: parse, pick the first configuration, lower, verify. */
-static int compile_once(const example *e, const char *text, size_t len)
+/* Tile IR -> optimized, specialized SIMT IR -> PTX text (what the JIT does
+ * after the front end; ptxas and the driver are not included). */
+static int tile_to_ptx(tj_kernel *ir)
+{
+    tj_kernel *k = tj_kernel_clone(ir);
+    if (tj_optimize(k, 0) || tj_pass_specialize(k) || tj_optimize(k, 0))
+        return 1;
+    tj_kernel *simt = tj_lower_simt(k, &(tj_lower_options){0});
+    if (!simt || tj_optimize(simt, 0))
+        return 1;
+    tj_buf ptx = {0};
+    int rc = tj_emit_ptx(simt, "sm_90a", &ptx);
+    tj_buf_free(&ptx);
+    return rc;
+}
+
+/* One cold compile: parse, pick the first configuration, lower, verify; with
+ * `to_ptx`, on to PTX. */
+static int compile_once(const example *e, const char *text, size_t len, int to_ptx)
 {
     tj_ctx *c = tj_ctx_new();
     tj_program *p = tj_parse_program(c, e->file, text, len);
@@ -80,7 +97,7 @@ static int compile_once(const example *e, const char *text, size_t len)
     uint32_t nconfig = 0;
     int rc = k < 0 || tj_select_config(c, p, k, NULL, 0, e->dims, e->ndims, &config, &nconfig);
     tj_kernel *ir = rc ? NULL : tj_lower_kernel(c, p, k, config, nconfig, e->dims, e->ndims);
-    rc = !ir || tj_verify(ir);
+    rc = !ir || tj_verify(ir) || (to_ptx && tile_to_ptx(ir));
     if (rc)
         fputs(tj_diag_render(c), stderr);
     tj_ctx_free(c);
@@ -89,7 +106,8 @@ static int compile_once(const example *e, const char *text, size_t len)
 
 static void bench_frontend(const char *dir, FILE *json)
 {
-    printf("%-14s %-11s %12s\n", "example", "kernel", "frontend+verify (us, median)");
+    printf("%-14s %-11s %18s %14s   (us, median of %d cold compiles)\n", "example", "kernel",
+           "front end+verify", "DSL -> PTX", REPS);
     for (size_t i = 0; i < sizeof examples / sizeof *examples; i++) {
         const example *e = &examples[i];
         char path[4096];
@@ -100,18 +118,21 @@ static void bench_frontend(const char *dir, FILE *json)
             printf("%-14s missing\n", e->file);
             continue;
         }
-        double t[REPS];
+        double t[REPS], med[2];
         int bad = 0;
-        for (int r = 0; r < REPS; r++) {
-            double t0 = now_us();
-            bad |= compile_once(e, text, len);
-            t[r] = now_us() - t0;
+        for (int to_ptx = 0; to_ptx < 2; to_ptx++) {
+            for (int r = 0; r < REPS; r++) {
+                double t0 = now_us();
+                bad |= compile_once(e, text, len, to_ptx);
+                t[r] = now_us() - t0;
+            }
+            med[to_ptx] = median(t, REPS);
         }
-        double med = median(t, REPS);
-        printf("%-14s %-11s %12.1f%s\n", e->file, e->kernel, med, bad ? "  (FAILED)" : "");
+        printf("%-14s %-11s %18.1f %14.1f%s\n", e->file, e->kernel, med[0], med[1], bad ? "  (FAILED)" : "");
         if (json)
-            fprintf(json, "%s{\"bench\": \"frontend\", \"kernel\": \"%s\", \"us\": %.2f, \"ok\": %s}",
-                    i ? ",\n " : " ", e->kernel, med, bad ? "false" : "true");
+            fprintf(json, "%s{\"bench\": \"compile\", \"kernel\": \"%s\", \"frontend_us\": %.2f, "
+                          "\"dsl_to_ptx_us\": %.2f, \"ok\": %s}",
+                    i ? ",\n " : " ", e->kernel, med[0], med[1], bad ? "false" : "true");
         free(text);
     }
 }
@@ -142,7 +163,7 @@ static void bench_interp(FILE *json)
         goto out;
     }
     for (int i = 0; i < M * N; i++)
-        x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+        x[i] = (float)(((int64_t)i * 7919) % 1000) / 1000.0f;
     tj_arg args[2] = {{.is_tensor = 1, .tensor = {x, TJ_DT_F32, 2, {M, N}, {N, 1}}},
                       {.is_tensor = 1, .tensor = {y, TJ_DT_F32, 2, {M, N}, {N, 1}}}};
     double t[5];

@@ -41,6 +41,22 @@ int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axi
     return 0;
 }
 
+const tj_tile_param *fe_find_tile(const fe_kernel *kd, const char *name)
+{
+    for (uint32_t i = 0; i < kd->ntiles; i++)
+        if (!strcmp(kd->tiles[i].name, name))
+            return &kd->tiles[i];
+    return NULL;
+}
+
+const tj_binding *fe_find_binding(const tj_binding *b, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; b && i < n; i++)
+        if (b[i].name && !strcmp(b[i].name, name))
+            return &b[i];
+    return NULL;
+}
+
 int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index)
 {
     for (uint32_t i = 0; i < kd->nparams; i++)

@@ -150,6 +150,10 @@ int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);
 const fe_fn *fe_find_fn(const tj_program *p, const char *name);
 /* The first (param, axis) that declares dim `name`; 0 if none. */
 int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis);
+/* The declared tile parameter `name`, or NULL. */
+const tj_tile_param *fe_find_tile(const fe_kernel *kd, const char *name);
+/* The binding of `name` in b[0..n), or NULL (entries may have NULL names). */
+const tj_binding *fe_find_binding(const tj_binding *b, uint32_t n, const char *name);
 /* The index of the parameter `name`; 0 if none. */
 int fe_find_param(const fe_kernel *kd, const char *name, uint32_t *index);
 

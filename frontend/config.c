@@ -56,48 +56,28 @@ typedef struct choice {
     uint32_t n, at;
 } choice;
 
-static int find_given(const tj_binding *given, uint32_t n, const char *name, const int64_t **v)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (given[i].name && !strcmp(given[i].name, name)) {
-            *v = &given[i].value;
-            return 1;
-        }
-    return 0;
-}
-
 /* Declared tile parameters, then warps and stages when undeclared. */
 static uint32_t make_choices(const fe_kernel *kd, const tj_binding *given, uint32_t ngiven, choice *cs)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < kd->ntiles; i++) {
         const tj_tile_param *t = &kd->tiles[i];
-        cs[n] = (choice){t->name, t->values, t->nvalues, 0};
-        if (find_given(given, ngiven, t->name, &cs[n].values))
-            cs[n].n = 1;
-        n++;
+        const tj_binding *g = fe_find_binding(given, ngiven, t->name);
+        cs[n++] = g ? (choice){t->name, &g->value, 1, 0} : (choice){t->name, t->values, t->nvalues, 0};
     }
     for (int i = 0; i < FE_NDEFAULT_TILES; i++) {
-        const tj_binding *d = &fe_default_tiles[i];
-        int declared = 0;
-        for (uint32_t j = 0; j < kd->ntiles; j++)
-            declared |= !strcmp(kd->tiles[j].name, d->name);
-        if (declared)
-            continue;
-        cs[n] = (choice){d->name, &d->value, 1, 0};
-        find_given(given, ngiven, d->name, &cs[n].values);
-        n++;
+        const tj_binding *d = &fe_default_tiles[i], *g = fe_find_binding(given, ngiven, d->name);
+        if (!fe_find_tile(kd, d->name))
+            cs[n++] = (choice){d->name, g ? &g->value : &d->value, 1, 0};
     }
     return n;
 }
 
-static int check_given(tj_ctx *c, const fe_kernel *kd, const choice *cs, uint32_t nc, const tj_binding *given, uint32_t n)
+static int check_given(tj_ctx *c, const fe_kernel *kd, const tj_binding *given, uint32_t n)
 {
     int ok = 1;
     for (uint32_t i = 0; i < n; i++) {
-        int known = 0;
-        for (uint32_t j = 0; j < nc; j++)
-            known |= given[i].name && !strcmp(given[i].name, cs[j].name);
+        int known = given[i].name && (fe_find_tile(kd, given[i].name) || fe_find_binding(fe_default_tiles, FE_NDEFAULT_TILES, given[i].name));
         if (!known) {
             tj_error_at(c, kd->loc, "kernel '%s' has no tile parameter '%s'", kd->name, given[i].name ? given[i].name : "(null)");
             ok = 0;
@@ -130,11 +110,11 @@ static fe_const_status resolve_where(void *ud, const fe_expr *name, int64_t *out
             return FE_CONST_OK;
         }
     if (fe_find_dim(w->kd, name->name, &param, &axis)) {
-        for (uint32_t i = 0; i < w->ndims; i++)
-            if (w->dims[i].name && !strcmp(w->dims[i].name, name->name)) {
-                *out = w->dims[i].value;
-                return FE_CONST_OK;
-            }
+        const tj_binding *b = fe_find_binding(w->dims, w->ndims, name->name);
+        if (b) {
+            *out = b->value;
+            return FE_CONST_OK;
+        }
         if (!w->dims) {
             w->unbound_dim = 1;
             *out = 0;
@@ -252,7 +232,7 @@ static void select_config(void *arg)
     uint32_t nc = make_choices(kd, j->given, j->ngiven, cs);
     where_ctx w = {j->c, kd, cs, nc, j->dims, j->ndims, 0, 0};
     int *skip = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1)), *passed = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1));
-    if (!check_given(j->c, kd, cs, nc, j->given, j->ngiven) || !validate_where(&w, skip))
+    if (!check_given(j->c, kd, j->given, j->ngiven) || !validate_where(&w, skip))
         return;
     uint64_t combos = count_combinations(cs, nc), clause_size = 1;
     for (uint32_t i = 0; i < kd->nwhere; i++)

@@ -90,24 +90,6 @@ const char *fe_val_desc(fe_lower *lw, fe_val v)
 
 /* ---- configuration ----------------------------------------------------------- */
 
-static int find_binding(const tj_binding *b, uint32_t n, const char *name, int64_t *out)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (b[i].name && !strcmp(b[i].name, name)) {
-            *out = b[i].value;
-            return 1;
-        }
-    return 0;
-}
-
-static int is_declared_tile(const fe_kernel *kd, const char *name)
-{
-    for (uint32_t i = 0; i < kd->ntiles; i++)
-        if (!strcmp(kd->tiles[i].name, name))
-            return 1;
-    return 0;
-}
-
 /* kernel->config: every declared tile parameter, then warps and stages
  * with their defaults when the kernel does not declare them. */
 static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
@@ -117,26 +99,21 @@ static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
     int ok = 1;
     k->config = tj_alloc(lw->c, sizeof *k->config * (kd->ntiles + FE_NDEFAULT_TILES));
     for (uint32_t i = 0; i < kd->ntiles; i++) {
-        tj_binding *b = &k->config[k->nconfig++];
-        b->name = kd->tiles[i].name;
-        if (!find_binding(config, n, b->name, &b->value)) {
-            fe_err(lw, kd->tile_locs[i], "tile parameter '%s' is not bound (e.g. -D %s=%lld)", b->name,
-                   b->name, (long long)kd->tiles[i].values[0]);
+        const tj_binding *given = fe_find_binding(config, n, kd->tiles[i].name);
+        k->config[k->nconfig++] = (tj_binding){kd->tiles[i].name, given ? given->value : 0};
+        if (!given) {
+            fe_err(lw, kd->tile_locs[i], "tile parameter '%s' is not bound (e.g. -D %s=%lld)", kd->tiles[i].name,
+                   kd->tiles[i].name, (long long)kd->tiles[i].values[0]);
             ok = 0;
         }
     }
     for (int i = 0; i < FE_NDEFAULT_TILES; i++) {
-        const tj_binding *d = &fe_default_tiles[i];
-        if (is_declared_tile(kd, d->name))
-            continue;
-        tj_binding *b = &k->config[k->nconfig++];
-        b->name = d->name;
-        if (!find_binding(config, n, b->name, &b->value))
-            b->value = d->value;
+        const tj_binding *d = &fe_default_tiles[i], *given = fe_find_binding(config, n, d->name);
+        if (!fe_find_tile(kd, d->name))
+            k->config[k->nconfig++] = given ? *given : *d;
     }
     for (uint32_t i = 0; i < n; i++) {
-        int64_t unused;
-        if (!config[i].name || !find_binding(k->config, k->nconfig, config[i].name, &unused)) {
+        if (!config[i].name || !fe_find_binding(k->config, k->nconfig, config[i].name)) {
             fe_err(lw, kd->loc, "kernel '%s' has no tile parameter '%s'", kd->name,
                    config[i].name ? config[i].name : "(null)");
             ok = 0;

@@ -40,33 +40,27 @@ void fe_pop_frame(fe_lower *lw, uint32_t saved)
 
 int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out)
 {
-    const tj_kernel *k = lw->k;
-    for (uint32_t i = 0; i < k->nconfig; i++)
-        if (!strcmp(k->config[i].name, name)) {
-            *out = k->config[i].value;
-            return 1;
-        }
-    return 0;
+    const tj_binding *b = fe_find_binding(lw->k->config, lw->k->nconfig, name);
+    if (b)
+        *out = b->value;
+    return b != NULL;
 }
 
 static void record_spec(fe_lower *lw, const char *name, int64_t value)
 {
     tj_kernel *k = lw->k;
-    for (uint32_t i = 0; i < k->nspec; i++)
-        if (!strcmp(k->spec[i].name, name))
-            return;
-    if (k->nspec < lw->spec_cap)
+    if (!fe_find_binding(k->spec, k->nspec, name) && k->nspec < lw->spec_cap)
         k->spec[k->nspec++] = (tj_binding){name, value};
 }
 
 int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out)
 {
-    for (uint32_t i = 0; i < lw->ndims; i++)
-        if (lw->dims[i].name && !strcmp(lw->dims[i].name, name)) {
-            *out = lw->dims[i].value;
-            record_spec(lw, name, *out);
-            return 1;
-        }
+    const tj_binding *b = fe_find_binding(lw->dims, lw->ndims, name);
+    if (b) {
+        *out = b->value;
+        record_spec(lw, name, *out);
+        return 1;
+    }
     if (!fe_name_in(name, lw->unbound, lw->nunbound) && lw->nunbound < lw->spec_cap) { /* once per dim */
         lw->unbound[lw->nunbound++] = name;
         fe_err(lw, loc, "dim '%s' is used as a compile-time constant here, so its size must be given (e.g. --shape %s=64)",

@@ -15,7 +15,8 @@ enum { DEFAULT_MEMORY_ENTRIES = 512, MAX_THREADS = 1024, MAX_SMEM = 1 << 20 };
 static const char compile_options[] = "pipeline=default;lower.warps=config;link=none";
 
 struct tj_jit_cache {
-    tj_lru *lru;
+    tj_lru *lru;          /* kernel keys -> tj_fn */
+    tj_requests *requests; /* requests seen -> tj_fn */
     tj_cache *disk;      /* NULL on the cpu */
     tj_cuda_props props; /* zero on the cpu */
     int cuda;
@@ -41,12 +42,13 @@ tj_jit_cache *tj_jit_cache_new(const tj_cuda_props *props, void (*retain)(void *
         return NULL;
     pthread_mutex_init(&jc->lock, NULL);
     jc->lru = tj_lru_new(memory_capacity(), retain, release);
+    jc->requests = tj_requests_new(memory_capacity(), retain, release);
     jc->cuda = props != NULL;
     if (props) {
         jc->props = *props;
         jc->disk = tj_cache_open(NULL);
     }
-    if (!jc->lru || (props && !jc->disk)) {
+    if (!jc->lru || !jc->requests || (props && !jc->disk)) {
         tj_jit_cache_free(jc);
         return NULL;
     }
@@ -57,6 +59,7 @@ void tj_jit_cache_free(tj_jit_cache *jc)
 {
     if (!jc)
         return;
+    tj_requests_free(jc->requests);
     tj_lru_free(jc->lru);
     tj_cache_close(jc->disk);
     if (jc->linker)
@@ -113,38 +116,18 @@ const char *tj_jit_cache_arch(const tj_jit_cache *jc, const tj_compile_request *
 
 /* ---- memory ------------------------------------------------------------------------ */
 
-static void add_tensor(tj_key_builder *b, const tj_tensor *t)
+void *tj_jit_request_find(tj_jit_cache *jc, const tj_compile_request *req, tj_jit_request *seen)
 {
-    int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
-    tj_key_add_int(b, "dtype", t->dtype);
-    tj_key_add_int(b, "rank", t->rank);
-    for (int a = 0; a < rank; a++) {
-        tj_key_add_int(b, "size", t->shape[a]);
-        tj_key_add_int(b, "stride_div16", t->strides[a] % 16 == 0);
-    }
-    /* what tj_facts_from_args derives beyond sizes and strides */
-    tj_key_add_int(b, "unit_stride", rank > 0 && t->strides[rank - 1] == 1);
-    tj_key_add_int(b, "aligned16", ((uintptr_t)t->data & 15) == 0);
+    void *v = tj_requests_find(jc->requests, req, tj_jit_cache_arch(jc, req), (int)tj_jit_cache_tune_mode(jc), seen);
+    if (v)
+        bump(jc, &jc->stats.memory_hits);
+    return v;
 }
 
-void tj_jit_request_key(tj_jit_cache *jc, const tj_compile_request *req, tj_cache_key *out)
+void tj_jit_request_remember(tj_jit_cache *jc, const tj_jit_request *seen, const tj_compile_request *req,
+                             void *value)
 {
-    tj_key_builder b;
-    tj_key_begin(&b, "request");
-    tj_key_add_bytes(&b, "source", req->source ? req->source : "", req->source ? req->len : 0);
-    tj_key_add_str(&b, "kernel", req->kernel);
-    for (uint32_t i = 0; req->params && i < req->nparams; i++) {
-        tj_key_add_str(&b, "param", req->params[i].name);
-        tj_key_add_int(&b, "value", req->params[i].value);
-    }
-    for (uint32_t i = 0; req->args && i < req->nargs; i++) {
-        tj_key_add_int(&b, "tensor", req->args[i].is_tensor);
-        if (req->args[i].is_tensor)
-            add_tensor(&b, &req->args[i].tensor);
-    }
-    tj_key_add_str(&b, "arch", tj_jit_cache_arch(jc, req));
-    tj_key_add_int(&b, "tune", tj_jit_cache_tune_mode(jc));
-    tj_key_end(&b, out);
+    tj_requests_remember(jc->requests, seen, req, value);
 }
 
 void *tj_jit_cache_get(tj_jit_cache *jc, const tj_cache_key *k)
@@ -159,6 +142,9 @@ void tj_jit_cache_put(tj_jit_cache *jc, const tj_cache_key *k, void *value) { tj
 
 /* ---- nvJitLink -------------------------------------------------------------------------- */
 
+/* Opened on the first miss: loading the library takes about 10 ms, which
+ * a process that only loads cached kernels never pays. Its version is not
+ * part of the key (any cubin for the arch runs); entries record it. */
 static tj_nvjitlink *linker(tj_jit_cache *jc)
 {
     pthread_mutex_lock(&jc->lock);
@@ -196,12 +182,6 @@ void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch
         .driver_version = jc->props.driver_version,
         .options = compile_options,
     };
-    if (arch) {
-        linker(jc);
-        pthread_mutex_lock(&jc->lock);
-        parts.linker_version = jc->linker_version;
-        pthread_mutex_unlock(&jc->lock);
-    }
     tj_cache_key_compute(&parts, out);
 }
 
@@ -212,12 +192,15 @@ static void abi_text(const tj_kernel *k, tj_buf *out)
                       k->params[i].rank);
 }
 
-void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, tj_buf *out)
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, tj_buf *out)
 {
     tj_buf_printf(out, "tilejit %s\nkernel %s\narch %s\nthreads %u\nsmem %u\nabi ", TILEJIT_VERSION, simt->name,
                   arch, simt->nthreads, simt->smem_bytes);
     abi_text(simt, out);
-    tj_buf_append(out, "\n", 1);
+    if (linker_version)
+        tj_buf_printf(out, "\nlinker nvJitLink %d.%d\n", linker_version / 1000, linker_version % 1000 / 10);
+    else
+        tj_buf_printf(out, "\nlinker none (PTX only)\n");
 }
 
 static int meta_uint(const char *meta, const char *name, uint32_t max, uint32_t *out)
@@ -276,7 +259,10 @@ int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
     if (!jc->disk)
         return 0;
     tj_buf meta = {0};
-    tj_jit_kernel_meta(simt, arch, &meta);
+    pthread_mutex_lock(&jc->lock);
+    int version = out->cubin ? jc->linker_version : 0;
+    pthread_mutex_unlock(&jc->lock);
+    tj_jit_kernel_meta(simt, arch, version, &meta);
     tj_cache_entry e = {
         .kind = TJ_CACHE_KERNEL, .key = *k, .meta = meta.data ? meta.data : "", .meta_len = meta.len,
         .ptx = ptx, .ptx_len = strlen(ptx), .bin = out->cubin, .bin_len = out->cubin_size,

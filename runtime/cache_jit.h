@@ -31,11 +31,33 @@ const char *tj_cuda_default_arch(const tj_cuda_props *p);
 
 /* ---- memory ---- */
 
-/* What the request alone determines: the source, kernel, tile parameters,
- * the arguments' dtypes, shapes and specialization facts, the arch and the
- * tuning mode. */
-void tj_jit_request_key(tj_jit_cache *jc, const tj_compile_request *req, tj_cache_key *out);
-/* The value under the key (retained), counted as a memory hit; or NULL. */
+/* A request's signature: what it determines besides its source text (the
+ * kernel, tile parameters, the arguments' dtypes, shapes and
+ * specialization facts, the arch, the tuning mode), packed. */
+typedef struct tj_jit_request {
+    unsigned char sig[2048];
+    size_t len;
+    int usable; /* it fit */
+} tj_jit_request;
+
+/* cache_request.c: requests seen before, compared exactly (signature and
+ * source), each holding its value (a tj_fn) through retain/release. */
+typedef struct tj_requests tj_requests;
+tj_requests *tj_requests_new(uint32_t capacity, void (*retain)(void *), void (*release)(void *));
+void tj_requests_free(tj_requests *r);
+/* The value remembered for this request (retained), or NULL; *seen gets
+ * the signature for tj_requests_remember. */
+void *tj_requests_find(tj_requests *r, const tj_compile_request *req, const char *arch, int mode,
+                       tj_jit_request *seen);
+void tj_requests_remember(tj_requests *r, const tj_jit_request *seen, const tj_compile_request *req, void *fn);
+
+/* The same through the jit's cache (counting memory hits). */
+void *tj_jit_request_find(tj_jit_cache *jc, const tj_compile_request *req, tj_jit_request *seen);
+void tj_jit_request_remember(tj_jit_cache *jc, const tj_jit_request *seen, const tj_compile_request *req,
+                             void *value);
+
+/* Kernel keys: the value under the key (retained), counted as a memory
+ * hit; or NULL. */
 void *tj_jit_cache_get(tj_jit_cache *jc, const tj_cache_key *k);
 void tj_jit_cache_put(tj_jit_cache *jc, const tj_cache_key *k, void *value);
 
@@ -66,8 +88,9 @@ void tj_jit_cache_reject(tj_jit_cache *jc, const tj_cache_key *k);
 void tj_jit_binary_free(tj_jit_binary *b);
 
 /* The metadata of a kernel entry: name, arch, threads, shared memory and
- * the parameter ABI (docs/runtime.md) of a SIMT kernel. */
-void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, tj_buf *out);
+ * the parameter ABI (docs/runtime.md) of a SIMT kernel, and the linker that
+ * made its cubin (major * 1000 + minor * 10; 0: none, PTX only). */
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, tj_buf *out);
 
 /* PTX -> cubin with the jit's nvJitLink (opened on first use). 1 with
  * *cubin NULL and no error when there is no nvJitLink. */

@@ -104,7 +104,6 @@ void tj_cache_key_compute(const tj_cache_key_parts *p, tj_cache_key *out)
     tj_key_add_str(&b, "arch", p->arch);
     tj_key_add_str(&b, "ptx_isa", p->ptx_isa);
     tj_key_add_int(&b, "driver", p->driver_version);
-    tj_key_add_int(&b, "linker", p->linker_version);
     tj_key_add_str(&b, "options", p->options);
     /* The tile parameters are in the IR's header too; hashing them apart
      * keeps them in the key whatever the printer shows. */

@@ -300,11 +300,10 @@ static tj_fn *compile_fn(tj_jit *j, const tj_compile_request *req, tj_rt_error *
 /* The memory cache answers a request it has seen; otherwise compile_fn. */
 tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
-    tj_cache_key request;
-    tj_jit_request_key(j->cache, req, &request);
-    tj_fn *f = tj_jit_cache_get(j->cache, &request);
+    tj_jit_request seen;
+    tj_fn *f = tj_jit_request_find(j->cache, req, &seen);
     if (!f && (f = compile_fn(j, req, err)))
-        tj_jit_cache_put(j->cache, &request, f);
+        tj_jit_request_remember(j->cache, &seen, req, f);
     return f;
 }
 

@@ -22,7 +22,14 @@ esac
 jobs=$(nproc 2>/dev/null || echo 2)
 packages="cmake gcc make libcriterion-dev llvm-22-tools clang-22 libclang-rt-22-dev python3"
 
-is_installed() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
+# A package counts as present when dpkg has it installed or, for the tools,
+# when the command is on PATH (e.g. a cmake from pip).
+is_installed() {
+    case $1 in
+    cmake | gcc | make | python3 | clang-22) command -v "$1" >/dev/null 2>&1 && return 0 ;;
+    esac
+    dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+}
 
 install_packages() {
     if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg >/dev/null 2>&1; then

@@ -43,6 +43,11 @@ if ! skip host; then
   "$build/bench/bench_host" "$root/examples" --json "$out/bench_host.json" 2>&1 | tee "$out/bench_host.log"
 fi
 
+if ! skip cache; then
+  step "cache and tuner (cold compile, cache hits, launch cost, tuning time)"
+  "$build/bench/cache_bench" "$root/examples" 2>&1 | tee "$out/cache_bench.log"
+fi
+
 if ! skip bench; then
   step "GPU benchmarks vs PyTorch and Triton"
   TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"

@@ -73,7 +73,6 @@ typedef struct tj_cache_key_parts {
     const char *arch;      /* "sm_90a"; NULL on the cpu */
     const char *ptx_isa;   /* when chosen apart from the arch; NULL: the arch's */
     int driver_version;    /* e.g. 13000; 0: not relevant */
-    int linker_version;    /* nvJitLink major * 1000 + minor * 10; 0: none */
     const char *options;   /* lowering and code generation options, as text */
     const char *tilejit_version; /* NULL: this library's, TILEJIT_VERSION */
 } tj_cache_key_parts;

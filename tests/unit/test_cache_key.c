@@ -94,7 +94,7 @@ static tj_kernel *specialized(tj_ctx *c, const variant *v)
 static tj_cache_key_parts base_parts(const tj_kernel *ir)
 {
     return (tj_cache_key_parts){.ir = ir, .target = "ptx", .arch = "sm_90a", .driver_version = 13000,
-                                .linker_version = 13000, .options = "pipeline=default"};
+                                .options = "pipeline=default"};
 }
 
 static tj_cache_key key_of_parts(const tj_cache_key_parts *parts)
@@ -189,15 +189,14 @@ Test(kernel_key, each_part_changes_it)
     struct {
         const char *what;
         tj_cache_key_parts parts;
-    } changes[9];
+    } changes[8];
     int n = 0;
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 8; i++)
         changes[i].parts = p;
     changes[n].what = "target", changes[n++].parts.target = "cpu";
     changes[n].what = "arch", changes[n++].parts.arch = "sm_80";
     changes[n].what = "ptx isa", changes[n++].parts.ptx_isa = "8.5";
     changes[n].what = "driver", changes[n++].parts.driver_version = 13010;
-    changes[n].what = "linker", changes[n++].parts.linker_version = 12090;
     changes[n].what = "options", changes[n++].parts.options = "pipeline=other";
     changes[n].what = "version", changes[n++].parts.tilejit_version = "0.0.1";
     changes[n].what = "no options", changes[n++].parts.options = NULL;
@@ -215,39 +214,45 @@ Test(kernel_key, each_part_changes_it)
     tj_ctx_free(c);
 }
 
-/* ---- the request key --------------------------------------------------------------- */
+/* ---- requests seen before ---------------------------------------------------------- */
 
-static tj_cache_key request_key(tj_jit_cache *jc, const char *src, int64_t n, const char *arch)
+static void *find_request(tj_requests *r, const char *src, int64_t n, const char *arch, int mode, int remember)
 {
+    static int value;
     tj_arg args[2];
     two_tensors(args, 64, n, n, 0);
     tj_binding params[] = {{"BLOCK", 2048}};
     tj_compile_request req = {.file = "a.tj", .source = src, .len = strlen(src), .kernel = "softmax",
-                              .params = params, .nparams = 1, .args = args, .nargs = 2, .arch = arch};
-    tj_cache_key k;
-    tj_jit_request_key(jc, &req, &k);
-    return k;
+                              .params = params, .nparams = 1, .args = args, .nargs = 2};
+    tj_jit_request seen;
+    void *v = tj_requests_find(r, &req, arch, mode, &seen);
+    if (remember)
+        tj_requests_remember(r, &seen, &req, &value);
+    return v;
 }
 
-Test(request_key, covers_source_shapes_and_arch)
+Test(requests, found_again_only_when_everything_is_the_same)
 {
-    tj_cuda_props props = {.cc_major = 9, .cc_minor = 0, .driver_version = 13000};
-    tj_jit_cache *jc = tj_jit_cache_new(&props, NULL, NULL);
-    cr_assert(jc);
-    tj_cache_key a = request_key(jc, softmax_src, 1024, NULL), b = request_key(jc, softmax_src, 1024, NULL);
-    cr_expect(tj_cache_key_equal(&a, &b));
-    b = request_key(jc, softmax_src, 1008, NULL);
-    cr_expect_not(tj_cache_key_equal(&a, &b), "shape");
-    b = request_key(jc, softmax_commented, 1024, NULL);
-    cr_expect_not(tj_cache_key_equal(&a, &b), "the request key hashes the text as it is");
-    b = request_key(jc, softmax_src, 1024, "sm_90a");
-    cr_expect(tj_cache_key_equal(&a, &b), "sm_90a is this device's default");
-    b = request_key(jc, softmax_src, 1024, "sm_80");
-    cr_expect_not(tj_cache_key_equal(&a, &b), "arch");
-    tj_jit_cache_set_tune_mode(jc, TJ_TUNE_OFF);
-    b = request_key(jc, softmax_src, 1024, NULL);
-    cr_expect_not(tj_cache_key_equal(&a, &b), "tuning mode");
-    tj_jit_cache_free(jc);
+    tj_requests *r = tj_requests_new(16, NULL, NULL);
+    cr_assert(r);
+    cr_expect_null(find_request(r, softmax_src, 1024, "sm_90a", 0, 1));
+    cr_expect_not_null(find_request(r, softmax_src, 1024, "sm_90a", 0, 0));
+    cr_expect_null(find_request(r, softmax_src, 1008, "sm_90a", 0, 0), "shape");
+    cr_expect_null(find_request(r, softmax_commented, 1024, "sm_90a", 0, 0), "another source text");
+    cr_expect_null(find_request(r, softmax_changed, 1024, "sm_90a", 0, 0), "another source text");
+    cr_expect_null(find_request(r, softmax_src, 1024, "sm_80", 0, 0), "arch");
+    cr_expect_null(find_request(r, softmax_src, 1024, "sm_90a", 2, 0), "tuning mode");
+    /* the same first and last 64 bytes and length: told apart by comparing */
+    char a[200], b[200];
+    memset(a, ' ', sizeof a);
+    memcpy(b, a, sizeof b);
+    a[100] = '#';
+    b[100] = '%';
+    a[199] = b[199] = 0;
+    cr_expect_null(find_request(r, a, 1024, "sm_90a", 0, 1));
+    cr_expect_null(find_request(r, b, 1024, "sm_90a", 0, 0), "a slot collision is no hit");
+    cr_expect_not_null(find_request(r, a, 1024, "sm_90a", 0, 0));
+    tj_requests_free(r);
 }
 
 /* ---- tj_jit's memory cache on the cpu ------------------------------------------------- */
