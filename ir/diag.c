@@ -46,8 +46,11 @@ static const char *severity_name(tj_severity s)
     return s == TJ_SEV_ERROR ? "error" : s == TJ_SEV_WARNING ? "warning" : "note";
 }
 
-/* Appends the source line `line` of `file` and a caret under column `col`;
- * tabs are kept so the caret lines up in a terminal. */
+enum { QUOTE_MAX = 160 }; /* longest stretch of a source line quoted */
+
+/* Appends the source line `line` of `file` and a caret under column `col`.
+ * Tabs are kept so the caret lines up in a terminal; bytes that are not
+ * printable show as '?'; a long line is cut to a window around the column. */
 static void render_source_line(const tj_ctx *c, const tj_diag *d, tj_buf *out)
 {
     size_t len;
@@ -58,17 +61,24 @@ static void render_source_line(const tj_ctx *c, const tj_diag *d, tj_buf *out)
     for (uint32_t l = 1; l < d->line && p < end; p++)
         if (*p == '\n')
             l++;
+    if (p >= end && !(d->line == 1 && len == 0))
+        return;
     const char *eol = p;
     while (eol < end && *eol != '\n')
         eol++;
-    if (p > end || (p == end && d->line > 1 && p[-1] == '\n' && eol == p))
-        return;
-    tj_buf_append(out, "  ", 2);
-    for (const char *q = p; q < eol; q++)
+    size_t col = d->col ? d->col - 1 : 0;
+    size_t first = col > QUOTE_MAX / 2 ? col - QUOTE_MAX / 2 : 0;
+    if (first > (size_t)(eol - p))
+        first = (size_t)(eol - p);
+    const char *from = p + first, *to = eol - from > QUOTE_MAX ? from + QUOTE_MAX : eol;
+    tj_buf_append(out, first ? "  ..." : "  ", first ? 5 : 2);
+    for (const char *q = from; q < to; q++)
         tj_buf_append(out, (*q >= 32 && *q < 127) || *q == '\t' ? q : "?", 1);
-    tj_buf_append(out, "\n  ", 3);
-    for (uint32_t i = 1; i < d->col && p + i - 1 < eol; i++)
-        tj_buf_append(out, p[i - 1] == '\t' ? "\t" : " ", 1);
+    tj_buf_append(out, to < eol ? "...\n  " : "\n  ", to < eol ? 6 : 3);
+    if (first)
+        tj_buf_append(out, "   ", 3);
+    for (const char *q = from; q < p + col && q < to; q++)
+        tj_buf_append(out, *q == '\t' ? "\t" : " ", 1);
     tj_buf_append(out, "^\n", 2);
 }
 

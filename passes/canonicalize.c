@@ -201,6 +201,7 @@ static int canon_block(tj_canon *cx, tj_block_id b, int depth)
         i = cx->at.pos; /* r moved past what was inserted before it */
         if (gone) {
             tj_block_remove(cx->k, b, i);
+            tj_detach_regions(cx->k, r, 0);
             cx->changed = 1;
         } else {
             i++;

@@ -62,6 +62,7 @@ static void remove_inst(dce *d, tj_block_id b, uint32_t pos)
     for (int g = 0; g < 2; g++)
         if (tj_region_of(d->k, r, g))
             block_uses(d, tj_region_of(d->k, r, g), -1, 0); /* depth checked when counting */
+    tj_detach_regions(d->k, r, 0);
     d->changed = 1;
 }
 

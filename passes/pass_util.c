@@ -89,6 +89,20 @@ tj_op tj_swapped_op(const tj_kernel *k, const tj_inst *in)
     }
 }
 
+void tj_detach_regions(tj_kernel *k, tj_ref r, int depth)
+{
+    if (depth > TJ_PASS_MAX_DEPTH)
+        return; /* walked already by the pass, which checked the depth */
+    for (int g = 0; g < 2; g++) {
+        tj_block_id b = tj_region_of(k, r, g);
+        for (uint32_t i = 0; b && i < k->blocks[b].ninsts; i++) {
+            tj_ref x = k->blocks[b].insts[i];
+            tj_detach_regions(k, x, depth + 1);
+            k->insts[x].block = TJ_NONE;
+        }
+    }
+}
+
 int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth)
 {
     const tj_inst *in = &k->insts[r];

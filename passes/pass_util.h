@@ -52,6 +52,9 @@ tj_block_id tj_region_of(const tj_kernel *k, tj_ref r, int g);
  * not swapped: which zero max(-0.0, 0.0) gives may depend on the order on
  * some targets. */
 tj_op tj_swapped_op(const tj_kernel *k, const tj_inst *in);
+/* Marks every instruction in r's regions (at any depth) as placed in no
+ * block, as tj_block_remove marks r itself: they went away with r. */
+void tj_detach_regions(tj_kernel *k, tj_ref r, int depth);
 /* Whether r, or anything in its regions, writes memory or synchronizes:
  * a memory op that does not only read (store, atomic, barrier). */
 int tj_has_side_effects(const tj_kernel *k, tj_ref r, int depth);

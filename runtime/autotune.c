@@ -154,15 +154,25 @@ static int examine(tune_run *t, tune_item *it, int may_time)
     return 0;
 }
 
-typedef struct prepare_job {
-    tune_run *t;
-    int status;
-} prepare_job;
+/* The arguments as the compiler sees them: tensors whose data is NULL (for
+ * the device to fill) get a placeholder address, aligned like the device's
+ * allocations, that nothing dereferences. */
+static const tj_arg *compile_args(tune_run *t)
+{
+    tj_arg *a = tj_alloc(t->c, sizeof *a * (t->req->nargs + 1));
+    for (uint32_t i = 0; i < t->req->nargs; i++) {
+        a[i] = t->req->args[i];
+        if (a[i].is_tensor && !a[i].tensor.data)
+            a[i].tensor.data = (void *)(uintptr_t)256;
+    }
+    return a;
+}
 
 /* Parses, binds dims, enumerates and examines every candidate. */
 static int prepare(tune_run *t)
 {
     const tj_tune_request *req = t->req;
+    t->args = compile_args(t);
     t->p = tj_parse_program(t->c, req->file ? req->file : "<source>", req->source, req->len);
     if (!t->p)
         return -1;
@@ -299,6 +309,20 @@ static void no_configuration(const tj_tune_report *r, const char *kernel, tj_rt_
                  why ? "; e.g. " : "", config, why ? ": " : "", why ? why->note : "");
 }
 
+/* When every configuration is settled (none left untimed), the winner is
+ * stored for tj_tune_winner_load. */
+static void store_winner(const tune_run *t, const tj_tune_report *out)
+{
+    if (!t->cache || !t->dev || !t->dev->arch || out->best < 0 || out->results[out->best].status != TJ_TUNE_OK)
+        return;
+    for (uint32_t i = 0; i < out->nresults; i++)
+        if (out->results[i].status == TJ_TUNE_UNTIMED)
+            return;
+    tj_cache_key k;
+    tj_tune_winner_key(t->req, t->dev->id, t->bucket, &k);
+    tj_tune_winner_store(t->cache, &k, t->kernel_name, &out->results[out->best]);
+}
+
 static void report_error(tune_run *t, tj_rt_error *err)
 {
     if (err)
@@ -327,6 +351,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
         out->results[i] = *t.items[i].r;
     out->nresults = t.nitems;
     out->best = pick_best(&t);
+    store_winner(&t, out);
     snprintf(out->bucket, sizeof out->bucket, "%s", t.bucket);
     out->wall_seconds = now_s() - t0;
     if (out->best < 0) { /* the report says why, configuration by configuration */

@@ -72,14 +72,14 @@ static int build_item(worker_state *w, tune_item *it)
     if (tj_select_config(w->c, w->p, t->kernel, it->given, it->ngiven, w->dims, w->ndims, &config, &nconfig))
         return fail(w, it, TJ_TUNE_FAILED, "no configuration");
     tj_kernel *tile = tj_lower_kernel(w->c, w->p, t->kernel, config, nconfig, w->dims, w->ndims);
-    tj_kernel *spec = tile && !tj_optimize(tile, 0) ? tj_jit_specialize(tile, req->args, req->nargs) : NULL;
+    tj_kernel *spec = tile && !tj_optimize(tile, 0) ? tj_jit_specialize(tile, t->args, req->nargs) : NULL;
     if (!spec || tj_jit_lower_ptx(spec, t->dev->arch, &simt, &ptx))
         return fail(w, it, TJ_TUNE_FAILED, "compilation failed");
     it->r->nthreads = simt->nthreads;
     it->r->smem_bytes = simt->smem_bytes;
     if (over_limits(t, it))
         return 0;
-    if (tj_eval_grid(tile, req->args, req->nargs, it->grid))
+    if (tj_eval_grid(tile, t->args, req->nargs, it->grid))
         return fail(w, it, TJ_TUNE_FAILED, "the grid does not evaluate");
     it->v = (tj_tune_variant){.simt = simt, .ptx = ptx, .grid = it->grid};
     link_cubin(w, it);

@@ -4,7 +4,7 @@
 
 #include <pthread.h>
 
-#include "runtime/cache_jit.h"
+#include "cache_jit.h"
 
 enum { TJ_TUNE_MAX_CONFIGS = 4096, TJ_TUNE_MAX_THREADS = 16 };
 
@@ -27,6 +27,7 @@ typedef struct tune_run {
     tj_tune_device *dev;
     tj_cache *cache;
     const tj_tune_request *req;
+    const tj_arg *args;  /* req->args, with a placeholder for NULL tensor data */
     tj_ctx *c;           /* the report's context */
     const tj_program *p;
     int kernel;
@@ -64,6 +65,16 @@ void tj_tune_record_key(const tj_kernel *tile, const char *device_id, const char
 int tj_tune_record_load(tune_run *t, tune_item *it);
 /* Stores it->r's outcome. */
 void tj_tune_record_store(tune_run *t, const tune_item *it);
+
+/* The winner of a complete tuning run, under a key of the exact source
+ * text, kernel, fixed parameters, device and bucket: a lookup that needs
+ * no front end per configuration. */
+void tj_tune_winner_key(const tj_tune_request *req, const char *device_id, const char *bucket, tj_cache_key *out);
+void tj_tune_winner_store(tj_cache *cache, const tj_cache_key *k, const char *kernel, const tj_tune_result *best);
+/* 0 and the winner's configuration (arena memory of c), checked against
+ * the kernel's tile parameters. */
+int tj_tune_winner_load(tj_cache *cache, const tj_cache_key *k, tj_ctx *c, const tj_program *p, int kernel,
+                        tj_binding **config, uint32_t *n);
 
 /* ---- autotune_build.c: building variants on worker threads ---- */
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cache_jit.h"
+#include "runtime/autotune_internal.h"
 #include "tilejit/tilejit.h"
 
 /* Whether a tunable parameter (one with several values) is left unbound. */
@@ -32,6 +32,25 @@ static tj_tune_device lookup_device(const tj_jit_cache *jc, const tj_cuda_props 
     return (tj_tune_device){.id = id, .arch = arch};
 }
 
+/* The winner stored for exactly this request, when it still satisfies the
+ * where clauses for these shapes (the bucket's shapes may differ). */
+static int stored_winner(tj_jit_cache *jc, const tj_tune_device *dev, tj_ctx *c, const tj_program *p, int kernel,
+                         const tj_tune_request *tr, const tj_binding **params, uint32_t *nparams)
+{
+    tj_binding *dims, *config;
+    uint32_t ndims = tj_dims_from_args(c, p, kernel, tr->args, tr->nargs, &dims), nconfig;
+    char bucket[160];
+    tj_cache_key k;
+    tj_tune_bucket(dims, ndims, bucket, sizeof bucket);
+    tj_tune_winner_key(tr, dev->id, bucket, &k);
+    if (tj_tune_winner_load(tj_jit_cache_disk(jc), &k, c, p, kernel, &config, &nconfig) ||
+        tj_config_satisfies(c, p, kernel, config, nconfig, dims, ndims, NULL) != 1)
+        return -1;
+    *params = config;
+    *nparams = nconfig;
+    return 0;
+}
+
 static void copy_winner(tj_ctx *c, const tj_tune_result *best, const tj_binding **params, uint32_t *nparams)
 {
     tj_binding *b = tj_alloc(c, sizeof *b * (best->nconfig + 1));
@@ -53,6 +72,12 @@ int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_progr
     if (tj_cuda_device_props(cu, tj_cuda_ordinal(cu), &props, &err))
         return 0;
     tj_tune_device lookup = lookup_device(jc, &props, req, id, sizeof id);
+    tj_tune_request tr = {
+        .file = req->file, .source = req->source, .len = req->len, .kernel = req->kernel,
+        .params = req->params, .nparams = req->nparams, .args = req->args, .nargs = req->nargs, .mode = mode,
+    };
+    if (stored_winner(jc, &lookup, c, p, kernel, &tr, params, nparams) == 0)
+        return 0;
     tj_tune_device *dev = mode == TJ_TUNE_MISSING
                               ? tj_tune_device_cuda(cu, tj_jit_cache_arch(jc, req), req->args, req->nargs, &err)
                               : &lookup;
@@ -60,10 +85,6 @@ int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_progr
         tj_error(c, "autotuning kernel '%s': %s", req->kernel, err.msg);
         return 1;
     }
-    tj_tune_request tr = {
-        .file = req->file, .source = req->source, .len = req->len, .kernel = req->kernel,
-        .params = req->params, .nparams = req->nparams, .args = req->args, .nargs = req->nargs, .mode = mode,
-    };
     tj_tune_report rep;
     int rc = tj_tune(dev, tj_jit_cache_disk(jc), &tr, &rep, &err);
     if (rc == 0 && rep.results[rep.best].status == TJ_TUNE_OK)

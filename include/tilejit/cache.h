@@ -39,6 +39,9 @@ void tj_hash_update(tj_hash_state *s, const void *data, size_t n);
 void tj_hash_final(tj_hash_state *s, uint8_t *out);
 void tj_hash(const void *data, size_t n, uint8_t *out, size_t outlen);
 
+/* XXH64: a fast checksum against accidental damage (not for keys). */
+uint64_t tj_hash64(const void *data, size_t n, uint64_t seed);
+
 /* ---- keys ----------------------------------------------------------------- */
 
 #define TJ_CACHE_KEY_BYTES 32

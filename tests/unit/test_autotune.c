@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../runtime/autotune_internal.h"
 #include "cache_test_util.h"
-#include "tilejit/tilejit.h"
 #include "tilejit/autotune.h"
+#include "tilejit/tilejit.h"
 
 #define SOFTMAX_BODY                                                                                                   \
     "{\n"                                                                                                              \
@@ -115,17 +116,23 @@ static void on_progress(void *ud, uint32_t done, uint32_t total, const tj_tune_r
     cr_assert_leq(done, total);
 }
 
+static tj_arg setup_args[2];
+
+static tj_tune_request make_request(const setup *s)
+{
+    for (int i = 0; i < 2; i++) {
+        memset(&setup_args[i], 0, sizeof setup_args[i]);
+        setup_args[i].is_tensor = 1;
+        setup_args[i].tensor = (tj_tensor){i ? ys : xs, TJ_DT_F32, 2, {64, s->n}, {s->n, 1}};
+    }
+    return (tj_tune_request){.file = "softmax.tj", .source = s->source, .len = strlen(s->source),
+                             .kernel = "softmax", .params = s->fixed, .nparams = s->nfixed, .args = setup_args,
+                             .nargs = 2, .mode = s->mode, .threads = 2, .progress = on_progress};
+}
+
 static tj_tune_report tune(fake *f, tj_cache *cache, const setup *s)
 {
-    tj_arg args[2];
-    for (int i = 0; i < 2; i++) {
-        memset(&args[i], 0, sizeof args[i]);
-        args[i].is_tensor = 1;
-        args[i].tensor = (tj_tensor){i ? ys : xs, TJ_DT_F32, 2, {64, s->n}, {s->n, 1}};
-    }
-    tj_tune_request req = {.file = "softmax.tj", .source = s->source, .len = strlen(s->source),
-                           .kernel = "softmax", .params = s->fixed, .nparams = s->nfixed, .args = args,
-                           .nargs = 2, .mode = s->mode, .threads = 2, .progress = on_progress};
+    tj_tune_request req = make_request(s);
     tj_tune_report rep;
     tj_rt_error err = {{0}};
     progress_calls = 0;
@@ -183,7 +190,7 @@ Test(autotune, first_run_times_every_valid_configuration)
             cr_expect_eq(r.results[i].nthreads, 32 * (uint32_t)r.results[i].config[1].value);
     tj_cache_stats st;
     tj_cache_stats_get(cache, &st);
-    cr_expect_eq(st.tune_records, 9, "one record per configuration");
+    cr_expect_eq(st.tune_records, 10, "one record per configuration, and the winner");
     tj_tune_report_free(&r);
     tj_cache_close(cache);
     ct_rmrf(dir);
@@ -216,6 +223,50 @@ Test(autotune, a_second_run_times_nothing)
     cr_expect_eq(f.times, 0);
     cr_expect_str_eq(best_config(&r), "BLOCK=2048,warps=8,stages=2");
     tj_tune_report_free(&r);
+    tj_cache_close(cache);
+    ct_rmrf(dir);
+}
+
+/* The winner stored for exactly this source text, as text. */
+static const char *stored_winner(tj_cache *cache, const setup *s)
+{
+    static char buf[256];
+    tj_tune_request req = make_request(s);
+    tj_cache_key k;
+    tj_tune_winner_key(&req, "fake device/sm_90a", "M=64,N=1024", &k);
+    tj_ctx *c = tj_ctx_new();
+    tj_program *p = tj_parse_program(c, "s.tj", s->source, strlen(s->source));
+    tj_binding *config;
+    uint32_t n;
+    buf[0] = 0;
+    if (p && tj_tune_winner_load(cache, &k, c, p, 0, &config, &n) == 0)
+        tj_tune_config_text(config, n, buf, sizeof buf);
+    tj_ctx_free(c);
+    return buf;
+}
+
+Test(autotune, the_winner_is_stored_for_the_exact_source)
+{
+    char *dir;
+    tj_cache *cache = fresh_cache(&dir);
+    fake f;
+    fake_init(&f);
+    setup s = base;
+    s.mode = TJ_TUNE_STORED;
+    tj_tune_report r = tune(&f, cache, &s);
+    tj_tune_report_free(&r);
+    cr_expect_str_eq(stored_winner(cache, &s), "", "nothing timed: no winner");
+    s.mode = TJ_TUNE_MISSING;
+    r = tune(&f, cache, &s);
+    tj_tune_report_free(&r);
+    cr_expect_str_eq(stored_winner(cache, &s), "BLOCK=2048,warps=8,stages=2");
+    setup edited = s;
+    edited.source = softmax_commented;
+    cr_expect_str_eq(stored_winner(cache, &edited), "", "another text");
+    edited.mode = TJ_TUNE_STORED;
+    r = tune(&f, cache, &edited); /* every time is stored: a winner for this text too */
+    tj_tune_report_free(&r);
+    cr_expect_str_eq(stored_winner(cache, &edited), "BLOCK=2048,warps=8,stages=2");
     tj_cache_close(cache);
     ct_rmrf(dir);
 }

@@ -116,3 +116,15 @@ Test(key, integers_are_whole_values)
     tj_key_end(&b, &kb);
     cr_expect_not(tj_cache_key_equal(&ka, &kb));
 }
+
+/* XXH64 against the reference implementation (libxxhash 0.8.1). */
+Test(hash64, reference_values)
+{
+    static unsigned char buf[1000];
+    for (int i = 0; i < 1000; i++)
+        buf[i] = (unsigned char)(i * 131 + 7);
+    cr_expect_eq(tj_hash64("", 0, 0), 0xef46db3751d8e999ull);
+    cr_expect_eq(tj_hash64("abc", 3, 0), 0x44bc2cf5ad770999ull);
+    cr_expect_eq(tj_hash64(buf, 1000, 0), 0x0bf0bdbcc82eb373ull, "stripes, then the tail");
+    cr_expect_eq(tj_hash64(buf, 100, 12345), 0x21fc897b6959f33aull, "a seed");
+}

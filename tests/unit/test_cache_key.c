@@ -257,15 +257,20 @@ Test(requests, found_again_only_when_everything_is_the_same)
 
 /* ---- tj_jit's memory cache on the cpu ------------------------------------------------- */
 
-static tj_fn *compile(tj_jit *j, const char *src, int64_t block, tj_arg *args)
+static tj_fn *compile_warps(tj_jit *j, const char *src, int64_t block, int64_t warps, tj_arg *args)
 {
-    tj_binding params[] = {{"BLOCK", block}};
+    tj_binding params[] = {{"BLOCK", block}, {"warps", warps}};
     tj_compile_request req = {.file = "s.tj", .source = src, .len = strlen(src), .kernel = "softmax",
-                              .params = params, .nparams = 1, .args = args, .nargs = 2};
+                              .params = params, .nparams = warps ? 2 : 1, .args = args, .nargs = 2};
     tj_rt_error err = {{0}};
     tj_fn *f = tj_jit_compile(j, &req, &err);
     cr_assert(f, "%s", err.msg);
     return f;
+}
+
+static tj_fn *compile(tj_jit *j, const char *src, int64_t block, tj_arg *args)
+{
+    return compile_warps(j, src, block, 0, args);
 }
 
 static void check_softmax_rows(const tj_arg *args)
@@ -317,14 +322,16 @@ Test(jit_memory, evicted_functions_live_while_held)
     tj_arg args[2];
     two_tensors(args, 4, 1000, 1000, 0);
     tj_fn *held = compile(j, softmax_src, 1024, args);
-    tj_fn_release(compile(j, softmax_src, 2048, args)); /* pushes `held` out of the two slots */
-    tj_fn_release(compile(j, softmax_commented, 2048, args));
+    /* three other kernels push `held` out of both memory caches' two slots */
+    tj_fn_release(compile_warps(j, softmax_src, 2048, 4, args));
+    tj_fn_release(compile_warps(j, softmax_src, 2048, 8, args));
+    tj_fn_release(compile_warps(j, softmax_src, 1024, 8, args));
     cr_assert_eq(tj_fn_launch(held, args, 2, NULL, &err), 0, "%s", err.msg);
     check_softmax_rows(args);
     tj_fn *again = compile(j, softmax_src, 1024, args);
     tj_jit_stats st;
     tj_jit_get_stats(j, &st);
-    cr_expect_eq(st.compiles, 3, "recompiled after eviction");
+    cr_expect_eq(st.compiles, 5, "recompiled after eviction");
     tj_fn_release(again);
     tj_fn_release(held);
     tj_jit_close(j);

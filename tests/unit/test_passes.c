@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "pass_test_util.h"
+#include "tilejit/lower.h"
 
 static const char *const pipelines[] = {"canonicalize", "cse", "dce", "canonicalize,cse,dce"};
 enum { NPIPELINES = sizeof pipelines / sizeof pipelines[0] };
@@ -172,9 +173,34 @@ static void lit_same_results(tj_kernel *k)
     check_same_results(k, NULL);
 }
 
+/* SIMT IR (k, or what k lowers to) computes the same before and after
+ * tj_optimize, on the SIMT interpreter. */
+static void lit_simt_same_results(tj_kernel *k)
+{
+    tj_kernel *simt = k->level == TJ_LEVEL_SIMT ? k : tj_lower_simt(k, &(tj_lower_options){0});
+    if (!simt) {
+        tj_diag_clear(k->ctx);
+        return;
+    }
+    tj_kernel *opt = tj_kernel_clone(simt);
+    run_ok(opt, NULL);
+    run_args before, after;
+    make_args(k, &before);
+    make_args(k, &after);
+    if (tj_simt_run(simt, before.args, before.n) == 0) {
+        cr_assert_eq(tj_simt_run(opt, after.args, after.n), 0, "%s", tj_diag_render(k->ctx));
+        check_same_tensors(simt, &before, &after);
+    }
+    tj_diag_clear(k->ctx);
+    free_args(&before);
+    free_args(&after);
+}
+
 Test(passes, lit_kernels_verify_and_are_fixed_points) { for_all_lit_kernels(lit_fixed_points); }
 
 Test(passes, lit_kernels_compute_the_same) { for_all_lit_kernels(lit_same_results); }
+
+Test(passes, lit_kernels_lowered_to_simt_compute_the_same) { for_all_lit_kernels(lit_simt_same_results); }
 
 /* ---- the pipeline --------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* `tilejit emit FILE -k KERNEL --target TARGET`: prints one kernel as Tile
- * IR, optimized Tile IR, or (once their back ends land) SIMT IR, PTX, MSL. */
+ * IR, optimized Tile IR, SIMT IR or PTX (MSL once its back end lands). */
 #include <string.h>
 
 #include "cli.h"
