@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../runtime/cache_jit.h"
 #include "tilejit/jit.h"
 #include "tilejit/tilejit.h"
 
@@ -344,6 +345,49 @@ static int child_compile(const char *dir, int i, int mode)
     return f ? 0 : 1;
 }
 
+/* The child, step by step: front end and key, reading the entry, loading
+ * the cubin (what a disk hit costs, where the time goes). */
+static int child_steps(const char *dir, int i)
+{
+    const example *e = &examples[i];
+    tj_jit *j = open_jit(TJ_TUNE_OFF);
+    tj_cuda_props props;
+    tj_cuda_device_props(tj_jit_cuda(j), 0, &props, NULL);
+    tj_jit_cache *jc = tj_jit_cache_new(&props, NULL, NULL);
+    size_t len;
+    char *src = read_file(dir, e->file, &len);
+    tj_arg args[MAX_PARAMS];
+    make_args(e, NULL, args);
+    tj_ctx *c = tj_ctx_new();
+    double t0 = now_us();
+    tj_program *p = tj_parse_program(c, e->file, src, len);
+    tj_binding *dims, *config;
+    uint32_t nconfig, ndims = tj_dims_from_args(c, p, 0, args, (uint32_t)e->nparams, &dims);
+    tj_select_config(c, p, 0, NULL, 0, dims, ndims, &config, &nconfig);
+    tj_kernel *tile = tj_lower_kernel(c, p, 0, config, nconfig, dims, ndims);
+    tj_optimize(tile, 0);
+    tj_kernel *spec = tj_jit_specialize(tile, args, (uint32_t)e->nparams);
+    tj_cache_key k;
+    tj_jit_kernel_key(jc, spec, "sm_90a", &k);
+    double t1 = now_us();
+    tj_jit_binary bin;
+    int miss = tj_jit_cache_lookup(jc, &k, spec, &bin);
+    double t2 = now_us();
+    tj_cuda_module *m = miss ? NULL : tj_cuda_module_load_cubin(tj_jit_cuda(j), bin.cubin, bin.cubin_size, "k", NULL);
+    double t3 = now_us();
+    printf("%.1f %.1f %.1f %zu %zu\n", t1 - t0, t2 - t1, t3 - t2, miss ? 0 : bin.entry.ptx_len,
+           miss ? 0 : bin.cubin_size);
+    if (m)
+        tj_cuda_module_unload(m);
+    if (!miss)
+        tj_jit_binary_free(&bin);
+    tj_ctx_free(c);
+    tj_jit_cache_free(jc);
+    free(src);
+    tj_jit_close(j);
+    return 0;
+}
+
 /* Runs this program as a child; returns its time, -1 on failure. */
 static double spawn_child(const char *self, const char *dir, int i, int mode, int *disk_hit)
 {
@@ -383,7 +427,14 @@ static void bench_disk(const char *self, const char *dir)
                 printf(" %*.0f", mode ? 18 : 14, median(t[mode], CHILD_REPS));
             else
                 printf(" %*s", mode ? 18 : 14, "FAILED");
-        printf("\n");
+        char cmd[8192], steps[256] = "";
+        snprintf(cmd, sizeof cmd, "'%s' '%s' --child %d steps", self, dir, i);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(steps, sizeof steps, p))
+            steps[strcspn(steps, "\n")] = 0;
+        if (p)
+            pclose(p);
+        printf("   (front end+key, read entry, load cubin (us), PTX and cubin bytes: %s)\n", steps);
     }
 }
 
@@ -438,7 +489,8 @@ static void bench_tune(const char *dir, const char *cache_dir)
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[2], "--child"))
-        return child_compile(argv[1], atoi(argv[3]), atoi(argv[4]));
+        return !strcmp(argv[4], "steps") ? child_steps(argv[1], atoi(argv[3]))
+                                          : child_compile(argv[1], atoi(argv[3]), atoi(argv[4]));
     if (argc != 2) {
         fprintf(stderr, "usage: cache_bench EXAMPLES_DIR\n");
         return 2;

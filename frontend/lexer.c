@@ -1,5 +1,6 @@
 /* The .tj lexer. */
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,12 @@ static fe_token finish_int(fe_lexer *lx, size_t b, int base)
 static fe_token finish_float(fe_lexer *lx, size_t b)
 {
     char *s = tj_strndup(lx->c, lx->text + b, lx->pos - b);
+    /* strtod reads the decimal point of the current locale, which a host
+     * program may have set to ',' */
+    const char *point = localeconv()->decimal_point;
+    char *dot = strchr(s, '.');
+    if (dot && point[0] && !point[1])
+        *dot = point[0];
     errno = 0;
     double v = strtod(s, NULL);
     if (errno == ERANGE && (v > 1.0 || v < -1.0))

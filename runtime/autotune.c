@@ -309,18 +309,20 @@ static void no_configuration(const tj_tune_report *r, const char *kernel, tj_rt_
                  why ? "; e.g. " : "", config, why ? ": " : "", why ? why->note : "");
 }
 
-/* When every configuration is settled (none left untimed), the winner is
- * stored for tj_tune_winner_load. */
-static void store_winner(const tune_run *t, const tj_tune_report *out)
+/* The outcome, for tj_tune_winner_load: the winner, or that none has a
+ * time, as of the records this run read (or wrote). */
+static void store_winner(const tune_run *t, const tj_tune_report *out, uint64_t generation)
 {
-    if (!t->cache || !t->dev || !t->dev->arch || out->best < 0 || out->results[out->best].status != TJ_TUNE_OK)
+    if (!t->cache || !t->dev || !t->dev->arch)
         return;
+    const tj_tune_result *best = out->best >= 0 ? &out->results[out->best] : NULL;
+    int complete = 1;
     for (uint32_t i = 0; i < out->nresults; i++)
-        if (out->results[i].status == TJ_TUNE_UNTIMED)
-            return;
+        complete &= out->results[i].status != TJ_TUNE_UNTIMED;
     tj_cache_key k;
     tj_tune_winner_key(t->req, t->dev->id, t->bucket, &k);
-    tj_tune_winner_store(t->cache, &k, t->kernel_name, &out->results[out->best]);
+    tj_tune_winner_store(t->cache, &k, t->kernel_name, best && best->status == TJ_TUNE_OK ? best : NULL, complete,
+                         out->built ? tj_tune_generation(t->cache) : generation);
 }
 
 static void report_error(tune_run *t, tj_rt_error *err)
@@ -341,6 +343,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
         return 1;
     }
     out->ctx = t.c;
+    uint64_t generation = tj_tune_generation(cache); /* before reading records */
     if (prepare_guarded(&t) || time_all(&t, out)) {
         report_error(&t, err);
         tj_tune_report_free(out);
@@ -351,7 +354,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
         out->results[i] = *t.items[i].r;
     out->nresults = t.nitems;
     out->best = pick_best(&t);
-    store_winner(&t, out);
+    store_winner(&t, out, generation);
     snprintf(out->bucket, sizeof out->bucket, "%s", t.bucket);
     out->wall_seconds = now_s() - t0;
     if (out->best < 0) { /* the report says why, configuration by configuration */

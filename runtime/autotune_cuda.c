@@ -11,8 +11,8 @@
 
 enum {
     MAX_SETS = 8,
-    WARMUP_LAUNCHES = 3,
-    MIN_RUNS = 10,
+    WARMUP_LAUNCHES = 2,
+    MIN_RUNS = 5,
     MAX_RUNS = 100,
 };
 #define TIME_BUDGET_S 0.02 /* of launches per configuration, after the warm-up */
@@ -61,7 +61,7 @@ static size_t tensor_bytes(const tj_tensor *t)
 }
 
 /* Random values as bytes of the dtype: floats in [0, 1), integers in
- * [0, 16) (valid indices for gathers of 16 rows or more). */
+ * [0, 16) (valid indices for gathers of 16 rows or more), bools 0 or 1. */
 static void fill_random(void *data, size_t bytes, tj_dtype dt, uint64_t seed)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -83,35 +83,34 @@ static void fill_random(void *data, size_t bytes, tj_dtype dt, uint64_t seed)
     }
 }
 
-/* One set: a buffer per tensor holding the host data (or random data). */
-static int make_set(cuda_tuner *ct, const tj_arg *args, int set, tj_rt_error *err)
+/* Argument i in every set: a copy of its host data (or of random data,
+ * made once) in a device buffer per set. */
+static int copy_argument(cuda_tuner *ct, const tj_arg *args, uint32_t i, tj_rt_error *err)
 {
-    tj_arg *a = ct->sets[set];
-    for (uint32_t i = 0; i < ct->nargs; i++) {
-        a[i] = args[i];
-        size_t bytes = args[i].is_tensor ? tensor_bytes(&args[i].tensor) : 0;
-        if (!bytes)
-            continue;
-        int64_t lo, hi;
-        tensor_span(&args[i].tensor, &lo, &hi);
-        size_t esize = (size_t)tj_dtype_size(args[i].tensor.dtype), off = (size_t)(-lo) * esize;
+    for (int set = 0; set < ct->nsets; set++)
+        ct->sets[set][i] = args[i];
+    size_t bytes = args[i].is_tensor ? tensor_bytes(&args[i].tensor) : 0;
+    if (!bytes)
+        return 0;
+    int64_t lo, hi;
+    tensor_span(&args[i].tensor, &lo, &hi);
+    size_t off = (size_t)(-lo) * (size_t)tj_dtype_size(args[i].tensor.dtype);
+    void *host = args[i].tensor.data ? (char *)args[i].tensor.data - off : malloc(bytes);
+    if (!host)
+        return 1;
+    if (!args[i].tensor.data)
+        fill_random(host, bytes, args[i].tensor.dtype, i + 1);
+    int rc = 0;
+    for (int set = 0; set < ct->nsets && !rc; set++) {
         void *dev = tj_cuda_malloc(ct->cu, bytes, err);
-        if (!dev)
-            return 1;
         ct->buffers[(size_t)set * ct->nargs + i] = dev;
-        void *host = args[i].tensor.data ? (char *)args[i].tensor.data - off : malloc(bytes);
-        if (!host)
-            return 1;
-        if (!args[i].tensor.data)
-            fill_random(host, bytes, args[i].tensor.dtype, i + 1);
-        int rc = tj_cuda_memcpy_htod(ct->cu, dev, host, bytes, err);
-        if (!args[i].tensor.data)
-            free(host);
-        if (rc)
-            return 1;
-        a[i].tensor.data = (char *)dev + off;
+        rc = !dev || tj_cuda_memcpy_htod(ct->cu, dev, host, bytes, err);
+        if (!rc)
+            ct->sets[set][i].tensor.data = (char *)dev + off;
     }
-    return 0;
+    if (!args[i].tensor.data)
+        free(host);
+    return rc;
 }
 
 /* Enough sets that one round reads at least twice the L2 cache, within an
@@ -257,7 +256,10 @@ static int setup(cuda_tuner *ct, const tj_arg *args, tj_rt_error *err)
             return 1;
     ct->nsets = set_count(ct, args);
     for (int s = 0; s < ct->nsets; s++)
-        if (!(ct->sets[s] = calloc(ct->nargs + 1, sizeof *ct->sets[s])) || make_set(ct, args, s, err))
+        if (!(ct->sets[s] = calloc(ct->nargs + 1, sizeof *ct->sets[s])))
+            return 1;
+    for (uint32_t i = 0; i < ct->nargs; i++)
+        if (copy_argument(ct, args, i, err))
             return 1;
     return 0;
 }

@@ -66,15 +66,23 @@ int tj_tune_record_load(tune_run *t, tune_item *it);
 /* Stores it->r's outcome. */
 void tj_tune_record_store(tune_run *t, const tune_item *it);
 
-/* The winner of a complete tuning run, under a key of the exact source
- * text, kernel, fixed parameters, device and bucket: a lookup that needs
- * no front end per configuration. */
+/* ---- autotune_winner.c: the winner summary ---- */
+
+/* The tuning generation: changes whenever a record is stored (0: none). */
+uint64_t tj_tune_generation(tj_cache *cache);
+void tj_tune_new_generation(tj_cache *cache);
+/* The key of the summary for the exact source text, kernel, fixed
+ * parameters, device and bucket. */
 void tj_tune_winner_key(const tj_tune_request *req, const char *device_id, const char *bucket, tj_cache_key *out);
-void tj_tune_winner_store(tj_cache *cache, const tj_cache_key *k, const char *kernel, const tj_tune_result *best);
+/* Stores the winner (best NULL: no configuration has a time), as of the
+ * records of `generation`; complete: none was left untimed. */
+void tj_tune_winner_store(tj_cache *cache, const tj_cache_key *k, const char *kernel, const tj_tune_result *best,
+                          int complete, uint64_t generation);
 /* 0 and the winner's configuration (arena memory of c), checked against
- * the kernel's tile parameters. */
+ * the kernel's tile parameters; 1: no configuration has a time; -1: no
+ * summary of the current generation. *complete: none was left untimed. */
 int tj_tune_winner_load(tj_cache *cache, const tj_cache_key *k, tj_ctx *c, const tj_program *p, int kernel,
-                        tj_binding **config, uint32_t *n);
+                        tj_binding **config, uint32_t *n, int *complete);
 
 /* ---- autotune_build.c: building variants on worker threads ---- */
 

@@ -32,8 +32,11 @@ static tj_tune_device lookup_device(const tj_jit_cache *jc, const tj_cuda_props 
     return (tj_tune_device){.id = id, .arch = arch};
 }
 
-/* The winner stored for exactly this request, when it still satisfies the
- * where clauses for these shapes (the bucket's shapes may differ). */
+/* The winner stored for exactly this request, when it still satisfies
+ * the where clauses for these shapes (the bucket's shapes may differ):
+ * 0, with params set (left as they are when no configuration has a time).
+ * -1: no such summary, or (TJ_TUNE_MISSING) one with configurations left
+ * to time. */
 static int stored_winner(tj_jit_cache *jc, const tj_tune_device *dev, tj_ctx *c, const tj_program *p, int kernel,
                          const tj_tune_request *tr, const tj_binding **params, uint32_t *nparams)
 {
@@ -43,8 +46,12 @@ static int stored_winner(tj_jit_cache *jc, const tj_tune_device *dev, tj_ctx *c,
     tj_cache_key k;
     tj_tune_bucket(dims, ndims, bucket, sizeof bucket);
     tj_tune_winner_key(tr, dev->id, bucket, &k);
-    if (tj_tune_winner_load(tj_jit_cache_disk(jc), &k, c, p, kernel, &config, &nconfig) ||
-        tj_config_satisfies(c, p, kernel, config, nconfig, dims, ndims, NULL) != 1)
+    int complete, found = tj_tune_winner_load(tj_jit_cache_disk(jc), &k, c, p, kernel, &config, &nconfig, &complete);
+    if (found < 0 || (tr->mode == TJ_TUNE_MISSING && !complete))
+        return -1;
+    if (found == 1)
+        return 0; /* no configuration has a time: tj_select_config's first valid one */
+    if (tj_config_satisfies(c, p, kernel, config, nconfig, dims, ndims, NULL) != 1)
         return -1;
     *params = config;
     *nparams = nconfig;
@@ -66,12 +73,9 @@ int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_progr
     tj_tune_mode mode = tj_jit_cache_tune_mode(jc);
     if (mode == TJ_TUNE_OFF || !leaves_tunable(p, kernel, req))
         return 0;
-    tj_cuda_props props;
     tj_rt_error err = {{0}};
     char id[320];
-    if (tj_cuda_device_props(cu, tj_cuda_ordinal(cu), &props, &err))
-        return 0;
-    tj_tune_device lookup = lookup_device(jc, &props, req, id, sizeof id);
+    tj_tune_device lookup = lookup_device(jc, tj_jit_cache_props(jc), req, id, sizeof id);
     tj_tune_request tr = {
         .file = req->file, .source = req->source, .len = req->len, .kernel = req->kernel,
         .params = req->params, .nparams = req->nparams, .args = req->args, .nargs = req->nargs, .mode = mode,

@@ -187,6 +187,7 @@ void tj_tune_record_store(tune_run *t, const tune_item *it)
     tj_cache_entry e = {.kind = TJ_CACHE_TUNE, .key = it->key, .meta = meta.data, .meta_len = meta.len};
     tj_cache_store(t->cache, &e);
     tj_buf_free(&meta);
+    tj_tune_new_generation(t->cache); /* after the record: summaries made before it are old */
 }
 
 void tj_tune_config_text(const tj_binding *config, uint32_t n, char *buf, size_t size)
@@ -198,89 +199,4 @@ void tj_tune_config_text(const tj_binding *config, uint32_t n, char *buf, size_t
                          (long long)config[i].value);
         len = w < 0 ? size : len + (size_t)w;
     }
-}
-
-/* ---- the winner summary ---------------------------------------------------------------- */
-
-/* The summary is a shortcut past examining every configuration (the front
- * end once per configuration, 5 ms for matmul's 72): its key takes the
- * source text as it is, so any edit misses it and falls back to the
- * per-configuration records, which then write a new one. */
-void tj_tune_winner_key(const tj_tune_request *req, const char *device_id, const char *bucket, tj_cache_key *out)
-{
-    tj_key_builder b;
-    tj_key_begin(&b, "tune-winner");
-    tj_key_add_bytes(&b, "source", req->source ? req->source : "", req->source ? req->len : 0);
-    tj_key_add_str(&b, "kernel", req->kernel);
-    for (uint32_t i = 0; req->params && i < req->nparams; i++) {
-        tj_key_add_str(&b, "param", req->params[i].name);
-        tj_key_add_int(&b, "value", req->params[i].value);
-    }
-    tj_key_add_str(&b, "device", device_id);
-    tj_key_add_str(&b, "bucket", bucket);
-    tj_key_end(&b, out);
-}
-
-void tj_tune_winner_store(tj_cache *cache, const tj_cache_key *k, const char *kernel, const tj_tune_result *best)
-{
-    char config[512];
-    tj_tune_config_text(best->config, best->nconfig, config, sizeof config);
-    tj_buf meta = {0};
-    tj_buf_printf(&meta, "kernel %s\nconfig %s\nstatus winner\nseconds %.6e\n", kernel, config, best->seconds);
-    tj_cache_entry e = {.kind = TJ_CACHE_TUNE, .key = *k, .meta = meta.data, .meta_len = meta.len};
-    tj_cache_store(cache, &e);
-    tj_buf_free(&meta);
-}
-
-static int is_tile_param(const tj_program *p, int kernel, const char *name)
-{
-    const tj_tile_param *tp;
-    uint32_t n = tj_kernel_tile_params(p, kernel, &tp);
-    for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(tp[i].name, name))
-            return 1;
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
-}
-
-/* "A=1,B=2" into bindings of the kernel's tile parameters (arena memory). */
-static int parse_config(tj_ctx *c, const tj_program *p, int kernel, const char *text, tj_binding **out,
-                        uint32_t *n)
-{
-    uint32_t cap = 1;
-    for (const char *s = text; *s; s++)
-        cap += *s == ',';
-    tj_binding *b = tj_alloc(c, sizeof *b * cap);
-    *n = 0;
-    for (const char *s = text; *s && *n < cap;) {
-        const char *eq = strchr(s, '='), *end = strchr(s, ',');
-        if (!end)
-            end = s + strlen(s);
-        char *stop;
-        if (!eq || eq > end)
-            return -1;
-        const char *name = tj_strndup(c, s, (size_t)(eq - s));
-        long long v = strtoll(eq + 1, &stop, 10);
-        if (stop != end || !is_tile_param(p, kernel, name))
-            return -1;
-        b[(*n)++] = (tj_binding){name, v};
-        s = *end ? end + 1 : end;
-    }
-    *out = b;
-    return *n ? 0 : -1;
-}
-
-int tj_tune_winner_load(tj_cache *cache, const tj_cache_key *k, tj_ctx *c, const tj_program *p, int kernel,
-                        tj_binding **config, uint32_t *n)
-{
-    tj_cache_entry e;
-    char text[512], status[16];
-    if (!cache || tj_cache_load(cache, TJ_CACHE_TUNE, k, &e))
-        return -1;
-    int ok = tj_cache_meta_get(e.meta, "status", status, sizeof status) == 0 && !strcmp(status, "winner") &&
-             tj_cache_meta_get(e.meta, "config", text, sizeof text) == 0 &&
-             parse_config(c, p, kernel, text, config, n) == 0;
-    tj_cache_entry_free(&e);
-    if (!ok)
-        tj_cache_drop(cache, k);
-    return ok ? 0 : -1;
 }

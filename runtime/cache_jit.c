@@ -69,6 +69,7 @@ void tj_jit_cache_free(tj_jit_cache *jc)
 }
 
 tj_cache *tj_jit_cache_disk(tj_jit_cache *jc) { return jc->disk; }
+const tj_cuda_props *tj_jit_cache_props(const tj_jit_cache *jc) { return &jc->props; }
 
 void tj_jit_cache_set_tune_mode(tj_jit_cache *jc, tj_tune_mode mode)
 {

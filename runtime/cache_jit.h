@@ -18,6 +18,7 @@ typedef struct tj_jit_cache tj_jit_cache;
 tj_jit_cache *tj_jit_cache_new(const tj_cuda_props *props, void (*retain)(void *), void (*release)(void *));
 void tj_jit_cache_free(tj_jit_cache *jc);
 tj_cache *tj_jit_cache_disk(tj_jit_cache *jc); /* NULL on the cpu */
+const tj_cuda_props *tj_jit_cache_props(const tj_jit_cache *jc); /* zero on the cpu */
 void tj_jit_cache_set_tune_mode(tj_jit_cache *jc, tj_tune_mode mode);
 tj_tune_mode tj_jit_cache_tune_mode(tj_jit_cache *jc);
 void tj_jit_cache_stats(tj_jit_cache *jc, tj_jit_stats *out);

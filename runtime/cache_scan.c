@@ -96,6 +96,12 @@ static int by_last_use(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static void sort_by_last_use(scan *s)
+{
+    if (s->n) /* qsort's base may not be NULL, even for no elements */
+        qsort(s->files, s->n, sizeof *s->files, by_last_use);
+}
+
 static int remove_file(const char *dir, const char *name)
 {
     char path[TJ_CACHE_PATH_MAX];
@@ -122,7 +128,7 @@ uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes)
         else if (!s.files[i].temp)
             total += s.files[i].bytes;
     }
-    qsort(s.files, s.n, sizeof *s.files, by_last_use);
+    sort_by_last_use(&s);
     for (size_t i = 0; i < s.n && total > max_bytes; i++) {
         if (s.files[i].temp || remove_file(c->dir, s.files[i].name))
             continue;
@@ -176,23 +182,35 @@ static int read_entry(const char *dir, const scan_file *f, tj_cache_entry *e)
     return -1;
 }
 
+/* Copies text into a fixed field, cut to fit. */
+static void set_field(char *field, size_t size, const tj_buf *text)
+{
+    size_t n = text->len < size ? text->len : size - 1;
+    memcpy(field, text->data ? text->data : "", n);
+    field[n] = 0;
+}
+
 static void describe(const tj_cache_entry *e, tj_cache_item *it)
 {
-    char a[48] = "", b[48] = "", d[48] = "";
+    char a[64] = "", b[64] = "", d[64] = "";
+    tj_buf detail = {0};
     it->kind = e->kind;
-    tj_cache_meta_get(e->meta, "kernel", it->name, sizeof it->name);
+    if (tj_cache_meta_get(e->meta, "kernel", it->name, sizeof it->name))
+        snprintf(it->name, sizeof it->name, "-");
     if (e->kind == TJ_CACHE_KERNEL) {
         tj_cache_meta_get(e->meta, "arch", a, sizeof a);
         tj_cache_meta_get(e->meta, "threads", b, sizeof b);
         tj_cache_meta_get(e->meta, "smem", d, sizeof d);
-        snprintf(it->detail, sizeof it->detail, "%s, %s threads, %s B shared, %s", a, b, d,
-                 e->bin_len ? "cubin" : "PTX only");
-        return;
+        tj_buf_printf(&detail, "%s, %s threads, %s B shared, %s", a, b, d, e->bin_len ? "cubin" : "PTX only");
+    } else if (tj_cache_meta_get(e->meta, "config", a, sizeof a) == 0) {
+        tj_cache_meta_get(e->meta, "status", b, sizeof b);
+        tj_cache_meta_get(e->meta, "seconds", d, sizeof d);
+        tj_buf_printf(&detail, "%s: %s %s", a, b, d);
+    } else {
+        tj_buf_printf(&detail, "tuning generation");
     }
-    tj_cache_meta_get(e->meta, "config", a, sizeof a);
-    tj_cache_meta_get(e->meta, "status", b, sizeof b);
-    tj_cache_meta_get(e->meta, "seconds", d, sizeof d);
-    snprintf(it->detail, sizeof it->detail, "%s: %s %s", a, b, d);
+    set_field(it->detail, sizeof it->detail, &detail);
+    tj_buf_free(&detail);
 }
 
 int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), void *ud)
@@ -200,7 +218,7 @@ int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), voi
     scan s;
     if (!tj_cache_readable(c) || scan_dir(c->dir, &s))
         return -1;
-    qsort(s.files, s.n, sizeof *s.files, by_last_use);
+    sort_by_last_use(&s);
     int n = 0;
     for (size_t i = 0; i < s.n; i++) {
         const scan_file *f = &s.files[i];
@@ -210,7 +228,8 @@ int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), voi
             continue;
         memset(&it, 0, sizeof it);
         char hex[TJ_CACHE_KEY_HEX];
-        snprintf(hex, sizeof hex, "%s", f->name);
+        memcpy(hex, f->name, 2 * TJ_CACHE_KEY_BYTES); /* classify saw the hex digits */
+        hex[2 * TJ_CACHE_KEY_BYTES] = 0;
         tj_cache_key_parse(hex, &it.key);
         it.bytes = f->bytes;
         it.last_use = (int64_t)f->used.tv_sec;

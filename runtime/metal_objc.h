@@ -42,9 +42,11 @@ id MTLCreateSystemDefaultDevice(void);
 
 /* TJ_MSG(RET, ARGS...)(receiver, selector, args...): objc_msgSend as a
  * function of exactly that type (arm64 passes variadic arguments on the
- * stack, so an uncast call would be wrong). void (*)(void) converts to any
- * function pointer type without a warning. */
-#define TJ_MSG(RET, ...) ((RET(*)(id, SEL, __VA_ARGS__))(void (*)(void))objc_msgSend)
-#define TJ_MSG0(RET) ((RET(*)(id, SEL))(void (*)(void))objc_msgSend)
+ * stack, so an uncast call would be wrong). Through a function returning
+ * the pointer, as void (*)(void), which converts to any function pointer
+ * type without a warning. */
+static inline void (*tj_objc_send(void))(void) { return objc_msgSend; }
+#define TJ_MSG(RET, ...) ((RET(*)(id, SEL, __VA_ARGS__))tj_objc_send())
+#define TJ_MSG0(RET) ((RET(*)(id, SEL))tj_objc_send())
 
 #endif

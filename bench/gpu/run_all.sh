@@ -28,16 +28,6 @@ if ! skip examples; then
   TILEJIT="$build/tilejit" TILEJIT_DEVICE=cuda sh "$root/scripts/demo.sh" 2>&1 | tee "$out/examples.log" || status=1
 fi
 
-if ! skip sanitizer; then
-  step "compute-sanitizer memcheck"
-  for t in "$build"/tests/gpu/gpu_*; do
-    [ -x "$t" ] || continue
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$t" >"$out/memcheck-$(basename "$t").log" 2>&1
-    echo "$(basename "$t"): exit $? ($(grep -c 'Invalid\|ERROR SUMMARY: [1-9]' "$out/memcheck-$(basename "$t").log") findings)"
-    tail -2 "$out/memcheck-$(basename "$t").log"
-  done
-fi
-
 if ! skip host; then
   step "host benchmarks (front end, PTX generation, interpreter)"
   "$build/bench/bench_host" "$root/examples" --json "$out/bench_host.json" 2>&1 | tee "$out/bench_host.log"
@@ -52,4 +42,14 @@ if ! skip bench; then
   step "GPU benchmarks vs PyTorch and Triton"
   TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"
 fi
+if ! skip sanitizer; then
+  step "compute-sanitizer memcheck"
+  for t in "$build"/tests/gpu/gpu_*; do
+    [ -x "$t" ] || continue
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" >"$out/memcheck-$(basename "$t").log" 2>&1
+    echo "$(basename "$t"): exit $? ($(grep -c 'Invalid\|ERROR SUMMARY: [1-9]' "$out/memcheck-$(basename "$t").log") findings)"
+    tail -2 "$out/memcheck-$(basename "$t").log"
+  done
+fi
+
 exit $status

@@ -45,9 +45,11 @@ typedef struct msl_comp {
     tj_dtype dt;
 } msl_comp;
 
-/* A short string returned by value (names, expressions). */
+/* A short string returned by value (names, expressions). One that would
+ * not fit becomes an #error line, so the MSL fails to compile rather than
+ * be wrong. */
 typedef struct msl_str {
-    char s[512];
+    char s[256];
 } msl_str;
 
 typedef struct msl_emitter {

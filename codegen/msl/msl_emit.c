@@ -1,6 +1,6 @@
 /* SIMT IR -> MSL: the driver (tj_emit_msl), values and their variables,
- * text, and the instruction dispatch. The op families live in the other
- * msl_*.c files. */
+ * and the instruction dispatch. The op families live in the other msl_*.c
+ * files; the text helpers in msl_text.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,41 +9,7 @@
 #include "codegen/msl/msl.h"
 #include "tilejit/tilejit.h"
 
-/* ---- text ---------------------------------------------------------------- */
-
-msl_str ms_fmt(const char *fmt, ...)
-{
-    msl_str s;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s.s, sizeof s.s, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-void ms_line(msl_emitter *e, const char *fmt, ...)
-{
-    static const char spaces[] = "                                                                ";
-    int ind = 4 * e->indent < (int)sizeof spaces - 1 ? 4 * e->indent : (int)sizeof spaces - 1;
-    tj_buf_append(&e->body, spaces, (size_t)ind);
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof line) {
-        tj_buf_append(&e->body, line, (size_t)n);
-    } else { /* rare: a long line */
-        char *big = tj_alloc(e->c, (size_t)n + 1);
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        tj_buf_append(&e->body, big, (size_t)n);
-    }
-    tj_buf_append(&e->body, "\n", 1);
-}
+/* ---- diagnostics ------------------------------------------------------------ */
 
 int ms_fail(msl_emitter *e, tj_ref r, const char *fmt, ...)
 {
@@ -60,8 +26,6 @@ int ms_fail(msl_emitter *e, tj_ref r, const char *fmt, ...)
     e->failed = 1;
     return -1;
 }
-
-msl_str ms_tmp(msl_emitter *e) { return ms_fmt("t%u", e->ntmp++); }
 
 void ms_need(msl_emitter *e, msl_helper h) { e->helpers |= 1u << h; }
 
@@ -116,11 +80,6 @@ int ms_define(msl_emitter *e, tj_ref r, tj_type t)
     e->ncomp[r] = e->ncomps - start;
     e->defined[r] = 1;
     return 0;
-}
-
-msl_str ms_var(const msl_emitter *e, tj_ref r, uint32_t i)
-{
-    return e->ncomp[r] == 1 ? ms_fmt("v%u", r) : ms_fmt("v%u_%u", r, i);
 }
 
 tj_dtype ms_comp_dtype(const msl_emitter *e, tj_ref r, uint32_t i) { return e->comps[e->first[r] + i].dt; }

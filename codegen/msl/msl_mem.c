@@ -115,12 +115,11 @@ static void load(msl_emitter *e, tj_ref r, const mem_access *m, tj_ref pred, tj_
     for (uint32_t first = 0; first < m->w; first += m->chunk) {
         msl_str src = deref(m, 1, first), ct = chunk_type(m);
         msl_str val = src;
-        if (pred) { /* the default, chunk-shaped: other's elements or zeros */
-            msl_str dflt = ms_fmt("%s(", ct.s);
-            for (uint32_t j = 0; j < m->chunk; j++) {
-                msl_str o = other ? to_memory(m, ms_arg(e, r, 2, first + j).s)
-                            : m->dt == TJ_DT_BOOL ? ms_fmt("0") : ms_zero(m->dt);
-                msl_str next = ms_fmt("%s%s%s", dflt.s, j ? ", " : "", o.s);
+        if (pred) { /* the default, chunk-shaped: other's elements, or a zero splat */
+            msl_str dflt = ms_fmt("%s(%s", ct.s, m->dt == TJ_DT_BOOL ? "uchar(0)" : ms_zero(m->dt).s);
+            for (uint32_t j = 0; other && j < m->chunk; j++) {
+                msl_str o = to_memory(m, ms_arg(e, r, 2, first + j).s);
+                msl_str next = j ? ms_fmt("%s, %s", dflt.s, o.s) : ms_fmt("%s(%s", ct.s, o.s);
                 dflt = next;
             }
             val = ms_fmt("%s ? %s : %s)", ms_var(e, in->args[1], 0).s, src.s, dflt.s);

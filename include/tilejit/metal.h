@@ -85,8 +85,14 @@ tj_metal_pipeline *tj_metal_pipeline_get(tj_metal *m, const char *msl, size_t le
 int tj_metal_launch(tj_metal *m, tj_metal_pipeline *p, const tj_kernel *simt, const tj_arg *args, uint32_t nargs,
                     tj_rt_error *err);
 
-/* The whole path for a verified Tile IR kernel: specialize on the
- * arguments, lower to SIMT IR, emit MSL, get the pipeline, launch. */
+/* For a verified Tile IR kernel: specializes on the example arguments,
+ * lowers to SIMT IR, emits MSL and gets its pipeline (*p). Returns the
+ * SIMT kernel (in tile's context) for tj_metal_launch, any number of
+ * times on arguments like the examples; NULL with the reason. */
+const tj_kernel *tj_metal_compile(tj_metal *m, const tj_kernel *tile, const tj_arg *args, uint32_t nargs,
+                                  tj_metal_pipeline **p, tj_rt_error *err);
+
+/* tj_metal_compile, then one tj_metal_launch. */
 int tj_metal_run(tj_metal *m, const tj_kernel *tile, const tj_arg *args, uint32_t nargs, tj_rt_error *err);
 
 typedef struct tj_metal_stats {

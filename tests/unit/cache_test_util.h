@@ -22,12 +22,14 @@ static inline char *ct_tempdir(void)
     return d;
 }
 
-static inline void ct_rmrf(const char *path)
+/* Removes a directory from ct_tempdir and frees its name. */
+static inline void ct_rmrf(char *path)
 {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", path, path);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", path);
+    free(path);
 }
 
 static inline tj_cache_key ct_key(int n)

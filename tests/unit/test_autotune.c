@@ -190,7 +190,7 @@ Test(autotune, first_run_times_every_valid_configuration)
             cr_expect_eq(r.results[i].nthreads, 32 * (uint32_t)r.results[i].config[1].value);
     tj_cache_stats st;
     tj_cache_stats_get(cache, &st);
-    cr_expect_eq(st.tune_records, 10, "one record per configuration, and the winner");
+    cr_expect_eq(st.tune_records, 11, "one record per configuration, the winner and the generation");
     tj_tune_report_free(&r);
     tj_cache_close(cache);
     ct_rmrf(dir);
@@ -238,8 +238,9 @@ static const char *stored_winner(tj_cache *cache, const setup *s)
     tj_program *p = tj_parse_program(c, "s.tj", s->source, strlen(s->source));
     tj_binding *config;
     uint32_t n;
+    int complete;
     buf[0] = 0;
-    if (p && tj_tune_winner_load(cache, &k, c, p, 0, &config, &n) == 0)
+    if (p && tj_tune_winner_load(cache, &k, c, p, 0, &config, &n, &complete) == 0)
         tj_tune_config_text(config, n, buf, sizeof buf);
     tj_ctx_free(c);
     return buf;
@@ -267,6 +268,12 @@ Test(autotune, the_winner_is_stored_for_the_exact_source)
     r = tune(&f, cache, &edited); /* every time is stored: a winner for this text too */
     tj_tune_report_free(&r);
     cr_expect_str_eq(stored_winner(cache, &edited), "BLOCK=2048,warps=8,stages=2");
+    setup more = s;
+    more.source = softmax_more_warps;
+    r = tune(&f, cache, &more); /* new records: the summaries made before are out of date */
+    tj_tune_report_free(&r);
+    cr_expect_str_eq(stored_winner(cache, &s), "");
+    cr_expect_str_eq(stored_winner(cache, &more), "BLOCK=2048,warps=8,stages=2");
     tj_cache_close(cache);
     ct_rmrf(dir);
 }

@@ -3,6 +3,7 @@
  * on the cpu (same request, same kernel from another source text). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -334,5 +335,67 @@ Test(jit_memory, evicted_functions_live_while_held)
     cr_expect_eq(st.compiles, 5, "recompiled after eviction");
     tj_fn_release(again);
     tj_fn_release(held);
+    tj_jit_close(j);
+}
+
+/* ---- threads ---------------------------------------------------------------------------- */
+
+typedef struct thread_job {
+    tj_jit *j;
+    int block;
+    int failures;
+} thread_job;
+
+static void *compile_and_run(void *arg)
+{
+    thread_job *t = arg;
+    float x[4 * 1000], y[4 * 1000];
+    for (int i = 0; i < 4000; i++)
+        x[i] = (float)(i % 5);
+    tj_arg args[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].is_tensor = 1;
+        args[i].tensor = (tj_tensor){i ? y : x, TJ_DT_F32, 2, {4, 1000}, {1000, 1}};
+    }
+    tj_binding params[] = {{"BLOCK", t->block}};
+    tj_compile_request req = {.file = "s.tj", .source = softmax_src, .len = strlen(softmax_src),
+                              .kernel = "softmax", .params = params, .nparams = 1, .args = args, .nargs = 2};
+    for (int r = 0; r < 50; r++) {
+        tj_rt_error err = {{0}};
+        tj_fn *f = tj_jit_compile(t->j, &req, &err);
+        if (!f || tj_fn_launch(f, args, 2, NULL, &err)) {
+            t->failures++;
+            continue;
+        }
+        double sum = 0;
+        for (int i = 0; i < 1000; i++)
+            sum += y[i];
+        t->failures += sum < 0.999 || sum > 1.001;
+        tj_fn_release(f);
+    }
+    return NULL;
+}
+
+Test(jit_memory, threads_compiling_the_same_kernels)
+{
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    enum { N = 8 };
+    pthread_t threads[N];
+    thread_job jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = (thread_job){j, i % 2 ? 1024 : 2048, 0};
+        pthread_create(&threads[i], NULL, compile_and_run, &jobs[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(threads[i], NULL);
+        cr_expect_eq(jobs[i].failures, 0, "thread %d", i);
+    }
+    tj_jit_stats st;
+    tj_jit_get_stats(j, &st);
+    cr_expect_leq(st.compiles, N, "threads racing on a miss may each compile, but once cached none does");
+    cr_expect_geq(st.memory_hits, N * 50 - N);
     tj_jit_close(j);
 }

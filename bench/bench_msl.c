@@ -1,0 +1,122 @@
+/* MSL generation time for each kernel of DSL.md (docs/metal.md): the
+ * kernel is lowered to SIMT IR once (specialized as a launch would be),
+ * then tj_emit_msl runs repeatedly; the median of the runs is reported
+ * with the size of the source. The bar is 1 ms per kernel.
+ *
+ *   bench_msl EXAMPLES_DIR */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tilejit/tilejit.h"
+
+enum { REPS = 101 };
+
+typedef struct example {
+    const char *file, *kernel;
+    tj_binding dims[4];
+    uint32_t ndims;
+} example;
+
+/* The kernels of DSL.md at their first configuration, with the dims their
+ * tile extents need. */
+static const example examples[] = {
+    {"add.tj", "add", {{0}}, 0},
+    {"softmax.tj", "softmax", {{"N", 1000}}, 1},
+    {"matmul.tj", "matmul", {{0}}, 0},
+    {"attention.tj", "attention", {{"D", 64}}, 1},
+    {"embed.tj", "embed", {{"D", 256}}, 1},
+    {"recurrence.tj", "recurrence", {{0}}, 0},
+};
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* The SIMT IR of an example (in context c), or NULL. */
+static tj_kernel *lower(tj_ctx *c, const char *dir, const example *ex)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, ex->file);
+    char *src = read_file(path);
+    tj_program *p = src ? tj_parse_program(c, ex->file, src, strlen(src)) : NULL;
+    free(src);
+    int ki = p ? tj_program_find_kernel(p, ex->kernel) : -1;
+    tj_binding *config;
+    uint32_t nconfig;
+    tj_kernel *k = NULL, *simt = NULL;
+    if (ki >= 0 && !tj_select_config(c, p, ki, NULL, 0, ex->dims, ex->ndims, &config, &nconfig))
+        k = tj_lower_kernel(c, p, ki, config, nconfig, ex->dims, ex->ndims);
+    if (k && !tj_verify(k) && !tj_pass_specialize(k))
+        simt = tj_lower_simt(k, &(tj_lower_options){0});
+    return simt && !tj_optimize(simt, 0) ? simt : NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "examples";
+    int slow = 0;
+    printf("%-12s %8s %8s %10s %10s\n", "kernel", "threads", "lines", "MSL bytes", "median us");
+    for (size_t e = 0; e < sizeof examples / sizeof *examples; e++) {
+        tj_ctx *c = tj_ctx_new();
+        tj_kernel *simt = lower(c, dir, &examples[e]);
+        if (!simt) {
+            fprintf(stderr, "%s: %s", examples[e].kernel, tj_diag_render(c));
+            tj_ctx_free(c);
+            return 1;
+        }
+        double t[REPS];
+        size_t bytes = 0, lines = 0;
+        for (int r = 0; r < REPS; r++) {
+            tj_buf b = {0};
+            double t0 = now_us();
+            int rc = tj_emit_msl(simt, &b);
+            t[r] = now_us() - t0;
+            if (rc) {
+                fprintf(stderr, "%s: %s", examples[e].kernel, tj_diag_render(c));
+                return 1;
+            }
+            bytes = b.len;
+            lines = 0;
+            for (size_t i = 0; i < b.len; i++)
+                lines += b.data[i] == '\n';
+            tj_buf_free(&b);
+        }
+        qsort(t, REPS, sizeof *t, cmp_double);
+        slow |= t[REPS / 2] >= 1000;
+        printf("%-12s %8u %8zu %10zu %10.1f\n", examples[e].kernel, simt->nthreads, lines, bytes, t[REPS / 2]);
+        tj_ctx_free(c);
+    }
+    printf("%s\n", slow ? "SLOW: a kernel took 1 ms or more" : "every kernel under 1 ms");
+    return slow;
+}
