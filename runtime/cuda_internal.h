@@ -97,6 +97,7 @@ enum { CU_EVENT_DEFAULT = 0 };
     X(CUresult, DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", NULL, (CUdevice))     \
     X(CUresult, CtxGetCurrent, "cuCtxGetCurrent", NULL, (CUcontext *))                         \
     X(CUresult, CtxPushCurrent, "cuCtxPushCurrent_v2", NULL, (CUcontext))                      \
+    X(CUresult, CtxSetCurrent, "cuCtxSetCurrent", NULL, (CUcontext))                           \
     X(CUresult, CtxPopCurrent, "cuCtxPopCurrent_v2", NULL, (CUcontext *))                      \
     X(CUresult, CtxSynchronize, "cuCtxSynchronize", NULL, (void))                              \
     X(CUresult, ModuleLoadDataEx, "cuModuleLoadDataEx", NULL,                                  \

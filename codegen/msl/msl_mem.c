@@ -28,6 +28,8 @@ msl_str ms_device_ptr(const msl_emitter *e, tj_ref addr)
 int ms_emit_address(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
+    if (in->nargs != (in->op == TJ_OP_SELECT ? 3u : 2u))
+        return ms_fail(e, r, "wrong operand count");
     int pa = -1, pb = -1;
     int a_addr = ms_is_address(e, in->args[in->op == TJ_OP_SELECT ? 1 : 0], &pa);
     int b_addr = ms_is_address(e, in->args[in->op == TJ_OP_SELECT ? 2 : 1], &pb);

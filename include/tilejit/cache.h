@@ -2,8 +2,8 @@
  *
  * - The key: BLAKE2b-256 of everything a compiled kernel depends on (the
  *   canonical text of its IR after specialization, its tile parameters, the
- *   target and arch, the PTX ISA, driver and linker versions, tilejit's
- *   version, the options), and of nothing else.
+ *   target and arch, the PTX ISA, the driver version, tilejit's version,
+ *   the options), and of nothing else.
  * - In memory: a thread-safe LRU from keys to ready-to-launch objects.
  * - On disk: one file per entry in $TILEJIT_CACHE_DIR (default
  *   ~/.cache/tilejit), written to a temporary file and renamed into place,

@@ -188,8 +188,7 @@ static void bandwidth(tj_jit *j, const char *src, const char *kernel, const char
         printf("bandwidth %s: %s\n", kernel, err.msg);
     else
         printf("bandwidth %s %s: %.3f ms, %.2f TB/s (smem %u B, %u threads)\n", kernel, defines, ms / iters,
-               bytes_per_elem * (double)n / (ms / iters * 1e-3) / 1e12, tj_fn_simt_ir(f)->smem_bytes,
-               tj_fn_simt_ir(f)->nthreads);
+               bytes_per_elem * (double)n / (ms / iters * 1e-3) / 1e12, tj_fn_smem_bytes(f), tj_fn_threads(f));
     tj_cuda_event_destroy(cu, e0, NULL);
     tj_cuda_event_destroy(cu, e1, NULL);
     for (int a = 0; a < 2; a++)

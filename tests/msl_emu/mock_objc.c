@@ -117,7 +117,10 @@ void objc_autoreleasePoolPop(void *token)
             break;
         mock_release(o, NULL);
     }
-    pools.depth--;
+    if (--pools.depth == 0) { /* a thread's last pool: give the memory back */
+        free(pools.objs);
+        pools = (pool_stack){0};
+    }
 }
 
 id mock_autoreleased(id o)

@@ -12,7 +12,7 @@ static const uint32_t schedules[] = {0, 1, 7};
 static char *load_kernels(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/tests/msl_emu/kernels/%s", eu_source_dir(), name);
+    snprintf(path, sizeof path, "%.400s/tests/msl_emu/kernels/%.63s", eu_source_dir(), name);
     char *s = eu_read_file(path);
     if (!s)
         printf("cannot read %s\n", path);

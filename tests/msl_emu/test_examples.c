@@ -55,7 +55,7 @@ static int parse_line(const char *line, example *ex)
 static int prepare(example *ex)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/examples/%s", eu_source_dir(), ex->file);
+    snprintf(path, sizeof path, "%.400s/examples/%.63s", eu_source_dir(), ex->file);
     char *src = eu_read_file(path);
     tj_ctx *c = ex->run.c = tj_ctx_new();
     tj_program *prog = src ? tj_parse_program(c, ex->file, src, strlen(src)) : NULL;
@@ -120,7 +120,7 @@ static void check(void *so, int source, example *ex)
     static const uint32_t schedules[] = {0, 1, 3};
     char what[512], err[1024];
     for (int s = 0; s < 3; s++) {
-        snprintf(what, sizeof what, "%s %s %s warps=%d (schedule %u)", ex->file, ex->kernel, ex->shapes,
+        snprintf(what, sizeof what, "%.63s %.63s %.159s warps=%d (schedule %u)", ex->file, ex->kernel, ex->shapes,
                  (int)ex->simt->nthreads / 32, schedules[s]);
         lc_reset(&ex->run);
         if (tj_interp_run(ex->tile, ex->run.ref, ex->run.nparams)) {
