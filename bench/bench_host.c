@@ -74,11 +74,8 @@ static char *read_file(const char *path, size_t *len)
  * after the front end; ptxas and the driver are not included). */
 static int tile_to_ptx(tj_kernel *ir)
 {
-    tj_kernel *k = tj_kernel_clone(ir);
-    if (tj_optimize(k, 0) || tj_pass_specialize(k) || tj_optimize(k, 0))
-        return 1;
-    tj_kernel *simt = tj_lower_simt(k, &(tj_lower_options){0});
-    if (!simt || tj_optimize(simt, 0))
+    tj_kernel *simt = tj_lower_pipeline(tj_kernel_clone(ir), 0);
+    if (!simt)
         return 1;
     tj_buf ptx = {0};
     int rc = tj_emit_ptx(simt, "sm_90a", &ptx);

@@ -29,6 +29,12 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt);
  * config's `warps`, else 4). */
 int tj_pass_lower_simt(tj_kernel *k);
 
+/* Optimizes and specializes k (in place; its facts and spec are used), then
+ * lowers it and optimizes the SIMT kernel it returns: what every client
+ * (JIT, CLI, benchmarks) does between the front end and a code generator.
+ * `verify` runs the verifier after each pass. NULL after a diagnostic. */
+tj_kernel *tj_lower_pipeline(tj_kernel *k, int verify);
+
 /* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
 int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);
 

@@ -26,16 +26,9 @@ static int emit_ir_opt(tj_kernel *k, const char *arch, tj_buf *out)
     return emit_ir(k, arch, out);
 }
 
-/* Optimized Tile IR, specialized on the dims given with --shape, lowered to
- * SIMT IR and optimized again: the steps tj_jit_compile takes before PTX
- * (without the facts that example arguments would add). */
-static tj_kernel *lower_to_simt(tj_kernel *k)
-{
-    if (tj_optimize(k, 1) || tj_pass_specialize(k) || tj_optimize(k, 1))
-        return NULL;
-    tj_kernel *simt = tj_lower_simt(k, &(tj_lower_options){0});
-    return simt && !tj_optimize(simt, 1) ? simt : NULL;
-}
+/* The JIT's steps before code generation, specialized on the dims given
+ * with --shape (without the facts that example arguments would add). */
+static tj_kernel *lower_to_simt(tj_kernel *k) { return tj_lower_pipeline(k, 1); }
 
 static int emit_simt(tj_kernel *k, const char *arch, tj_buf *out)
 {
@@ -49,13 +42,20 @@ static int emit_ptx(tj_kernel *k, const char *arch, tj_buf *out)
     return simt ? tj_emit_ptx(simt, arch, out) : -1;
 }
 
+static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
+{
+    (void)arch;
+    tj_kernel *simt = lower_to_simt(k);
+    return simt ? tj_emit_msl(simt, out) : -1;
+}
+
 /* The one list of targets; a back end that lands fills in its function. */
 static const emit_target targets[] = {
     {"ir", NULL, emit_ir},
     {"ir-opt", NULL, emit_ir_opt},
     {"simt", NULL, emit_simt},
     {"ptx", "sm_90a", emit_ptx},
-    {"msl", NULL, NULL},
+    {"msl", NULL, emit_msl},
 };
 enum { NTARGETS = sizeof targets / sizeof targets[0] };
 

@@ -16,7 +16,7 @@ static const cli_command commands[] = {
      "  ir-opt        Tile IR after the optimization passes\n"
      "  simt          SIMT IR: what one thread does, after lowering\n"
      "  ptx[:sm_XX]   PTX for an NVIDIA arch (default sm_90a; e.g. ptx:sm_80)\n"
-     "  msl           Metal Shading Language (not available yet)\n"
+     "  msl           Metal Shading Language (Metal 3)\n"
      "Options:\n"
      "  -k, --kernel NAME     the kernel to compile\n"
      "  --target TARGET       what to print (above)\n"
