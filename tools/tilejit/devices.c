@@ -7,18 +7,6 @@
 
 #include "run.h"
 
-static const char *metal_unavailable(tj_ctx *c)
-{
-    (void)c;
-#if defined(__APPLE__)
-    return "tilejit's Metal runtime is not written yet";
-#else
-    return "Metal needs macOS";
-#endif
-}
-
-static const run_device run_device_metal = {"metal", "Apple GPUs", metal_unavailable, NULL, NULL, NULL, NULL, NULL};
-
 /* In the order `tilejit devices` lists them. */
 static const run_device *const devices[] = {&run_device_cpu, &run_device_cuda, &run_device_metal};
 enum { NDEVICES = sizeof devices / sizeof devices[0] };

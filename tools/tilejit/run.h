@@ -48,7 +48,7 @@ size_t run_bytes(const tj_tensor *t);
 tj_arg *run_copy_args(tj_ctx *c, const tj_arg *args, uint32_t n);
 void run_restore_args(tj_arg *dst, const tj_arg *src, uint32_t n);
 
-/* ---- devices (devices.c, device_cpu.c, device_cuda.c) ---- */
+/* ---- devices (devices.c, device_cpu.c, device_cuda.c, device_metal.c) ---- */
 
 /* What a device compiles: the kernel, its optimized Tile IR (checked
  * against the arguments), the -D bindings, and the host arguments. */
@@ -95,7 +95,7 @@ typedef struct run_device {
     void (*close)(run_session *s); /* also after a failed open */
 } run_device;
 
-extern const run_device run_device_cpu, run_device_cuda;
+extern const run_device run_device_cpu, run_device_cuda, run_device_metal;
 
 /* NULL (after reporting) for an unavailable device. NAME NULL: the
  * default, cuda when it is available, else cpu. */
