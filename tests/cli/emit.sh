@@ -37,10 +37,10 @@ has out ".visible .entry add("
 expect 0 "$T" emit "$ADD" -k add --target ptx:sm_80 -o add.ptx
 has add.ptx ".target sm_80"
 
-# back ends that have not landed yet
-expect 1 "$T" emit "$ADD" -k add --target msl
-has err "error: target 'msl' is not available yet"
-empty out
+# Metal Shading Language
+expect 0 "$T" emit "$ADD" -k add --target msl
+has out "#include <metal_stdlib>"
+has out "kernel void add("
 
 # names the kernel does not have
 expect 1 "$T" emit "$ADD" -k nope --target ir
