@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tilejit/tilejit.h"
 
 enum { REPS = 51 };
@@ -30,45 +30,6 @@ static const example examples[] = {
     {"embed.tj", "embed", {{"D", 256}}, 1},
     {"recurrence.tj", "recurrence", {{0}}, 0},
 };
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s)
-        s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
 
 /* Tile IR -> optimized, specialized SIMT IR -> PTX text (what the JIT does
  * after the front end; ptxas and the driver are not included). */
@@ -107,10 +68,8 @@ static void bench_frontend(const char *dir, FILE *json)
            "front end+verify", "DSL -> PTX", REPS);
     for (size_t i = 0; i < sizeof examples / sizeof *examples; i++) {
         const example *e = &examples[i];
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->file);
         size_t len;
-        char *text = read_file(path, &len);
+        char *text = bench_read_file(dir, e->file, &len);
         if (!text) {
             printf("%-14s missing\n", e->file);
             continue;
@@ -119,11 +78,11 @@ static void bench_frontend(const char *dir, FILE *json)
         int bad = 0;
         for (int to_ptx = 0; to_ptx < 2; to_ptx++) {
             for (int r = 0; r < REPS; r++) {
-                double t0 = now_us();
+                double t0 = bench_now_us();
                 bad |= compile_once(e, text, len, to_ptx);
-                t[r] = now_us() - t0;
+                t[r] = bench_now_us() - t0;
             }
-            med[to_ptx] = median(t, REPS);
+            med[to_ptx] = bench_median(t, REPS);
         }
         printf("%-14s %-11s %18.1f %14.1f%s\n", e->file, e->kernel, med[0], med[1], bad ? "  (FAILED)" : "");
         if (json)
@@ -165,14 +124,14 @@ static void bench_interp(FILE *json)
                       {.is_tensor = 1, .tensor = {y, TJ_DT_F32, 2, {M, N}, {N, 1}}}};
     double t[5];
     for (int r = 0; r < 5; r++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         if (tj_interp_run(k, args, 2)) {
             fputs(tj_diag_render(c), stderr);
             goto out;
         }
-        t[r] = now_us() - t0;
+        t[r] = bench_now_us() - t0;
     }
-    double med = median(t, 5);
+    double med = bench_median(t, 5);
     printf("\ninterpreter: softmax %dx%d f32 in %.1f ms = %.1f M elements/s\n", M, N, med / 1e3,
            (double)M * N / med);
     if (json)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "tilejit/tilejit.h"
 
 enum { REPS = 101 };
@@ -31,45 +31,12 @@ static const example examples[] = {
     {"recurrence.tj", "recurrence", {{0}}, 0},
 };
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The SIMT IR of an example (in context c), or NULL. */
 static tj_kernel *lower(tj_ctx *c, const char *dir, const example *ex)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, ex->file);
-    char *src = read_file(path);
-    tj_program *p = src ? tj_parse_program(c, ex->file, src, strlen(src)) : NULL;
+    size_t len;
+    char *src = bench_read_file(dir, ex->file, &len);
+    tj_program *p = src ? tj_parse_program(c, ex->file, src, len) : NULL;
     free(src);
     int ki = p ? tj_program_find_kernel(p, ex->kernel) : -1;
     tj_binding *config;
@@ -99,9 +66,9 @@ int main(int argc, char **argv)
         size_t bytes = 0, lines = 0;
         for (int r = 0; r < REPS; r++) {
             tj_buf b = {0};
-            double t0 = now_us();
+            double t0 = bench_now_us();
             int rc = tj_emit_msl(simt, &b);
-            t[r] = now_us() - t0;
+            t[r] = bench_now_us() - t0;
             if (rc) {
                 fprintf(stderr, "%s: %s", examples[e].kernel, tj_diag_render(c));
                 return 1;
@@ -112,9 +79,9 @@ int main(int argc, char **argv)
                 lines += b.data[i] == '\n';
             tj_buf_free(&b);
         }
-        qsort(t, REPS, sizeof *t, cmp_double);
-        slow |= t[REPS / 2] >= 1000;
-        printf("%-12s %8u %8zu %10zu %10.1f\n", examples[e].kernel, simt->nthreads, lines, bytes, t[REPS / 2]);
+        double med = bench_median(t, REPS);
+        slow |= med >= 1000;
+        printf("%-12s %8u %8zu %10zu %10.1f\n", examples[e].kernel, simt->nthreads, lines, bytes, med);
         tj_ctx_free(c);
     }
     printf("%s\n", slow ? "SLOW: a kernel took 1 ms or more" : "every kernel under 1 ms");

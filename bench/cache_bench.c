@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/cache_jit.h"
+#include "bench_util.h"
 #include "tilejit/jit.h"
 #include "tilejit/tilejit.h"
 
@@ -55,47 +55,6 @@ static const example examples[] = {
     {"recurrence.tj", "recurrence", 3, {{F32, 2, {1024, 1024}}, {F32, 2, {1024, 1024}}, {F32, 2, {1024, 1024}}}},
 };
 enum { NEXAMPLES = sizeof examples / sizeof *examples };
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
-
-static char *read_file(const char *dir, const char *name, size_t *len)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s)
-        s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
 
 /* Contiguous arguments; data pointers as given (NULL: compile only). */
 static void make_args(const example *e, void *const *data, tj_arg *args)
@@ -147,7 +106,7 @@ static int compile_steps(tj_cuda *cu, tj_nvjitlink *l, const example *e, const c
                          const tj_arg *args, steps *s)
 {
     tj_ctx *c = tj_ctx_new();
-    double t0 = now_us();
+    double t0 = bench_now_us();
     tj_program *p = tj_parse_program(c, e->file, src, len);
     int k = p ? tj_program_find_kernel(p, e->kernel) : -1;
     tj_binding dims[16], *config;
@@ -167,18 +126,18 @@ static int compile_steps(tj_cuda *cu, tj_nvjitlink *l, const example *e, const c
         tj_facts_from_args(spec, args, (uint32_t)e->nparams);
         bad = tj_pass_specialize(spec) || tj_optimize(spec, 0);
     }
-    double t1 = now_us();
+    double t1 = bench_now_us();
     tj_kernel *simt = bad ? NULL : tj_lower_simt(spec, &(tj_lower_options){0});
     tj_buf ptx = {0};
     bad = bad || !simt || tj_optimize(simt, 0) || tj_emit_ptx(simt, "sm_90a", &ptx);
-    double t2 = now_us();
+    double t2 = bench_now_us();
     void *cubin = NULL;
     size_t size = 0;
     tj_rt_error err = {{0}};
     bad = bad || tj_nvjitlink_compile(l, ptx.data, ptx.len, "sm_90a", NULL, 0, &cubin, &size, NULL, &err);
-    double t3 = now_us();
+    double t3 = bench_now_us();
     tj_cuda_module *m = bad ? NULL : tj_cuda_module_load_cubin(cu, cubin, size, e->kernel, &err);
-    double t4 = now_us();
+    double t4 = bench_now_us();
     if (bad || !m)
         fprintf(stderr, "%s: %s%s\n", e->kernel, tj_diag_render(c), err.msg);
     if (m)
@@ -206,7 +165,7 @@ static void bench_cold(const char *dir)
     for (int i = 0; i < NEXAMPLES; i++) {
         const example *e = &examples[i];
         size_t len;
-        char *src = read_file(dir, e->file, &len);
+        char *src = bench_read_file(dir, e->file, &len);
         tj_arg args[MAX_PARAMS];
         make_args(e, NULL, args);
         double f[COLD_REPS], p[COLD_REPS], k[COLD_REPS], d[COLD_REPS], total[COLD_REPS];
@@ -220,19 +179,19 @@ static void bench_cold(const char *dir)
             tj_jit *cold = open_jit(TJ_TUNE_OFF);
             unsetenv("TILEJIT_CACHE");
             tj_compile_request req = request(e, src, len, args);
-            double t0 = now_us();
+            double t0 = bench_now_us();
             tj_fn *fn = tj_jit_compile(cold, &req, &err);
-            total[r] = now_us() - t0;
+            total[r] = bench_now_us() - t0;
             bad |= !fn;
             tj_jit_close(cold);
         }
         if (bad) {
             printf("  %-11s FAILED %s\n", e->kernel, err.msg);
         } else {
-            double mf = median(f, COLD_REPS), mp = median(p, COLD_REPS), mk = median(k, COLD_REPS),
-                   md = median(d, COLD_REPS);
+            double mf = bench_median(f, COLD_REPS), mp = bench_median(p, COLD_REPS), mk = bench_median(k, COLD_REPS),
+                   md = bench_median(d, COLD_REPS);
             printf("  %-11s %10.0f %10.0f %10.0f %10.0f %10.0f %12.0f\n", e->kernel, mf, mp, mk, md,
-                   mf + mp + mk + md, median(total, COLD_REPS));
+                   mf + mp + mk + md, bench_median(total, COLD_REPS));
         }
         free(src);
     }
@@ -250,7 +209,7 @@ static double per_call_us(tj_jit *j, const tj_compile_request *req, tj_fn *held,
     double t[HIT_BATCHES];
     tj_rt_error err = {{0}};
     for (int b = 0; b < HIT_BATCHES; b++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         for (int i = 0; i < HIT_BATCH; i++) {
             tj_fn *f = compile ? tj_jit_compile(j, req, &err) : held;
             if (!f || (launch && tj_fn_launch(f, args, req->nargs, NULL, &err))) {
@@ -260,10 +219,10 @@ static double per_call_us(tj_jit *j, const tj_compile_request *req, tj_fn *held,
             if (compile)
                 tj_fn_release(f);
         }
-        t[b] = (now_us() - t0) / HIT_BATCH;
+        t[b] = (bench_now_us() - t0) / HIT_BATCH;
         tj_cuda_synchronize(tj_jit_cuda(j), NULL);
     }
-    return median(t, HIT_BATCHES);
+    return bench_median(t, HIT_BATCHES);
 }
 
 /* The floor: cuLaunchKernel through tj_cuda_launch, parameters marshalled once. */
@@ -276,14 +235,14 @@ static double raw_launch_us(tj_jit *j, tj_fn *f, const tj_arg *args)
         return -1;
     double t[HIT_BATCHES];
     for (int b = 0; b < HIT_BATCHES; b++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         for (int i = 0; i < HIT_BATCH; i++)
             if (tj_cuda_launch(tj_fn_cuda_function(f), &d, params.ptrs, &err))
                 return -1;
-        t[b] = (now_us() - t0) / HIT_BATCH;
+        t[b] = (bench_now_us() - t0) / HIT_BATCH;
         tj_cuda_synchronize(tj_jit_cuda(j), NULL);
     }
-    return median(t, HIT_BATCHES);
+    return bench_median(t, HIT_BATCHES);
 }
 
 static void bench_hit(const char *dir)
@@ -292,7 +251,7 @@ static void bench_hit(const char *dir)
     tj_jit *j = open_jit(TJ_TUNE_STORED);
     tj_rt_error err = {{0}};
     size_t len;
-    char *src = read_file(dir, small_add.file, &len);
+    char *src = bench_read_file(dir, small_add.file, &len);
     void *data[3];
     for (int i = 0; i < 3; i++)
         data[i] = tj_cuda_malloc(tj_jit_cuda(j), 1024 * 4, &err);
@@ -327,14 +286,14 @@ static int child_compile(const char *dir, int i, int mode)
     const example *e = &examples[i];
     tj_jit *j = open_jit((tj_tune_mode)mode);
     size_t len;
-    char *src = read_file(dir, e->file, &len);
+    char *src = bench_read_file(dir, e->file, &len);
     tj_arg args[MAX_PARAMS];
     make_args(e, NULL, args);
     tj_compile_request req = request(e, src, len, args);
     tj_rt_error err = {{0}};
-    double t0 = now_us();
+    double t0 = bench_now_us();
     tj_fn *f = src ? tj_jit_compile(j, &req, &err) : NULL;
-    double t = now_us() - t0;
+    double t = bench_now_us() - t0;
     tj_jit_stats st;
     tj_jit_get_stats(j, &st);
     if (f)
@@ -355,11 +314,11 @@ static int child_steps(const char *dir, int i)
     tj_cuda_device_props(tj_jit_cuda(j), 0, &props, NULL);
     tj_jit_cache *jc = tj_jit_cache_new(&props, NULL, NULL);
     size_t len;
-    char *src = read_file(dir, e->file, &len);
+    char *src = bench_read_file(dir, e->file, &len);
     tj_arg args[MAX_PARAMS];
     make_args(e, NULL, args);
     tj_ctx *c = tj_ctx_new();
-    double t0 = now_us();
+    double t0 = bench_now_us();
     tj_program *p = tj_parse_program(c, e->file, src, len);
     tj_binding *dims, *config;
     uint32_t nconfig, ndims = tj_dims_from_args(c, p, 0, args, (uint32_t)e->nparams, &dims);
@@ -369,12 +328,12 @@ static int child_steps(const char *dir, int i)
     tj_kernel *spec = tj_jit_specialize(tile, args, (uint32_t)e->nparams);
     tj_cache_key k;
     tj_jit_kernel_key(jc, spec, "sm_90a", &k);
-    double t1 = now_us();
+    double t1 = bench_now_us();
     tj_jit_binary bin;
     int miss = tj_jit_cache_lookup(jc, &k, spec, &bin);
-    double t2 = now_us();
+    double t2 = bench_now_us();
     tj_cuda_module *m = miss ? NULL : tj_cuda_module_load_cubin(tj_jit_cuda(j), bin.cubin, bin.cubin_size, "k", NULL);
-    double t3 = now_us();
+    double t3 = bench_now_us();
     printf("%.1f %.1f %.1f %zu %zu\n", t1 - t0, t2 - t1, t3 - t2, miss ? 0 : bin.entry.ptx_len,
            miss ? 0 : bin.cubin_size);
     if (m)
@@ -424,7 +383,7 @@ static void bench_disk(const char *self, const char *dir)
         printf("  %-11s", examples[i].kernel);
         for (int mode = 0; mode < 2; mode++)
             if (ok[mode])
-                printf(" %*.0f", mode ? 18 : 14, median(t[mode], CHILD_REPS));
+                printf(" %*.0f", mode ? 18 : 14, bench_median(t[mode], CHILD_REPS));
             else
                 printf(" %*s", mode ? 18 : 14, "FAILED");
         char cmd[8192], steps[256] = "";
@@ -446,9 +405,9 @@ static void tune_once(tj_cuda *cu, tj_cache *cache, const example *e, const char
     void *none[MAX_PARAMS] = {0}; /* random data */
     make_args(e, none, args);
     tj_rt_error err = {{0}};
-    double t0 = now_us();
+    double t0 = bench_now_us();
     tj_tune_device *dev = tj_tune_device_cuda(cu, NULL, args, (uint32_t)e->nparams, &err);
-    double t_dev = now_us() - t0;
+    double t_dev = bench_now_us() - t0;
     tj_tune_request req = {.file = e->file, .source = src, .len = len, .kernel = e->kernel, .args = args,
                            .nargs = (uint32_t)e->nparams, .mode = TJ_TUNE_MISSING};
     tj_tune_report r;
@@ -477,7 +436,7 @@ static void bench_tune(const char *dir, const char *cache_dir)
     printf("\ntuning the DSL.md spaces (softmax 4096x1024 f32, matmul 4096^3 bf16)\n");
     for (int i = 1; i <= 2; i++) {
         size_t len;
-        char *src = read_file(dir, examples[i].file, &len);
+        char *src = bench_read_file(dir, examples[i].file, &len);
         for (int run = 1; run <= 2 && src; run++)
             tune_once(tj_jit_cuda(j), cache, &examples[i], src, len, run);
         free(src);

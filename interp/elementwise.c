@@ -166,3 +166,21 @@ int tj_exec_binary(tj_interp *st, tj_ref r)
         return tj_interp_bad_ir(st, r, "op does not apply to this dtype");
     return 0;
 }
+
+tj_exec_fn tj_elementwise_handler(tj_op op)
+{
+    switch (op) {
+    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
+    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR: case TJ_OP_EQ: case TJ_OP_NE:
+    case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE: return tj_exec_binary;
+    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
+    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
+    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
+    case TJ_OP_CEIL: return tj_exec_unary;
+    case TJ_OP_SELECT: return tj_exec_select;
+    case TJ_OP_FMA: return tj_exec_fma;
+    case TJ_OP_CAST: return tj_exec_cast;
+    default: return NULL;
+    }
+}

@@ -41,8 +41,7 @@ static int64_t scalar_i64(const tj_interp *st, tj_ref r, uint32_t a)
     return tj_slot_to_i64(v->dt, v->data[0]);
 }
 
-/* Python range(lo, hi, step): how many iterations (step 0: none). */
-static uint64_t trip_count(int64_t lo, int64_t hi, int64_t step)
+uint64_t tj_trip_count(int64_t lo, int64_t hi, int64_t step)
 {
     if (step > 0 && lo < hi)
         return ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
@@ -72,7 +71,7 @@ static int exec_for(tj_interp *st, tj_ref r)
     for (uint32_t i = 0; i < nc; i++)
         copy_val(tj_val(st, args[1 + i]), tj_opnd(st, r, 3 + i));
     int64_t lo = scalar_i64(st, r, 0), step = scalar_i64(st, r, 2);
-    uint64_t count = trip_count(lo, scalar_i64(st, r, 1), step);
+    uint64_t count = tj_trip_count(lo, scalar_i64(st, r, 1), step);
     tj_rval *iv = tj_val(st, args[0]);
     tj_slot i = {.i = lo};
     for (uint64_t t = 0; t < count; t++, i.u += (uint64_t)step) {
@@ -151,17 +150,6 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_BROADCAST: return tj_exec_broadcast(st, r);
     case TJ_OP_RESHAPE: return exec_reshape(st, r);
     case TJ_OP_PERMUTE: return tj_exec_permute(st, r);
-    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
-    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR: case TJ_OP_EQ: case TJ_OP_NE:
-    case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE: return tj_exec_binary(st, r);
-    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
-    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
-    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
-    case TJ_OP_CEIL: return tj_exec_unary(st, r);
-    case TJ_OP_SELECT: return tj_exec_select(st, r);
-    case TJ_OP_FMA: return tj_exec_fma(st, r);
-    case TJ_OP_CAST: return tj_exec_cast(st, r);
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
     case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return tj_exec_reduce(st, r);
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return tj_exec_cumulative(st, r);
@@ -172,7 +160,10 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_LOAD: return tj_exec_load(st, r);
     case TJ_OP_STORE: return tj_exec_store(st, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return tj_exec_atomic(st, r);
-    default: return tj_interp_bad_ir(st, r, "op not supported by the interpreter");
+    default: {
+        tj_exec_fn elementwise = tj_elementwise_handler(tj_in(st, r)->op);
+        return elementwise ? elementwise(st, r) : tj_interp_bad_ir(st, r, "op not supported by the interpreter");
+    }
     }
 }
 

@@ -111,10 +111,20 @@ int tj_interp_prepare(tj_interp *st, const tj_kernel *k, const tj_arg *args,
 void tj_interp_release(tj_interp *st);
 /* Reports an internal error (IR the verifier should have refused). */
 int tj_interp_bad_ir(const tj_interp *st, tj_ref r, const char *what);
+/* Storage handed out of one block in two passes: with base NULL, takes
+ * only add up the bytes; then again with base set to a block of that size.
+ * Each take is 16-byte aligned. */
+typedef struct tj_plan {
+    char *base; /* NULL while counting */
+    size_t used;
+} tj_plan;
+void *tj_plan_take(tj_plan *p, size_t bytes);
 
 /* ---- exec.c ---- */
 /* Runs block b; *yield receives its terminator. */
 int tj_run_block(tj_interp *st, tj_block_id b, tj_ref *yield);
+/* Python range(lo, hi, step): how many iterations (step 0: none). */
+uint64_t tj_trip_count(int64_t lo, int64_t hi, int64_t step);
 
 /* ---- value.c: dtypes and slots ---- */
 tj_class tj_dtype_class(tj_dtype dt);
@@ -145,6 +155,16 @@ int tj_exec_view(tj_interp *st, tj_ref r);     /* view.c */
 int tj_exec_load(tj_interp *st, tj_ref r);     /* memory.c */
 int tj_exec_store(tj_interp *st, tj_ref r);    /* memory.c */
 int tj_exec_atomic(tj_interp *st, tj_ref r);   /* memory.c */
+/* The handler of an elementwise op (arithmetic, comparisons, math, select,
+ * fma, cast), which the Tile and SIMT interpreters share; NULL for other
+ * ops (elementwise.c). */
+typedef int (*tj_exec_fn)(tj_interp *st, tj_ref r);
+tj_exec_fn tj_elementwise_handler(tj_op op);
+
+/* Element off (counted in elements of dt) of the memory at mem as a slot,
+ * and back (memcpy: tensor data need not be aligned); memory.c. */
+tj_slot tj_mem_read(tj_dtype dt, const void *mem, int64_t off);
+void tj_mem_write(tj_dtype dt, void *mem, int64_t off, tj_slot s);
 
 /* r = a OP b over n slots of dtype dt, rounded (elementwise.c; atomics
  * use it one element at a time). Returns -1 when op does not apply. */

@@ -28,8 +28,9 @@
     X(TJ_DT_F32, float, f, v, s.f)                                     \
     X(TJ_DT_F64, double, f, v, s.f)
 
-static tj_slot mem_read(tj_dtype dt, const char *base, int64_t off)
+tj_slot tj_mem_read(tj_dtype dt, const void *mem, int64_t off)
 {
+    const char *base = mem;
     tj_slot s = {.u = 0};
     switch (dt) {
 #define READ(D, T, FIELD, IN, OUT)                                 \
@@ -46,8 +47,9 @@ static tj_slot mem_read(tj_dtype dt, const char *base, int64_t off)
     return s;
 }
 
-static void mem_write(tj_dtype dt, char *base, int64_t off, tj_slot s)
+void tj_mem_write(tj_dtype dt, void *mem, int64_t off, tj_slot s)
 {
+    char *base = mem;
     switch (dt) {
 #define WRITE(D, T, FIELD, IN, OUT)                                \
     case D: {                                                      \
@@ -181,10 +183,10 @@ int tj_exec_atomic(tj_interp *st, tj_ref r)
     for (uint32_t i = 0; i < v->n; i++) {
         tj_slot old = {.u = 0}, now;
         if (!skipped(v->off, mask, i)) {
-            old = mem_read(v->dt, base, v->off[i]);
+            old = tj_mem_read(v->dt, base, v->off[i]);
             if (tj_binary_slots(op, v->dt, &now, &old, &x.data[i * x.step], 1))
                 return tj_interp_bad_ir(st, r, "op does not apply to this dtype");
-            mem_write(v->dt, base, v->off[i], now);
+            tj_mem_write(v->dt, base, v->off[i], now);
         }
         if (rv->data)
             rv->data[i] = old;

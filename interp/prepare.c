@@ -10,12 +10,7 @@
 
 #include "interp/interp.h"
 
-typedef struct plan {
-    char *base; /* NULL while counting */
-    size_t used;
-} plan;
-
-static void *take(plan *p, size_t bytes)
+void *tj_plan_take(tj_plan *p, size_t bytes)
 {
     void *q = p->base ? p->base + p->used : NULL;
     p->used += (bytes + 15) & ~(size_t)15;
@@ -41,15 +36,15 @@ static const tj_type_info *describe(const tj_ctx *c, tj_rval *rv, tj_type t)
 }
 
 /* Sets up rv for type t with storage of its own. */
-static void take_value(plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
+static void take_value(tj_plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
 {
     const tj_type_info *ti = describe(c, rv, t);
     if (ti->kind == TJ_TK_TILE)
-        rv->data = take(p, sizeof(tj_slot) * rv->n);
+        rv->data = tj_plan_take(p, sizeof(tj_slot) * rv->n);
     else if (ti->kind == TJ_TK_VIEW)
-        rv->off = take(p, sizeof(int64_t) * rv->n);
+        rv->off = tj_plan_take(p, sizeof(int64_t) * rv->n);
     else if (ti->kind == TJ_TK_TUPLE) {
-        rv->elems = take(p, sizeof(tj_rval) * ti->nelems);
+        rv->elems = tj_plan_take(p, sizeof(tj_rval) * ti->nelems);
         tj_rval dummy;
         for (uint32_t e = 0; e < ti->nelems; e++)
             take_value(p, c, p->base ? &rv->elems[e] : &dummy, ti->elems[e]);
@@ -58,17 +53,17 @@ static void take_value(plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
 
 /* Loop-carried scratch values: the body's yields are copied here, then
  * swapped with the block arguments (see exec.c). */
-static void take_for_work(plan *p, tj_interp *st, tj_ref r)
+static void take_for_work(tj_plan *p, tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);
     uint32_t nc = in->nargs - 3;
-    tj_rval *scratch = take(p, sizeof(tj_rval) * nc), dummy;
+    tj_rval *scratch = tj_plan_take(p, sizeof(tj_rval) * nc), dummy;
     for (uint32_t i = 0; i < nc; i++)
         take_value(p, st->k->ctx, p->base ? &scratch[i] : &dummy, tj_in(st, in->args[3 + i])->type);
     st->vals[r].work = scratch;
 }
 
-static void take_inst(plan *p, tj_interp *st, tj_ref r)
+static void take_inst(tj_plan *p, tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);
     tj_rval *rv = &st->vals[r];
@@ -78,7 +73,7 @@ static void take_inst(plan *p, tj_interp *st, tj_ref r)
     if (!aliases)
         take_value(p, c, rv, in->type);
     else if (describe(c, rv, in->type)->kind == TJ_TK_TUPLE) {
-        rv->elems = take(p, sizeof(tj_rval) * rv->ti->nelems);
+        rv->elems = tj_plan_take(p, sizeof(tj_rval) * rv->ti->nelems);
         for (uint32_t e = 0; p->base && e < rv->ti->nelems; e++)
             describe(c, &rv->elems[e], rv->ti->elems[e]);
     }
@@ -90,7 +85,7 @@ static void take_inst(plan *p, tj_interp *st, tj_ref r)
     case TJ_OP_VIEW: work = tj_view_work_size(st, r); break;
     default: return;
     }
-    rv->work = take(p, work);
+    rv->work = tj_plan_take(p, work);
 }
 
 /* Values fixed for the whole run: computed once, never written again. */
@@ -208,9 +203,9 @@ static int check_structure(tj_interp *st, tj_ref r)
     return 0;
 }
 
-static int walk_block(plan *p, tj_interp *st, tj_block_id b, int depth);
+static int walk_block(tj_plan *p, tj_interp *st, tj_block_id b, int depth);
 
-static int walk_inst(plan *p, tj_interp *st, tj_ref r, int depth)
+static int walk_inst(tj_plan *p, tj_interp *st, tj_ref r, int depth)
 {
     const tj_inst *in = tj_in(st, r);
     if (!p->base && (check_structure(st, r) || (in->op == TJ_OP_PARAM && check_param(st, r))))
@@ -225,7 +220,7 @@ static int walk_inst(plan *p, tj_interp *st, tj_ref r, int depth)
     return 0;
 }
 
-static int walk_block(plan *p, tj_interp *st, tj_block_id b, int depth)
+static int walk_block(tj_plan *p, tj_interp *st, tj_block_id b, int depth)
 {
     if (depth > TJ_INTERP_MAX_DEPTH) {
         tj_error(st->ctx, "kernel '%s': regions nested more than %d deep", st->k->name,
@@ -245,7 +240,7 @@ static int walk_block(plan *p, tj_interp *st, tj_block_id b, int depth)
     return 0;
 }
 
-static int walk_all(plan *p, tj_interp *st, const tj_block_id *roots, int nroots)
+static int walk_all(tj_plan *p, tj_interp *st, const tj_block_id *roots, int nroots)
 {
     for (int i = 0; i < nroots; i++) {
         if (roots[i] >= st->k->nblocks) {
@@ -263,7 +258,7 @@ int tj_interp_prepare(tj_interp *st, const tj_kernel *k, const tj_arg *args,
 {
     *st = (tj_interp){.k = k, .ctx = k->ctx, .args = args, .nprog = {1, 1, 1}};
     st->vals = calloc(k->ninsts, sizeof *st->vals);
-    plan p = {0};
+    tj_plan p = {0};
     if (!st->vals || walk_all(&p, st, roots, nroots))
         goto fail;
     p.base = st->storage = calloc(1, p.used ? p.used : 1);

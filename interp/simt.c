@@ -35,21 +35,9 @@ int tj_simt_fail(const tj_simt *s, tj_ref r, int64_t thread, const char *fmt, ..
 
 /* ---- storage ------------------------------------------------------------------- */
 
-typedef struct plan {
-    char *base; /* NULL while counting */
-    size_t used;
-} plan;
-
-static void *take(plan *p, size_t bytes)
-{
-    void *q = p->base ? p->base + p->used : NULL;
-    p->used += (bytes + 15) & ~(size_t)15;
-    return q;
-}
-
 /* Describes rv as a value of type t held by every thread, with storage of
  * its own; -1 for a type that is no SIMT value. */
-static int take_value(plan *p, const tj_simt *s, tj_rval *rv, tj_type t)
+static int take_value(tj_plan *p, const tj_simt *s, tj_rval *rv, tj_type t)
 {
     const tj_type_info *ti = tj_type_get(s->st.ctx, t);
     rv->ti = ti;
@@ -60,11 +48,11 @@ static int take_value(plan *p, const tj_simt *s, tj_rval *rv, tj_type t)
         if (w == 0 || w > SIMT_MAX_WIDTH)
             return -1;
         rv->n = s->nthreads * w;
-        rv->data = take(p, sizeof(tj_slot) * rv->n);
+        rv->data = tj_plan_take(p, sizeof(tj_slot) * rv->n);
         return 0;
     }
     case TJ_TK_TUPLE: {
-        rv->elems = take(p, sizeof(tj_rval) * ti->nelems);
+        rv->elems = tj_plan_take(p, sizeof(tj_rval) * ti->nelems);
         for (uint32_t e = 0; e < ti->nelems; e++) {
             tj_rval dummy = {0};
             if (take_value(p, s, p->base ? &rv->elems[e] : &dummy, ti->elems[e]))
@@ -79,7 +67,7 @@ static int take_value(plan *p, const tj_simt *s, tj_rval *rv, tj_type t)
 
 /* Storage of every instruction placed in a block, a loop's scratch copies
  * of its carried values, and the shared memory with its written flags. */
-static int plan_storage(plan *p, tj_simt *s)
+static int plan_storage(tj_plan *p, tj_simt *s)
 {
     const tj_kernel *k = s->st.k;
     for (tj_ref r = 1; r < k->ninsts; r++) {
@@ -92,7 +80,7 @@ static int plan_storage(plan *p, tj_simt *s)
                                 SIMT_MAX_WIDTH);
         if (in->op == TJ_OP_FOR && in->nargs >= 3) {
             uint32_t nc = in->nargs - 3;
-            tj_rval *work = take(p, sizeof(tj_rval) * nc);
+            tj_rval *work = tj_plan_take(p, sizeof(tj_rval) * nc);
             rv->work = work;
             for (uint32_t c = 0; c < nc; c++) {
                 tj_rval d2 = {0};
@@ -101,9 +89,9 @@ static int plan_storage(plan *p, tj_simt *s)
             }
         }
     }
-    s->smem = take(p, k->smem_bytes);
-    s->smem_set = take(p, k->smem_bytes);
-    s->extent = take(p, sizeof(tj_simt_extent) * k->nparams);
+    s->smem = tj_plan_take(p, k->smem_bytes);
+    s->smem_set = tj_plan_take(p, k->smem_bytes);
+    s->extent = tj_plan_take(p, sizeof(tj_simt_extent) * k->nparams);
     return 0;
 }
 
@@ -244,16 +232,6 @@ static int uniform_operand(const tj_simt *s, tj_ref r, uint32_t a, int64_t *out)
     return 0;
 }
 
-/* Python range(lo, hi, step): how many iterations (step 0: none). */
-static uint64_t trip_count(int64_t lo, int64_t hi, int64_t step)
-{
-    if (step > 0 && lo < hi)
-        return ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
-    if (step < 0 && lo > hi)
-        return ((uint64_t)lo - (uint64_t)hi - 1) / (0 - (uint64_t)step) + 1;
-    return 0;
-}
-
 /* Copies the yielded values into the elements of r's tuple. */
 static int set_results(const tj_simt *s, tj_ref r, tj_ref yield)
 {
@@ -288,7 +266,7 @@ static int exec_for(tj_simt *s, tj_ref r, int depth)
     tj_rval *iv = &s->st.vals[args[0]], *scratch = s->st.vals[r].work;
     if (!iv->data)
         return tj_simt_fail(s, r, -1, "the induction variable is not a scalar");
-    uint64_t count = trip_count(lo, hi, step);
+    uint64_t count = tj_trip_count(lo, hi, step);
     tj_slot i = {.i = lo};
     for (uint64_t it = 0; it < count; it++, i.u += (uint64_t)step) {
         fill(iv, tj_slot_from_int(iv->dt, i.i));
@@ -358,17 +336,6 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_FOR: return exec_for(s, r, depth);
     case TJ_OP_IF: return exec_if(s, r, depth);
     case TJ_OP_PROJ: return exec_proj(s, r);
-    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
-    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR: case TJ_OP_EQ: case TJ_OP_NE:
-    case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE: return tj_exec_binary(st, r);
-    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
-    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
-    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
-    case TJ_OP_CEIL: return tj_exec_unary(st, r);
-    case TJ_OP_SELECT: return tj_exec_select(st, r);
-    case TJ_OP_FMA: return tj_exec_fma(st, r);
-    case TJ_OP_CAST: return tj_exec_cast(st, r);
     case TJ_OP_LD_GLOBAL: return tj_simt_load_global(s, r);
     case TJ_OP_ST_GLOBAL: return tj_simt_store_global(s, r);
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return tj_simt_atomic(s, r);
@@ -377,7 +344,10 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return tj_simt_shuffle(s, r);
     case TJ_OP_PACK: return tj_simt_pack(s, r);
     case TJ_OP_EXTRACT: return tj_simt_extract(s, r);
-    default: return tj_simt_fail(s, r, -1, "not an op of SIMT IR");
+    default: {
+        tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
+        return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");
+    }
     }
 }
 
@@ -423,7 +393,7 @@ static int run_programs(tj_simt *s)
 
 static int run(tj_simt *s)
 {
-    plan p = {0};
+    tj_plan p = {0};
     if (check_structure(s) || plan_storage(&p, s))
         return -1;
     s->st.vals = calloc(s->st.k->ninsts, sizeof *s->st.vals);

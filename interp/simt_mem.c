@@ -11,48 +11,6 @@
 
 #include "interp/simt.h"
 
-/* An element of dtype dt in memory as a slot, and back (memcpy: tensor
- * data need not be aligned for the host). */
-static tj_slot mem_get(tj_dtype dt, const unsigned char *p)
-{
-    tj_slot s = {.u = 0};
-#define GET(T, FIELD, EXPR) { T v; memcpy(&v, p, sizeof v); s.FIELD = EXPR; break; }
-    switch (dt) {
-    case TJ_DT_BOOL: GET(uint8_t, i, v != 0)
-    case TJ_DT_I8: GET(int8_t, i, v)
-    case TJ_DT_I16: GET(int16_t, i, v)
-    case TJ_DT_I32: GET(int32_t, i, v)
-    case TJ_DT_I64: GET(int64_t, i, v)
-    case TJ_DT_U8: GET(uint8_t, u, v)
-    case TJ_DT_U16: GET(uint16_t, u, v)
-    case TJ_DT_U32: GET(uint32_t, u, v)
-    case TJ_DT_U64: GET(uint64_t, u, v)
-    case TJ_DT_F16: GET(uint16_t, f, tj_f16_to_f32(v))
-    case TJ_DT_BF16: GET(uint16_t, f, tj_bf16_to_f32(v))
-    case TJ_DT_F32: GET(float, f, v)
-    default: GET(double, f, v)
-    }
-#undef GET
-    return s;
-}
-
-static void mem_put(tj_dtype dt, unsigned char *p, tj_slot s)
-{
-#define PUT(T, EXPR) { T v = (T)(EXPR); memcpy(p, &v, sizeof v); break; }
-    switch (dt) {
-    case TJ_DT_BOOL: PUT(uint8_t, s.i != 0)
-    case TJ_DT_I8: case TJ_DT_U8: PUT(uint8_t, s.u)
-    case TJ_DT_I16: case TJ_DT_U16: PUT(uint16_t, s.u)
-    case TJ_DT_I32: case TJ_DT_U32: PUT(uint32_t, s.u)
-    case TJ_DT_I64: case TJ_DT_U64: PUT(uint64_t, s.u)
-    case TJ_DT_F16: PUT(uint16_t, tj_f64_to_f16(s.f))
-    case TJ_DT_BF16: PUT(uint16_t, tj_f64_to_bf16(s.f))
-    case TJ_DT_F32: PUT(float, s.f)
-    default: PUT(double, s.f)
-    }
-#undef PUT
-}
-
 /* The access size's alignment, as PTX requires: the whole vector up to 16
  * bytes (larger vectors go in 16-byte pieces). */
 static uint32_t alignment(uint32_t bytes)
@@ -120,7 +78,7 @@ int tj_simt_load_global(tj_simt *s, tj_ref r)
         if (!p)
             return -1;
         for (uint32_t e = 0; e < w; e++)
-            d[e] = mem_get(rv->dt, p + e * size);
+            d[e] = tj_mem_read(rv->dt, p + e * size, 0);
     }
     return 0;
 }
@@ -140,7 +98,7 @@ int tj_simt_store_global(tj_simt *s, tj_ref r)
         if (!p)
             return -1;
         for (uint32_t e = 0; e < w; e++)
-            mem_put(val->dt, p + e * size, val->data[t * w + e]);
+            tj_mem_write(val->dt, p + e * size, 0, val->data[t * w + e]);
     }
     return 0;
 }
@@ -164,10 +122,10 @@ int tj_simt_atomic(tj_simt *s, tj_ref r)
         unsigned char *p = global_bytes(s, r, t, addr->data[t].u, size);
         if (!p)
             return -1;
-        tj_slot old = mem_get(rv->dt, p), now;
+        tj_slot old = tj_mem_read(rv->dt, p, 0), now;
         if (tj_binary_slots(op, rv->dt, &now, &old, &val->data[t], 1))
             return tj_simt_fail(s, r, -1, "no atomic %s on %s", tj_op_get(op)->name, tj_dtype_name(rv->dt));
-        mem_put(rv->dt, p, now);
+        tj_mem_write(rv->dt, p, 0, now);
         rv->data[t] = old;
     }
     return 0;
@@ -204,7 +162,7 @@ int tj_simt_load_shared(tj_simt *s, tj_ref r)
                                     "(a missing store?)",
                                     (unsigned long long)off + b);
         for (uint32_t e = 0; e < w; e++)
-            rv->data[t * w + e] = mem_get(rv->dt, s->smem + off + e * size);
+            rv->data[t * w + e] = tj_mem_read(rv->dt, s->smem + off + e * size, 0);
     }
     return 0;
 }
@@ -222,7 +180,7 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r)
         if (shared_range(s, r, t, off, w * size))
             return -1;
         for (uint32_t e = 0; e < w; e++)
-            mem_put(val->dt, s->smem + off + e * size, val->data[t * w + e]);
+            tj_mem_write(val->dt, s->smem + off + e * size, 0, val->data[t * w + e]);
         memset(s->smem_set + off, 1, w * size);
     }
     return 0;

@@ -24,8 +24,9 @@
 
 #include "tilejit/metal.h"
 #include "tilejit/lower.h"
+#include "codegen/simt_walk.h"
 
-enum { MS_MAX_COMPONENTS = 16, MS_MAX_DEPTH = 200 };
+enum { MS_MAX_COMPONENTS = 16 };
 
 /* Helper functions written into the preamble on demand. */
 typedef enum msl_helper {
@@ -71,6 +72,7 @@ typedef struct msl_emitter {
     uint64_t atomic_done;/* bits: (op, dtype) pairs already written */
     int uses_smem;
     int failed;
+    simt_walker walk;    /* blocks, grid values and shared checks */
 } msl_emitter;
 
 /* ---- msl_emit.c: driver, values, text ---- */
@@ -107,7 +109,6 @@ msl_str ms_fmt(const char *fmt, ...)
 #endif
     ;
 void ms_need(msl_emitter *e, msl_helper h);
-int ms_emit_block(msl_emitter *e, tj_block_id b, int depth);
 
 /* ---- msl_types.c: spellings, constants, the float compute form ---- */
 const char *ms_type(tj_dtype dt);     /* variable type: bool char ... half ushort(bf16) float */

@@ -242,19 +242,6 @@ void ms_write_prologue(const msl_emitter *e, tj_buf *out)
 
 /* ---- ops reading parameters ---------------------------------------------------- */
 
-static int tensor_param(msl_emitter *e, tj_ref r)
-{
-    const tj_inst *in = ms_inst(e, r);
-    const tj_inst *p = in->nargs ? ms_inst(e, in->args[0]) : NULL;
-    if (!p || p->op != TJ_OP_PARAM || p->imm < 0 || p->imm >= (int64_t)e->k->nparams ||
-        e->k->params[p->imm].rank == 0)
-        return ms_fail(e, r, "operand 0 must be a tensor parameter");
-    int rank = e->k->params[p->imm].rank;
-    if (in->op != TJ_OP_TENSOR_PTR && (in->imm < 0 || in->imm >= rank))
-        return ms_fail(e, r, "axis %lld out of range for a rank-%d tensor", (long long)in->imm, rank);
-    return (int)p->imm;
-}
-
 static int expect_result(msl_emitter *e, tj_ref r, tj_dtype want)
 {
     tj_dtype dt;
@@ -266,18 +253,10 @@ static int expect_result(msl_emitter *e, tj_ref r, tj_dtype want)
 static int emit_param(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
-    if (in->imm < 0 || in->imm >= (int64_t)e->k->nparams)
-        return ms_fail(e, r, "parameter index %lld out of range", (long long)in->imm);
-    const tj_param *p = &e->k->params[in->imm];
-    const tj_type_info *ti = tj_type_get(e->c, in->type);
-    if (ti->kind == TJ_TK_TENSOR) {
-        if (p->rank == 0 || ti->rank != p->rank)
-            return ms_fail(e, r, "the type does not match parameter '%s'", p->name ? p->name : "");
-        e->defined[r] = 1; /* a group: read through dim, stride, tensor_ptr */
-        return 0;
-    }
-    if (p->rank != 0)
-        return ms_fail(e, r, "parameter '%s' is a tensor", p->name ? p->name : "");
+    const tj_param *p;
+    int tensor = simt_param(&e->walk, r, &p);
+    if (tensor)
+        return tensor < 0 ? -1 : 0;
     if (expect_result(e, r, p->dtype))
         return -1;
     ms_line(e, "%s v%u = tj_a.p%lld;", ms_type(p->dtype), r, (long long)in->imm);
@@ -289,7 +268,7 @@ int ms_emit_param_op(msl_emitter *e, tj_ref r)
     const tj_inst *in = ms_inst(e, r);
     if (in->op == TJ_OP_PARAM)
         return emit_param(e, r);
-    int p = tensor_param(e, r);
+    int rank, p = simt_tensor_param(&e->walk, r, &rank);
     if (p < 0)
         return -1;
     switch (in->op) {

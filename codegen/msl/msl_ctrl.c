@@ -40,17 +40,6 @@ static int copy_yield(msl_emitter *e, tj_ref yield, const msl_str *dst, uint32_t
     return 0;
 }
 
-static tj_ref block_yield(msl_emitter *e, tj_ref owner, tj_block_id b)
-{
-    if (!b || b >= e->k->nblocks)
-        return ms_fail(e, owner, "a region is missing"), TJ_NONE;
-    const tj_block *blk = &e->k->blocks[b];
-    tj_ref y = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
-    if (!y || ms_inst(e, y)->op != TJ_OP_YIELD)
-        return ms_fail(e, owner, "a region does not end with yield"), TJ_NONE;
-    return y;
-}
-
 /* The variables of value r's components. */
 static msl_str *variables(msl_emitter *e, tj_ref r)
 {
@@ -72,46 +61,20 @@ static void declare(msl_emitter *e, tj_ref r)
 /* Defines the body's arguments (induction variable, carried values),
  * checks them against the loop's operands and initializes the carried
  * ones. */
-static int loop_args(msl_emitter *e, tj_ref r, tj_block_id body, uint32_t ncarried)
+static int loop_args(msl_emitter *e, tj_ref r, uint32_t ncarried)
 {
     const tj_inst *in = ms_inst(e, r);
-    const tj_block *blk = &e->k->blocks[body];
-    if (blk->ninsts < ncarried + 2)
-        return ms_fail(e, r, "the loop body lacks its %u block arguments", ncarried + 1);
     for (uint32_t i = 0; i <= ncarried; i++) {
-        tj_ref a = blk->insts[i];
-        const tj_inst *ai = ms_inst(e, a);
+        tj_ref a = simt_loop_arg(&e->walk, r, i);
+        if (!a)
+            return -1;
         tj_ref src = i == 0 ? in->args[0] : in->args[2 + i];
-        if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != ms_inst(e, src)->type)
-            return ms_fail(e, r, "body argument %u does not match the loop", i);
         if (e->addr[src])
             return ms_fail(e, r, "a global address carried through a loop (not supported in MSL)");
-        if (ms_define(e, a, ai->type))
+        if (ms_define(e, a, ms_inst(e, a)->type))
             return -1;
         for (uint32_t c = 0; i > 0 && c < e->ncomp[a]; c++)
             ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, a, c)), ms_var(e, a, c).s, ms_var(e, src, c).s);
-    }
-    return 0;
-}
-
-static int step_constant(const msl_emitter *e, tj_ref step, int64_t *v)
-{
-    const tj_inst *s = ms_inst(e, step);
-    if (s->op != TJ_OP_CONST)
-        return 0;
-    *v = s->imm;
-    return 1;
-}
-
-/* Whether the yield names one of the body's carried arguments in another
- * position (then copies must not overwrite what later copies read). */
-static int yield_needs_parallel_copy(const msl_emitter *e, tj_ref yield, tj_block_id body)
-{
-    const tj_inst *y = ms_inst(e, yield);
-    for (uint32_t j = 0; j < y->nargs; j++) {
-        const tj_inst *o = y->args[j] ? ms_inst(e, y->args[j]) : NULL;
-        if (o && o->op == TJ_OP_ARG && o->block == body && o->imm >= 1 && o->imm != (int64_t)j + 1)
-            return 1;
     }
     return 0;
 }
@@ -125,7 +88,7 @@ static void open_loop(msl_emitter *e, tj_ref r, tj_ref iv, tj_dtype dt)
     msl_str v = ms_var(e, iv, 0), lo = ms_arg(e, r, 0, 0), hi = ms_arg(e, r, 1, 0), step = ms_arg(e, r, 2, 0);
     const char *t = ms_type(dt), *u = ms_wrap_type(dt);
     int64_t s = 0;
-    if (step_constant(e, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)))) {
+    if (simt_step_constant(e->k, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)))) {
         ms_line(e, "for (%s %s = %s; %s %s %s; %s = %s(%s(%s) %s 1u)) {", t, v.s, lo.s, v.s, s == 1 ? "<" : ">", hi.s,
                 v.s, t, u, v.s, s == 1 ? "+" : "-");
         return;
@@ -142,22 +105,18 @@ static void open_loop(msl_emitter *e, tj_ref r, tj_ref iv, tj_dtype dt)
 int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
 {
     const tj_inst *in = ms_inst(e, r);
-    if (in->nargs < 3)
-        return ms_fail(e, r, "for takes lo, hi, step and the initial values");
     tj_dtype dt;
-    if (ms_elem_type(e, ms_inst(e, in->args[0])->type, &dt) != 1 || !tj_dtype_is_int(dt))
-        return ms_fail(e, r, "loop bounds must be integer scalars");
+    if (simt_for_bounds(&e->walk, r, &dt))
+        return -1;
     if (ms_operand_check(e, r, 0, 1, dt) || ms_operand_check(e, r, 1, 1, dt) || ms_operand_check(e, r, 2, 1, dt))
         return -1;
     uint32_t ncarried = in->nargs - 3;
     tj_block_id body = in->region[0];
-    tj_ref yield = block_yield(e, r, body);
-    if (!yield || loop_args(e, r, body, ncarried))
+    tj_ref yield = simt_block_yield(&e->walk, r, body);
+    if (!yield || loop_args(e, r, ncarried))
         return -1;
     const tj_block *blk = &e->k->blocks[body];
-    uint32_t nc = 0;
-    for (uint32_t i = 1; i <= ncarried; i++)
-        nc += e->ncomp[blk->insts[i]];
+    uint32_t nc = simt_carried_components(&e->walk, r);
     msl_str *carried = tj_alloc(e->c, sizeof *carried * (nc + 1));
     nc = 0;
     for (uint32_t i = 1; i <= ncarried; i++)
@@ -165,8 +124,8 @@ int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
             carried[nc++] = ms_var(e, blk->insts[i], c);
     open_loop(e, r, blk->insts[0], dt);
     e->indent++;
-    if (ms_emit_block(e, body, depth + 1) ||
-        copy_yield(e, yield, carried, nc, yield_needs_parallel_copy(e, yield, body)))
+    if (simt_walk_block(&e->walk, body, depth + 1) ||
+        copy_yield(e, yield, carried, nc, simt_yield_needs_parallel_copy(e->k, yield, body)))
         return -1;
     e->indent--;
     ms_line(e, "}");
@@ -183,9 +142,9 @@ int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
 
 static int emit_branch(msl_emitter *e, tj_ref r, tj_block_id b, int depth)
 {
-    tj_ref yield = block_yield(e, r, b);
+    tj_ref yield = simt_block_yield(&e->walk, r, b);
     e->indent++;
-    if (!yield || ms_emit_block(e, b, depth + 1) || copy_yield(e, yield, variables(e, r), e->ncomp[r], 0))
+    if (!yield || simt_walk_block(&e->walk, b, depth + 1) || copy_yield(e, yield, variables(e, r), e->ncomp[r], 0))
         return -1;
     e->indent--;
     return 0;

@@ -33,14 +33,7 @@ void ms_need(msl_emitter *e, msl_helper h) { e->helpers |= 1u << h; }
 
 const tj_inst *ms_inst(const msl_emitter *e, tj_ref r) { return &e->k->insts[r]; }
 
-int ms_elem_type(const msl_emitter *e, tj_type t, tj_dtype *dt)
-{
-    const tj_type_info *ti = tj_type_get(e->c, t);
-    if (ti->kind != TJ_TK_TILE || ti->rank > 1)
-        return 0;
-    *dt = ti->dtype;
-    return ti->rank == 0 ? 1 : ti->shape[0];
-}
+int ms_elem_type(const msl_emitter *e, tj_type t, tj_dtype *dt) { return simt_elem_type(e->c, t, dt); }
 
 /* Appends the components of a scalar, vector or tuple type; -1 on others. */
 static int add_components(msl_emitter *e, tj_type t)
@@ -109,19 +102,6 @@ int ms_operand_check(msl_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype 
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-static int check_operands(msl_emitter *e, tj_ref r)
-{
-    const tj_inst *in = &e->k->insts[r];
-    for (uint32_t a = 0; a < in->nargs; a++) {
-        tj_ref o = in->args[a];
-        if (o == TJ_NONE)
-            continue;
-        if (o >= e->k->ninsts || !e->defined[o])
-            return ms_fail(e, r, "operand %u is not defined before its use", a);
-    }
-    return 0;
-}
-
 /* add, sub and select build addresses when an operand is one. */
 static int builds_address(const msl_emitter *e, tj_ref r)
 {
@@ -134,101 +114,40 @@ static int builds_address(const msl_emitter *e, tj_ref r)
     return 0;
 }
 
-static int emit_inst(msl_emitter *e, tj_ref r, int depth)
+/* The walk's emit callback (codegen/simt_walk.h). */
+static int emit_inst(void *target, tj_ref r, int depth)
 {
-    if (check_operands(e, r))
-        return -1;
+    msl_emitter *e = target;
     if (builds_address(e, r))
         return ms_emit_address(e, r);
     tj_op op = e->k->insts[r].op;
-    switch (op) {
-    case TJ_OP_CONST: return ms_emit_const(e, r);
-    case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR:
-        return ms_emit_param_op(e, r);
-    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER:
-        return ms_emit_special(e, r);
-    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
-    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
-        return ms_emit_binary(e, r);
-    case TJ_OP_EQ: case TJ_OP_NE: case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE:
-        return ms_emit_compare(e, r);
-    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
-    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
-    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
-    case TJ_OP_CEIL:
-        return ms_emit_unary(e, r);
-    case TJ_OP_SELECT: return ms_emit_select_op(e, r);
-    case TJ_OP_FMA: return ms_emit_fma(e, r);
-    case TJ_OP_CAST: return ms_emit_cast(e, r);
-    case TJ_OP_LD_GLOBAL: return ms_emit_load_global(e, r);
-    case TJ_OP_ST_GLOBAL: return ms_emit_store_global(e, r);
-    case TJ_OP_LD_SHARED: return ms_emit_load_shared(e, r);
-    case TJ_OP_ST_SHARED: return ms_emit_store_shared(e, r);
-    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return ms_emit_atomic(e, r);
-    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return ms_emit_shuffle(e, r);
-    case TJ_OP_EXTRACT: case TJ_OP_PACK: return ms_emit_vector_op(e, r);
-    case TJ_OP_FOR: return ms_emit_for(e, r, depth);
-    case TJ_OP_IF: return ms_emit_if(e, r, depth);
-    case TJ_OP_PROJ: return ms_emit_proj(e, r);
-    default:
-        return ms_fail(e, r, "op '%s' has no MSL form (not a SIMT-level op)", tj_op_get(op)->name);
+    switch (simt_op_family(op)) {
+    case SF_CONST: return ms_emit_const(e, r);
+    case SF_PARAM: return ms_emit_param_op(e, r);
+    case SF_SPECIAL: return ms_emit_special(e, r);
+    case SF_BINARY: return ms_emit_binary(e, r);
+    case SF_COMPARE: return ms_emit_compare(e, r);
+    case SF_UNARY: return ms_emit_unary(e, r);
+    case SF_SELECT: return ms_emit_select_op(e, r);
+    case SF_FMA: return ms_emit_fma(e, r);
+    case SF_CAST: return ms_emit_cast(e, r);
+    case SF_LD_GLOBAL: return ms_emit_load_global(e, r);
+    case SF_ST_GLOBAL: return ms_emit_store_global(e, r);
+    case SF_LD_SHARED: return ms_emit_load_shared(e, r);
+    case SF_ST_SHARED: return ms_emit_store_shared(e, r);
+    case SF_ATOMIC: return ms_emit_atomic(e, r);
+    case SF_SHUFFLE: return ms_emit_shuffle(e, r);
+    case SF_VECTOR: return ms_emit_vector_op(e, r);
+    case SF_FOR: return ms_emit_for(e, r, depth);
+    case SF_IF: return ms_emit_if(e, r, depth);
+    case SF_PROJ: return ms_emit_proj(e, r);
+    case SF_OTHER: break;
     }
+    return ms_fail(e, r, "op '%s' has no MSL form (not a SIMT-level op)", tj_op_get(op)->name);
 }
 
-int ms_emit_block(msl_emitter *e, tj_block_id b, int depth)
-{
-    if (depth > MS_MAX_DEPTH)
-        return ms_fail(e, 0, "regions nested deeper than %d", MS_MAX_DEPTH);
-    const tj_block *blk = &e->k->blocks[b];
-    for (uint32_t i = 0; i < blk->ninsts; i++) {
-        tj_ref r = blk->insts[i];
-        tj_op op = e->k->insts[r].op;
-        if (op == TJ_OP_ARG) {
-            if (!e->defined[r])
-                return ms_fail(e, r, "block argument outside a for body");
-            continue;
-        }
-        if (op == TJ_OP_YIELD) {
-            if (i + 1 != blk->ninsts)
-                return ms_fail(e, r, "yield before the end of its block");
-            return 0;
-        }
-        if (emit_inst(e, r, depth))
-            return -1;
-    }
-    return ms_fail(e, 0, "block %u does not end with yield", b);
-}
-
-/* The body may use values of the grid block (constants, dims): emits the
- * grid instructions it needs, in order, before the body. */
-static int emit_grid_values(msl_emitter *e)
-{
-    const tj_kernel *k = e->k;
-    if (!k->grid || k->grid >= k->nblocks)
-        return 0;
-    uint8_t *need = tj_alloc(e->c, k->ninsts);
-    for (tj_ref r = 1; r < k->ninsts; r++) {
-        const tj_inst *in = &k->insts[r];
-        if (!in->block || in->block == k->grid)
-            continue;
-        for (uint32_t a = 0; a < in->nargs; a++)
-            if (in->args[a] && in->args[a] < k->ninsts && k->insts[in->args[a]].block == k->grid)
-                need[in->args[a]] = 1;
-    }
-    const tj_block *g = &k->blocks[k->grid];
-    for (uint32_t i = g->ninsts; i-- > 0;) {
-        const tj_inst *in = &k->insts[g->insts[i]];
-        if (need[g->insts[i]])
-            for (uint32_t a = 0; a < in->nargs; a++)
-                if (in->args[a] && in->args[a] < k->ninsts)
-                    need[in->args[a]] = 1;
-    }
-    for (uint32_t i = 0; i < g->ninsts; i++)
-        if (need[g->insts[i]] && emit_inst(e, g->insts[i], 0))
-            return -1;
-    return 0;
-}
+/* The walk's fail callback. */
+static int walk_fail(void *target, tj_ref r, const char *msg) { return ms_fail(target, r, "%s", msg); }
 
 /* ---- the kernel ------------------------------------------------------------ */
 
@@ -291,7 +210,8 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
     e->defined = tj_alloc(e->c, n);
     e->addr = tj_alloc(e->c, sizeof *e->addr * n);
     e->indent = 1;
-    if (emit_grid_values(e) || ms_emit_block(e, e->k->body, 0))
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_source(e, out);
     return 0;

@@ -18,6 +18,7 @@
 #define TJ_PTX_H
 
 #include "tilejit/lower.h"
+#include "codegen/simt_walk.h"
 
 typedef enum ptx_cls { PX_PRED, PX_B16, PX_B32, PX_B64, PX_F32, PX_F64, PX_NCLS } ptx_cls;
 
@@ -32,7 +33,7 @@ typedef struct ptx_rname {
 } ptx_rname;
 
 /* Components of one value are capped (SIMT vectors are at most 16 bytes). */
-enum { PX_MAX_COMPONENTS = 16, PX_MAX_DEPTH = 200 };
+enum { PX_MAX_COMPONENTS = 16 };
 
 typedef struct ptx_emitter {
     const tj_kernel *k;
@@ -50,6 +51,7 @@ typedef struct ptx_emitter {
     int uses_smem;
     int uses_2opi32, uses_2opi64; /* the tables of ptx_trig.c */
     int failed;
+    simt_walker walk;   /* blocks, grid values and shared checks */
 } ptx_emitter;
 
 /* ---- ptx_emit.c: registers, text, values ---- */
@@ -92,8 +94,6 @@ void px_zero(ptx_emitter *e, ptx_reg d);
 /* Whether s is a C-like identifier (letters, digits, '_'; not a digit
  * first), which PTX accepts as a name. */
 int px_is_identifier(const char *s);
-/* Emits the instructions of block b except its terminator. */
-int px_emit_block(ptx_emitter *e, tj_block_id b, int depth);
 
 /* ---- ptx_types.c: dtype spellings and the f32 compute form ---- */
 ptx_cls px_dtype_cls(tj_dtype dt);

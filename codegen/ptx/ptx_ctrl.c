@@ -38,18 +38,6 @@ static int copy_yield(ptx_emitter *e, tj_ref yield, const ptx_reg *dst, uint32_t
     return 0;
 }
 
-/* The block's terminator, which must be a yield; TJ_NONE after reporting. */
-static tj_ref block_yield(ptx_emitter *e, tj_ref owner, tj_block_id b)
-{
-    if (!b || b >= e->k->nblocks)
-        return px_fail(e, owner, "a region is missing"), TJ_NONE;
-    const tj_block *blk = &e->k->blocks[b];
-    tj_ref y = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
-    if (!y || px_inst(e, y)->op != TJ_OP_YIELD)
-        return px_fail(e, owner, "a region does not end with yield"), TJ_NONE;
-    return y;
-}
-
 /* A copy of the registers of value r's components (the array of all
  * components moves as it grows). */
 static ptx_reg *components(ptx_emitter *e, tj_ref r)
@@ -64,31 +52,14 @@ static ptx_reg *components(ptx_emitter *e, tj_ref r)
 
 /* Defines the body's arguments (induction variable, carried values) and
  * checks them against the loop's operands. */
-static int loop_args(ptx_emitter *e, tj_ref r, tj_block_id body, uint32_t ncarried)
+static int loop_args(ptx_emitter *e, tj_ref r, uint32_t ncarried)
 {
-    const tj_inst *in = px_inst(e, r);
-    const tj_block *blk = &e->k->blocks[body];
-    if (blk->ninsts < ncarried + 2)
-        return px_fail(e, r, "the loop body lacks its %u block arguments", ncarried + 1);
     for (uint32_t i = 0; i <= ncarried; i++) {
-        tj_ref a = blk->insts[i];
-        const tj_inst *ai = px_inst(e, a);
-        tj_type want = i == 0 ? px_inst(e, in->args[0])->type : px_inst(e, in->args[2 + i])->type;
-        if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != want)
-            return px_fail(e, r, "body argument %u does not match the loop", i);
-        if (px_define(e, a, ai->type))
+        tj_ref a = simt_loop_arg(&e->walk, r, i);
+        if (!a || px_define(e, a, px_inst(e, a)->type))
             return -1;
     }
     return 0;
-}
-
-static int step_constant(const ptx_emitter *e, tj_ref step, int64_t *v)
-{
-    const tj_inst *s = px_inst(e, step);
-    if (s->op != TJ_OP_CONST)
-        return 0;
-    *v = s->imm;
-    return 1;
 }
 
 /* The 64-bit trip count of range(lo, hi, step) (0 when step is 0), free of
@@ -133,38 +104,21 @@ static ptx_reg trip_count(ptx_emitter *e, tj_dtype dt, ptx_reg lo, ptx_reg hi, p
     return cnt;
 }
 
-/* Whether the yield names one of the body's carried arguments in another
- * position (then copies must not overwrite what later copies read). */
-static int yield_needs_parallel_copy(const ptx_emitter *e, tj_ref yield, tj_block_id body)
-{
-    const tj_inst *y = px_inst(e, yield);
-    for (uint32_t j = 0; j < y->nargs; j++) {
-        const tj_inst *o = y->args[j] ? px_inst(e, y->args[j]) : NULL;
-        if (o && o->op == TJ_OP_ARG && o->block == body && o->imm >= 1 && o->imm != (int64_t)j + 1)
-            return 1;
-    }
-    return 0;
-}
-
 int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
 {
     const tj_inst *in = px_inst(e, r);
-    if (in->nargs < 3)
-        return px_fail(e, r, "for takes lo, hi, step and the initial values");
     tj_dtype dt;
-    if (px_elem_type(e, px_inst(e, in->args[0])->type, &dt) != 1 || !tj_dtype_is_int(dt))
-        return px_fail(e, r, "loop bounds must be integer scalars");
+    if (simt_for_bounds(&e->walk, r, &dt))
+        return -1;
     if (px_operand_check(e, r, 1, 1, dt) || px_operand_check(e, r, 2, 1, dt))
         return -1;
     uint32_t ncarried = in->nargs - 3;
     tj_block_id body = in->region[0];
-    tj_ref yield = block_yield(e, r, body);
-    if (!yield || loop_args(e, r, body, ncarried))
+    tj_ref yield = simt_block_yield(&e->walk, r, body);
+    if (!yield || loop_args(e, r, ncarried))
         return -1;
     const tj_block *blk = &e->k->blocks[body];
-    uint32_t nc = 0;
-    for (uint32_t i = 1; i <= ncarried; i++)
-        nc += e->ncomp[blk->insts[i]];
+    uint32_t nc = simt_carried_components(&e->walk, r);
     ptx_reg *carried = tj_alloc(e->c, sizeof *carried * (nc + 1));
     nc = 0;
     for (uint32_t i = 1; i <= ncarried; i++) {
@@ -179,7 +133,7 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     const char *it = px_int_type(dt);
     px_mov(e, iv, lo);
     int64_t s = 0;
-    int unit = step_constant(e, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)));
+    int unit = simt_step_constant(e->k, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)));
     ptx_reg cnt = unit ? iv : trip_count(e, dt, lo, hi, step), done = px_tmp(e, PX_PRED);
     uint32_t head = px_new_label(e), exit = px_new_label(e);
     px_label(e, head);
@@ -188,8 +142,8 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     else
         px_ins(e, "setp.eq.u64 %s, %s, 0", RN(done), RN(cnt));
     px_ins(e, "@%s bra.uni $L%u", RN(done), exit);
-    if (px_emit_block(e, body, depth + 1) ||
-        copy_yield(e, yield, carried, nc, yield_needs_parallel_copy(e, yield, body)))
+    if (simt_walk_block(&e->walk, body, depth + 1) ||
+        copy_yield(e, yield, carried, nc, simt_yield_needs_parallel_copy(e->k, yield, body)))
         return -1;
     px_ins(e, "add.%s %s, %s, %s", it, RN(iv), RN(iv), RN(step));
     px_wrap_small(e, dt, iv);
@@ -210,8 +164,8 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
 
 static int emit_branch(ptx_emitter *e, tj_ref r, tj_block_id b, int depth)
 {
-    tj_ref yield = block_yield(e, r, b);
-    if (!yield || px_emit_block(e, b, depth + 1))
+    tj_ref yield = simt_block_yield(&e->walk, r, b);
+    if (!yield || simt_walk_block(&e->walk, b, depth + 1))
         return -1;
     return copy_yield(e, yield, components(e, r), e->ncomp[r], 0);
 }

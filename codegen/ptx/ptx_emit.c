@@ -110,14 +110,7 @@ void px_zero(ptx_emitter *e, ptx_reg d)
 
 const tj_inst *px_inst(const ptx_emitter *e, tj_ref r) { return &e->k->insts[r]; }
 
-int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt)
-{
-    const tj_type_info *ti = tj_type_get(e->c, t);
-    if (ti->kind != TJ_TK_TILE || ti->rank > 1)
-        return 0;
-    *dt = ti->dtype;
-    return ti->rank == 0 ? 1 : ti->shape[0];
-}
+int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt) { return simt_elem_type(e->c, t, dt); }
 
 tj_dtype px_dtype_of(const ptx_emitter *e, tj_ref r)
 {
@@ -202,125 +195,49 @@ ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i)
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-/* Every operand must have been emitted before its use (the IR is verified,
- * but a use of a grid value or a misplaced instruction must not read
- * unallocated registers). */
-static int check_operands(ptx_emitter *e, tj_ref r)
-{
-    const tj_inst *in = &e->k->insts[r];
-    for (uint32_t a = 0; a < in->nargs; a++) {
-        tj_ref o = in->args[a];
-        if (o == TJ_NONE)
-            continue;
-        if (o >= e->k->ninsts || !e->defined[o])
-            return px_fail(e, r, "operand %u is not defined before its use", a);
-    }
-    return 0;
-}
-
 static int emit_op(ptx_emitter *e, tj_ref r, int depth)
 {
     tj_op op = e->k->insts[r].op;
-    switch (op) {
-    case TJ_OP_CONST: return px_emit_const(e, r);
-    case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR:
-        return px_emit_param_op(e, r);
-    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER:
-        return px_emit_special(e, r);
-    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
-    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
-    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
-        return px_emit_binary(e, r);
-    case TJ_OP_EQ: case TJ_OP_NE: case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE:
-        return px_emit_compare(e, r);
-    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
-    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
-    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
-    case TJ_OP_CEIL:
-        return px_emit_unary(e, r);
-    case TJ_OP_SELECT: return px_emit_select_op(e, r);
-    case TJ_OP_FMA: return px_emit_fma(e, r);
-    case TJ_OP_CAST: return px_emit_cast(e, r);
-    case TJ_OP_LD_GLOBAL: return px_emit_load_global(e, r);
-    case TJ_OP_ST_GLOBAL: return px_emit_store_global(e, r);
-    case TJ_OP_LD_SHARED: return px_emit_load_shared(e, r);
-    case TJ_OP_ST_SHARED: return px_emit_store_shared(e, r);
-    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return px_emit_atomic(e, r);
-    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return px_emit_shuffle(e, r);
-    case TJ_OP_EXTRACT: case TJ_OP_PACK: return px_emit_vector_op(e, r);
-    case TJ_OP_FOR: return px_emit_for(e, r, depth);
-    case TJ_OP_IF: return px_emit_if(e, r, depth);
-    case TJ_OP_PROJ: return px_emit_proj(e, r);
-    default:
-        return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);
+    switch (simt_op_family(op)) {
+    case SF_CONST: return px_emit_const(e, r);
+    case SF_PARAM: return px_emit_param_op(e, r);
+    case SF_SPECIAL: return px_emit_special(e, r);
+    case SF_BINARY: return px_emit_binary(e, r);
+    case SF_COMPARE: return px_emit_compare(e, r);
+    case SF_UNARY: return px_emit_unary(e, r);
+    case SF_SELECT: return px_emit_select_op(e, r);
+    case SF_FMA: return px_emit_fma(e, r);
+    case SF_CAST: return px_emit_cast(e, r);
+    case SF_LD_GLOBAL: return px_emit_load_global(e, r);
+    case SF_ST_GLOBAL: return px_emit_store_global(e, r);
+    case SF_LD_SHARED: return px_emit_load_shared(e, r);
+    case SF_ST_SHARED: return px_emit_store_shared(e, r);
+    case SF_ATOMIC: return px_emit_atomic(e, r);
+    case SF_SHUFFLE: return px_emit_shuffle(e, r);
+    case SF_VECTOR: return px_emit_vector_op(e, r);
+    case SF_FOR: return px_emit_for(e, r, depth);
+    case SF_IF: return px_emit_if(e, r, depth);
+    case SF_PROJ: return px_emit_proj(e, r);
+    case SF_OTHER: break;
     }
+    return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);
 }
 
 /* Emits r; afterwards its registers must be those of its type, or later
  * uses would read registers that do not exist (e.g. a store whose result
- * type is not void). */
-static int emit_inst(ptx_emitter *e, tj_ref r, int depth)
+ * type is not void). The walk's emit callback (codegen/simt_walk.h). */
+static int emit_inst(void *target, tj_ref r, int depth)
 {
-    if (check_operands(e, r) || emit_op(e, r, depth))
+    ptx_emitter *e = target;
+    if (emit_op(e, r, depth))
         return -1;
     if (e->ncomp[r] != px_type_components(e, e->k->insts[r].type))
         return px_fail(e, r, "the result type does not fit the op");
     return 0;
 }
 
-int px_emit_block(ptx_emitter *e, tj_block_id b, int depth)
-{
-    if (depth > PX_MAX_DEPTH)
-        return px_fail(e, 0, "regions nested deeper than %d", PX_MAX_DEPTH);
-    const tj_block *blk = &e->k->blocks[b];
-    for (uint32_t i = 0; i < blk->ninsts; i++) {
-        tj_ref r = blk->insts[i];
-        tj_op op = e->k->insts[r].op;
-        if (op == TJ_OP_ARG) {
-            if (!e->defined[r])
-                return px_fail(e, r, "block argument outside a for body");
-            continue;
-        }
-        if (op == TJ_OP_YIELD) {
-            if (i + 1 != blk->ninsts)
-                return px_fail(e, r, "yield before the end of its block");
-            return 0;
-        }
-        if (emit_inst(e, r, depth))
-            return -1;
-    }
-    return px_fail(e, 0, "block %u does not end with yield", b);
-}
-
-/* The body may use values of the grid block (constants, dims): emits the
- * grid instructions it needs, in order, before the body. */
-static int emit_grid_values(ptx_emitter *e)
-{
-    const tj_kernel *k = e->k;
-    if (!k->grid || k->grid >= k->nblocks)
-        return 0;
-    uint8_t *need = tj_alloc(e->c, k->ninsts);
-    for (tj_ref r = 1; r < k->ninsts; r++) {
-        const tj_inst *in = &k->insts[r];
-        if (!in->block || in->block == k->grid)
-            continue;
-        for (uint32_t a = 0; a < in->nargs; a++)
-            if (in->args[a] && in->args[a] < k->ninsts && k->insts[in->args[a]].block == k->grid)
-                need[in->args[a]] = 1;
-    }
-    const tj_block *g = &k->blocks[k->grid];
-    for (uint32_t i = g->ninsts; i-- > 0;) {
-        const tj_inst *in = &k->insts[g->insts[i]];
-        if (need[g->insts[i]])
-            for (uint32_t a = 0; a < in->nargs; a++)
-                if (in->args[a] && in->args[a] < k->ninsts)
-                    need[in->args[a]] = 1;
-    }
-    for (uint32_t i = 0; i < g->ninsts; i++)
-        if (need[g->insts[i]] && emit_inst(e, g->insts[i], 0))
-            return -1;
-    return 0;
-}
+/* The walk's fail callback. */
+static int walk_fail(void *target, tj_ref r, const char *msg) { return px_fail(target, r, "%s", msg); }
 
 /* ---- the module ------------------------------------------------------------ */
 
@@ -388,7 +305,8 @@ static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
         e->smem_base = px_tmp(e, PX_B32);
         px_ins(e, "mov.u32 %s, tj_smem", RN(e->smem_base));
     }
-    if (emit_grid_values(e) || px_emit_block(e, e->k->body, 0))
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_module(e, arch, out);
     return 0;

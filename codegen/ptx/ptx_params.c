@@ -29,21 +29,6 @@ int px_write_params(ptx_emitter *e, tj_buf *out)
     return 0;
 }
 
-/* The parameter index of operand 0 of r, which must be a tensor param;
- * -1 after reporting. */
-static int tensor_param(ptx_emitter *e, tj_ref r, int *rank)
-{
-    const tj_inst *in = px_inst(e, r);
-    const tj_inst *p = in->nargs ? px_inst(e, in->args[0]) : NULL;
-    if (!p || p->op != TJ_OP_PARAM || p->imm < 0 || p->imm >= (int64_t)e->k->nparams ||
-        e->k->params[p->imm].rank == 0)
-        return px_fail(e, r, "operand 0 must be a tensor parameter");
-    *rank = e->k->params[p->imm].rank;
-    if (in->op != TJ_OP_TENSOR_PTR && (in->imm < 0 || in->imm >= *rank))
-        return px_fail(e, r, "axis %lld out of range for a rank-%d tensor", (long long)in->imm, *rank);
-    return (int)p->imm;
-}
-
 static int expect_result(ptx_emitter *e, tj_ref r, tj_dtype want)
 {
     tj_dtype dt;
@@ -55,18 +40,10 @@ static int expect_result(ptx_emitter *e, tj_ref r, tj_dtype want)
 static int emit_param(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
-    if (in->imm < 0 || in->imm >= (int64_t)e->k->nparams)
-        return px_fail(e, r, "parameter index %lld out of range", (long long)in->imm);
-    const tj_param *p = &e->k->params[in->imm];
-    const tj_type_info *ti = tj_type_get(e->c, in->type);
-    if (ti->kind == TJ_TK_TENSOR) {
-        if (p->rank == 0 || ti->rank != p->rank)
-            return px_fail(e, r, "the type does not match parameter '%s'", p->name ? p->name : "");
-        e->defined[r] = 1; /* a group of params, read by dim/stride/tensor_ptr */
-        return 0;
-    }
-    if (p->rank != 0)
-        return px_fail(e, r, "parameter '%s' is a tensor", p->name ? p->name : "");
+    const tj_param *p;
+    int tensor = simt_param(&e->walk, r, &p);
+    if (tensor)
+        return tensor < 0 ? -1 : 0;
     if (expect_result(e, r, p->dtype))
         return -1;
     ptx_reg d = px_val(e, r, 0);
@@ -85,7 +62,7 @@ int px_emit_param_op(ptx_emitter *e, tj_ref r)
     const tj_inst *in = px_inst(e, r);
     if (in->op == TJ_OP_PARAM)
         return emit_param(e, r);
-    int rank, p = tensor_param(e, r, &rank);
+    int rank, p = simt_tensor_param(&e->walk, r, &rank);
     if (p < 0)
         return -1;
     switch (in->op) {

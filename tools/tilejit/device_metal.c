@@ -46,31 +46,10 @@ static int metal_run(run_session *s, tj_arg *args)
     return 0;
 }
 
-/* One run on scratch copies restored from the inputs first (not timed);
- * the time includes the wait for completion. */
-static int timed_run(run_session *s, tj_arg *scratch, const tj_arg *inputs, double *seconds)
-{
-    run_restore_args(scratch, inputs, s->req->nargs);
-    double t0 = run_now_s();
-    if (metal_run(s, scratch))
-        return -1;
-    *seconds = run_now_s() - t0;
-    return 0;
-}
-
+/* The time of a run includes the wait for its completion. */
 static int metal_time(run_session *s, const tj_arg *inputs, run_timing *t)
 {
-    tj_arg *scratch = run_copy_args(s->c, inputs, s->req->nargs);
-    double warmup;
-    if (timed_run(s, scratch, inputs, &warmup))
-        return -1;
-    t->runs = run_count(t, warmup);
-    double *times = tj_alloc(s->c, (size_t)t->runs * sizeof *times);
-    for (int r = 0; r < t->runs; r++)
-        if (timed_run(s, scratch, inputs, &times[r]))
-            return -1;
-    t->median_s = run_median(times, t->runs);
-    return 0;
+    return run_time_host(s, inputs, t, metal_run);
 }
 
 static void metal_close(run_session *s)

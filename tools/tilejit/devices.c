@@ -89,3 +89,29 @@ int run_count(const run_timing *t, double first_s)
     double fit = first_s > 0 ? t->budget_s / first_s : t->max_runs;
     return fit < t->min_runs ? t->min_runs : fit > t->max_runs ? t->max_runs : (int)fit;
 }
+
+static int timed_host_run(run_session *s, int (*run)(run_session *s, tj_arg *args), tj_arg *scratch,
+                          const tj_arg *inputs, double *seconds)
+{
+    run_restore_args(scratch, inputs, s->req->nargs);
+    double t0 = run_now_s();
+    if (run(s, scratch))
+        return -1;
+    *seconds = run_now_s() - t0;
+    return 0;
+}
+
+int run_time_host(run_session *s, const tj_arg *inputs, run_timing *t, int (*run)(run_session *s, tj_arg *args))
+{
+    tj_arg *scratch = run_copy_args(s->c, inputs, s->req->nargs);
+    double warmup;
+    if (timed_host_run(s, run, scratch, inputs, &warmup))
+        return -1;
+    t->runs = run_count(t, warmup);
+    double *times = tj_alloc(s->c, (size_t)t->runs * sizeof *times);
+    for (int r = 0; r < t->runs; r++)
+        if (timed_host_run(s, run, scratch, inputs, &times[r]))
+            return -1;
+    t->median_s = run_median(times, t->runs);
+    return 0;
+}

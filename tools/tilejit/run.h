@@ -107,5 +107,9 @@ double run_median(double *times, int n);
 double run_now_s(void); /* a monotonic clock */
 /* Runs count = budget / first run's time, clamped to the timing's limits. */
 int run_count(const run_timing *t, double first_s);
+/* Times run(s, scratch) on scratch copies of the inputs, restored from
+ * them before each run (not timed, so atomics do not pile up from run to
+ * run): a warm-up, then run_count runs; fills t->runs and t->median_s. */
+int run_time_host(run_session *s, const tj_arg *inputs, run_timing *t, int (*run)(run_session *s, tj_arg *args));
 
 #endif

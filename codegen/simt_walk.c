@@ -1,0 +1,229 @@
+/* The SIMT IR walk and checks the PTX and MSL generators share
+ * (codegen/simt_walk.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "codegen/simt_walk.h"
+
+int simt_fail(const simt_walker *w, tj_ref r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return w->fail(w->target, r, msg);
+}
+
+/* Every operand must have been emitted before its use (the IR is verified,
+ * but a use of a grid value or a misplaced instruction must not read
+ * values that were never written). */
+static int emit_inst(const simt_walker *w, tj_ref r, int depth)
+{
+    const tj_inst *in = &w->k->insts[r];
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref o = in->args[a];
+        if (o == TJ_NONE)
+            continue;
+        if (o >= w->k->ninsts || !w->defined[o])
+            return simt_fail(w, r, "operand %u is not defined before its use", a);
+    }
+    return w->emit(w->target, r, depth);
+}
+
+int simt_walk_block(const simt_walker *w, tj_block_id b, int depth)
+{
+    if (depth > SIMT_MAX_DEPTH)
+        return simt_fail(w, 0, "regions nested deeper than %d", SIMT_MAX_DEPTH);
+    const tj_block *blk = &w->k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        tj_op op = w->k->insts[r].op;
+        if (op == TJ_OP_ARG) {
+            if (!w->defined[r])
+                return simt_fail(w, r, "block argument outside a for body");
+            continue;
+        }
+        if (op == TJ_OP_YIELD) {
+            if (i + 1 != blk->ninsts)
+                return simt_fail(w, r, "yield before the end of its block");
+            return 0;
+        }
+        if (emit_inst(w, r, depth))
+            return -1;
+    }
+    return simt_fail(w, 0, "block %u does not end with yield", b);
+}
+
+int simt_walk_grid(const simt_walker *w)
+{
+    const tj_kernel *k = w->k;
+    if (!k->grid || k->grid >= k->nblocks)
+        return 0;
+    uint8_t *need = tj_alloc(k->ctx, k->ninsts);
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        if (!in->block || in->block == k->grid)
+            continue;
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] && in->args[a] < k->ninsts && k->insts[in->args[a]].block == k->grid)
+                need[in->args[a]] = 1;
+    }
+    /* backwards: what a needed grid value reads is needed too */
+    const tj_block *g = &k->blocks[k->grid];
+    for (uint32_t i = g->ninsts; i-- > 0;) {
+        const tj_inst *in = &k->insts[g->insts[i]];
+        if (need[g->insts[i]])
+            for (uint32_t a = 0; a < in->nargs; a++)
+                if (in->args[a] && in->args[a] < k->ninsts)
+                    need[in->args[a]] = 1;
+    }
+    for (uint32_t i = 0; i < g->ninsts; i++)
+        if (need[g->insts[i]] && emit_inst(w, g->insts[i], 0))
+            return -1;
+    return 0;
+}
+
+simt_family simt_op_family(tj_op op)
+{
+    switch (op) {
+    case TJ_OP_CONST: return SF_CONST;
+    case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR: return SF_PARAM;
+    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER: return SF_SPECIAL;
+    case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
+    case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
+    case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
+        return SF_BINARY;
+    case TJ_OP_EQ: case TJ_OP_NE: case TJ_OP_LT: case TJ_OP_LE: case TJ_OP_GT: case TJ_OP_GE:
+        return SF_COMPARE;
+    case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
+    case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
+    case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
+    case TJ_OP_CEIL:
+        return SF_UNARY;
+    case TJ_OP_SELECT: return SF_SELECT;
+    case TJ_OP_FMA: return SF_FMA;
+    case TJ_OP_CAST: return SF_CAST;
+    case TJ_OP_LD_GLOBAL: return SF_LD_GLOBAL;
+    case TJ_OP_ST_GLOBAL: return SF_ST_GLOBAL;
+    case TJ_OP_LD_SHARED: return SF_LD_SHARED;
+    case TJ_OP_ST_SHARED: return SF_ST_SHARED;
+    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return SF_ATOMIC;
+    case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return SF_SHUFFLE;
+    case TJ_OP_EXTRACT: case TJ_OP_PACK: return SF_VECTOR;
+    case TJ_OP_FOR: return SF_FOR;
+    case TJ_OP_IF: return SF_IF;
+    case TJ_OP_PROJ: return SF_PROJ;
+    default: return SF_OTHER;
+    }
+}
+
+int simt_elem_type(tj_ctx *c, tj_type t, tj_dtype *dt)
+{
+    const tj_type_info *ti = tj_type_get(c, t);
+    if (ti->kind != TJ_TK_TILE || ti->rank > 1)
+        return 0;
+    *dt = ti->dtype;
+    return ti->rank == 0 ? 1 : ti->shape[0];
+}
+
+/* ---- structured control flow ---------------------------------------------- */
+
+tj_ref simt_block_yield(const simt_walker *w, tj_ref owner, tj_block_id b)
+{
+    if (!b || b >= w->k->nblocks)
+        return simt_fail(w, owner, "a region is missing"), TJ_NONE;
+    const tj_block *blk = &w->k->blocks[b];
+    tj_ref y = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
+    if (!y || w->k->insts[y].op != TJ_OP_YIELD)
+        return simt_fail(w, owner, "a region does not end with yield"), TJ_NONE;
+    return y;
+}
+
+int simt_for_bounds(const simt_walker *w, tj_ref loop, tj_dtype *dt)
+{
+    const tj_inst *in = &w->k->insts[loop];
+    if (in->nargs < 3)
+        return simt_fail(w, loop, "for takes lo, hi, step and the initial values");
+    if (simt_elem_type(w->k->ctx, w->k->insts[in->args[0]].type, dt) != 1 || !tj_dtype_is_int(*dt))
+        return simt_fail(w, loop, "loop bounds must be integer scalars");
+    return 0;
+}
+
+tj_ref simt_loop_arg(const simt_walker *w, tj_ref loop, uint32_t i)
+{
+    const tj_inst *in = &w->k->insts[loop];
+    const tj_block *blk = &w->k->blocks[in->region[0]];
+    if (blk->ninsts < in->nargs - 1) /* the induction variable and the carried values, then a yield */
+        return simt_fail(w, loop, "the loop body lacks its %u block arguments", in->nargs - 2), TJ_NONE;
+    tj_ref a = blk->insts[i];
+    const tj_inst *ai = &w->k->insts[a];
+    tj_ref src = i == 0 ? in->args[0] : in->args[2 + i];
+    if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != w->k->insts[src].type)
+        return simt_fail(w, loop, "body argument %u does not match the loop", i), TJ_NONE;
+    return a;
+}
+
+uint32_t simt_carried_components(const simt_walker *w, tj_ref loop)
+{
+    const tj_inst *in = &w->k->insts[loop];
+    const tj_block *blk = &w->k->blocks[in->region[0]];
+    uint32_t n = 0;
+    for (uint32_t i = 1; i <= in->nargs - 3; i++)
+        n += w->ncomp[blk->insts[i]];
+    return n;
+}
+
+int simt_step_constant(const tj_kernel *k, tj_ref step, int64_t *v)
+{
+    const tj_inst *s = &k->insts[step];
+    if (s->op != TJ_OP_CONST)
+        return 0;
+    *v = s->imm;
+    return 1;
+}
+
+int simt_yield_needs_parallel_copy(const tj_kernel *k, tj_ref yield, tj_block_id body)
+{
+    const tj_inst *y = &k->insts[yield];
+    for (uint32_t j = 0; j < y->nargs; j++) {
+        const tj_inst *o = y->args[j] ? &k->insts[y->args[j]] : NULL;
+        if (o && o->op == TJ_OP_ARG && o->block == body && o->imm >= 1 && o->imm != (int64_t)j + 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- parameters ------------------------------------------------------------ */
+
+int simt_param(const simt_walker *w, tj_ref r, const tj_param **p)
+{
+    const tj_inst *in = &w->k->insts[r];
+    if (in->imm < 0 || in->imm >= (int64_t)w->k->nparams)
+        return simt_fail(w, r, "parameter index %lld out of range", (long long)in->imm);
+    *p = &w->k->params[in->imm];
+    const char *name = (*p)->name ? (*p)->name : "";
+    const tj_type_info *ti = tj_type_get(w->k->ctx, in->type);
+    if (ti->kind == TJ_TK_TENSOR) {
+        if ((*p)->rank == 0 || ti->rank != (*p)->rank)
+            return simt_fail(w, r, "the type does not match parameter '%s'", name);
+        w->defined[r] = 1;
+        return 1;
+    }
+    if ((*p)->rank != 0)
+        return simt_fail(w, r, "parameter '%s' is a tensor", name);
+    return 0;
+}
+
+int simt_tensor_param(const simt_walker *w, tj_ref r, int *rank)
+{
+    const tj_inst *in = &w->k->insts[r];
+    const tj_inst *p = in->nargs ? &w->k->insts[in->args[0]] : NULL;
+    if (!p || p->op != TJ_OP_PARAM || p->imm < 0 || p->imm >= (int64_t)w->k->nparams ||
+        w->k->params[p->imm].rank == 0)
+        return simt_fail(w, r, "operand 0 must be a tensor parameter");
+    *rank = w->k->params[p->imm].rank;
+    if (in->op != TJ_OP_TENSOR_PTR && (in->imm < 0 || in->imm >= *rank))
+        return simt_fail(w, r, "axis %lld out of range for a rank-%d tensor", (long long)in->imm, *rank);
+    return (int)p->imm;
+}
