@@ -112,13 +112,6 @@ const tj_inst *px_inst(const ptx_emitter *e, tj_ref r) { return &e->k->insts[r];
 
 int px_elem_type(const ptx_emitter *e, tj_type t, tj_dtype *dt) { return simt_elem_type(e->c, t, dt); }
 
-tj_dtype px_dtype_of(const ptx_emitter *e, tj_ref r)
-{
-    tj_dtype dt = TJ_DT_INVALID;
-    px_elem_type(e, e->k->insts[r].type, &dt);
-    return dt;
-}
-
 uint32_t px_type_components(const ptx_emitter *e, tj_type t)
 {
     const tj_type_info *ti = tj_type_get(e->c, t);
