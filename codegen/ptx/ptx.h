@@ -39,6 +39,9 @@ typedef struct ptx_emitter {
     const tj_kernel *k;
     tj_ctx *c;
     int sm;             /* 80, 90, ... */
+    int fastmath;       /* the kernel's `fastmath` tile parameter: f32 math
+                           through the hardware approximations (Triton's
+                           default), division as div.full.f32 */
     tj_buf body;        /* instruction text */
     uint32_t nregs[PX_NCLS];
     uint32_t nlabels;

@@ -164,7 +164,13 @@ static int float_binary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_re
     case TJ_OP_ADD: px_ins(e, "add.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb)); break;
     case TJ_OP_SUB: px_ins(e, "sub.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb)); break;
     case TJ_OP_MUL: px_ins(e, "mul.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb)); break;
-    case TJ_OP_DIV: px_ins(e, "div.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb)); break;
+    case TJ_OP_DIV:
+        /* fastmath: 2 ulp (div.full), as Triton's f32 `/` */
+        if (cd.cls == PX_F32 && e->fastmath)
+            px_ins(e, "div.full.f32 %s, %s, %s", RN(cd), RN(wa), RN(wb));
+        else
+            px_ins(e, "div.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb));
+        break;
     case TJ_OP_REM: px_fmod(e, cd, wa, wb); break;
     case TJ_OP_POW: px_pow(e, cd, wa, wb); break;
     case TJ_OP_MAX: case TJ_OP_MIN: float_minmax(e, op, cd, wa, wb); break;

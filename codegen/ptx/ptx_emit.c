@@ -313,6 +313,15 @@ static const ptx_arch *find_arch(const char *name)
     return NULL;
 }
 
+/* `const fastmath = 1` (or a tuned value) in the kernel's configuration. */
+static int fastmath_of(const tj_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nconfig; i++)
+        if (k->config[i].name && !strcmp(k->config[i].name, "fastmath"))
+            return k->config[i].value != 0;
+    return 0;
+}
+
 int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
 {
     tj_ctx *const c = k->ctx;
@@ -332,6 +341,7 @@ int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
     e->k = k;
     e->c = c;
     e->sm = arch->sm;
+    e->fastmath = fastmath_of(k);
     jmp_buf jb;
     jmp_buf *const outer = tj_ctx_swap_guard(c, &jb);
     volatile int rc = -1;

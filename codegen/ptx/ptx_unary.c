@@ -44,7 +44,7 @@ static int float_unary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_reg
     if (op == TJ_OP_NOT)
         return px_fail(e, r, "'not' is not defined on %s", tj_dtype_name(dt));
     ptx_reg wa = px_widen(e, dt, a), cd = px_compute_dst(e, dt, d);
-    int rc = px_math(e, op, is_half(dt), cd, wa);
+    int rc = px_math(e, op, is_half(dt) || (e->fastmath && dt == TJ_DT_F32), cd, wa);
     if (rc)
         return px_fail(e, r, "'%s' has no PTX sequence for %s", tj_op_get(op)->name, tj_dtype_name(dt));
     px_narrow(e, dt, d, cd);
