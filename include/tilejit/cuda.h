@@ -6,7 +6,9 @@
  * with a reason. Nothing is global: a tj_cuda holds the driver's entry
  * points and one device's primary context (shared with any other user of
  * the driver in the process, e.g. PyTorch). Every call makes that context
- * current for its duration and restores the caller's, so any thread may use
+ * current for its duration and restores another context the caller had
+ * current; a thread with none keeps ours current afterwards (as the CUDA
+ * runtime does), so later calls skip the push and pop. Any thread may use
  * a tj_cuda, and several threads may use one at once.
  *
  * Errors: every call that fails returns non-zero (or NULL) and, when `err`
