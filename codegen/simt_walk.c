@@ -227,3 +227,53 @@ int simt_tensor_param(const simt_walker *w, tj_ref r, int *rank)
         return simt_fail(w, r, "axis %lld out of range for a rank-%d tensor", (long long)in->imm, *rank);
     return (int)p->imm;
 }
+
+/* ---- checks both back ends make before emitting ------------------------- */
+
+int simt_operand_check(const simt_walker *w, tj_ref r, uint32_t a, uint32_t width, tj_dtype want)
+{
+    const tj_inst *in = &w->k->insts[r];
+    tj_ref o = a < in->nargs ? in->args[a] : TJ_NONE;
+    if (!o)
+        return simt_fail(w, r, "operand %u is missing", a);
+    tj_dtype dt = TJ_DT_INVALID;
+    int n = simt_elem_type(w->k->ctx, w->k->insts[o].type, &dt);
+    if (n <= 0 || ((uint32_t)n != width && n != 1))
+        return simt_fail(w, r, "operand %u must be a scalar or a vector of %u", a, width);
+    if (want != TJ_DT_INVALID && dt != want)
+        return simt_fail(w, r, "operand %u is %s, %s expected", a, tj_dtype_name(dt), tj_dtype_name(want));
+    return 0;
+}
+
+int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want)
+{
+    tj_dtype dt;
+    if (simt_elem_type(w->k->ctx, w->k->insts[r].type, &dt) != 1 || dt != want)
+        return simt_fail(w, r, "the result must be %s", tj_dtype_name(want));
+    return 0;
+}
+
+int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt)
+{
+    const tj_kernel *k = w->k;
+    const tj_inst *in = &k->insts[r];
+    int width = simt_elem_type(k->ctx, in->type, dt);
+    if (width <= 0)
+        return simt_fail(w, r, "the result must be a scalar or a vector");
+    if (in->op == TJ_OP_PACK) {
+        if (in->nargs != (uint32_t)width)
+            return simt_fail(w, r, "pack of %u values into a vector of %d", in->nargs, width);
+        for (uint32_t a = 0; a < in->nargs; a++) {
+            if (simt_operand_check(w, r, a, 1, *dt))
+                return -1;
+            if (w->ncomp[in->args[a]] != 1)
+                return simt_fail(w, r, "pack takes scalars");
+        }
+        return 0;
+    }
+    tj_dtype vdt;
+    int vw = in->nargs == 1 ? simt_elem_type(k->ctx, k->insts[in->args[0]].type, &vdt) : 0;
+    if (width != 1 || vw <= 0 || vdt != *dt || in->imm < 0 || in->imm >= vw)
+        return simt_fail(w, r, "extract takes element index < width of a vector of the result's dtype");
+    return 0;
+}

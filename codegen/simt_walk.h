@@ -91,6 +91,16 @@ int simt_yield_needs_parallel_copy(const tj_kernel *k, tj_ref yield, tj_block_id
  * defined); 0: a scalar, for the back end to define and read; -1 after
  * reporting. */
 int simt_param(const simt_walker *w, tj_ref r, const tj_param **p);
+
+/* Operand a of r is present and is a scalar or a vector of `width`, of dtype
+ * `want` (TJ_DT_INVALID: any); 0, or -1 after reporting. */
+int simt_operand_check(const simt_walker *w, tj_ref r, uint32_t a, uint32_t width, tj_dtype want);
+/* r's result is one scalar of dtype `want`; 0, or -1 after reporting. */
+int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want);
+/* PACK (scalars of the vector's dtype, one per element) or EXTRACT (an
+ * element index below the width of a vector of the result's dtype) is well
+ * formed; *dt is the element dtype. 0, or -1 after reporting. */
+int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
 /* The parameter index of operand 0 of a dim, stride or tensor_ptr, which
  * must be a tensor param whose rank (*rank) has the op's axis; -1 after
  * reporting. */

@@ -244,10 +244,7 @@ void ms_write_prologue(const msl_emitter *e, tj_buf *out)
 
 static int expect_result(msl_emitter *e, tj_ref r, tj_dtype want)
 {
-    tj_dtype dt;
-    if (ms_elem_type(e, ms_inst(e, r)->type, &dt) != 1 || dt != want)
-        return ms_fail(e, r, "the result must be %s", tj_dtype_name(want));
-    return ms_define(e, r, ms_inst(e, r)->type);
+    return simt_expect_scalar(&e->walk, r, want) || ms_define(e, r, ms_inst(e, r)->type) ? -1 : 0;
 }
 
 static int emit_param(msl_emitter *e, tj_ref r)

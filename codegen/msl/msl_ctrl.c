@@ -195,27 +195,17 @@ int ms_emit_vector_op(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
     tj_dtype dt;
-    int w = ms_elem_type(e, in->type, &dt);
-    if (w <= 0)
-        return ms_fail(e, r, "the result must be a scalar or a vector");
-    if (in->op == TJ_OP_PACK) {
-        if (in->nargs != (uint32_t)w)
-            return ms_fail(e, r, "pack of %u values into a vector of %d", in->nargs, w);
-        for (uint32_t a = 0; a < in->nargs; a++)
-            if (ms_operand_check(e, r, a, 1, dt) || e->ncomp[in->args[a]] != 1)
-                return e->failed ? -1 : ms_fail(e, r, "pack takes scalars");
-        if (ms_define(e, r, in->type))
+    if (simt_check_vector_op(&e->walk, r, &dt))
+        return -1;
+    for (uint32_t a = 0; in->op == TJ_OP_PACK && a < in->nargs; a++)
+        if (ms_operand_check(e, r, a, 1, dt)) /* and not an address */
             return -1;
-        for (uint32_t a = 0; a < in->nargs; a++)
-            ms_line(e, "%s %s = %s;", ms_type(dt), ms_var(e, r, a).s, ms_var(e, in->args[a], 0).s);
-        return 0;
-    }
-    tj_dtype vdt;
-    int vw = in->nargs == 1 ? ms_elem_type(e, ms_inst(e, in->args[0])->type, &vdt) : 0;
-    if (w != 1 || vw <= 0 || vdt != dt || in->imm < 0 || in->imm >= vw)
-        return ms_fail(e, r, "extract takes element index < width of a vector of the result's dtype");
     if (ms_define(e, r, in->type))
         return -1;
-    ms_line(e, "%s v%u = %s;", ms_type(dt), r, ms_var(e, in->args[0], (uint32_t)in->imm).s);
+    if (in->op == TJ_OP_PACK)
+        for (uint32_t a = 0; a < in->nargs; a++)
+            ms_line(e, "%s %s = %s;", ms_type(dt), ms_var(e, r, a).s, ms_var(e, in->args[a], 0).s);
+    else
+        ms_line(e, "%s v%u = %s;", ms_type(dt), r, ms_var(e, in->args[0], (uint32_t)in->imm).s);
     return 0;
 }

@@ -85,16 +85,9 @@ msl_str ms_arg(const msl_emitter *e, tj_ref r, uint32_t a, uint32_t i)
 
 int ms_operand_check(msl_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want)
 {
-    const tj_inst *in = &e->k->insts[r];
-    tj_ref o = a < in->nargs ? in->args[a] : TJ_NONE;
-    if (!o)
-        return ms_fail(e, r, "operand %u is missing", a);
-    tj_dtype dt = TJ_DT_INVALID;
-    int n = ms_elem_type(e, e->k->insts[o].type, &dt);
-    if (n <= 0 || ((uint32_t)n != w && n != 1))
-        return ms_fail(e, r, "operand %u must be a scalar or a vector of %u", a, w);
-    if (want != TJ_DT_INVALID && dt != want)
-        return ms_fail(e, r, "operand %u is %s, %s expected", a, tj_dtype_name(dt), tj_dtype_name(want));
+    if (simt_operand_check(&e->walk, r, a, w, want))
+        return -1;
+    tj_ref o = e->k->insts[r].args[a];
     if (e->addr[o])
         return ms_fail(e, r, "operand %u is a global address used as a number (MSL has no such cast)", a);
     return 0;

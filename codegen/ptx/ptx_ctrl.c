@@ -214,27 +214,12 @@ int px_emit_vector_op(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_dtype dt;
-    int w = px_elem_type(e, in->type, &dt);
-    if (w <= 0)
-        return px_fail(e, r, "the result must be a scalar or a vector");
-    if (in->op == TJ_OP_PACK) {
-        if (in->nargs != (uint32_t)w)
-            return px_fail(e, r, "pack of %u values into a vector of %d", in->nargs, w);
-        for (uint32_t a = 0; a < in->nargs; a++)
-            if (px_operand_check(e, r, a, 1, dt) || e->ncomp[in->args[a]] != 1)
-                return e->failed ? -1 : px_fail(e, r, "pack takes scalars");
-        if (px_define(e, r, in->type))
-            return -1;
+    if (simt_check_vector_op(&e->walk, r, &dt) || px_define(e, r, in->type))
+        return -1;
+    if (in->op == TJ_OP_PACK)
         for (uint32_t a = 0; a < in->nargs; a++)
             px_mov(e, px_val(e, r, a), px_val(e, in->args[a], 0));
-        return 0;
-    }
-    tj_dtype vdt;
-    int vw = in->nargs == 1 ? px_elem_type(e, px_inst(e, in->args[0])->type, &vdt) : 0;
-    if (w != 1 || vw <= 0 || vdt != dt || in->imm < 0 || in->imm >= vw)
-        return px_fail(e, r, "extract takes element index < width of a vector of the result's dtype");
-    if (px_define(e, r, in->type))
-        return -1;
-    px_mov(e, px_val(e, r, 0), px_val(e, in->args[0], (uint32_t)in->imm));
+    else
+        px_mov(e, px_val(e, r, 0), px_val(e, in->args[0], (uint32_t)in->imm));
     return 0;
 }

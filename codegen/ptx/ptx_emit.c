@@ -167,17 +167,7 @@ ptx_reg px_val(const ptx_emitter *e, tj_ref r, uint32_t i) { return e->comps[e->
 
 int px_operand_check(ptx_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want)
 {
-    const tj_inst *in = &e->k->insts[r];
-    tj_ref o = a < in->nargs ? in->args[a] : TJ_NONE;
-    if (!o)
-        return px_fail(e, r, "operand %u is missing", a);
-    tj_dtype dt = TJ_DT_INVALID;
-    int n = px_elem_type(e, e->k->insts[o].type, &dt);
-    if (n <= 0 || ((uint32_t)n != w && n != 1))
-        return px_fail(e, r, "operand %u must be a scalar or a vector of %u", a, w);
-    if (want != TJ_DT_INVALID && dt != want)
-        return px_fail(e, r, "operand %u is %s, %s expected", a, tj_dtype_name(dt), tj_dtype_name(want));
-    return 0;
+    return simt_operand_check(&e->walk, r, a, w, want);
 }
 
 ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i)

@@ -31,10 +31,7 @@ int px_write_params(ptx_emitter *e, tj_buf *out)
 
 static int expect_result(ptx_emitter *e, tj_ref r, tj_dtype want)
 {
-    tj_dtype dt;
-    if (px_elem_type(e, px_inst(e, r)->type, &dt) != 1 || dt != want)
-        return px_fail(e, r, "the result must be %s", tj_dtype_name(want));
-    return px_define(e, r, px_inst(e, r)->type);
+    return simt_expect_scalar(&e->walk, r, want) || px_define(e, r, px_inst(e, r)->type) ? -1 : 0;
 }
 
 static int emit_param(ptx_emitter *e, tj_ref r)
