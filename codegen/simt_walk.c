@@ -277,3 +277,21 @@ int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt)
         return simt_fail(w, r, "extract takes element index < width of a vector of the result's dtype");
     return 0;
 }
+
+int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset)
+{
+    const tj_kernel *k = w->k;
+    const tj_inst *in = &k->insts[r];
+    tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
+    const tj_type_info *ti = t ? tj_type_get(k->ctx, k->insts[t].type) : NULL;
+    if (!ti || ti->kind != TJ_TK_TUPLE || in->imm < 0 || in->imm >= (int64_t)ti->nelems ||
+        ti->elems[in->imm] != in->type)
+        return simt_fail(w, r, "proj needs a tuple operand and an index of an element of its type");
+    *offset = 0;
+    for (int64_t i = 0; i < in->imm; i++) {
+        tj_dtype dt;
+        int n = simt_elem_type(k->ctx, ti->elems[i], &dt);
+        *offset += n > 0 ? (uint32_t)n : 0;
+    }
+    return 0;
+}

@@ -101,6 +101,9 @@ int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want);
  * element index below the width of a vector of the result's dtype) is well
  * formed; *dt is the element dtype. 0, or -1 after reporting. */
 int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
+/* PROJ r takes element imm of a tuple of the result's type; *offset is the
+ * element's first component in the tuple. 0, or -1 after reporting. */
+int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset);
 /* The parameter index of operand 0 of a dim, stride or tensor_ptr, which
  * must be a tensor param whose rank (*rank) has the op's axis; -1 after
  * reporting. */

@@ -172,17 +172,8 @@ int ms_emit_proj(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
     tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
-    const tj_type_info *ti = t ? tj_type_get(e->c, ms_inst(e, t)->type) : NULL;
-    if (!ti || ti->kind != TJ_TK_TUPLE || in->imm < 0 || in->imm >= (int64_t)ti->nelems ||
-        ti->elems[in->imm] != in->type)
-        return ms_fail(e, r, "proj needs a tuple operand and an index of an element of its type");
-    uint32_t offset = 0;
-    for (int64_t i = 0; i < in->imm; i++) {
-        const tj_type_info *ei = tj_type_get(e->c, ti->elems[i]);
-        tj_dtype dt;
-        offset += ei->kind == TJ_TK_TILE ? (uint32_t)ms_elem_type(e, ti->elems[i], &dt) : 0;
-    }
-    if (ms_define(e, r, in->type))
+    uint32_t offset;
+    if (simt_proj_offset(&e->walk, r, &offset) || ms_define(e, r, in->type))
         return -1;
     for (uint32_t i = 0; i < e->ncomp[r]; i++)
         ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s, ms_var(e, t, offset + i).s);

@@ -194,14 +194,8 @@ int px_emit_proj(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
-    const tj_type_info *ti = t ? tj_type_get(e->c, px_inst(e, t)->type) : NULL;
-    if (!ti || ti->kind != TJ_TK_TUPLE || in->imm < 0 || in->imm >= (int64_t)ti->nelems ||
-        ti->elems[in->imm] != in->type)
-        return px_fail(e, r, "proj needs a tuple operand and an index of an element of its type");
-    uint32_t offset = 0;
-    for (int64_t i = 0; i < in->imm; i++)
-        offset += px_type_components(e, ti->elems[i]);
-    if (px_define(e, r, in->type))
+    uint32_t offset;
+    if (simt_proj_offset(&e->walk, r, &offset) || px_define(e, r, in->type))
         return -1;
     for (uint32_t i = 0; i < e->ncomp[r]; i++)
         px_mov(e, px_val(e, r, i), px_val(e, t, offset + i));
