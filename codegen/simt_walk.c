@@ -295,3 +295,24 @@ int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset)
     }
     return 0;
 }
+
+int simt_for_each_component(tj_ctx *c, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt),
+                            void *target)
+{
+    const tj_type_info *ti = tj_type_get(c, t);
+    if (ti->kind == TJ_TK_VOID)
+        return 0;
+    if (ti->kind == TJ_TK_TUPLE) {
+        for (uint32_t i = 0; i < ti->nelems; i++)
+            if (simt_for_each_component(c, ti->elems[i], max_width, add, target))
+                return -1;
+        return 0;
+    }
+    tj_dtype dt;
+    int w = simt_elem_type(c, t, &dt);
+    if (w <= 0 || w > max_width)
+        return -1;
+    for (int i = 0; i < w; i++)
+        add(target, dt);
+    return 0;
+}

@@ -101,6 +101,11 @@ int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want);
  * element index below the width of a vector of the result's dtype) is well
  * formed; *dt is the element dtype. 0, or -1 after reporting. */
 int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
+/* Calls add(target, dt) for each component of a scalar, a vector of at most
+ * max_width elements, or a tuple of them, in order; -1 (nothing reported)
+ * for any other type. */
+int simt_for_each_component(tj_ctx *c, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt),
+                            void *target);
 /* PROJ r takes element imm of a tuple of the result's type; *offset is the
  * element's first component in the tuple. 0, or -1 after reporting. */
 int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset);

@@ -35,32 +35,18 @@ const tj_inst *ms_inst(const msl_emitter *e, tj_ref r) { return &e->k->insts[r];
 
 int ms_elem_type(const msl_emitter *e, tj_type t, tj_dtype *dt) { return simt_elem_type(e->c, t, dt); }
 
-/* Appends the components of a scalar, vector or tuple type; -1 on others. */
-static int add_components(msl_emitter *e, tj_type t)
+/* Appends one variable for a component of dtype dt. */
+static void add_variable(void *target, tj_dtype dt)
 {
-    const tj_type_info *ti = tj_type_get(e->c, t);
-    if (ti->kind == TJ_TK_VOID)
-        return 0;
-    if (ti->kind == TJ_TK_TUPLE) {
-        for (uint32_t i = 0; i < ti->nelems; i++)
-            if (add_components(e, ti->elems[i]))
-                return -1;
-        return 0;
-    }
-    tj_dtype dt;
-    int w = ms_elem_type(e, t, &dt);
-    if (w <= 0 || w > MS_MAX_COMPONENTS)
-        return -1;
-    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + (uint32_t)w, sizeof *e->comps);
-    for (int i = 0; i < w; i++)
-        e->comps[e->ncomps++].dt = dt;
-    return 0;
+    msl_emitter *e = target;
+    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + 1, sizeof *e->comps);
+    e->comps[e->ncomps++].dt = dt;
 }
 
 int ms_define(msl_emitter *e, tj_ref r, tj_type t)
 {
     uint32_t start = e->ncomps;
-    if (add_components(e, t)) {
+    if (simt_for_each_component(e->c, t, MS_MAX_COMPONENTS, add_variable, e)) {
         char ts[64];
         tj_type_str(e->c, t, ts, sizeof ts);
         return ms_fail(e, r, "no variables for a value of type %s (scalars, vectors of at most %d, tuples of them)",

@@ -126,32 +126,18 @@ uint32_t px_type_components(const ptx_emitter *e, tj_type t)
     return w > 0 ? (uint32_t)w : 0;
 }
 
-/* Appends the registers of a scalar or vector type; -1 on other types. */
-static int alloc_components(ptx_emitter *e, tj_type t)
+/* Appends one register for a component of dtype dt. */
+static void add_register(void *target, tj_dtype dt)
 {
-    const tj_type_info *ti = tj_type_get(e->c, t);
-    if (ti->kind == TJ_TK_VOID)
-        return 0;
-    if (ti->kind == TJ_TK_TUPLE) {
-        for (uint32_t i = 0; i < ti->nelems; i++)
-            if (alloc_components(e, ti->elems[i]))
-                return -1;
-        return 0;
-    }
-    tj_dtype dt;
-    int w = px_elem_type(e, t, &dt);
-    if (w <= 0 || w > PX_MAX_COMPONENTS)
-        return -1;
-    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + (uint32_t)w, sizeof *e->comps);
-    for (int i = 0; i < w; i++)
-        e->comps[e->ncomps++] = px_tmp(e, px_dtype_cls(dt));
-    return 0;
+    ptx_emitter *e = target;
+    e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + 1, sizeof *e->comps);
+    e->comps[e->ncomps++] = px_tmp(e, px_dtype_cls(dt));
 }
 
 int px_define(ptx_emitter *e, tj_ref r, tj_type t)
 {
     uint32_t start = e->ncomps;
-    if (alloc_components(e, t)) {
+    if (simt_for_each_component(e->c, t, PX_MAX_COMPONENTS, add_register, e)) {
         char ts[64];
         tj_type_str(e->c, t, ts, sizeof ts);
         return px_fail(e, r, "no registers for a value of type %s (scalars, vectors of at most %d, tuples of them)",
