@@ -316,3 +316,25 @@ int simt_for_each_component(tj_ctx *c, tj_type t, int max_width, void (*add)(voi
         add(target, dt);
     return 0;
 }
+
+int simt_check_kernel(const simt_walker *w, int *uses_smem)
+{
+    const tj_kernel *k = w->k;
+    if (k->level != TJ_LEVEL_SIMT)
+        return simt_fail(w, 0, "the kernel is Tile IR; lower it to SIMT IR first");
+    if (k->nthreads < 1 || k->nthreads > 1024)
+        return simt_fail(w, 0, "%u threads per program (1 to 1024 allowed)", k->nthreads);
+    if (!k->body || k->body >= k->nblocks)
+        return simt_fail(w, 0, "no body block");
+    int shuffles = 0;
+    *uses_smem = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        tj_op op = k->insts[r].op;
+        *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
+        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
+    }
+    if (shuffles && k->nthreads % 32)
+        return simt_fail(w, 0, "shuffles need whole warps (SIMD groups of 32 lanes), but nthreads is %u",
+                         k->nthreads);
+    return 0;
+}

@@ -101,6 +101,11 @@ int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want);
  * element index below the width of a vector of the result's dtype) is well
  * formed; *dt is the element dtype. 0, or -1 after reporting. */
 int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
+/* What both back ends require of a kernel: SIMT level, 1 to 1024 threads, a
+ * body block, whole warps where it shuffles. *uses_smem: whether it touches
+ * shared memory. 0, or -1 after reporting. */
+int simt_check_kernel(const simt_walker *w, int *uses_smem);
+
 /* Calls add(target, dt) for each component of a scalar, a vector of at most
  * max_width elements, or a tuple of them, in order; -1 (nothing reported)
  * for any other type. */

@@ -133,22 +133,10 @@ static int walk_fail(void *target, tj_ref r, const char *msg) { return ms_fail(t
 static int check_kernel(msl_emitter *e)
 {
     const tj_kernel *k = e->k;
-    if (k->level != TJ_LEVEL_SIMT)
-        return ms_fail(e, 0, "the kernel is Tile IR; lower it to SIMT IR first");
-    if (k->nthreads < 1 || k->nthreads > 1024)
-        return ms_fail(e, 0, "%u threads per threadgroup (1 to 1024 allowed)", k->nthreads);
+    if (simt_check_kernel(&e->walk, &e->uses_smem))
+        return -1;
     if (k->smem_bytes > 32768)
         return ms_fail(e, 0, "needs %u bytes of threadgroup memory; Metal allows 32768", k->smem_bytes);
-    if (!k->body || k->body >= k->nblocks)
-        return ms_fail(e, 0, "no body block");
-    int shuffles = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++) {
-        tj_op op = k->insts[r].op;
-        e->uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
-        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
-    }
-    if (shuffles && k->nthreads % 32)
-        return ms_fail(e, 0, "SIMD shuffles need whole 32-lane SIMD groups, but nthreads is %u", k->nthreads);
     if (e->uses_smem && !k->smem_bytes)
         return ms_fail(e, 0, "uses threadgroup memory but smem_bytes is 0");
     return ms_plan_params(e);
@@ -181,8 +169,6 @@ static void write_source(const msl_emitter *e, tj_buf *out)
 
 static int emit_kernel(msl_emitter *e, tj_buf *out)
 {
-    if (check_kernel(e))
-        return -1;
     uint32_t n = e->k->ninsts;
     e->first = tj_alloc(e->c, sizeof *e->first * n);
     e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
@@ -190,6 +176,8 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
     e->addr = tj_alloc(e->c, sizeof *e->addr * n);
     e->indent = 1;
     e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    if (check_kernel(e))
+        return -1;
     if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_source(e, out);

@@ -223,22 +223,10 @@ int px_is_identifier(const char *s)
 static int check_kernel(ptx_emitter *e)
 {
     const tj_kernel *k = e->k;
-    if (k->level != TJ_LEVEL_SIMT)
-        return px_fail(e, 0, "the kernel is Tile IR; lower it to SIMT IR first");
-    if (k->nthreads < 1 || k->nthreads > 1024)
-        return px_fail(e, 0, "%u threads per program (1 to 1024 allowed)", k->nthreads);
+    if (simt_check_kernel(&e->walk, &e->uses_smem))
+        return -1;
     if (!px_is_identifier(k->name) || !strncmp(k->name, "tj_", 3))
         return px_fail(e, 0, "the kernel name is not a PTX identifier (letters, digits, '_'; not 'tj_...')");
-    if (!k->body || k->body >= k->nblocks)
-        return px_fail(e, 0, "no body block");
-    int shuffles = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++) {
-        tj_op op = k->insts[r].op;
-        e->uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
-        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
-    }
-    if (shuffles && k->nthreads % 32)
-        return px_fail(e, 0, "warp shuffles need whole warps, but nthreads is %u", k->nthreads);
     return 0;
 }
 
@@ -264,17 +252,17 @@ static void write_module(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
 
 static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
 {
-    if (check_kernel(e))
-        return -1;
     uint32_t n = e->k->ninsts;
     e->first = tj_alloc(e->c, sizeof *e->first * n);
     e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
     e->defined = tj_alloc(e->c, n);
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    if (check_kernel(e))
+        return -1;
     if (e->uses_smem) {
         e->smem_base = px_tmp(e, PX_B32);
         px_ins(e, "mov.u32 %s, tj_smem", RN(e->smem_base));
     }
-    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
     if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_module(e, arch, out);
