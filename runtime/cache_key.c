@@ -92,6 +92,12 @@ void tj_key_end(tj_key_builder *b, tj_cache_key *out) { tj_hash_final(&b->h, out
 
 /* ---- the key of a compiled kernel -------------------------------------------------- */
 
+/* CMake generates the header (cmake/build_id.cmake); a build without it
+ * keys on TILEJIT_VERSION alone. */
+#ifdef TJ_HAVE_BUILD_ID
+#include "tilejit_build_id.h"
+#endif
+
 void tj_cache_key_compute(const tj_cache_key_parts *p, tj_cache_key *out)
 {
     tj_key_builder b;
