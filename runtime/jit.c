@@ -138,6 +138,33 @@ void tj_jit_close(tj_jit *j)
 
 tj_device_kind tj_jit_device(const tj_jit *j) { return j->kind; }
 tj_cuda *tj_jit_cuda(const tj_jit *j) { return j->cuda; }
+int tj_source_params(const char *source, size_t len, const char *kernel, int *dtypes, int *ranks, int max,
+                     tj_rt_error *err)
+{
+    tj_ctx *c = tj_ctx_new();
+    if (!c) {
+        set_error(err, "%s", "out of memory");
+        return -1;
+    }
+    tj_program *p = tj_parse_program(c, "<source>", source, len);
+    int k = p ? tj_program_find_kernel(p, kernel) : -1;
+    int n = -1;
+    if (k >= 0) {
+        const tj_param *params;
+        n = (int)tj_kernel_params(p, k, &params);
+        for (int i = 0; i < n && i < max; i++) {
+            dtypes[i] = params[i].dtype;
+            ranks[i] = params[i].rank;
+        }
+    } else if (p) {
+        set_error(err, "no kernel named '%s'", kernel);
+    } else {
+        set_error(err, "%s", tj_diag_render(c));
+    }
+    tj_ctx_free(c);
+    return n;
+}
+
 const tj_kernel *tj_fn_tile_ir(const tj_fn *f) { return f->tile; }
 const tj_kernel *tj_fn_simt_ir(const tj_fn *f) { return f->simt; }
 const char *tj_fn_ptx(const tj_fn *f) { return f->ptx; }

@@ -88,6 +88,13 @@ const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f);
 uint32_t tj_fn_threads(const tj_fn *f);
 uint32_t tj_fn_smem_bytes(const tj_fn *f);
 
+/* The parameters of `kernel` in `source` as declared, for bindings that must
+ * put scalars in tj_arg's union by dtype: dtypes[i] and ranks[i] (0 for a
+ * scalar) for the first `max`. Returns the parameter count, or -1 when the
+ * source does not parse or has no such kernel (err says why). */
+int tj_source_params(const char *source, size_t len, const char *kernel, int *dtypes, int *ranks, int max,
+                     tj_rt_error *err);
+
 /* What was built, for tools and tests (NULL where it does not apply; the
  * SIMT IR is not rebuilt for a kernel loaded from the disk cache). */
 const tj_kernel *tj_fn_tile_ir(const tj_fn *f);

@@ -65,10 +65,19 @@ def _load():
                                  ctypes.c_void_p, ctypes.POINTER(_Error)]
     lib.tj_fn_ptx.restype = ctypes.c_char_p
     lib.tj_fn_ptx.argtypes = [ctypes.c_void_p]
+    lib.tj_source_params.restype = ctypes.c_int
+    lib.tj_source_params.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int),
+                                     ctypes.c_int, ctypes.POINTER(_Error)]
     return lib
 
 
-def _arg(value):
+_FLOAT_DTYPES = {_DTYPES.index(n) for n in ("f16", "bf16", "f32", "f64")}
+
+
+def _arg(value, dtype):
+    """One argument; `dtype` is the parameter's (tilejit's dtype index), which
+    decides how a scalar is stored."""
     a = _Arg()
     if hasattr(value, "data_ptr"):  # a torch tensor (or anything alike)
         a.is_tensor = 1
@@ -78,23 +87,25 @@ def _arg(value):
         for d in range(value.dim()):
             a.tensor.shape[d] = value.shape[d]
             a.tensor.strides[d] = value.stride(d)
-    elif isinstance(value, float):
-        a.scalar.f = value
+    elif dtype in _FLOAT_DTYPES:
+        a.scalar.f = float(value)
     else:
         a.scalar.i = int(value)
     return a
 
 
-def _args(values):
+def _args(values, dtypes):
+    if len(values) != len(dtypes):
+        raise TilejitError(f"the kernel takes {len(dtypes)} arguments, {len(values)} given")
     arr = (_Arg * len(values))()
     for i, v in enumerate(values):
-        arr[i] = _arg(v)
+        arr[i] = _arg(v, dtypes[i])
     return arr
 
 
 class Kernel:
-    def __init__(self, jit, handle):
-        self._jit, self._h = jit, handle
+    def __init__(self, jit, handle, dtypes):
+        self._jit, self._h, self._dtypes = jit, handle, dtypes
 
     @property
     def ptx(self):
@@ -106,7 +117,7 @@ class Kernel:
             import torch
             stream = torch.cuda.current_stream().cuda_stream
         err = _Error()
-        args = _args(values)
+        args = _args(values, self._dtypes)
         if self._jit._lib.tj_fn_launch(self._h, args, len(values), stream, ctypes.byref(err)):
             raise TilejitError(err.msg.decode(errors="replace"))
 
@@ -124,14 +135,23 @@ class Jit:
         binds = (_Binding * max(1, len(params or {})))()
         for i, (k, v) in enumerate((params or {}).items()):
             binds[i] = _Binding(k.encode(), v)
-        args = _args(example_args)
+        dtypes = self._param_dtypes(src, kernel)
+        args = _args(example_args, dtypes)
         req = _Request(file.encode(), src, len(src), kernel.encode(), binds, len(params or {}),
                        args, len(example_args), arch.encode() if arch else None)
         err = _Error()
         h = self._lib.tj_jit_compile(self._h, ctypes.byref(req), ctypes.byref(err))
         if not h:
             raise TilejitError(err.msg.decode(errors="replace"))
-        return Kernel(self, h)
+        return Kernel(self, h, dtypes)
+
+    def _param_dtypes(self, src, kernel):
+        cap = 256
+        dtypes, ranks, err = (ctypes.c_int * cap)(), (ctypes.c_int * cap)(), _Error()
+        n = self._lib.tj_source_params(src, len(src), kernel.encode(), dtypes, ranks, cap, ctypes.byref(err))
+        if n < 0:
+            raise TilejitError(err.msg.decode(errors="replace"))
+        return [dtypes[i] for i in range(min(n, cap))]
 
     def close(self):
         if self._h:
