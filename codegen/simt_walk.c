@@ -290,30 +290,37 @@ int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset)
     *offset = 0;
     for (int64_t i = 0; i < in->imm; i++) {
         tj_dtype dt;
-        int n = simt_elem_type(k->ctx, ti->elems[i], &dt);
-        *offset += n > 0 ? (uint32_t)n : 0;
+        *offset += (uint32_t)simt_value_parts(w, ti->elems[i], &dt);
     }
     return 0;
 }
 
-int simt_for_each_component(tj_ctx *c, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt),
-                            void *target)
+int simt_value_parts(const simt_walker *w, tj_type t, tj_dtype *dt)
 {
-    const tj_type_info *ti = tj_type_get(c, t);
+    tj_ctx *c = w->k->ctx;
+    if (tj_type_is_fragment(c, t))
+        return w->fragment_parts ? w->fragment_parts(w->target, t, dt) : 0;
+    int n = simt_elem_type(c, t, dt);
+    return n > 0 ? n : 0;
+}
+
+int simt_for_each_component(const simt_walker *w, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt))
+{
+    const tj_type_info *ti = tj_type_get(w->k->ctx, t);
     if (ti->kind == TJ_TK_VOID)
         return 0;
     if (ti->kind == TJ_TK_TUPLE) {
         for (uint32_t i = 0; i < ti->nelems; i++)
-            if (simt_for_each_component(c, ti->elems[i], max_width, add, target))
+            if (simt_for_each_component(w, ti->elems[i], max_width, add))
                 return -1;
         return 0;
     }
     tj_dtype dt;
-    int w = simt_elem_type(c, t, &dt);
-    if (w <= 0 || w > max_width)
+    int n = simt_value_parts(w, t, &dt);
+    if (n <= 0 || (n > max_width && !tj_type_is_fragment(w->k->ctx, t)))
         return -1;
-    for (int i = 0; i < w; i++)
-        add(target, dt);
+    for (int i = 0; i < n; i++)
+        add(w->target, dt);
     return 0;
 }
 

@@ -23,6 +23,10 @@ typedef struct simt_walker {
     int (*emit)(void *target, tj_ref r, int depth);
     /* Reports msg at instruction r (0: the kernel); returns -1. */
     int (*fail)(void *target, tj_ref r, const char *msg);
+    /* How many components the back end gives a matrix fragment of type t
+     * (its own unit: registers, simdgroup matrices), *dt their dtype; 0 when
+     * it has none. NULL: fragments are not supported. */
+    int (*fragment_parts)(void *target, tj_type t, tj_dtype *dt);
 } simt_walker;
 
 /* The op families of SIMT IR, each emitted by one function of a back end. */
@@ -106,11 +110,14 @@ int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
  * shared memory. 0, or -1 after reporting. */
 int simt_check_kernel(const simt_walker *w, int *uses_smem);
 
-/* Calls add(target, dt) for each component of a scalar, a vector of at most
- * max_width elements, or a tuple of them, in order; -1 (nothing reported)
- * for any other type. */
-int simt_for_each_component(tj_ctx *c, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt),
-                            void *target);
+/* The components of a value of type t: 1 for a scalar, the width of a
+ * vector, the back end's parts of a matrix fragment (*dt their dtype); 0 for
+ * any other type. */
+int simt_value_parts(const simt_walker *w, tj_type t, tj_dtype *dt);
+/* Calls add(w->target, dt) for each component of a scalar, a vector of at
+ * most max_width elements, a fragment, or a tuple of them, in order; -1
+ * (nothing reported) for any other type. */
+int simt_for_each_component(const simt_walker *w, tj_type t, int max_width, void (*add)(void *target, tj_dtype dt));
 /* PROJ r takes element imm of a tuple of the result's type; *offset is the
  * element's first component in the tuple. 0, or -1 after reporting. */
 int simt_proj_offset(const simt_walker *w, tj_ref r, uint32_t *offset);

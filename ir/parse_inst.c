@@ -140,14 +140,30 @@ static void parse_dot_attr(parser *p, inst_text *it)
     next(p);
 }
 
+static void parse_mma_attr(parser *p, inst_text *it)
+{
+    expect_key(p, "role");
+    const tj_tok *t = peek(p);
+    static const char *const roles[] = {[TJ_MMA_A] = "a", [TJ_MMA_B] = "b", [TJ_MMA_C] = "c"};
+    for (int r = TJ_MMA_A; r <= TJ_MMA_C; r++) {
+        if (is_word(t, roles[r])) {
+            it->imm = r;
+            next(p);
+            return;
+        }
+    }
+    tjp_fail_expected(p, "'a', 'b' or 'c'");
+}
+
 /* `{key = value}` after the operands, as the op's attribute kind says. */
 static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
 {
-    static const char *const forms[TJ_ATTR_DOT + 1] = {
+    static const char *const forms[TJ_ATTR_MMA + 1] = {
         [TJ_ATTR_NONE] = "'{'", [TJ_ATTR_VALUE] = "'{'",
         [TJ_ATTR_INDEX] = "'{index = N}'", [TJ_ATTR_AXIS] = "'{axis = N}'",
         [TJ_ATTR_PERM] = "'{perm = [...]}'", [TJ_ATTR_VIEW] = "'{axes = [...]}'",
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
+        [TJ_ATTR_MMA] = "'{role = a|b|c}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */
@@ -176,6 +192,9 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         break;
     case TJ_ATTR_DOT:
         parse_dot_attr(p, it);
+        break;
+    case TJ_ATTR_MMA:
+        parse_mma_attr(p, it);
         break;
     case TJ_ATTR_NONE:
     case TJ_ATTR_VALUE:

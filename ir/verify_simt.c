@@ -6,10 +6,13 @@
 
 enum { SIMT_VECTOR_BYTES = 16 };
 
-/* A SIMT value: a scalar or a short vector of at most 16 bytes. */
+/* A SIMT value: a scalar, a short vector of at most 16 bytes, or a matrix
+ * fragment. */
 static int is_simt_value(V *v, tj_type t)
 {
     const tj_type_info *i = info(v, t);
+    if (tj_type_is_fragment(v->c, t))
+        return 1;
     if (i->kind != TJ_TK_TILE || i->rank > 1)
         return 0;
     return i->rank == 0 || (uint64_t)i->shape[0] * (uint64_t)tj_dtype_size(i->dtype) <= SIMT_VECTOR_BYTES;
@@ -44,10 +47,53 @@ int tj_verify_level(V *v, tj_ref r)
     return 1;
 }
 
+/* Fragments flow only through the matrix ops and structured control flow:
+ * their lane layout belongs to the target, so nothing else may look inside. */
+static int makes_fragments(tj_op op)
+{
+    return op == TJ_OP_MMA_LOAD || op == TJ_OP_MMA || op == TJ_OP_MMA_FILL || op == TJ_OP_ARG ||
+           op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
+}
+
+static int takes_fragments(tj_op op)
+{
+    return op == TJ_OP_MMA || op == TJ_OP_MMA_STORE || op == TJ_OP_YIELD || op == TJ_OP_FOR;
+}
+
+static int has_fragment(V *v, tj_type t)
+{
+    const tj_type_info *i = info(v, t);
+    for (uint32_t e = 0; i->kind == TJ_TK_TUPLE && e < i->nelems; e++)
+        if (tj_type_is_fragment(v->c, i->elems[e]))
+            return 1;
+    return tj_type_is_fragment(v->c, t);
+}
+
+static void check_fragment_flow(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    if (has_fragment(v, in->type) && !makes_fragments(in->op)) {
+        tj_verify_fail(v, r, "'%s' cannot produce a matrix fragment", tj_op_get(in->op)->name);
+        return;
+    }
+    for (uint32_t a = 0; a < in->nargs && !takes_fragments(in->op); a++) {
+        if (in->args[a] && tj_type_is_fragment(v->c, arg_type(v, r, a))) {
+            tj_verify_fail(v, r, "'%s' cannot take a matrix fragment (operand %u)", tj_op_get(in->op)->name,
+                           a + 1);
+            return;
+        }
+    }
+}
+
 void tj_verify_simt_result(V *v, tj_ref r)
 {
-    if (v->k->level == TJ_LEVEL_SIMT && !is_simt_result(v, r))
-        tj_verify_fail(v, r, "SIMT values are scalars or vectors of at most %d bytes", SIMT_VECTOR_BYTES);
+    if (v->k->level != TJ_LEVEL_SIMT)
+        return;
+    if (!is_simt_result(v, r))
+        tj_verify_fail(v, r, "SIMT values are scalars, vectors of at most %d bytes or matrix fragments",
+                       SIMT_VECTOR_BYTES);
+    else
+        check_fragment_flow(v, r);
 }
 
 /* ---- SIMT ops ------------------------------------------------------------------ */
@@ -154,6 +200,58 @@ static void check_pack(V *v, tj_ref r)
     tj_verify_result(v, r, tj_type_tile(v->c, dtype_of(v, t), 1, &n));
 }
 
+/* ---- the matrix atom ---------------------------------------------------------- */
+
+/* addr (u32 shared byte offset) and ld (i32 elements per row) */
+static int expect_matrix_place(V *v, tj_ref r)
+{
+    return expect_scalar(v, r, 0, TJ_DT_U32, "the address") && expect_scalar(v, r, 1, TJ_DT_I32, "the row stride");
+}
+
+static void check_mma_load(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    tj_type t = in->type;
+    if (!expect_matrix_place(v, r))
+        return;
+    if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C)
+        tj_verify_fail(v, r, "role %" PRId64 " is not a, b or c", in->imm);
+    else if (!tj_type_is_fragment(v->c, t) || tj_type_fragment(v->c, (int)in->imm, dtype_of(v, t)) != t)
+        tj_verify_fail(v, r, "%s is not a fragment of role %c", TS(t), "abc"[in->imm]);
+}
+
+static void check_mma(V *v, tj_ref r)
+{
+    tj_type a = arg_type(v, r, 0), b = arg_type(v, r, 1), c = arg_type(v, r, 2);
+    tj_dtype in = dtype_of(v, a);
+    tj_type want_c = tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32);
+    if (!tj_mma_k(in) || a != tj_type_fragment(v->c, TJ_MMA_A, in))
+        tj_verify_fail(v, r, "a is %s, not an a fragment (f16[16, 16], bf16[16, 16] or f32[16, 8])", TS(a));
+    else if (b != tj_type_fragment(v->c, TJ_MMA_B, in))
+        tj_verify_fail(v, r, "b is %s, expected %s", TS(b), TS(tj_type_fragment(v->c, TJ_MMA_B, in)));
+    else if (c != want_c)
+        tj_verify_fail(v, r, "c is %s, expected %s", TS(c), TS(want_c));
+    else
+        tj_verify_result(v, r, want_c);
+}
+
+static void check_mma_store(V *v, tj_ref r)
+{
+    tj_type c = arg_type(v, r, 2), want = tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32);
+    if (!expect_matrix_place(v, r))
+        return;
+    if (c != want)
+        tj_verify_fail(v, r, "stores %s, not a c fragment (%s)", TS(c), TS(want));
+    else
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
+static void check_mma_fill(V *v, tj_ref r)
+{
+    if (expect_scalar(v, r, 0, TJ_DT_F32, "the value"))
+        tj_verify_result(v, r, tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32));
+}
+
 void tj_verify_simt_op(V *v, tj_ref r)
 {
     switch (inst(v, r)->op) {
@@ -177,6 +275,10 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;
     case TJ_OP_EXTRACT: check_extract(v, r); break;
     case TJ_OP_PACK: check_pack(v, r); break;
+    case TJ_OP_MMA_LOAD: check_mma_load(v, r); break;
+    case TJ_OP_MMA: check_mma(v, r); break;
+    case TJ_OP_MMA_STORE: check_mma_store(v, r); break;
+    case TJ_OP_MMA_FILL: check_mma_fill(v, r); break;
     default: break;
     }
 }

@@ -46,7 +46,7 @@ static void add_variable(void *target, tj_dtype dt)
 int ms_define(msl_emitter *e, tj_ref r, tj_type t)
 {
     uint32_t start = e->ncomps;
-    if (simt_for_each_component(e->c, t, MS_MAX_COMPONENTS, add_variable, e)) {
+    if (simt_for_each_component(&e->walk, t, MS_MAX_COMPONENTS, add_variable)) {
         char ts[64];
         tj_type_str(e->c, t, ts, sizeof ts);
         return ms_fail(e, r, "no variables for a value of type %s (scalars, vectors of at most %d, tuples of them)",
@@ -175,7 +175,7 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
     e->defined = tj_alloc(e->c, n);
     e->addr = tj_alloc(e->c, sizeof *e->addr * n);
     e->indent = 1;
-    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail, NULL};
     if (check_kernel(e))
         return -1;
     if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))

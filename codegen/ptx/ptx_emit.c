@@ -122,8 +122,7 @@ uint32_t px_type_components(const ptx_emitter *e, tj_type t)
         return n;
     }
     tj_dtype dt;
-    int w = px_elem_type(e, t, &dt);
-    return w > 0 ? (uint32_t)w : 0;
+    return (uint32_t)simt_value_parts(&e->walk, t, &dt);
 }
 
 /* Appends one register for a component of dtype dt. */
@@ -137,7 +136,7 @@ static void add_register(void *target, tj_dtype dt)
 int px_define(ptx_emitter *e, tj_ref r, tj_type t)
 {
     uint32_t start = e->ncomps;
-    if (simt_for_each_component(e->c, t, PX_MAX_COMPONENTS, add_register, e)) {
+    if (simt_for_each_component(&e->walk, t, PX_MAX_COMPONENTS, add_register)) {
         char ts[64];
         tj_type_str(e->c, t, ts, sizeof ts);
         return px_fail(e, r, "no registers for a value of type %s (scalars, vectors of at most %d, tuples of them)",
@@ -256,7 +255,7 @@ static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     e->first = tj_alloc(e->c, sizeof *e->first * n);
     e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
     e->defined = tj_alloc(e->c, n);
-    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail};
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail, NULL};
     if (check_kernel(e))
         return -1;
     if (e->uses_smem) {

@@ -93,6 +93,18 @@ uint64_t tj_type_numel(const tj_ctx *c, tj_type t); /* TILE/VIEW elements */
  * "(f32[128], i32)" into buf; returns the length it needed. */
 size_t tj_type_str(const tj_ctx *c, tj_type t, char *buf, size_t cap);
 
+/* Matrix fragments (SIMT IR only, docs/simt.md): the operands of one warp's
+ * matrix atom D[16, 8] = A[16, K] * B[K, 8] + C[16, 8], K = 256 / bits of the
+ * input dtype (f16, bf16: 16; f32: 8), C and D f32. A fragment has a rank-2
+ * tile type; which lane holds which element is the target's business. */
+enum { TJ_MMA_M = 16, TJ_MMA_N = 8 };
+int tj_mma_k(tj_dtype in); /* 0 when `in` is not an input dtype of the atom */
+/* The fragment type of an operand role (tj_mma_role) for input dtype `in`;
+ * TJ_TYPE_NONE when `in` has no atom. */
+tj_type tj_type_fragment(tj_ctx *c, int role, tj_dtype in);
+/* Whether t is the type of some fragment. */
+int tj_type_is_fragment(const tj_ctx *c, tj_type t);
+
 /* ---- ops ------------------------------------------------------------------ */
 
 typedef enum tj_attr_kind {
@@ -105,11 +117,14 @@ typedef enum tj_attr_kind {
                       TJ_VIEW_GATHER, or a slice extent (> 0) */
     TJ_ATTR_SORT,  /* imm: axis; flags bit 0: descending */
     TJ_ATTR_DOT,   /* imm: tj_dot_precision */
+    TJ_ATTR_MMA,   /* imm: tj_mma_role (mma_load) */
 } tj_attr_kind;
 
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
 enum { TJ_SORT_DESCENDING = 1 };
+/* Which operand of the matrix atom a fragment is (docs/simt.md). */
+typedef enum tj_mma_role { TJ_MMA_A = 0, TJ_MMA_B = 1, TJ_MMA_C = 2 } tj_mma_role;
 /* VIEW flags, set by the specialize pass (docs/simt.md): bit a (a < 6):
  * tensor axis a needs no bounds check; bits 8-11: log2 of g, where the
  * slice start and the tensor's size along the last axis are multiples of g

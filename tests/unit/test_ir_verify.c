@@ -447,7 +447,7 @@ Test(ir_verify, levels)
     const char *m = tj_diag_render(ctx);
     cr_expect(strstr(m, "threads = 100: a SIMT kernel runs 32 to 1024 threads, a multiple of 32"), "%s", m);
     cr_expect(strstr(m, "'arange' is a Tile IR op, but this is a SIMT kernel"), "%s", m);
-    cr_expect(strstr(m, "f32[8]: SIMT values are scalars or vectors of at most 16 bytes"), "%s", m);
+    cr_expect(strstr(m, "f32[8]: SIMT values are scalars, vectors of at most 16 bytes or matrix fragments"), "%s", m);
 }
 
 Test(ir_verify, simt_ops)
