@@ -42,6 +42,7 @@ static inline tj_ref op_n(tj_kernel *k, tj_block_id b, tj_op op, tj_type t, int6
 #define op1(k, b, op, t, x) op_n(k, b, op, t, 0, 1, x, 0, 0)
 #define op1i(k, b, op, t, x, imm) op_n(k, b, op, t, imm, 1, x, 0, 0)
 #define op2(k, b, op, t, x, y) op_n(k, b, op, t, 0, 2, x, y, 0)
+#define op2i(k, b, op, t, x, y, imm) op_n(k, b, op, t, imm, 2, x, y, 0)
 #define op3(k, b, op, t, x, y, z) op_n(k, b, op, t, 0, 3, x, y, z)
 
 static inline tj_ref const_i(tj_kernel *k, tj_block_id b, tj_dtype dt, int64_t v)
@@ -263,6 +264,12 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     tj_ref parts[4] = {x3, x3, x3, e};
     tj_ref p = tj_emit(k, b, TJ_OP_PACK, f32x4, parts, 4);
     op2(k, b, TJ_OP_ADD, f32x4, p, sh);
+    tj_ref ld = const_i(k, b, TJ_DT_I32, 24);
+    tj_ref fa = op2i(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_A, TJ_DT_BF16), at, ld, TJ_MMA_A);
+    tj_ref fb = op2i(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_B, TJ_DT_BF16), at, ld, TJ_MMA_B);
+    tj_ref fc = op1(k, b, TJ_OP_MMA_FILL, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), e);
+    tj_ref fd = op3(k, b, TJ_OP_MMA, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), fa, fb, fc);
+    op3(k, b, TJ_OP_MMA_STORE, TJ_TYPE_NONE, at, ld, fd);
     finish_body(k);
     return k;
 }
