@@ -45,6 +45,8 @@ static int take_value(tj_plan *p, const tj_simt *s, tj_rval *rv, tj_type t)
     switch (ti->kind) {
     case TJ_TK_TILE: {
         uint32_t w = ti->rank == 0 ? 1 : ti->rank == 1 ? (uint32_t)ti->shape[0] : 0;
+        if (tj_type_is_fragment(s->st.ctx, t)) /* spread over a warp's lanes */
+            w = (uint32_t)(ti->shape[0] * ti->shape[1] / 32);
         if (w == 0 || w > SIMT_MAX_WIDTH)
             return -1;
         rv->n = s->nthreads * w;
@@ -344,6 +346,10 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return tj_simt_shuffle(s, r);
     case TJ_OP_PACK: return tj_simt_pack(s, r);
     case TJ_OP_EXTRACT: return tj_simt_extract(s, r);
+    case TJ_OP_MMA_LOAD: return tj_simt_mma_load(s, r);
+    case TJ_OP_MMA: return tj_simt_mma(s, r);
+    case TJ_OP_MMA_STORE: return tj_simt_mma_store(s, r);
+    case TJ_OP_MMA_FILL: return tj_simt_mma_fill(s, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");

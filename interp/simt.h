@@ -48,6 +48,16 @@ int tj_simt_store_global(tj_simt *s, tj_ref r);
 int tj_simt_atomic(tj_simt *s, tj_ref r);
 int tj_simt_load_shared(tj_simt *s, tj_ref r);
 int tj_simt_store_shared(tj_simt *s, tj_ref r);
+/* One element of dtype dt at shared byte off, for thread t: checked for
+ * range, alignment and (reads) an earlier write; -1 after reporting. */
+int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);
+int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v);
+
+/* simt_mma.c: the matrix atom */
+int tj_simt_mma_load(tj_simt *s, tj_ref r);
+int tj_simt_mma(tj_simt *s, tj_ref r);
+int tj_simt_mma_store(tj_simt *s, tj_ref r);
+int tj_simt_mma_fill(tj_simt *s, tj_ref r);
 
 /* simt_warp.c: shuffles, pack, extract */
 int tj_simt_shuffle(tj_simt *s, tj_ref r);

@@ -144,6 +144,38 @@ static int shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, ui
     return 0;
 }
 
+/* Whether thread t may read shared bytes [off, off + bytes): written in
+ * this program. */
+static int shared_written(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes)
+{
+    for (uint32_t b = 0; b < bytes; b++)
+        if (!s->smem_set[off + b])
+            return tj_simt_fail(s, r, t,
+                                "reads shared byte %llu, which no thread has written in this program "
+                                "(a missing store?)",
+                                (unsigned long long)off + b);
+    return 0;
+}
+
+int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out)
+{
+    uint32_t size = (uint32_t)tj_dtype_size(dt);
+    if (shared_range(s, r, t, off, size) || shared_written(s, r, t, off, size))
+        return -1;
+    *out = tj_mem_read(dt, s->smem + off, 0);
+    return 0;
+}
+
+int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v)
+{
+    uint32_t size = (uint32_t)tj_dtype_size(dt);
+    if (shared_range(s, r, t, off, size))
+        return -1;
+    tj_mem_write(dt, s->smem + off, 0, v);
+    memset(s->smem_set + off, 1, size);
+    return 0;
+}
+
 int tj_simt_load_shared(tj_simt *s, tj_ref r)
 {
     tj_rval *rv = &s->st.vals[r];
@@ -153,14 +185,8 @@ int tj_simt_load_shared(tj_simt *s, tj_ref r)
         return -1;
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (shared_range(s, r, t, off, w * size))
+        if (shared_range(s, r, t, off, w * size) || shared_written(s, r, t, off, w * size))
             return -1;
-        for (uint32_t b = 0; b < w * size; b++)
-            if (!s->smem_set[off + b])
-                return tj_simt_fail(s, r, t,
-                                    "reads shared byte %llu, which no thread has written in this program "
-                                    "(a missing store?)",
-                                    (unsigned long long)off + b);
         for (uint32_t e = 0; e < w; e++)
             rv->data[t * w + e] = tj_mem_read(rv->dt, s->smem + off + e * size, 0);
     }

@@ -1,4 +1,4 @@
-/* dot with FMAs (tensor-core atoms come later): both operands are staged
+/* dot with FMAs, where the matrix atom does not apply (lower_mma.c): both operands are staged
  * in shared memory, row-major, and every thread accumulates its own output
  * registers in a SIMT loop over k, loading each operand element it needs
  * once per k. Accumulation runs in the result's dtype (f16/bf16 and tf32
@@ -43,6 +43,9 @@ static tj_ref multiply_add(lw *w, tj_ref a, tj_ref b, tj_ref c)
 
 int lw_lower_dot(lw *w, tj_ref r)
 {
+    lw_mma plan;
+    if (lw_mma_plan(w, r, &plan))
+        return lw_lower_mma(w, r, &plan);
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
     const tj_type_info *ai = lw_src_type(w, in->args[0]), *ri = lw_src_type(w, r);

@@ -109,20 +109,40 @@ static int lower_leaf(lw *w, tj_ref r)
 
 /* ---- control flow ---------------------------------------------------------- */
 
-/* The flattened registers of n values in the given layouts, and their types. */
-static tj_ref *flatten(lw *w, const tj_ref *vals, const tj_layout **lays, uint32_t n, uint32_t *total)
+/* Carried value of a loop that travels as c fragments (lower_mma.c). */
+typedef struct lw_carry {
+    tj_ref dot; /* TJ_NONE: it travels as registers */
+    lw_mma plan;
+} lw_carry;
+
+static uint32_t parts_of(const lw_carry *carry, const tj_layout **lays, uint32_t k)
+{
+    return carry && carry[k].dot ? (uint32_t)(carry[k].plan.tm * carry[k].plan.tn) : lays[k]->nregs;
+}
+
+static tj_ref *parts_in(lw *w, tj_ref v, const tj_layout *l, const lw_carry *carry)
+{
+    if (!carry || !carry->dot)
+        return lw_regs_in(w, v, l);
+    return w->vals[v].frags ? w->vals[v].frags : lw_mma_fragments_in(w, &carry->plan, v, l);
+}
+
+/* The flattened registers (or fragments, where `carry` says) of n values in
+ * the given layouts. */
+static tj_ref *flatten(lw *w, const tj_ref *vals, const tj_layout **lays, const lw_carry *carry, uint32_t n,
+                       uint32_t *total)
 {
     uint32_t count = 0;
     for (uint32_t k = 0; k < n; k++)
-        count += lays[k]->nregs;
+        count += parts_of(carry, lays, k);
     tj_ref *flat = lw_new_regs(w, count);
     count = 0;
     for (uint32_t k = 0; k < n; k++) {
-        tj_ref *regs = lw_regs_in(w, vals[k], lays[k]);
-        if (!regs)
+        tj_ref *parts = parts_in(w, vals[k], lays[k], carry ? &carry[k] : NULL);
+        if (!parts)
             return NULL;
-        memcpy(flat + count, regs, sizeof(tj_ref) * lays[k]->nregs);
-        count += lays[k]->nregs;
+        memcpy(flat + count, parts, sizeof(tj_ref) * parts_of(carry, lays, k));
+        count += parts_of(carry, lays, k);
     }
     *total = count;
     return flat;
@@ -136,17 +156,23 @@ static tj_type tuple_of(lw *w, const tj_ref *regs, uint32_t n)
     return tj_type_tuple(w->c, n, types);
 }
 
-/* Gives tuple value r its elements from the flattened registers `flat`. */
-static void set_tuple_regs(lw *w, tj_ref r, const tj_layout **lays, uint32_t n, const tj_ref *flat)
+/* Gives tuple value r its elements from the flattened registers (or
+ * fragments) `flat`. */
+static void set_tuple_regs(lw *w, tj_ref r, const tj_layout **lays, const lw_carry *carry, uint32_t n,
+                           const tj_ref *flat)
 {
     lw_val *v = &w->vals[r];
     v->elems = tj_alloc(w->c, sizeof *v->elems * (n ? n : 1));
     v->nelems = n;
     for (uint32_t k = 0, at = 0; k < n; k++) {
-        tj_ref *regs = lw_new_regs(w, lays[k]->nregs);
-        memcpy(regs, flat + at, sizeof(tj_ref) * lays[k]->nregs);
-        at += lays[k]->nregs;
-        v->elems[k] = (lw_val){.lay = lays[k], .regs = regs};
+        uint32_t count = parts_of(carry, lays, k);
+        tj_ref *parts = lw_new_regs(w, count);
+        memcpy(parts, flat + at, sizeof(tj_ref) * count);
+        at += count;
+        if (carry && carry[k].dot)
+            v->elems[k] = (lw_val){.lay = lays[k], .frags = parts, .nfrags = count};
+        else
+            v->elems[k] = (lw_val){.lay = lays[k], .regs = parts};
     }
 }
 
@@ -198,7 +224,8 @@ tj_ref *lw_loop_end(lw *w, lw_loop *lp, const tj_ref *next)
 
 /* Lowers src block b into the current block and returns the registers of
  * the n values it yields, in layouts `lays`, flattened. */
-static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, uint32_t n, uint32_t *total)
+static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, const lw_carry *carry, uint32_t n,
+                              uint32_t *total)
 {
     tj_ref y = TJ_NONE;
     *total = 0;
@@ -208,7 +235,29 @@ static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, uint
         return lw_new_regs(w, 1);
     if (!y || w->src->insts[y].nargs < n)
         return lw_fail(w, "internal error: a region yields too little");
-    return flatten(w, w->src->insts[y].args, lays, n, total);
+    return flatten(w, w->src->insts[y].args, lays, carry, n, total);
+}
+
+/* Which carried values of for r travel as fragments. */
+static lw_carry *carried_fragments(lw *w, tj_ref r, uint32_t n)
+{
+    lw_carry *carry = tj_alloc(w->c, sizeof *carry * (n ? n : 1));
+    for (uint32_t k = 0; k < n; k++)
+        carry[k].dot = lw_mma_carried(w, r, k, &carry[k].plan);
+    return carry;
+}
+
+/* The loop's results that came out as fragments, back in registers. */
+static void results_to_registers(lw *w, tj_ref r, const lw_carry *carry, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        lw_val *e = &w->vals[r].elems[k];
+        if (!carry[k].dot)
+            continue;
+        e->regs = lw_mma_fragments_out(w, &carry[k].plan, e->frags, e->lay);
+        e->frags = NULL;
+        e->nfrags = 0;
+    }
 }
 
 static int lower_for(lw *w, tj_ref r)
@@ -219,20 +268,22 @@ static int lower_for(lw *w, tj_ref r)
     const tj_block *src_body = &w->src->blocks[in->region[0]];
     if (in->nargs != n + 3 || !in->region[0] || src_body->ninsts < n + 1)
         return lw_error(w, "internal error: malformed for");
-    tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, n, &total) : lw_new_regs(w, 1);
+    lw_carry *carry = carried_fragments(w, r, n);
+    tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, carry, n, &total) : lw_new_regs(w, 1);
     if (!init)
         return 0;
     lw_loop lp;
     lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
                   w->vals[in->args[2]].regs[0], init, total);
     set_scalar(w, src_body->insts[0], lp.iv);
-    set_tuple_regs(w, r, lay->elems, n, lp.args);
+    set_tuple_regs(w, r, lay->elems, carry, n, lp.args);
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
-    tj_ref *next = lower_yielding(w, in->region[0], lay->elems, n, &ytotal);
+    tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
     if (!next)
         return 0;
-    set_tuple_regs(w, r, lay->elems, n, lw_loop_end(w, &lp, next));
+    set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
+    results_to_registers(w, r, carry, n);
     return 1;
 }
 
@@ -257,7 +308,7 @@ static int lower_if(lw *w, tj_ref r)
         w->cur = tj_block_new(w->dst, branch);
         w->dst->insts[branch].region[g] = w->cur;
         w->smem_dirty = 1;
-        tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, n, &got) : NULL;
+        tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, NULL, n, &got) : NULL;
         if (!flat && (in->region[g] || n)) {
             w->cur = saved;
             return w->err ? 0 : lw_error(w, "internal error: if without else yields values");
@@ -266,7 +317,7 @@ static int lower_if(lw *w, tj_ref r)
     }
     w->cur = saved;
     w->smem_dirty = 1;
-    set_tuple_regs(w, r, lay->elems, n, projections(w, branch, total));
+    set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, branch, total));
     return 1;
 }
 

@@ -19,6 +19,9 @@ enum { TJ_LOWER_MAX_REGS = 2048 };
 typedef struct lw_val {
     const tj_layout *lay; /* tiles and scalars */
     tj_ref *regs;         /* lay->nregs SIMT values */
+    tj_ref *frags;        /* instead of regs: a loop-carried dot accumulator as
+                             c fragments (lower_mma.c) */
+    uint32_t nfrags;
     struct lw_val *elems; /* tuples */
     uint32_t nelems;
     tj_ref simt;          /* tensor parameters: the SIMT param */
@@ -187,6 +190,27 @@ int lw_lower_reduce(lw *w, tj_ref r);
 int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
 int lw_lower_dot(lw *w, tj_ref r);
+
+/* lower_mma.c: dot through the matrix atom. A plan says how the atoms of
+ * the product are spread over the warps. */
+typedef struct lw_mma {
+    tj_dtype in;                /* input dtype (the accumulator is f32) */
+    int size, katom;            /* its bytes; the atom's K */
+    int64_t batch, m, n, k;
+    int64_t rows, cols;         /* atoms: batch * m / 16, n / 8 */
+    int64_t lda, ldb, ldc;      /* padded row strides in shared memory */
+    int wm, wn;                 /* the warp grid over the atoms */
+    int64_t tm, tn;             /* atoms per warp */
+} lw_mma;
+int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
+int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
+/* The dot through which carried value k of for `loop` only passes (its
+ * accumulator operand and its yielded result), when that dot uses the
+ * atom (*p its plan): the loop then carries the c fragments. */
+tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
+/* Tile value v in layout l as c fragments, and fragments back to registers. */
+tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
+tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
 
 /* sort (lower_sort.c): whether (ka, ia) comes before (kb, ib): by key (NaN
  * above everything, descending reverses), then by position; positions from

@@ -424,6 +424,76 @@ static inline void sk_build_grid(tt_kb *kb)
     tt_end(kb);
 }
 
+/* The matrix atom with input dtype dt: every warp (two per program) stages
+ * its own A[16, K] and B[K, 8] in shared memory with padded rows, runs a
+ * loop of two mma carrying the c fragment from mma_fill(0.5), stores it and
+ * writes mma_out = 2 * A * B + 0.5 (row-major 16 x 8 per warp; mma_tf32_out
+ * for f32 inputs, which a target may round to tf32). Inputs are in [0, 1)
+ * so the sums do not cancel: the atom's summation order and rounding are
+ * the target's, and outputs are compared within a tolerance. */
+/* Copies a warp's rows x cols matrix g of src into shared memory at smem,
+ * rows ld elements apart. */
+static inline tj_ref sk_mma_copy(tt_kb *kb, tj_ref src, tj_ref g, int rows, int cols, int ld, tj_ref smem)
+{
+    tj_dtype dt = tj_type_get(kb->c, tt_type(kb, src))->dtype;
+    int size = tj_dtype_size(dt);
+    tj_ref lane = tt_bin(kb, TJ_OP_AND, tt_opi(kb, TJ_OP_TID, tt_scalar(kb, TJ_DT_I32), 0, 0), sk_i32(kb, 31));
+    for (int j = 0; j < rows * cols / 32; j++) {
+        tj_ref e = tt_bin(kb, TJ_OP_ADD, lane, sk_i32(kb, j * 32));
+        tj_ref v = sk_ld(kb, dt, 1, sk_addr(kb, src, tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, g, sk_i32(kb, rows * cols)), e)),
+                         TJ_NONE, TJ_NONE);
+        tj_ref at = tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, tt_bin(kb, TJ_OP_DIV, e, sk_i32(kb, cols)), sk_i32(kb, ld)),
+                           tt_bin(kb, TJ_OP_REM, e, sk_i32(kb, cols)));
+        tj_ref addr = tt_bin(kb, TJ_OP_ADD, smem, tt_cast(kb, tt_bin(kb, TJ_OP_MUL, at, sk_i32(kb, size)), TJ_DT_U32));
+        tt_op(kb, TJ_OP_ST_SHARED, TJ_TYPE_NONE, 2, addr, v);
+    }
+    return smem;
+}
+
+static inline void sk_build_mma(tt_kb *kb, tj_dtype dt)
+{
+    char name[64];
+    snprintf(name, sizeof name, "mma_%s", tj_dtype_name(dt));
+    enum { WARPS = 2, PROGRAMS = 2 };
+    sk_begin(kb, name, WARPS * 32, PROGRAMS);
+    int k = tj_mma_k(dt), size = tj_dtype_size(dt);
+    int lda = k + 16 / size, ldb = TJ_MMA_N + 16 / size, ldc = TJ_MMA_N + 4;
+    int abytes = TJ_MMA_M * lda * size, bbytes = k * ldb * size, cbytes = TJ_MMA_M * ldc * 4;
+    int per_warp = abytes + bbytes + cbytes;
+    kb->k->smem_bytes = (uint32_t)(WARPS * per_warp);
+    int atoms = WARPS * PROGRAMS;
+    tj_ref a = sk_tensor(kb, "u_a", dt, atoms * TJ_MMA_M * k), b = sk_tensor(kb, "u_b", dt, atoms * k * TJ_MMA_N);
+    tj_ref out = sk_tensor(kb, dt == TJ_DT_F32 ? "mma_tf32_out" : "mma_out", TJ_DT_F32, atoms * TJ_MMA_M * TJ_MMA_N);
+    tj_type i32 = tt_scalar(kb, TJ_DT_I32);
+    tj_ref warp = tt_bin(kb, TJ_OP_DIV, tt_opi(kb, TJ_OP_TID, i32, 0, 0), sk_i32(kb, 32));
+    tj_ref g = tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, tt_opi(kb, TJ_OP_PROGRAM_ID, i32, 0, 0), sk_i32(kb, WARPS)), warp);
+    tj_ref base = tt_cast(kb, tt_bin(kb, TJ_OP_MUL, warp, sk_i32(kb, per_warp)), TJ_DT_U32);
+    tj_ref sa = sk_mma_copy(kb, a, g, TJ_MMA_M, k, lda, base);
+    tj_ref sb = sk_mma_copy(kb, b, g, k, TJ_MMA_N, ldb, tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes)));
+    tj_ref sc = tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes + bbytes));
+    tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
+    tj_ref fa = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, dt), TJ_MMA_A, 2, sa, sk_i32(kb, lda));
+    tj_ref fb = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_B, dt), TJ_MMA_B, 2, sb, sk_i32(kb, ldb));
+    tj_type ct = tj_type_fragment(kb->c, TJ_MMA_C, TJ_DT_F32);
+    tj_ref c0 = tt_op(kb, TJ_OP_MMA_FILL, ct, 1, tt_cf(kb, TJ_DT_F32, 0.5));
+    tj_ref loop = tt_for(kb, sk_i32(kb, 0), sk_i32(kb, 2), sk_i32(kb, 1), 1, c0);
+    tt_yield(kb, 1, tt_op(kb, TJ_OP_MMA, ct, 3, fa, fb, tt_barg(kb, 1)));
+    tj_ref c = tt_proj(kb, loop, 0);
+    tt_op(kb, TJ_OP_MMA_STORE, TJ_TYPE_NONE, 3, sc, sk_i32(kb, ldc), c);
+    tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
+    tj_ref lane = tt_bin(kb, TJ_OP_AND, tt_opi(kb, TJ_OP_TID, i32, 0, 0), sk_i32(kb, 31));
+    for (int j = 0; j < TJ_MMA_M * TJ_MMA_N / 32; j++) {
+        tj_ref e = tt_bin(kb, TJ_OP_ADD, lane, sk_i32(kb, j * 32));
+        tj_ref at = tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, tt_bin(kb, TJ_OP_DIV, e, sk_i32(kb, TJ_MMA_N)), sk_i32(kb, ldc)),
+                           tt_bin(kb, TJ_OP_REM, e, sk_i32(kb, TJ_MMA_N)));
+        tj_ref v = tt_op(kb, TJ_OP_LD_SHARED, tt_scalar(kb, TJ_DT_F32), 1,
+                         tt_bin(kb, TJ_OP_ADD, sc, tt_cast(kb, tt_bin(kb, TJ_OP_MUL, at, sk_i32(kb, 4)), TJ_DT_U32)));
+        tj_ref o = tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, g, sk_i32(kb, TJ_MMA_M * TJ_MMA_N)), e);
+        sk_st(kb, sk_addr(kb, out, o), v, TJ_NONE);
+    }
+    tt_end(kb);
+}
+
 /* ---- the catalogue -------------------------------------------------------------- */
 
 /* Builds kernel number `index` of the catalogue: 1, or -1 when that index
@@ -467,6 +537,9 @@ static inline int sk_build(tt_kb *kb, int index)
         return sk_build_params(kb), 1;
     if (i == 2)
         return sk_build_grid(kb), 1;
+    static const tj_dtype atoms[] = {TJ_DT_F16, TJ_DT_BF16, TJ_DT_F32};
+    if ((i -= 3) < 3)
+        return sk_build_mma(kb, atoms[i]), 1;
     return 0;
 }
 

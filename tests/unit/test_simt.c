@@ -409,3 +409,97 @@ Test(simt, refuses_tile_ir)
     cr_assert(strstr(tj_diag_render(kb.c), "is not a SIMT kernel"));
     tt_free(&kb);
 }
+
+/* ---- the matrix atom ------------------------------------------------------------- */
+
+__extension__ typedef _Float16 ref_half;
+
+static double element(const unsigned char *buf, tj_dtype dt, size_t i)
+{
+    if (dt == TJ_DT_F32) {
+        float f;
+        memcpy(&f, buf + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, buf + 2 * i, 2);
+    if (dt == TJ_DT_BF16) {
+        uint32_t bits = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    ref_half x;
+    memcpy(&x, &h, 2);
+    return (double)x;
+}
+
+/* mma_<dt>: each warp's 16 x 8 output is 2 * A * B + 0.5 (simt_kernels.h). */
+Test(simt, matrix_atom_multiplies_every_warp)
+{
+    static const char *const names[] = {"mma_f16", "mma_bf16", "mma_f32"};
+    static const tj_dtype dts[] = {TJ_DT_F16, TJ_DT_BF16, TJ_DT_F32};
+    for (int n = 0; n < 3; n++) {
+        tt_kb kb;
+        build_named(&kb, names[n]);
+        sk_args a;
+        sk_make_args(kb.k, 5, &a);
+        run_ok(&kb, &a);
+        int k = tj_mma_k(dts[n]);
+        const unsigned char *A = a.bufs[param_index(kb.k, "u_a")], *B = a.bufs[param_index(kb.k, "u_b")];
+        const float *out = (const float *)a.bufs[2];
+        for (int g = 0; g < 4; g++) {
+            for (int i = 0; i < 16; i++) {
+                for (int j = 0; j < 8; j++) {
+                    double want = 0.5;
+                    for (int kk = 0; kk < k; kk++)
+                        want += 2 * element(A, dts[n], (size_t)(g * 16 * k + i * k + kk)) *
+                                element(B, dts[n], (size_t)(g * k * 8 + kk * 8 + j));
+                    double got = out[g * 128 + i * 8 + j];
+                    cr_assert(fabs(got - want) <= 1e-5 * want, "%s warp %d (%d, %d): %g, want %g", names[n], g, i,
+                              j, got, want);
+                }
+            }
+        }
+        sk_free_args(&a);
+        tt_free(&kb);
+    }
+}
+
+/* An a fragment loaded from shared memory at `addr` (from the thread id
+ * when `per_lane`), after every thread stored its 16 bytes. */
+static void build_atom_load(tt_kb *kb, uint32_t addr, int per_lane, int ld)
+{
+    sk_begin(kb, "atom_load", 32, 1);
+    kb->k->smem_bytes = 2048;
+    tj_ref o = sk_tensor(kb, "out", TJ_DT_I32, 64);
+    tj_ref tid = tt_opi(kb, TJ_OP_TID, tt_scalar(kb, TJ_DT_I32), 0, 0);
+    tj_ref mine = tt_cast(kb, tt_bin(kb, TJ_OP_MUL, tid, sk_i32(kb, 64)), TJ_DT_U32);
+    tj_ref z = tt_cf(kb, TJ_DT_F32, 0);
+    tj_ref zeros = tt_op(kb, TJ_OP_PACK, tt_tile(kb, TJ_DT_F32, 1, 4), 4, z, z, z, z);
+    for (int q = 0; q < 4; q++)
+        tt_op(kb, TJ_OP_ST_SHARED, TJ_TYPE_NONE, 2, tt_bin(kb, TJ_OP_ADD, mine, tt_ci(kb, TJ_DT_U32, 16 * q)), zeros);
+    tj_ref at = tt_ci(kb, TJ_DT_U32, addr);
+    if (per_lane)
+        at = tt_bin(kb, TJ_OP_ADD, at, tt_cast(kb, tt_bin(kb, TJ_OP_AND, tid, sk_i32(kb, 1)), TJ_DT_U32));
+    tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, TJ_DT_F16), TJ_MMA_A, 2, at, sk_i32(kb, ld));
+    sk_st(kb, sk_addr(kb, o, tid), tid, TJ_NONE);
+    tt_end(kb);
+}
+
+Test(simt, reports_misplaced_matrix_atoms)
+{
+    tt_kb kb;
+    build_atom_load(&kb, 0, 1, 16);
+    expect_error(&kb, "addr and ld differ between lanes of warp 0");
+    tt_free(&kb);
+    build_atom_load(&kb, 8, 0, 16);
+    expect_error(&kb, "is not 16-byte aligned");
+    tt_free(&kb);
+    build_atom_load(&kb, 0, 0, 12); /* rows of 24 bytes */
+    expect_error(&kb, "is not 16-byte aligned");
+    tt_free(&kb);
+    build_atom_load(&kb, 1536, 0, 64); /* rows past the 2048 bytes */
+    expect_error(&kb, "outside the 2048 bytes of shared memory");
+    tt_free(&kb);
+}

@@ -1,0 +1,375 @@
+/* dot through the matrix atom (docs/simt.md, "The matrix atom").
+ *
+ * The product [batch x] M x N is cut into 16 x 8 atoms; warps form a wm x wn
+ * grid over the atoms, each warp owning a tm x tn block of them and holding
+ * their accumulators as c fragments. Both operands are staged row-major in
+ * shared memory (rows padded by 16 bytes so the atom's row loads hit
+ * distinct banks); a warp loads the a fragments of its atom rows and the b
+ * fragments of its atom columns once per k step and multiplies every pair.
+ *
+ * Fragments meet the rest of the kernel through shared memory: an
+ * accumulator is staged and loaded as c fragments, the result is stored by
+ * the atoms and read back in the dot's layout. A loop that only feeds its
+ * carried value through one dot (`acc = dot(a, b, acc)`) carries the
+ * fragments instead (lw_mma_carried), so that round trip happens once per
+ * loop, not once per iteration. */
+#include <string.h>
+
+#include "passes/lower_simt.h"
+
+enum { ROW_PAD_BYTES = 16, MAX_ATOMS_PER_WARP = 256, UNROLL_STEPS = 4, MAX_VECTOR_BYTES = 16 };
+
+/* ---- the plan ---------------------------------------------------------------- */
+
+/* Whether dot r can use the atom, and how: 0 when it cannot (the FMA
+ * lowering takes it). */
+int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *ai = lw_src_type(w, in->args[0]), *bi = lw_src_type(w, in->args[1]);
+    const tj_type_info *ri = lw_src_type(w, r);
+    int rank = ri->rank;
+    memset(p, 0, sizeof *p);
+    if ((rank != 2 && rank != 3) || ai->dtype != bi->dtype || ri->dtype != TJ_DT_F32)
+        return 0;
+    if (!tj_mma_k(ai->dtype) || (ai->dtype == TJ_DT_F32 && in->imm == TJ_DOT_IEEE))
+        return 0;
+    p->in = ai->dtype;
+    p->size = tj_dtype_size(p->in);
+    p->katom = tj_mma_k(p->in);
+    p->batch = rank == 3 ? ri->shape[0] : 1;
+    p->m = ri->shape[rank - 2];
+    p->n = ri->shape[rank - 1];
+    p->k = ai->shape[rank - 1];
+    if (p->m % TJ_MMA_M || p->n % TJ_MMA_N || p->k % p->katom)
+        return 0;
+    p->rows = p->batch * p->m / TJ_MMA_M;
+    p->cols = p->n / TJ_MMA_N;
+    p->lda = p->k + ROW_PAD_BYTES / p->size;
+    p->ldb = p->n + ROW_PAD_BYTES / p->size;
+    p->ldc = p->n + ROW_PAD_BYTES / 4;
+    /* the warp grid: whole atom blocks per warp, a warp's rows in one batch,
+     * the fewest shared-memory elements loaded per k step */
+    int64_t best = -1;
+    for (int wm = 1; wm <= w->nwarps; wm *= 2) {
+        for (int wn = 1; wm * wn <= w->nwarps; wn *= 2) {
+            if (p->rows % wm || p->cols % wn)
+                continue;
+            int64_t tm = p->rows / wm, tn = p->cols / wn;
+            if (p->batch > 1 && (p->m / TJ_MMA_M) % tm)
+                continue;
+            /* more warps at work first, then less traffic */
+            int64_t cost = (int64_t)(w->nwarps / (wm * wn)) * (1 << 20) + tm * TJ_MMA_M + tn * TJ_MMA_N;
+            if (best < 0 || cost < best) {
+                best = cost;
+                p->wm = wm;
+                p->wn = wn;
+                p->tm = tm;
+                p->tn = tn;
+            }
+        }
+    }
+    return best >= 0 && p->tm * p->tn <= MAX_ATOMS_PER_WARP;
+}
+
+/* Where the warp's atoms are, as element offsets into the padded buffers
+ * (hoisted: they depend on the warp only). Warps past wm * wn repeat the
+ * work of warp (id mod wm * wn): they store the same values to the same
+ * places. */
+typedef struct warp_atoms {
+    tj_ref *a;  /* per atom row i: its first row of a, times lda */
+    tj_ref *b;  /* per atom column j: its first column of b, plus batch * k * ldb */
+    tj_ref *c;  /* per atom (i, j): its first element of the stacked accumulator */
+} warp_atoms;
+
+static warp_atoms locate(lw *w, const lw_mma *p)
+{
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref warp = lw_op2(w, TJ_OP_REM, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wm * p->wn));
+    tj_ref row0 = lw_mul_imm(w, lw_op2(w, TJ_OP_DIV, warp, lw_const_int(w, TJ_DT_I32, p->wn)), p->tm);
+    tj_ref col0 = lw_mul_imm(w, lw_op2(w, TJ_OP_REM, warp, lw_const_int(w, TJ_DT_I32, p->wn)), p->tn);
+    /* a warp's atom rows lie in one batch: its b rows start at batch * k */
+    tj_ref batch = lw_op2(w, TJ_OP_DIV, row0, lw_const_int(w, TJ_DT_I32, p->m / TJ_MMA_M));
+    tj_ref brow = lw_mul_imm(w, batch, p->k * p->ldb);
+    warp_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn),
+                     lw_new_regs(w, (uint32_t)(p->tm * p->tn))};
+    for (int64_t j = 0; j < p->tn; j++)
+        at.b[j] = lw_op2(w, TJ_OP_ADD, brow, lw_mul_imm(w, lw_add_imm(w, col0, j), TJ_MMA_N));
+    for (int64_t i = 0; i < p->tm; i++) {
+        tj_ref row = lw_mul_imm(w, lw_add_imm(w, row0, i), TJ_MMA_M);
+        at.a[i] = lw_mul_imm(w, row, p->lda);
+        for (int64_t j = 0; j < p->tn; j++)
+            at.c[i * p->tn + j] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, row, p->ldc),
+                                         lw_mul_imm(w, lw_add_imm(w, col0, j), TJ_MMA_N));
+    }
+    w->hoisting = was;
+    return at;
+}
+
+/* ---- tiles to and from shared memory ----------------------------------------- */
+
+/* Registers i .. i + n - 1 of layout l hold consecutive elements of the
+ * last axis (same thread, no wrap): the largest such n <= max dividing
+ * the run of contiguous registers. */
+static uint32_t contiguous_run(const tj_layout *l, uint32_t i, uint32_t max)
+{
+    if (l->kind != TJ_LAYOUT_BLOCKED || l->rank == 0)
+        return 1;
+    int fa = l->frame_axis[l->rank - 1];
+    if (fa != l->frank - 1 || tj_layout_axis_wraps(l, fa))
+        return 1;
+    int32_t idx[TJ_MAX_RANK];
+    tj_layout_reg_index(l, i, idx);
+    uint32_t spt = (uint32_t)l->espt[l->rank - 1], n = max;
+    while (n > 1 && (spt % n || idx[fa] % n))
+        n /= 2;
+    return n;
+}
+
+/* The index of register i's element in a row-major buffer whose rows (all
+ * axes but the last, flattened) are ld elements apart. */
+static tj_ref padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld)
+{
+    int64_t wts[TJ_MAX_RANK];
+    int64_t s = ld;
+    wts[l->rank - 1] = 1;
+    for (int d = l->rank - 2; d >= 0; d--) {
+        wts[d] = s;
+        s *= l->shape[d];
+    }
+    return lw_flat(w, l, i, wts);
+}
+
+/* Stores a tile in a buffer of padded rows, as vectors where registers are
+ * contiguous (replicas store the same values). */
+static void store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld)
+{
+    tj_dtype dt = lw_dt(w, regs[0]);
+    int size = lw_smem_size(dt);
+    for (uint32_t i = 0; i < l->nregs;) {
+        uint32_t n = contiguous_run(l, i, (uint32_t)(MAX_VECTOR_BYTES / size));
+        tj_ref addr = lw_smem_addr(w, buf, padded_index(w, l, i, ld), size);
+        if (n == 1 || dt == TJ_DT_BOOL) {
+            lw_smem_store(w, addr, regs[i++]);
+            continue;
+        }
+        int32_t width = (int32_t)n;
+        lw_smem_store(w, addr, lw_emit(w, TJ_OP_PACK, tj_type_tile(w->c, dt, 1, &width), regs + i, n));
+        i += n;
+    }
+}
+
+/* Reads a tile of f32 from a buffer of padded rows into layout l. */
+static tj_ref *load_tile(lw *w, const tj_layout *l, uint32_t buf, int64_t ld)
+{
+    tj_ref *regs = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs;) {
+        uint32_t n = contiguous_run(l, i, MAX_VECTOR_BYTES / 4);
+        tj_ref addr = lw_smem_addr(w, buf, padded_index(w, l, i, ld), 4);
+        if (n == 1) {
+            regs[i++] = lw_smem_load(w, addr, TJ_DT_F32);
+            continue;
+        }
+        int32_t width = (int32_t)n;
+        tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
+        for (uint32_t e = 0; e < n; e++) {
+            regs[i + e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
+            w->dst->insts[regs[i + e]].imm = e;
+        }
+        i += n;
+    }
+    return regs;
+}
+
+/* ---- fragments --------------------------------------------------------------- */
+
+static tj_type fragment_type(lw *w, int role, tj_dtype in) { return tj_type_fragment(w->c, role, in); }
+
+static tj_ref mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld)
+{
+    tj_ref args[2] = {addr, lw_const_int(w, TJ_DT_I32, ld)};
+    tj_ref f = lw_emit(w, TJ_OP_MMA_LOAD, fragment_type(w, role, in), args, 2);
+    w->dst->insts[f].imm = role;
+    return f;
+}
+
+/* The c fragments of the warp's atoms from a padded f32 buffer of the
+ * stacked [batch * m, n] accumulator. */
+static tj_ref *load_accumulators(lw *w, const lw_mma *p, uint32_t buf)
+{
+    warp_atoms at = locate(w, p);
+    uint32_t n = (uint32_t)(p->tm * p->tn);
+    tj_ref *c = lw_new_regs(w, n);
+    for (uint32_t i = 0; i < n; i++)
+        c[i] = mma_load(w, TJ_MMA_C, TJ_DT_F32, lw_smem_addr(w, buf, at.c[i], 4), p->ldc);
+    return c;
+}
+
+/* The accumulator value v (in layout l) as the warp's c fragments. A value
+ * every register of which is the same scalar is filled without memory. */
+static tj_ref *to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
+{
+    uint32_t n = (uint32_t)(p->tm * p->tn);
+    uint32_t same = 1;
+    while (same < l->nregs && regs[same] == regs[0])
+        same++;
+    if (same == l->nregs) {
+        tj_ref x = lw_cast(w, regs[0], TJ_DT_F32), *c = lw_new_regs(w, n);
+        for (uint32_t i = 0; i < n; i++)
+            c[i] = lw_emit(w, TJ_OP_MMA_FILL, fragment_type(w, TJ_MMA_C, TJ_DT_F32), &x, 1);
+        return c;
+    }
+    lw_smem_begin(w);
+    uint32_t buf = lw_smem_alloc(w, (uint64_t)(p->batch * p->m * p->ldc * 4));
+    store_tile(w, l, regs, buf, p->ldc);
+    lw_barrier(w);
+    tj_ref *c = load_accumulators(w, p, buf);
+    lw_smem_end(w);
+    return c;
+}
+
+/* The warp's c fragments read back as registers of layout l. */
+static tj_ref *from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c)
+{
+    lw_smem_begin(w);
+    uint32_t buf = lw_smem_alloc(w, (uint64_t)(p->batch * p->m * p->ldc * 4));
+    warp_atoms at = locate(w, p);
+    for (uint32_t i = 0; i < (uint32_t)(p->tm * p->tn); i++) {
+        tj_ref args[3] = {lw_smem_addr(w, buf, at.c[i], 4), lw_const_int(w, TJ_DT_I32, p->ldc), c[i]};
+        lw_emit(w, TJ_OP_MMA_STORE, TJ_TYPE_NONE, args, 3);
+    }
+    lw_barrier(w);
+    tj_ref *regs = load_tile(w, l, buf, p->ldc);
+    lw_smem_end(w);
+    return regs;
+}
+
+/* ---- the product ---------------------------------------------------------------- */
+
+/* One k step (elements k0 .. k0 + K of the atom): the warp's a and b
+ * fragments, then every product accumulated into c. */
+static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, uint32_t abuf, uint32_t bbuf, tj_ref k0, tj_ref *c)
+{
+    tj_ref *a = lw_new_regs(w, (uint32_t)p->tm), *b = lw_new_regs(w, (uint32_t)p->tn);
+    tj_ref krow = lw_mul_imm(w, k0, p->ldb);
+    for (int64_t i = 0; i < p->tm; i++)
+        a[i] = mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, abuf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size),
+                        p->lda);
+    for (int64_t j = 0; j < p->tn; j++)
+        b[j] = mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, bbuf, lw_op2(w, TJ_OP_ADD, at->b[j], krow), p->size),
+                        p->ldb);
+    for (int64_t i = 0; i < p->tm; i++) {
+        for (int64_t j = 0; j < p->tn; j++) {
+            tj_ref args[3] = {a[i], b[j], c[i * p->tn + j]};
+            c[i * p->tn + j] = lw_emit(w, TJ_OP_MMA, fragment_type(w, TJ_MMA_C, TJ_DT_F32), args, 3);
+        }
+    }
+}
+
+/* c += a * b over all of k: unrolled for a few steps, else a SIMT loop
+ * carrying the fragments. */
+static tj_ref *multiply(lw *w, const lw_mma *p, uint32_t abuf, uint32_t bbuf, tj_ref *c)
+{
+    warp_atoms at = locate(w, p);
+    uint32_t n = (uint32_t)(p->tm * p->tn);
+    int64_t steps = p->k / p->katom;
+    if (steps <= UNROLL_STEPS) {
+        for (int64_t s = 0; s < steps; s++)
+            k_step(w, p, &at, abuf, bbuf, lw_const_int(w, TJ_DT_I32, s * p->katom), c);
+        return c;
+    }
+    lw_loop lp;
+    lw_loop_begin(w, &lp, lw_const_int(w, TJ_DT_I32, 0), lw_const_int(w, TJ_DT_I32, p->k),
+                  lw_const_int(w, TJ_DT_I32, p->katom), c, n);
+    tj_ref *cur = lw_new_regs(w, n);
+    memcpy(cur, lp.args, sizeof *cur * n);
+    k_step(w, p, &at, abuf, bbuf, lp.iv, cur);
+    return lw_loop_end(w, &lp, cur);
+}
+
+/* Operand v (a [batch,] rows x cols tile) staged with padded rows. */
+static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int size)
+{
+    const lw_val *x = lw_val_of(w, v);
+    uint32_t buf = lw_smem_alloc(w, (uint64_t)(rows * ld * size));
+    store_tile(w, x->lay, x->regs, buf, ld);
+    return buf;
+}
+
+int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_layout *l = lw_layout_of(w, r);
+    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
+    uint32_t n = (uint32_t)(p->tm * p->tn);
+    tj_ref *c;
+    if (av && av->frags) { /* carried by the enclosing loop (lw_mma_carried) */
+        c = lw_new_regs(w, n);
+        memcpy(c, av->frags, sizeof *c * n);
+    } else {
+        tj_ref *regs = acc ? lw_regs_in(w, acc, l) : NULL;
+        if (acc && !regs)
+            return 0;
+        if (!regs) {
+            regs = lw_new_regs(w, l->nregs);
+            for (uint32_t i = 0; i < l->nregs; i++)
+                regs[i] = lw_const_float(w, TJ_DT_F32, 0);
+        }
+        c = to_fragments(w, p, l, regs);
+    }
+    lw_smem_begin(w);
+    uint32_t abuf = stage_operand(w, in->args[0], p->batch * p->m, p->lda, p->size);
+    uint32_t bbuf = stage_operand(w, in->args[1], p->batch * p->k, p->ldb, p->size);
+    lw_barrier(w);
+    c = multiply(w, p, abuf, bbuf, c);
+    lw_smem_end(w);
+    if (av && av->frags) {
+        w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
+        return 1;
+    }
+    lw_set_regs(w, r, l, from_fragments(w, p, l, c));
+    return 1;
+}
+
+/* ---- accumulators carried by loops ------------------------------------------------ */
+
+static uint32_t count_uses(const tj_kernel *k, tj_ref v)
+{
+    uint32_t n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
+            n += k->insts[r].args[a] == v;
+    return n;
+}
+
+tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
+{
+    const tj_kernel *src = w->src;
+    const tj_inst *in = &src->insts[loop];
+    const tj_block *body = &src->blocks[in->region[0]];
+    if (body->ninsts < k + 3)
+        return TJ_NONE;
+    tj_ref arg = body->insts[k + 1], y = body->insts[body->ninsts - 1];
+    if (src->insts[y].op != TJ_OP_YIELD || src->insts[y].nargs <= k)
+        return TJ_NONE;
+    tj_ref d = src->insts[y].args[k];
+    const tj_inst *dot = &src->insts[d];
+    if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
+        return TJ_NONE;
+    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p))
+        return TJ_NONE;
+    return d;
+}
+
+tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l)
+{
+    tj_ref *regs = lw_regs_in(w, v, l);
+    return regs ? to_fragments(w, p, l, regs) : NULL;
+}
+
+tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l)
+{
+    return from_fragments(w, p, l, c);
+}
