@@ -9,6 +9,7 @@
 
 #include "passes/facts.h"
 #include "passes/lower_simt.h"
+#include "tilejit/passes.h"
 
 enum { MAX_NESTING = 200 };
 
@@ -476,9 +477,13 @@ static tj_kernel *new_simt_kernel(lw *w)
 
 static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
 {
-    const tj_kernel *k = w->src;
-    if (k->level != TJ_LEVEL_TILE || !k->body || !k->grid)
+    if (w->src->level != TJ_LEVEL_TILE || !w->src->body || !w->src->grid)
         return lw_fail(w, "not a Tile IR kernel");
+    /* loads in loops go `stages - 1` iterations ahead (passes/prefetch.c) */
+    tj_kernel *piped = tj_kernel_clone(w->src);
+    if (!piped || tj_pass_prefetch(piped) || tj_pass_dce(piped))
+        return NULL;
+    const tj_kernel *k = w->src = piped;
     if (!pick_warps(w, opt))
         return NULL;
     w->vec = pick_vec(k);

@@ -22,6 +22,7 @@ static const pass_entry pass_table[] = {
     {"cse", tj_pass_cse, tj_cse_run},
     {"dce", tj_pass_dce, tj_dce_run},
     {"specialize", tj_pass_specialize, NULL},
+    {"prefetch", tj_pass_prefetch, NULL},
     {"lower-simt", tj_pass_lower_simt, NULL},
 };
 enum { NPASSES = sizeof pass_table / sizeof pass_table[0] };

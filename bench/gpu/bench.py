@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Memory-bound kernels on the GPU: tilejit side by side with PyTorch and
-Triton, in one process, on the same data.
+"""Kernels on the GPU: tilejit side by side with PyTorch and Triton, in one
+process, on the same data.
 
-    python3 bench/gpu/bench.py [--quick] [--json OUT.json] [--only NAME]
+    python3 bench/gpu/bench.py [--quick] [--json OUT.json] [--only matmul]
 
 Each row: the median time of triton.testing.do_bench (warm-up, then repeated
-launches; data far larger than the 60 MB L2), turned into TB/s from the bytes
-the kernel must move (each input read once, each output written once). The
-copy row (torch copy_, 2 GiB) is the roofline the targets are stated against.
-Every tilejit result is checked against PyTorch before it is timed.
+launches; data far larger than the 60 MB L2). Memory-bound rows are turned into
+TB/s from the bytes the kernel must move (each input read once, each output
+written once); the copy row (torch copy_, 2 GiB) is the roofline the targets
+are stated against. Matrix rows (matmul, attention) are in TFLOP/s. Every
+tilejit result is checked against PyTorch before it is timed.
 """
 import argparse
 import datetime
@@ -199,6 +200,78 @@ def sort_rows(jit, m, n):
                    lambda: check("sort", y, torch.sort(x, dim=1).values, 0, 0))
 
 
+# ---- matrix products (TFLOP/s) ----------------------------------------------
+
+def example(name):
+    with open(os.path.join(ROOT, "examples", name)) as f:
+        return f.read()
+
+
+def best_config(jit, src, kernel, args, configs, call_args, verify):
+    """Compiles and times every config; returns (ms, config) of the fastest
+    that verifies, and the last error."""
+    best, error = None, None
+    for params in configs:
+        try:
+            fn = jit.compile(src, kernel, *args, params=params, file=f"examples/{kernel}.tj")
+            fn(*call_args)
+            torch.cuda.synchronize()
+            verify()
+            t = do_bench(lambda: fn(*call_args))
+        except Exception as e:
+            error = f"{params}: " + str(e).splitlines()[0][:200]
+            continue
+        if best is None or t < best[0]:
+            best = (t, params)
+    return best, error
+
+
+def close_enough(name, got, want, rel):
+    err = (got.float() - want.float()).abs().max().item() / want.float().abs().max().item()
+    if not err <= rel:
+        raise AssertionError(f"{name}: max error {err:.3g} of the largest |value| (allowed {rel})")
+
+
+def flop_row(name, shape, flops, best, error, peer_ms, peer):
+    row = Row(name, shape, "bfloat16", 0)
+    row.flops, row.peer = flops, peer
+    if best:
+        row.times["tilejit"] = best[0]
+        p = best[1]
+        row.shape += " " + ",".join(f"{k}{v}" for k, v in p.items())
+    row.error = None if best else error
+    row.times["torch"] = peer_ms
+    return row
+
+
+MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w)
+                  for bm, bn, bk, w in ((128, 128, 32, 4), (128, 128, 32, 8), (128, 128, 64, 8),
+                                        (128, 256, 32, 8), (64, 128, 32, 4), (128, 64, 32, 4))]
+
+
+def matmul(jit, n):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    ref = a @ b
+    best, error = best_config(jit, example("matmul.tj"), "matmul", [a, b, c], MATMUL_CONFIGS, [a, b, c],
+                              lambda: close_enough("matmul", c, ref, 2e-2))
+    return flop_row("matmul", f"{n}^3", 2 * n ** 3, best, error, do_bench(lambda: a @ b), "cuBLAS")
+
+
+def attention(jit, batch, heads, seq, dim):
+    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    scale = dim ** -0.5
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ref = sdpa(q, k, v)
+    configs = [dict(BM=bm, BN=bn, warps=w) for bm, bn, w in ((64, 64, 4), (128, 64, 8), (128, 32, 8), (64, 32, 4))]
+    best, error = best_config(jit, example("attention.tj"), "attention", [q, k, v, o, scale], configs,
+                              [q, k, v, o, scale], lambda: close_enough("attention", o, ref, 2e-2))
+    return flop_row("attention", f"B{batch} H{heads} S{seq} D{dim}", 4 * batch * heads * seq * seq * dim,
+                    best, error, do_bench(lambda: sdpa(q, k, v)), "SDPA")
+
+
 def copy_row():
     a = torch.empty(2 ** 29, device="cuda")
     b = torch.empty_like(a)
@@ -211,10 +284,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="one shape per workload")
+    ap.add_argument("--only", choices=["matmul", "memory"], help="only the matrix or the memory-bound rows")
     args = ap.parse_args()
     torch.manual_seed(0)
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
+    if args.only != "memory":
+        rows += [matmul(jit, 4096), matmul(jit, 8192), attention(jit, 4, 32, 4096, 128)]
+    if args.only == "matmul":
+        return report(rows, args.json)
     shapes = [(8192, 8192), (65536, 1024), (4096, 32768)]
     if args.quick:
         shapes = shapes[:1]
@@ -239,6 +317,9 @@ def report(rows, json_path):
           f"{'tj/copy':>9}{'tj/torch':>9}{'tj/triton':>10}  (TB/s; ratios of bandwidth)")
     out = []
     for r in rows:
+        if hasattr(r, "flops"):
+            out.append(report_flops(r))
+            continue
         tj, to, tr = r.tbps("tilejit"), r.tbps("torch"), r.tbps("triton")
         f = lambda v: f"{v:9.2f}" if v else f"{'-':>9}"  # noqa: E731
         ratio = lambda a, b: f"{a / b:9.2f}" if a and b else f"{'-':>9}"  # noqa: E731
@@ -251,6 +332,16 @@ def report(rows, json_path):
     if json_path:
         with open(json_path, "w") as f:
             json.dump(meta, f, indent=1)
+
+
+def report_flops(r):
+    tf = {k: r.flops / (t * 1e-3) / 1e12 for k, t in r.times.items() if t}
+    tj, peer = tf.get("tilejit"), tf.get("torch")
+    cell = lambda v: f"{v:9.1f}" if v else f"{'-':>9}"  # noqa: E731
+    print(f"{r.name:<16}{r.shape:<40}{cell(tj)} TFLOP/s  {r.peer} {cell(peer)}"
+          + (f"  tj/{r.peer} {tj / peer:.2f}" if tj and peer else "") + (f"  FAILED: {r.error}" if r.error else ""))
+    return {"workload": r.name, "shape": r.shape, "dtype": r.dtype, "flops": r.flops, "peer": r.peer,
+            "ms": r.times, "tflops": tf, "error": r.error}
 
 
 if __name__ == "__main__":
