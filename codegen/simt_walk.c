@@ -114,6 +114,7 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_FOR: return SF_FOR;
     case TJ_OP_IF: return SF_IF;
     case TJ_OP_PROJ: return SF_PROJ;
+    case TJ_OP_MMA_LOAD: case TJ_OP_MMA: case TJ_OP_MMA_STORE: case TJ_OP_MMA_FILL: return SF_MMA;
     default: return SF_OTHER;
     }
 }
@@ -333,15 +334,17 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
         return simt_fail(w, 0, "%u threads per program (1 to 1024 allowed)", k->nthreads);
     if (!k->body || k->body >= k->nblocks)
         return simt_fail(w, 0, "no body block");
-    int shuffles = 0;
+    int shuffles = 0, atoms = 0;
     *uses_smem = 0;
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_op op = k->insts[r].op;
-        *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED;
+        *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
+                      op == TJ_OP_MMA_STORE;
         shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
+        atoms |= simt_op_family(op) == SF_MMA;
     }
-    if (shuffles && k->nthreads % 32)
-        return simt_fail(w, 0, "shuffles need whole warps (SIMD groups of 32 lanes), but nthreads is %u",
-                         k->nthreads);
+    if ((shuffles || atoms) && k->nthreads % 32)
+        return simt_fail(w, 0, "%s need whole warps (SIMD groups of 32 lanes), but nthreads is %u",
+                         shuffles ? "shuffles" : "matrix ops", k->nthreads);
     return 0;
 }

@@ -51,6 +51,7 @@ typedef enum simt_family {
     SF_FOR,
     SF_IF,
     SF_PROJ,
+    SF_MMA, /* mma_load, mma, mma_store, mma_fill */
 } simt_family;
 simt_family simt_op_family(tj_op op);
 
@@ -106,8 +107,9 @@ int simt_expect_scalar(const simt_walker *w, tj_ref r, tj_dtype want);
  * formed; *dt is the element dtype. 0, or -1 after reporting. */
 int simt_check_vector_op(const simt_walker *w, tj_ref r, tj_dtype *dt);
 /* What both back ends require of a kernel: SIMT level, 1 to 1024 threads, a
- * body block, whole warps where it shuffles. *uses_smem: whether it touches
- * shared memory. 0, or -1 after reporting. */
+ * body block, whole warps where it shuffles or uses the matrix atom.
+ * *uses_smem: whether it touches shared memory (the matrix atom's loads and
+ * stores do). 0, or -1 after reporting. */
 int simt_check_kernel(const simt_walker *w, int *uses_smem);
 
 /* The components of a value of type t: 1 for a scalar, the width of a

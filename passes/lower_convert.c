@@ -10,8 +10,7 @@
  * from the next op's writes (emitted lazily, only when reads happened). */
 #include "passes/lower_simt.h"
 
-/* The largest dynamic shared memory one program may use (sm_90: 227 KiB). */
-enum { SMEM_LIMIT = 227 * 1024, SMEM_ALIGN = 16 };
+enum { SMEM_ALIGN = 16 };
 
 struct lw_conv {
     lw_conv *next;
@@ -38,9 +37,9 @@ uint32_t lw_smem_alloc(lw *w, uint64_t bytes)
 {
     uint32_t off = w->smem_top;
     uint64_t top = (uint64_t)off + (bytes + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
-    if (top > SMEM_LIMIT) {
-        lw_fail(w, "needs %llu bytes of shared memory, more than the %d a program can have",
-                (unsigned long long)top, SMEM_LIMIT);
+    if (top > w->smem_limit) {
+        lw_fail(w, "needs %llu bytes of shared memory, more than the %u a program can have",
+                (unsigned long long)top, w->smem_limit);
         return 0;
     }
     w->smem_top = (uint32_t)top;

@@ -79,20 +79,41 @@ static const tj_layout *derived_layout(lw *w, tj_ref r)
     return lw_canonical(w, in->type);
 }
 
+/* A value computed from indices alone (aranges, splats, and shape and
+ * elementwise ops of those): its layout follows from how it was built, not
+ * from data, so an elementwise op with a data operand takes that one's. */
+static int from_indices(const lw *w, tj_ref r, int depth)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (lw_src_type(w, r)->rank == 0 || in->op == TJ_OP_ARANGE)
+        return 1;
+    if (depth > 6)
+        return 0;
+    int shape = in->op == TJ_OP_BROADCAST || in->op == TJ_OP_RESHAPE || in->op == TJ_OP_PERMUTE;
+    if (!shape && !(tj_op_get(in->op)->flags & TJ_OPF_ELEM))
+        return 0;
+    for (uint32_t a = 0; a < in->nargs; a++)
+        if (!from_indices(w, in->args[a], depth + 1))
+            return 0;
+    return 1;
+}
+
 static const tj_layout *elementwise_layout(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    const tj_layout *first = NULL;
+    const tj_layout *first = NULL, *indexed = NULL;
     for (uint32_t a = 0; a < in->nargs; a++) {
         const tj_layout *l = one_of(w, in->args[a]);
         if (!l || l->rank == 0)
             continue;
-        if (!lw_is_soft(w, in->args[a]))
+        if (lw_is_soft(w, in->args[a]))
+            first = first ? first : l;
+        else if (from_indices(w, in->args[a], 0))
+            indexed = indexed ? indexed : l;
+        else
             return l;
-        if (!first)
-            first = l;
     }
-    return first ? first : lw_canonical(w, in->type);
+    return indexed ? indexed : first ? first : lw_canonical(w, in->type);
 }
 
 static const tj_layout *reduced_layout(lw *w, tj_ref r)

@@ -17,9 +17,21 @@
 
 #include "passes/lower_simt.h"
 
-enum { ROW_PAD_BYTES = 16, MAX_ATOMS_PER_WARP = 256, UNROLL_STEPS = 4, MAX_VECTOR_BYTES = 16 };
+enum {
+    ROW_PAD_BYTES = 16,
+    MAX_ATOMS_PER_WARP = 256,
+    UNROLL_STEPS = 4,
+    MAX_VECTOR_BYTES = 16,
+    READBACK_MIN_BYTES = 32 * 1024, /* the result may take this much shared memory, or the operands' */
+    SCRATCH_BYTES = TJ_MMA_M * TJ_MMA_N * 4, /* per warp: where its atoms outside a readback round go */
+};
 
 /* ---- the plan ---------------------------------------------------------------- */
+
+static uint64_t staging_bytes(const lw_mma *p)
+{
+    return (uint64_t)(p->batch * (p->m * p->lda + p->k * p->ldb) * p->size);
+}
 
 /* Whether dot r can use the atom, and how: 0 when it cannot (the FMA
  * lowering takes it). */
@@ -48,6 +60,10 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
     p->lda = p->k + ROW_PAD_BYTES / p->size;
     p->ldb = p->n + ROW_PAD_BYTES / p->size;
     p->ldc = p->n + ROW_PAD_BYTES / 4;
+    if (staging_bytes(p) > w->smem_limit) { /* no room for padding: bank conflicts, but it fits */
+        p->lda = p->k;
+        p->ldb = p->ldc = p->n;
+    }
     /* the warp grid: whole atom blocks per warp, a warp's rows in one batch,
      * the fewest shared-memory elements loaded per k step */
     int64_t best = -1;
@@ -77,9 +93,10 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
  * work of warp (id mod wm * wn): they store the same values to the same
  * places. */
 typedef struct warp_atoms {
-    tj_ref *a;  /* per atom row i: its first row of a, times lda */
-    tj_ref *b;  /* per atom column j: its first column of b, plus batch * k * ldb */
-    tj_ref *c;  /* per atom (i, j): its first element of the stacked accumulator */
+    tj_ref *a;   /* per atom row i: its first row of a, times lda */
+    tj_ref *b;   /* per atom column j: its first column of b, plus batch * k * ldb */
+    tj_ref *c;   /* per atom (i, j): its first element of the stacked accumulator */
+    tj_ref *row; /* per atom row i: its first row in the stacked accumulator */
 } warp_atoms;
 
 static warp_atoms locate(lw *w, const lw_mma *p)
@@ -93,11 +110,11 @@ static warp_atoms locate(lw *w, const lw_mma *p)
     tj_ref batch = lw_op2(w, TJ_OP_DIV, row0, lw_const_int(w, TJ_DT_I32, p->m / TJ_MMA_M));
     tj_ref brow = lw_mul_imm(w, batch, p->k * p->ldb);
     warp_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn),
-                     lw_new_regs(w, (uint32_t)(p->tm * p->tn))};
+                     lw_new_regs(w, (uint32_t)(p->tm * p->tn)), lw_new_regs(w, (uint32_t)p->tm)};
     for (int64_t j = 0; j < p->tn; j++)
         at.b[j] = lw_op2(w, TJ_OP_ADD, brow, lw_mul_imm(w, lw_add_imm(w, col0, j), TJ_MMA_N));
     for (int64_t i = 0; i < p->tm; i++) {
-        tj_ref row = lw_mul_imm(w, lw_add_imm(w, row0, i), TJ_MMA_M);
+        tj_ref row = at.row[i] = lw_mul_imm(w, lw_add_imm(w, row0, i), TJ_MMA_M);
         at.a[i] = lw_mul_imm(w, row, p->lda);
         for (int64_t j = 0; j < p->tn; j++)
             at.c[i * p->tn + j] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, row, p->ldc),
@@ -160,26 +177,20 @@ static void store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t b
     }
 }
 
-/* Reads a tile of f32 from a buffer of padded rows into layout l. */
-static tj_ref *load_tile(lw *w, const tj_layout *l, uint32_t buf, int64_t ld)
+/* n f32 values from consecutive shared addresses, as one vector access
+ * when n > 1. */
+static void load_run(lw *w, tj_ref addr, uint32_t n, tj_ref *out)
 {
-    tj_ref *regs = lw_new_regs(w, l->nregs);
-    for (uint32_t i = 0; i < l->nregs;) {
-        uint32_t n = contiguous_run(l, i, MAX_VECTOR_BYTES / 4);
-        tj_ref addr = lw_smem_addr(w, buf, padded_index(w, l, i, ld), 4);
-        if (n == 1) {
-            regs[i++] = lw_smem_load(w, addr, TJ_DT_F32);
-            continue;
-        }
-        int32_t width = (int32_t)n;
-        tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
-        for (uint32_t e = 0; e < n; e++) {
-            regs[i + e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
-            w->dst->insts[regs[i + e]].imm = e;
-        }
-        i += n;
+    if (n == 1) {
+        out[0] = lw_smem_load(w, addr, TJ_DT_F32);
+        return;
     }
-    return regs;
+    int32_t width = (int32_t)n;
+    tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
+    for (uint32_t e = 0; e < n; e++) {
+        out[e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
+        w->dst->insts[out[e]].imm = e;
+    }
 }
 
 /* ---- fragments --------------------------------------------------------------- */
@@ -229,19 +240,92 @@ static tj_ref *to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj
     return c;
 }
 
-/* The warp's c fragments read back as registers of layout l. */
+/* Rows of the stacked accumulator read back per round: all of them when
+ * they fit the budget (the operands' staging or READBACK_MIN_BYTES, within
+ * the target's limit); else, for a 2-D blocked layout that does not wrap
+ * its rows, a multiple of 16 and of the layout's row period (the rows its
+ * threads cover), so that every register's round is known statically. */
+static int64_t rows_per_round(const lw *w, const lw_mma *p, const tj_layout *l)
+{
+    int64_t rows = p->batch * p->m, row_bytes = p->ldc * 4;
+    uint64_t budget = staging_bytes(p) > READBACK_MIN_BYTES ? staging_bytes(p) : READBACK_MIN_BYTES;
+    uint64_t scratch = (uint64_t)SCRATCH_BYTES * (uint64_t)w->nwarps;
+    if (budget > w->smem_limit - scratch)
+        budget = w->smem_limit - scratch;
+    if ((uint64_t)(rows * row_bytes) <= budget || p->batch != 1 || l->kind != TJ_LAYOUT_BLOCKED || l->rank != 2 ||
+        l->frame_axis[0] != 0 || tj_layout_axis_wraps(l, 0))
+        return rows;
+    int64_t period = (int64_t)l->espt[0] * l->tpw[0] * l->wpc[0], unit = period;
+    while (unit % TJ_MMA_M)
+        unit += period;
+    int64_t per = (int64_t)budget / row_bytes / unit * unit;
+    return per < unit ? unit : per < rows ? per : rows;
+}
+
+/* mma_store of every atom of the warp whose rows lie in [first, first +
+ * rows); the others go to the warp's scratch slot (stores are
+ * warp-collective: every warp stores every atom, somewhere). */
+static void store_round(lw *w, const lw_mma *p, const warp_atoms *at, const tj_ref *c, uint32_t buf, int64_t first,
+                        int64_t rows, uint32_t scratch)
+{
+    int whole = first == 0 && rows == p->batch * p->m;
+    tj_ref ldc = lw_const_int(w, TJ_DT_I32, p->ldc);
+    tj_ref mine = whole ? TJ_NONE : lw_smem_addr(w, scratch, lw_mul_imm(w, lw_warp(w), SCRATCH_BYTES / 4), 4);
+    for (int64_t i = 0; i < p->tm; i++) {
+        tj_ref in = TJ_NONE;
+        if (!whole) {
+            tj_ref r = at->row[i], lo = lw_const_int(w, TJ_DT_I32, first), hi = lw_const_int(w, TJ_DT_I32, first + rows);
+            in = lw_and(w, lw_op2(w, TJ_OP_GE, r, lo), lw_op2(w, TJ_OP_LT, r, hi));
+        }
+        for (int64_t j = 0; j < p->tn; j++) {
+            tj_ref at_c = lw_add_imm(w, at->c[i * p->tn + j], -first * p->ldc);
+            tj_ref args[3] = {lw_smem_addr(w, buf, at_c, 4), ldc, c[i * p->tn + j]};
+            if (in) {
+                args[0] = lw_select(w, in, args[0], mine);
+                args[1] = lw_select(w, in, ldc, lw_const_int(w, TJ_DT_I32, TJ_MMA_N));
+            }
+            lw_emit(w, TJ_OP_MMA_STORE, TJ_TYPE_NONE, args, 3);
+        }
+    }
+}
+
+/* Reads the registers of layout l whose rows lie in [first, first + rows)
+ * (all of them in one round, else by their static round) into regs. */
+static void load_round(lw *w, const tj_layout *l, uint32_t buf, int64_t ld, int64_t first, int64_t rows,
+                       int whole, tj_ref *regs)
+{
+    for (uint32_t i = 0; i < l->nregs;) {
+        uint32_t n = contiguous_run(l, i, MAX_VECTOR_BYTES / 4);
+        int32_t idx[TJ_MAX_RANK];
+        tj_layout_reg_index(l, i, idx);
+        int64_t roff = tj_layout_roff(l, 0, idx[0]);
+        if (!whole && (roff < first || roff >= first + rows)) {
+            i += n;
+            continue;
+        }
+        tj_ref addr = lw_smem_addr(w, buf, lw_add_imm(w, padded_index(w, l, i, ld), -first * ld), 4);
+        load_run(w, addr, n, regs + i);
+        i += n;
+    }
+}
+
+/* The warp's c fragments read back as registers of layout l, in rounds of
+ * rows when the whole result would take too much shared memory. */
 static tj_ref *from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c)
 {
-    lw_smem_begin(w);
-    uint32_t buf = lw_smem_alloc(w, (uint64_t)(p->batch * p->m * p->ldc * 4));
+    int64_t rows = p->batch * p->m, per = rows_per_round(w, p, l);
     warp_atoms at = locate(w, p);
-    for (uint32_t i = 0; i < (uint32_t)(p->tm * p->tn); i++) {
-        tj_ref args[3] = {lw_smem_addr(w, buf, at.c[i], 4), lw_const_int(w, TJ_DT_I32, p->ldc), c[i]};
-        lw_emit(w, TJ_OP_MMA_STORE, TJ_TYPE_NONE, args, 3);
+    tj_ref *regs = lw_new_regs(w, l->nregs);
+    for (int64_t first = 0; first < rows; first += per) {
+        int64_t n = per < rows - first ? per : rows - first;
+        lw_smem_begin(w);
+        uint32_t buf = lw_smem_alloc(w, (uint64_t)(n * p->ldc * 4));
+        uint32_t scratch = per < rows ? lw_smem_alloc(w, (uint64_t)SCRATCH_BYTES * (uint64_t)w->nwarps) : 0;
+        store_round(w, p, &at, c, buf, first, n, scratch);
+        lw_barrier(w);
+        load_round(w, l, buf, p->ldc, first, n, per == rows, regs);
+        lw_smem_end(w);
     }
-    lw_barrier(w);
-    tj_ref *regs = load_tile(w, l, buf, p->ldc);
-    lw_smem_end(w);
     return regs;
 }
 

@@ -486,6 +486,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     const tj_kernel *k = w->src = piped;
     if (!pick_warps(w, opt))
         return NULL;
+    w->smem_limit = opt && opt->smem_limit ? opt->smem_limit : TJ_SMEM_LIMIT_CUDA;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (!copy_grid(w))

@@ -56,6 +56,7 @@ typedef struct lw {
     lw_conv *conv;
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
+    uint32_t smem_limit;   /* the target's shared memory per program */
     int smem_dirty;        /* shared memory was read since the last barrier */
     int depth;             /* region nesting */
     int err;

@@ -165,12 +165,14 @@ void tj_metal_get_stats(tj_metal *m, tj_metal_stats *out)
 /* ---- pipelines --------------------------------------------------------------------------- */
 
 /* MSL -> MTLFunction (+1), with fast math off: the generated code relies
- * on NaN and infinity (docs/metal.md). NULL with the compiler's text. */
+ * on NaN and infinity (docs/metal.md); in MSL 3.0, or 3.1 where the source
+ * asks for it (bfloat matrices). NULL with the compiler's text. */
 static id compile_function(tj_metal *m, const char *msl, const char *function, tj_rt_error *err)
 {
     id opts = TJ_MSG0(id)(TJ_MSG0(id)(m->cls[C_OPTIONS], m->sel[S_ALLOC]), m->sel[S_INIT]);
+    NSUInteger language = tj_msl_version(msl) == TJ_MSL_3_1 ? TJ_MTL_LANGUAGE_3_1 : TJ_MTL_LANGUAGE_3_0;
     TJ_MSG(void, tj_objc_bool)(opts, m->sel[S_SET_FAST_MATH], 0);
-    TJ_MSG(void, NSUInteger)(opts, m->sel[S_SET_LANGUAGE], TJ_MTL_LANGUAGE_3_0);
+    TJ_MSG(void, NSUInteger)(opts, m->sel[S_SET_LANGUAGE], language);
     id nserr = NULL;
     id lib = TJ_MSG(id, id, id, id *)(m->device, m->sel[S_NEW_LIBRARY], tj_mtl_string(m, msl), opts, &nserr);
     tj_mtl_release(m, opts);

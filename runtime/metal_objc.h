@@ -28,6 +28,7 @@ enum {
     TJ_MTL_PIPELINE_NONE = 0,                    /* MTLPipelineOptionNone */
     TJ_MTL_PIPELINE_FAIL_ON_ARCHIVE_MISS = 1 << 2, /* MTLPipelineOptionFailOnBinaryArchiveMiss */
     TJ_MTL_LANGUAGE_3_0 = (3 << 16) + 0,         /* MTLLanguageVersion3_0 */
+    TJ_MTL_LANGUAGE_3_1 = (3 << 16) + 1,         /* MTLLanguageVersion3_1 (bfloat) */
     TJ_MTL_COMMAND_BUFFER_COMPLETED = 4,         /* MTLCommandBufferStatusCompleted */
 };
 

@@ -18,6 +18,10 @@
  *   bool  bool (uchar in memory)     i8..u64  char short int long uchar ...
  *   f16   half (computed in float)   bf16     ushort bits (computed in float)
  *   f32   float                      f64      not available in Metal
+ *
+ * Matrix fragments (the matrix atom, msl_mma.c) are the exception: each of
+ * their components is one 8 x 8 simdgroup matrix (half, bfloat or float),
+ * and a kernel with bfloat matrices needs MSL 3.1 (tj_msl_version).
  */
 #ifndef TJ_MSL_H
 #define TJ_MSL_H
@@ -41,9 +45,11 @@ typedef enum msl_helper {
     MH_COUNT
 } msl_helper;
 
-/* One scalar variable of a value. */
+/* One variable of a value: a scalar, or an 8 x 8 simdgroup matrix of
+ * elements of dtype dt (a tile of a matrix fragment). */
 typedef struct msl_comp {
     tj_dtype dt;
+    uint8_t matrix;
 } msl_comp;
 
 /* A short string returned by value (names, expressions). One that would
@@ -71,6 +77,7 @@ typedef struct msl_emitter {
     tj_buf atomics;      /* CAS helpers, one per (op, dtype) used */
     uint64_t atomic_done;/* bits: (op, dtype) pairs already written */
     int uses_smem;
+    int needs_msl_3_1;   /* bfloat simdgroup matrices */
     int failed;
     simt_walker walk;    /* blocks, grid values and shared checks */
 } msl_emitter;
@@ -96,6 +103,9 @@ int ms_define(msl_emitter *e, tj_ref r, tj_type t);
 /* The variable of component i of r. */
 msl_str ms_var(const msl_emitter *e, tj_ref r, uint32_t i);
 tj_dtype ms_comp_dtype(const msl_emitter *e, tj_ref r, uint32_t i);
+/* The MSL type component i of r is declared with: ms_type of its dtype, or
+ * its simdgroup matrix type. */
+const char *ms_var_type(const msl_emitter *e, tj_ref r, uint32_t i);
 /* Operand a of r, component i (a scalar operand broadcasts). */
 msl_str ms_arg(const msl_emitter *e, tj_ref r, uint32_t a, uint32_t i);
 /* Checks that operand a exists, has w components or one, and dtype
@@ -152,6 +162,20 @@ int ms_emit_for(msl_emitter *e, tj_ref r, int depth); /* msl_ctrl.c */
 int ms_emit_if(msl_emitter *e, tj_ref r, int depth);  /* msl_ctrl.c */
 int ms_emit_proj(msl_emitter *e, tj_ref r);         /* msl_ctrl.c */
 int ms_emit_vector_op(msl_emitter *e, tj_ref r);    /* msl_ctrl.c: pack, extract */
+int ms_emit_mma(msl_emitter *e, tj_ref r);          /* msl_mma.c: mma_load, mma, mma_store, mma_fill */
+
+/* ---- msl_mma.c: matrix fragments as simdgroup matrices ---- */
+/* The walk's fragment_parts callback: the 8 x 8 tiles of fragment type t
+ * (*dt their element dtype); 0 when t is not a fragment. */
+int ms_fragment_parts(void *target, tj_type t, tj_dtype *dt);
+/* "metal::simdgroup_half8x8", "..._bfloat8x8", "..._float8x8". */
+const char *ms_matrix_type(tj_dtype dt);
+/* Marks the components of the fragments of a value of type t (a fragment,
+ * or a tuple holding some), whose first component is e->comps[first], as
+ * simdgroup matrices; returns t's component count. */
+uint32_t ms_mark_matrices(msl_emitter *e, tj_type t, uint32_t first);
+/* Sets e->needs_msl_3_1 when the kernel has bfloat matrices. */
+void ms_plan_matrices(msl_emitter *e);
 
 /* ---- msl_mem.c ---- */
 /* Whether operand a of r is an address (the tensor parameter in *param). */

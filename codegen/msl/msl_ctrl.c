@@ -1,7 +1,9 @@
 /* Structured control flow (for, if, proj, yield) and the vector ops pack
  * and extract. Loop-carried values live in the variables of the body's
  * block arguments, declared before the loop; a yield assigns them. An
- * if's results are declared before it and assigned by each branch. */
+ * if's results are declared before it and assigned by each branch. A
+ * matrix fragment's components are simdgroup matrices, declared with
+ * their type (ms_var_type) and copied whole. */
 #include "codegen/msl/msl.h"
 
 /* Assigns the components of the yield's operands, in order, to the
@@ -12,7 +14,7 @@ static int copy_yield(msl_emitter *e, tj_ref yield, const msl_str *dst, uint32_t
 {
     const tj_inst *y = ms_inst(e, yield);
     msl_str *src = tj_alloc(e->c, sizeof *src * (ndst + 1));
-    tj_dtype *dts = tj_alloc(e->c, sizeof *dts * (ndst + 1));
+    const char **types = tj_alloc(e->c, sizeof *types * (ndst + 1));
     uint32_t n = 0;
     for (uint32_t a = 0; a < y->nargs; a++) {
         tj_ref o = y->args[a];
@@ -23,7 +25,7 @@ static int copy_yield(msl_emitter *e, tj_ref yield, const msl_str *dst, uint32_t
         for (uint32_t i = 0; i < e->ncomp[o]; i++) {
             if (n == ndst)
                 return ms_fail(e, yield, "yields more values than its owner carries");
-            dts[n] = ms_comp_dtype(e, o, i);
+            types[n] = ms_var_type(e, o, i);
             src[n++] = ms_var(e, o, i);
         }
     }
@@ -32,7 +34,7 @@ static int copy_yield(msl_emitter *e, tj_ref yield, const msl_str *dst, uint32_t
     if (parallel)
         for (uint32_t i = 0; i < n; i++) {
             msl_str t = ms_tmp(e);
-            ms_line(e, "%s %s = %s;", ms_type(dts[i]), t.s, src[i].s);
+            ms_line(e, "%s %s = %s;", types[i], t.s, src[i].s);
             src[i] = t;
         }
     for (uint32_t i = 0; i < n; i++)
@@ -53,7 +55,7 @@ static msl_str *variables(msl_emitter *e, tj_ref r)
 static void declare(msl_emitter *e, tj_ref r)
 {
     for (uint32_t i = 0; i < e->ncomp[r]; i++)
-        ms_line(e, "%s %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s);
+        ms_line(e, "%s %s;", ms_var_type(e, r, i), ms_var(e, r, i).s);
 }
 
 /* ---- for ------------------------------------------------------------------- */
@@ -74,7 +76,7 @@ static int loop_args(msl_emitter *e, tj_ref r, uint32_t ncarried)
         if (ms_define(e, a, ms_inst(e, a)->type))
             return -1;
         for (uint32_t c = 0; i > 0 && c < e->ncomp[a]; c++)
-            ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, a, c)), ms_var(e, a, c).s, ms_var(e, src, c).s);
+            ms_line(e, "%s %s = %s;", ms_var_type(e, a, c), ms_var(e, a, c).s, ms_var(e, src, c).s);
     }
     return 0;
 }
@@ -134,7 +136,7 @@ int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
     if (e->ncomp[r] != nc)
         return ms_fail(e, r, "the result type does not match the carried values");
     for (uint32_t i = 0; i < nc; i++)
-        ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s, carried[i].s);
+        ms_line(e, "%s %s = %s;", ms_var_type(e, r, i), ms_var(e, r, i).s, carried[i].s);
     return 0;
 }
 
@@ -176,7 +178,7 @@ int ms_emit_proj(msl_emitter *e, tj_ref r)
     if (simt_proj_offset(&e->walk, r, &offset) || ms_define(e, r, in->type))
         return -1;
     for (uint32_t i = 0; i < e->ncomp[r]; i++)
-        ms_line(e, "%s %s = %s;", ms_type(ms_comp_dtype(e, r, i)), ms_var(e, r, i).s, ms_var(e, t, offset + i).s);
+        ms_line(e, "%s %s = %s;", ms_var_type(e, r, i), ms_var(e, r, i).s, ms_var(e, t, offset + i).s);
     return 0;
 }
 

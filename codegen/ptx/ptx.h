@@ -13,6 +13,7 @@
  *   f16 bf16                    .b16    %h   (computed in f32)
  *   f32                         .f32    %f
  *   f64                         .f64    %fd
+ *   matrix fragments            .b32    %r   (ptx_mma.c)
  */
 #ifndef TJ_PTX_H
 #define TJ_PTX_H
@@ -35,6 +36,16 @@ typedef struct ptx_rname {
 /* Components of one value are capped (SIMT vectors are at most 16 bytes). */
 enum { PX_MAX_COMPONENTS = 16 };
 
+/* A lane's coordinates in the fragment layouts of the matrix atom
+ * (ptx_mma.c), computed once at the start of a kernel that uses it. */
+typedef struct ptx_mma_lane {
+    ptx_reg group;  /* %laneid >> 2: "groupID" of the PTX ISA fragment tables */
+    ptx_reg quad;   /* %laneid & 3: "threadID_in_group" */
+    ptx_reg quad2;  /* 2 * quad */
+    ptx_reg row16;  /* %laneid & 15: the row whose address the lane gives ldmatrix */
+    ptx_reg col8;   /* (%laneid >> 4) * 8: that row's first column in a 16 x 16 a */
+} ptx_mma_lane;
+
 typedef struct ptx_emitter {
     const tj_kernel *k;
     tj_ctx *c;
@@ -53,6 +64,7 @@ typedef struct ptx_emitter {
     ptx_reg smem_base;  /* u32 address of tj_smem */
     int uses_smem;
     int uses_2opi32, uses_2opi64; /* the tables of ptx_trig.c */
+    ptx_mma_lane lane;  /* valid when the kernel uses the matrix atom */
     int failed;
     simt_walker walk;   /* blocks, grid values and shared checks */
 } ptx_emitter;
@@ -145,6 +157,17 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth); /* ptx_ctrl.c */
 int px_emit_if(ptx_emitter *e, tj_ref r, int depth);  /* ptx_ctrl.c */
 int px_emit_proj(ptx_emitter *e, tj_ref r);           /* ptx_ctrl.c */
 int px_emit_vector_op(ptx_emitter *e, tj_ref r);      /* ptx_ctrl.c: pack, extract */
+int px_emit_mma(ptx_emitter *e, tj_ref r);            /* ptx_mma.c: mma_load, mma, mma_store, mma_fill */
+
+/* ---- ptx_mma.c: the matrix atom ---- */
+/* The walk's fragment_parts callback: a fragment's .b32 registers. */
+int px_fragment_parts(void *target, tj_type t, tj_dtype *dt);
+/* Computes e->lane at the start of the body when the kernel uses the atom. */
+void px_mma_prologue(ptx_emitter *e);
+
+/* ---- ptx_mem.c ---- */
+/* "{%r1, %r2}" (or "%r1" for one register) into buf. */
+void px_reg_list(char *buf, size_t cap, const ptx_reg *r, uint32_t n);
 
 /* ---- ptx_trig.c ---- */
 /* Writes the module-level tables the kernel used. */

@@ -186,6 +186,7 @@ static int emit_op(ptx_emitter *e, tj_ref r, int depth)
     case SF_FOR: return px_emit_for(e, r, depth);
     case SF_IF: return px_emit_if(e, r, depth);
     case SF_PROJ: return px_emit_proj(e, r);
+    case SF_MMA: return px_emit_mma(e, r);
     case SF_OTHER: break;
     }
     return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);
@@ -255,13 +256,14 @@ static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     e->first = tj_alloc(e->c, sizeof *e->first * n);
     e->ncomp = tj_alloc(e->c, sizeof *e->ncomp * n);
     e->defined = tj_alloc(e->c, n);
-    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail, NULL};
+    e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail, px_fragment_parts};
     if (check_kernel(e))
         return -1;
     if (e->uses_smem) {
         e->smem_base = px_tmp(e, PX_B32);
         px_ins(e, "mov.u32 %s, tj_smem", RN(e->smem_base));
     }
+    px_mma_prologue(e);
     if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_module(e, arch, out);

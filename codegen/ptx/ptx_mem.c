@@ -58,8 +58,7 @@ static guard_text guard(const mem_access *m)
     return g;
 }
 
-/* "{%f1, %f2}" or "%f1" for n registers. */
-static void reg_list(char *buf, size_t cap, const ptx_reg *r, uint32_t n)
+void px_reg_list(char *buf, size_t cap, const ptx_reg *r, uint32_t n)
 {
     size_t len = 0;
     if (n > 1)
@@ -157,7 +156,7 @@ static void load_chunks(ptx_emitter *e, const mem_access *m, const ptx_reg *d)
             if (kind == CHUNK_WORDS && m->has_pred)
                 px_zero(e, words[j]);
         }
-        reg_list(regs, sizeof regs, words, n);
+        px_reg_list(regs, sizeof regs, words, n);
         vec_suffix(vec, sizeof vec, n);
         px_ins(e, "%sld.%s%s.%s %s, %s", guard(m).s, m->space, vec, kind == CHUNK_TYPED ? px_mem_type(m->dt) : "b32",
                regs, address(m, first * unit).s);
@@ -197,7 +196,7 @@ static void store_chunks(ptx_emitter *e, const mem_access *m, const ptx_reg *v)
             if (kind == CHUNK_WORDS)
                 pack_word(e, m, words[j], v + (first + j) * per);
         }
-        reg_list(regs, sizeof regs, words, n);
+        px_reg_list(regs, sizeof regs, words, n);
         vec_suffix(vec, sizeof vec, n);
         px_ins(e, "%sst.%s%s.%s %s, %s", guard(m).s, m->space, vec, kind == CHUNK_TYPED ? px_mem_type(m->dt) : "b32",
                address(m, first * unit).s, regs);

@@ -18,8 +18,13 @@ void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs);
 int tj_pass_specialize(tj_kernel *k);
 
 typedef struct tj_lower_options {
-    int warps;     /* threads per program / 32; 0: the config's `warps`, else 4 */
+    int warps;           /* threads per program / 32; 0: the config's `warps`, else 4 */
+    uint32_t smem_limit; /* shared memory a program may use; 0: TJ_SMEM_LIMIT_CUDA */
 } tj_lower_options;
+
+/* Shared memory per program: sm_90 (227 KiB with the opt-in attribute) and
+ * Metal's threadgroup memory. */
+enum { TJ_SMEM_LIMIT_CUDA = 227 * 1024, TJ_SMEM_LIMIT_METAL = 32 * 1024 };
 
 /* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same
  * context. NULL after reporting a diagnostic. */
@@ -33,7 +38,7 @@ int tj_pass_lower_simt(tj_kernel *k);
  * lowers it and optimizes the SIMT kernel it returns: what every client
  * (JIT, CLI, benchmarks) does between the front end and a code generator.
  * `verify` runs the verifier after each pass. NULL after a diagnostic. */
-tj_kernel *tj_lower_pipeline(tj_kernel *k, int verify);
+tj_kernel *tj_lower_pipeline(tj_kernel *k, const tj_lower_options *opt, int verify);
 
 /* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
 int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);

@@ -56,6 +56,13 @@ int tj_msl_pack_args(const tj_kernel *simt, const tj_arg *args, uint32_t nargs, 
 int tj_msl_block_layout(const tj_kernel *k, int32_t (*size_off)[TJ_MAX_RANK],
                         int32_t (*stride_off)[TJ_MAX_RANK], int32_t *scalar_off);
 
+/* The Metal Shading Language version a tj_emit_msl source needs, read from
+ * its first line: "// tilejit: MSL 3.0", or "// tilejit: MSL 3.1" when it
+ * uses bfloat simdgroup matrices. Numbered as MTLLanguageVersion; a source
+ * without that line (hand-written) gets TJ_MSL_3_0. */
+enum { TJ_MSL_3_0 = 3 << 16, TJ_MSL_3_1 = (3 << 16) + 1 };
+uint32_t tj_msl_version(const char *msl);
+
 /* ---- the Metal runtime ---------------------------------------------------------- */
 
 typedef struct tj_metal tj_metal;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every example of examples/examples.txt, emitted as PTX for sm_80 and sm_90a
-# with its shapes and tile parameters, must assemble with ptxas. Skips (77)
-# with the reason when ptxas is not installed.
+# with its shapes and tile parameters, and every kernel of the PTX lit tests
+# must assemble with ptxas. Skips (77) with the reason when ptxas is not
+# installed.
 . "$(dirname "$0")/testlib.inc"
 PTXAS=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
 if [ -z "$PTXAS" ]; then
@@ -23,6 +24,21 @@ while read -r file kernel args; do
         count=$((count + 1))
     done
 done <"$EX/examples.txt"
+# The PTX lit tests (tests/lit/ptx) check the text with FileCheck; ptxas
+# checks here that what they emit assembles (all but the error tests).
+TJ_PTX=$(dirname "$TILEJIT")/tj-ptx
+[ -x "$TJ_PTX" ] || fail "tj-ptx is not built next to $TILEJIT"
+for file in "$SRC"/tests/lit/ptx/*.tjir; do
+    [ -x "$TJ_PTX" ] && grep -q 'RUN: tj-ptx %s |' "$file" || continue
+    for arch in sm_80 sm_90a; do
+        if ! "$TJ_PTX" "$file" --arch "$arch" >k.ptx 2>err; then
+            fail "tj-ptx $file --arch $arch: $(head -3 err)"
+            continue
+        fi
+        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || fail "$file: ptxas -arch=$arch: $(head -5 err)"
+        count=$((count + 1))
+    done
+done
 echo "$count PTX files assembled"
 [ "$count" -gt 0 ] || fail "no example was emitted"
 exit $((failures > 0))

@@ -13,7 +13,8 @@
 
 #include "mock_objc_internal.h"
 
-static atomic_long n_compiles, n_fast_math, n_archive_reads, n_copies, n_dispatches, n_libraries;
+static atomic_long n_compiles, n_fast_math, n_msl_3_1, n_msl_3_1_unneeded, n_archive_reads, n_copies, n_dispatches,
+    n_libraries;
 static atomic_int refuse_nocopy;
 
 static const char archive_magic[] = "mock binary archive\n";
@@ -24,7 +25,7 @@ typedef struct NSStr { obj o; char *s; } NSStr;
 typedef struct NSErr { obj o; char *msg; } NSErr;
 typedef struct NSURLo { obj o; char *path; } NSURLo;
 typedef struct NSArr { obj o; id item; } NSArr;
-typedef struct Options { obj o; int fast_math; } Options;
+typedef struct Options { obj o; int fast_math; NSUInteger language; } Options;
 typedef struct Device { obj o; id name; } Device;
 typedef struct Library { obj o; void *so; unsigned long hash; } Library;
 typedef struct Function { obj o; mtl_emu_entry entry; char *name; unsigned long hash; id library; } Function;
@@ -133,7 +134,22 @@ static id arr_with(id cls, SEL s, id item)
 static id opts_alloc(id cls, SEL s) { return (void)cls, (void)s, mock_make(&K_Options, sizeof(Options)); }
 static id self_(id self, SEL s) { return (void)s, self; }
 static void opts_fast_math(id self, SEL s, tj_objc_bool on) { (void)s, AS(Options, self)->fast_math = on != 0; }
-static void opts_language(id self, SEL s, NSUInteger v) { (void)self, (void)s, (void)v; }
+static void opts_language(id self, SEL s, NSUInteger v) { (void)s, AS(Options, self)->language = v; }
+
+enum { MSL_3_0 = 3 << 16, MSL_3_1 = (3 << 16) + 1 }; /* MTLLanguageVersion */
+
+/* What the compile refuses for the language version asked for (the
+ * emulator itself takes any source): the bfloat type before MSL 3.1, as
+ * Apple's compiler does; and, to hold the runtime to its rule, any version
+ * but 3.0 and 3.1 (options whose version was never set included). */
+static const char *language_error(NSUInteger language, const char *text)
+{
+    if (language != MSL_3_0 && language != MSL_3_1)
+        return "mock: a language version other than MSL 3.0 and 3.1";
+    if (language == MSL_3_0 && strstr(text, "bfloat"))
+        return "mock: error: unknown type name 'bfloat' (bfloat needs MSL 3.1)";
+    return NULL;
+}
 
 static id dev_new_library(id self, SEL s, id src, id opts, id *err)
 {
@@ -142,6 +158,16 @@ static id dev_new_library(id self, SEL s, id src, id opts, id *err)
     if (!opts || AS(Options, opts)->fast_math)
         atomic_fetch_add(&n_fast_math, 1);
     const char *text = AS(NSStr, src)->s, *work = getenv("MTL_EMU_WORK");
+    const char *refused = language_error(opts ? AS(Options, opts)->language : MSL_3_0, text);
+    if (refused) {
+        set_error(err, refused);
+        return NULL;
+    }
+    if (opts && AS(Options, opts)->language == MSL_3_1) {
+        atomic_fetch_add(&n_msl_3_1, 1);
+        if (!strstr(text, "bfloat"))
+            atomic_fetch_add(&n_msl_3_1_unneeded, 1);
+    }
     char so[512], log[16384];
     snprintf(so, sizeof so, "%s/mock_library.%d.%ld.so", work ? work : "/tmp", (int)getpid(),
              atomic_fetch_add(&n_libraries, 1));
@@ -470,6 +496,8 @@ void mock_objc_get_counts(mock_objc_counts *out)
     mock_objc_object_counts(&out->live, &out->leaked);
     out->compiles = atomic_load(&n_compiles);
     out->fast_math_on = atomic_load(&n_fast_math);
+    out->msl_3_1 = atomic_load(&n_msl_3_1);
+    out->msl_3_1_unneeded = atomic_load(&n_msl_3_1_unneeded);
     out->archive_reads = atomic_load(&n_archive_reads);
     out->copies = atomic_load(&n_copies);
     out->dispatches = atomic_load(&n_dispatches);

@@ -10,6 +10,8 @@ typedef struct mock_objc_counts {
     long leaked;          /* autoreleased with no pool in place */
     long compiles;        /* newLibraryWithSource calls */
     long fast_math_on;    /* libraries compiled with fast math enabled */
+    long msl_3_1;         /* libraries compiled as MSL 3.1 (the others: 3.0) */
+    long msl_3_1_unneeded; /* ... of them without bfloat, which 3.0 would compile */
     long archive_reads;   /* archives loaded from a file */
     long copies;          /* buffers made by copying (newBufferWithBytes) */
     long dispatches;

@@ -191,6 +191,7 @@ int main(void)
         check_bug(bso, "divergent_barrier", 64, "divergent threadgroup_barrier");
         check_bug(bso, "early_return", 64, "returned");
         check_bug(bso, "divergent_simd", 32, "divergent SIMD-group operation");
+        check_bug(bso, "nonuniform_matrix_load", 32, "simdgroup_load needs a full SIMD group");
     }
     check_checker();
     /* the cost of a switch: one reduction per 256 threads over 2^20 floats */

@@ -86,7 +86,7 @@ static int prepare(example *ex)
     tj_kernel *kc = tj_kernel_clone(ex->tile);
     tj_facts_from_args(kc, ex->run.simt, ex->run.nparams);
     if (!tj_pass_specialize(kc))
-        ex->simt = tj_lower_simt(kc, &(tj_lower_options){.warps = ex->warps});
+        ex->simt = tj_lower_simt(kc, &(tj_lower_options){.warps = ex->warps, .smem_limit = TJ_SMEM_LIMIT_METAL});
     if (!ex->simt || tj_verify(ex->simt) || tj_optimize(ex->simt, 1)) {
         printf("FAIL %s %s: lowering: %s\n", ex->file, ex->kernel, tj_diag_render(c));
         return 0;

@@ -5,12 +5,16 @@
  * compiler's errors come back; pipelines come from the memory cache, then
  * from the binary archive of a second runtime; an unusable cache directory
  * degrades to memory only; launches from two threads at once; fast math is
- * off; and no Objective-C object leaks or is released twice. */
+ * off; the matrix-atom kernels run, the bfloat one compiled as MSL 3.1 (the
+ * mock refuses bfloat in 3.0), the others as 3.0; and no Objective-C object
+ * leaks or is released twice. */
 #include "emu_util.h" /* first: it selects POSIX */
 
 #include <pthread.h>
 
+#include "emu_launch.h"
 #include "lower_check.h"
+#include "mma_case.h"
 #include "mock_objc.h"
 #include "tilejit/metal.h"
 
@@ -96,6 +100,30 @@ static void check_compile_error(tj_metal *m)
              "a missing function is reported: %s", err.msg);
 }
 
+/* The SIMT kernels of tests/lit/msl/mma.tjir through tj_metal_pipeline_get
+ * and tj_metal_launch. */
+static void check_mma(tj_metal *m)
+{
+    static mma_case mc;
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *ks[MC_KERNELS];
+    int n = c ? mc_load(c, ks) : -1;
+    EU_CHECK(n == MC_KERNELS, "the matrix-atom kernels: %d", n);
+    for (int i = 0; i < n; i++) {
+        tj_rt_error err = {{0}};
+        char *msl = el_emit(ks[i]);
+        tj_metal_pipeline *p = msl ? tj_metal_pipeline_get(m, msl, strlen(msl), ks[i]->name, ks[i]->nthreads, &err)
+                                   : NULL;
+        mc_prepare(&mc, ks[i], 0);
+        int rc = p ? tj_metal_launch(m, p, ks[i], mc.args, 4, &err) : -1;
+        EU_CHECK(rc == 0, "%s through the runtime: %s", ks[i]->name, err.msg);
+        if (!rc && !mc_check(&mc, ks[i]->name))
+            eu_failures++;
+        free(msl);
+    }
+    tj_ctx_free(c);
+}
+
 typedef struct thread_job {
     tj_metal *m;
     const kernel_case *kc;
@@ -130,6 +158,7 @@ int main(void)
              (unsigned long long)st.compiles, (unsigned long long)st.memory_hits,
              (unsigned long long)st.archive_writes, st.cache_note);
     check_compile_error(m);
+    check_mma(m);
     mock_objc_refuse_nocopy(1); /* memory Metal will not wrap: copies, written back */
     check_case(m, &cases[0]);
     mock_objc_refuse_nocopy(0);
@@ -164,6 +193,9 @@ int main(void)
            mc.dispatches, mc.copies, mc.archive_reads);
     EU_CHECK(mc.live == 0 && mc.leaked == 0, "%ld Objective-C objects alive, %ld leaked", mc.live, mc.leaked);
     EU_CHECK(mc.fast_math_on == 0, "%ld libraries compiled with fast math", mc.fast_math_on);
+    EU_CHECK(mc.msl_3_1 > 0 && mc.msl_3_1_unneeded == 0,
+             "%ld libraries compiled as MSL 3.1, %ld of them without bfloat matrices", mc.msl_3_1,
+             mc.msl_3_1_unneeded);
     EU_CHECK(mc.copies > 0 && mc.archive_reads > 0, "the copy and archive paths ran");
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);

@@ -117,10 +117,23 @@ Test(msl, every_catalogue_kernel_emits_or_is_refused_for_a_metal_limit)
             cr_expect(strstr(d, "f64") || strstr(d, "64-bit atomics"), "%s: %s", kb.k->name, d);
         } else {
             cr_expect(!strstr(b.data, "#error"), "%s: an expression too long", kb.k->name);
+            /* MSL 3.1 only where there are bfloat matrices */
+            uint32_t want = strcmp(kb.k->name, "mma_bf16") ? TJ_MSL_3_0 : TJ_MSL_3_1;
+            cr_expect(tj_msl_version(b.data) == want, "%s: the first line asks for the wrong version", kb.k->name);
         }
         tj_buf_free(&b);
         tt_free(&kb);
     }
+}
+
+Test(msl, version_line)
+{
+    cr_expect(tj_msl_version("// tilejit: MSL 3.1\n#include <metal_stdlib>\n") == TJ_MSL_3_1);
+    cr_expect(tj_msl_version("// tilejit: MSL 3.1") == TJ_MSL_3_1);
+    cr_expect(tj_msl_version("// tilejit: MSL 3.0\n") == TJ_MSL_3_0);
+    cr_expect(tj_msl_version("// tilejit: MSL 3.10\n") == TJ_MSL_3_0);
+    cr_expect(tj_msl_version("#include <metal_stdlib>\n// tilejit: MSL 3.1\n") == TJ_MSL_3_0);
+    cr_expect(tj_msl_version("") == TJ_MSL_3_0);
 }
 
 static void expect_refused(tt_kb *kb, const char *why)

@@ -127,12 +127,13 @@ SECTION(shared_memory, 10 * SK_NDTYPES, 2 * SK_NDTYPES)
 SECTION(atomics, 12 * SK_NDTYPES, 3 * (SK_NDTYPES - 1))
 SECTION(shuffles, 15 * SK_NDTYPES - 3, 2 * SK_NDTYPES)
 SECTION(control_params_grid, 17 * SK_NDTYPES - 3, 3)
+SECTION(matrix_atom, 17 * SK_NDTYPES, 3)
 
 Test(ptx, catalogue_is_covered)
 {
     /* every index up to the end belongs to a section above */
     tt_kb kb;
-    int end = 17 * SK_NDTYPES - 3 + 3;
+    int end = 17 * SK_NDTYPES + 3;
     cr_assert_eq(sk_build(&kb, end), 0, "the catalogue grew: add a section");
     cr_assert_eq(sk_build(&kb, end - 1), 1);
     tt_free(&kb);
@@ -236,6 +237,88 @@ Test(ptx, reports_ops_and_values_it_cannot_emit)
     tt_opi(&kb, TJ_OP_EXTRACT, tt_scalar(&kb, TJ_DT_F32), 3, 1, s);
     tt_end(&kb);
     expect_emit_error(&kb, "sm_80", "extract takes");
+    tt_free(&kb);
+}
+
+/* ---- the matrix atom ------------------------------------------------------------------ */
+
+/* A kernel of `threads` threads with 4 KB of shared memory; *addr (u32 0)
+ * and *ld (i32 16) place a matrix there. */
+static void build_atom(tt_kb *kb, const char *name, uint32_t threads, tj_ref *addr, tj_ref *ld)
+{
+    sk_begin(kb, name, threads, 1);
+    kb->k->smem_bytes = 4096;
+    *addr = tt_ci(kb, TJ_DT_U32, 0);
+    *ld = sk_i32(kb, 16);
+}
+
+static tj_ref atom_load(tt_kb *kb, tj_mma_role role, tj_dtype in, tj_ref addr, tj_ref ld)
+{
+    return tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, role, in), role, 2, addr, ld);
+}
+
+/* The one the verifier accepts, then one mistake each: the generator
+ * reports it (the IR is not verified first) instead of emitting nonsense. */
+Test(ptx, reports_malformed_matrix_ops)
+{
+    tt_kb kb;
+    tj_ref addr, ld;
+    build_atom(&kb, "role", 32, &addr, &ld);
+    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 5, 2, addr, ld);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "role 5 is not a, b or c");
+    tt_free(&kb);
+
+    build_atom(&kb, "wrong_role", 32, &addr, &ld); /* a b fragment loaded as a */
+    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_B, TJ_DT_F16), TJ_MMA_A, 2, addr, ld);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "the result is f16[16, 8], expected f16[16, 16]");
+    tt_free(&kb);
+
+    build_atom(&kb, "mixed_inputs", 32, &addr, &ld);
+    tj_ref a = atom_load(&kb, TJ_MMA_A, TJ_DT_BF16, addr, ld), b = atom_load(&kb, TJ_MMA_B, TJ_DT_F16, addr, ld);
+    tj_ref c = tt_op(&kb, TJ_OP_MMA_FILL, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 1, tt_cf(&kb, TJ_DT_F32, 0));
+    tt_op(&kb, TJ_OP_MMA, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 3, a, b, c);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "operand 1 is f16[16, 8], expected bf16[16, 8]");
+    tt_free(&kb);
+
+    build_atom(&kb, "store_a", 32, &addr, &ld);
+    tt_op(&kb, TJ_OP_MMA_STORE, TJ_TYPE_NONE, 3, addr, ld, atom_load(&kb, TJ_MMA_A, TJ_DT_F32, addr, ld));
+    tt_op(&kb, TJ_OP_MMA_STORE, TJ_TYPE_NONE, 3, addr, ld, atom_load(&kb, TJ_MMA_A, TJ_DT_F16, addr, ld));
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "operand 2 is f16[16, 16], expected f32[16, 8]");
+    tt_free(&kb);
+
+    build_atom(&kb, "unaligned_rows", 32, &addr, &ld); /* bf16 rows 24 bytes apart */
+    atom_load(&kb, TJ_MMA_A, TJ_DT_BF16, addr, sk_i32(&kb, 12));
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "do not start 16-byte aligned");
+    tt_free(&kb);
+
+    build_atom(&kb, "backwards", 32, &addr, &ld);
+    tt_op(&kb, TJ_OP_MMA_STORE, TJ_TYPE_NONE, 3, addr, sk_i32(&kb, -8),
+          tt_op(&kb, TJ_OP_MMA_FILL, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 1, tt_cf(&kb, TJ_DT_F32, 1)));
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "-8 apart do not start 16-byte aligned");
+    tt_free(&kb);
+
+    build_atom(&kb, "unaligned_base", 32, &addr, &ld);
+    atom_load(&kb, TJ_MMA_B, TJ_DT_F32, tt_ci(&kb, TJ_DT_U32, 8), ld);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "the address is not a multiple of 16 bytes");
+    tt_free(&kb);
+
+    build_atom(&kb, "partial_warp", 48, &addr, &ld);
+    atom_load(&kb, TJ_MMA_C, TJ_DT_F32, addr, ld);
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "matrix ops need whole warps");
+    tt_free(&kb);
+
+    build_atom(&kb, "looked_inside", 32, &addr, &ld); /* what the verifier forbids */
+    tt_un(&kb, TJ_OP_NEG, atom_load(&kb, TJ_MMA_C, TJ_DT_F32, addr, ld));
+    tt_end(&kb);
+    expect_emit_error(&kb, "sm_80", "must be a scalar or a vector");
     tt_free(&kb);
 }
 

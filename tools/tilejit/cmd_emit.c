@@ -28,7 +28,7 @@ static int emit_ir_opt(tj_kernel *k, const char *arch, tj_buf *out)
 
 /* The JIT's steps before code generation, specialized on the dims given
  * with --shape (without the facts that example arguments would add). */
-static tj_kernel *lower_to_simt(tj_kernel *k) { return tj_lower_pipeline(k, 1); }
+static tj_kernel *lower_to_simt(tj_kernel *k) { return tj_lower_pipeline(k, NULL, 1); }
 
 static int emit_simt(tj_kernel *k, const char *arch, tj_buf *out)
 {
@@ -45,7 +45,7 @@ static int emit_ptx(tj_kernel *k, const char *arch, tj_buf *out)
 static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
 {
     (void)arch;
-    tj_kernel *simt = lower_to_simt(k);
+    tj_kernel *simt = tj_lower_pipeline(k, &(tj_lower_options){.smem_limit = TJ_SMEM_LIMIT_METAL}, 1);
     return simt ? tj_emit_msl(simt, out) : -1;
 }
 

@@ -71,3 +71,12 @@ kernel void divergent_simd(device float *out [[buffer(0)]], ushort lane [[thread
         a = simd_sum(1.0f);
     out[lane] = a + simd_sum(2.0f);
 }
+
+// A simdgroup matrix loaded from a row that differs between lanes: the
+// matrix functions take one set of arguments for the whole SIMD group.
+kernel void nonuniform_matrix_load(device float *out [[buffer(0)]], ushort lane [[thread_index_in_simdgroup]])
+{
+    simdgroup_float8x8 m;
+    simdgroup_load(m, out, 8, ulong2(0, lane % 2));
+    simdgroup_store(m, out, 8);
+}
