@@ -200,7 +200,8 @@ Test(lower, matmul_f32_partial_tiles)
 {
     lc_opts o = lc_defaults();
     o.shapes = "M=40,N=20,K=19";
-    cr_assert(lc_check_tj(MM32, "mm", &o));
+    cr_assert(lc_check_tj(MM32, "mm", &o));      /* the matrix atom */
+    cr_assert(lc_check_tj(MM32_IEEE, "mm", &o)); /* FMAs */
 }
 
 Test(lower, attention)
