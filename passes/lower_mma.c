@@ -24,6 +24,7 @@ enum {
     MAX_VECTOR_BYTES = 16,
     READBACK_MIN_BYTES = 32 * 1024, /* the result may take this much shared memory, or the operands' */
     SCRATCH_BYTES = TJ_MMA_M * TJ_MMA_N * 4, /* per warp: where its atoms outside a readback round go */
+    PRELOAD_REGS = 32, /* registers per thread an operand's fragments may hold across a loop */
 };
 
 /* ---- the plan ---------------------------------------------------------------- */
@@ -331,18 +332,41 @@ static tj_ref *from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const 
 
 /* ---- the product ---------------------------------------------------------------- */
 
-/* One k step (elements k0 .. k0 + K of the atom): the warp's a and b
- * fragments, then every product accumulated into c. */
-static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, uint32_t abuf, uint32_t bbuf, tj_ref k0, tj_ref *c)
+/* Where k steps find an operand's fragments: loaded from its staged buffer
+ * at each step, or loaded once before the enclosing loop (`pre`, [step *
+ * count + i]) when the operand does not change in the loop. */
+typedef struct operand {
+    uint32_t buf;
+    tj_ref *pre;
+} operand;
+
+/* Fragment i (atom row of a, atom column of b) of k step k0 from buf. */
+static tj_ref load_fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, uint32_t buf, tj_ref k0,
+                            int64_t i)
+{
+    if (role == TJ_MMA_A)
+        return mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda);
+    tj_ref krow = lw_mul_imm(w, k0, p->ldb);
+    return mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb);
+}
+
+static tj_ref fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, const operand *o, tj_ref k0,
+                       int64_t step, int64_t i)
+{
+    int64_t count = role == TJ_MMA_A ? p->tm : p->tn;
+    return o->pre ? o->pre[step * count + i] : load_fragment(w, p, at, role, o->buf, k0, i);
+}
+
+/* One k step (elements k0 .. k0 + K, step number `step` when known): the
+ * warp's a and b fragments, then every product accumulated into c. */
+static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, const operand *a_op, const operand *b_op, tj_ref k0,
+                   int64_t step, tj_ref *c)
 {
     tj_ref *a = lw_new_regs(w, (uint32_t)p->tm), *b = lw_new_regs(w, (uint32_t)p->tn);
-    tj_ref krow = lw_mul_imm(w, k0, p->ldb);
     for (int64_t i = 0; i < p->tm; i++)
-        a[i] = mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, abuf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size),
-                        p->lda);
+        a[i] = fragment(w, p, at, TJ_MMA_A, a_op, k0, step, i);
     for (int64_t j = 0; j < p->tn; j++)
-        b[j] = mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, bbuf, lw_op2(w, TJ_OP_ADD, at->b[j], krow), p->size),
-                        p->ldb);
+        b[j] = fragment(w, p, at, TJ_MMA_B, b_op, k0, step, j);
     for (int64_t i = 0; i < p->tm; i++) {
         for (int64_t j = 0; j < p->tn; j++) {
             tj_ref args[3] = {a[i], b[j], c[i * p->tn + j]};
@@ -351,16 +375,15 @@ static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, uint32_t abuf, 
     }
 }
 
-/* c += a * b over all of k: unrolled for a few steps, else a SIMT loop
- * carrying the fragments. */
-static tj_ref *multiply(lw *w, const lw_mma *p, uint32_t abuf, uint32_t bbuf, tj_ref *c)
+/* c += a * b over all of k: unrolled for a few steps (or when a fragment
+ * was preloaded), else a SIMT loop carrying the fragments. */
+static tj_ref *multiply(lw *w, const lw_mma *p, const warp_atoms *at, const operand *a, const operand *b, tj_ref *c)
 {
-    warp_atoms at = locate(w, p);
     uint32_t n = (uint32_t)(p->tm * p->tn);
     int64_t steps = p->k / p->katom;
-    if (steps <= UNROLL_STEPS) {
+    if (steps <= UNROLL_STEPS || a->pre || b->pre) {
         for (int64_t s = 0; s < steps; s++)
-            k_step(w, p, &at, abuf, bbuf, lw_const_int(w, TJ_DT_I32, s * p->katom), c);
+            k_step(w, p, at, a, b, lw_const_int(w, TJ_DT_I32, s * p->katom), s, c);
         return c;
     }
     lw_loop lp;
@@ -368,7 +391,7 @@ static tj_ref *multiply(lw *w, const lw_mma *p, uint32_t abuf, uint32_t bbuf, tj
                   lw_const_int(w, TJ_DT_I32, p->katom), c, n);
     tj_ref *cur = lw_new_regs(w, n);
     memcpy(cur, lp.args, sizeof *cur * n);
-    k_step(w, p, &at, abuf, bbuf, lp.iv, cur);
+    k_step(w, p, at, a, b, lp.iv, -1, cur);
     return lw_loop_end(w, &lp, cur);
 }
 
@@ -381,6 +404,57 @@ static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int siz
     return buf;
 }
 
+static uint32_t stage_role(lw *w, const lw_mma *p, tj_ref v, int role)
+{
+    return role == TJ_MMA_A ? stage_operand(w, v, p->batch * p->m, p->lda, p->size)
+                            : stage_operand(w, v, p->batch * p->k, p->ldb, p->size);
+}
+
+/* Whether Tile IR value v is defined outside the body of loop s. */
+static int outside_loop(const lw *w, tj_ref v, const lw_scope *s)
+{
+    for (tj_block_id b = w->src->insts[v].block; b;) {
+        if (b == s->src_body)
+            return 0;
+        tj_ref owner = w->src->blocks[b].owner;
+        b = owner ? w->src->insts[owner].block : 0;
+    }
+    return 1;
+}
+
+/* The fragments of operand v for every k step, loaded before the enclosing
+ * loop when v does not change in it (a query block against the keys of
+ * every iteration): NULL when that does not apply or would hold more than
+ * PRELOAD_REGS registers per thread. */
+static tj_ref *preload(lw *w, const lw_mma *p, const warp_atoms *at, tj_ref v, int role)
+{
+    int64_t steps = p->k / p->katom, count = role == TJ_MMA_A ? p->tm : p->tn;
+    int64_t regs = (role == TJ_MMA_A ? 4 : 2) * steps * count;
+    lw_scope *s = w->loop;
+    if (!s || regs > PRELOAD_REGS || !outside_loop(w, v, s))
+        return NULL;
+    tj_block_id here = w->cur;
+    w->cur = s->outer; /* after the SIMT for, which moves behind this code below */
+    w->smem_dirty = 1;
+    lw_smem_begin(w);
+    uint32_t buf = stage_role(w, p, v, role);
+    lw_barrier(w);
+    tj_ref *pre = lw_new_regs(w, (uint32_t)(steps * count));
+    for (int64_t k = 0; k < steps; k++)
+        for (int64_t i = 0; i < count; i++)
+            pre[k * count + i] = load_fragment(w, p, at, role, buf, lw_const_int(w, TJ_DT_I32, k * p->katom), i);
+    lw_smem_end(w);
+    const tj_block *outer = &w->dst->blocks[s->outer];
+    uint32_t at_loop = 0;
+    while (outer->insts[at_loop] != s->dst_loop)
+        at_loop++;
+    tj_block_remove(w->dst, s->outer, at_loop);
+    tj_block_insert(w->dst, s->outer, w->dst->blocks[s->outer].ninsts, s->dst_loop);
+    w->cur = here;
+    w->smem_dirty = 1;
+    return pre;
+}
+
 int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -388,6 +462,8 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     uint32_t n = (uint32_t)(p->tm * p->tn);
+    warp_atoms at = locate(w, p);
+    operand a = {0, preload(w, p, &at, in->args[0], TJ_MMA_A)}, b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B)};
     tj_ref *c;
     if (av && av->frags) { /* carried by the enclosing loop (lw_mma_carried) */
         c = lw_new_regs(w, n);
@@ -404,10 +480,13 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         c = to_fragments(w, p, l, regs);
     }
     lw_smem_begin(w);
-    uint32_t abuf = stage_operand(w, in->args[0], p->batch * p->m, p->lda, p->size);
-    uint32_t bbuf = stage_operand(w, in->args[1], p->batch * p->k, p->ldb, p->size);
-    lw_barrier(w);
-    c = multiply(w, p, abuf, bbuf, c);
+    if (!a.pre)
+        a.buf = stage_role(w, p, in->args[0], TJ_MMA_A);
+    if (!b.pre)
+        b.buf = stage_role(w, p, in->args[1], TJ_MMA_B);
+    if (!a.pre || !b.pre)
+        lw_barrier(w);
+    c = multiply(w, p, &at, &a, &b, c);
     lw_smem_end(w);
     if (av && av->frags) {
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};

@@ -280,7 +280,10 @@ static int lower_for(lw *w, tj_ref r)
     set_tuple_regs(w, r, lay->elems, carry, n, lp.args);
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
+    lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop};
+    w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
+    w->loop = scope.up;
     if (!next)
         return 0;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));

@@ -35,6 +35,15 @@ typedef struct lw_lay {
 } lw_lay;
 
 typedef struct lw_memo lw_memo; /* hoisted-value cache (lower_emit.c) */
+
+/* A loop being lowered: where code that must run before it goes. */
+typedef struct lw_scope {
+    tj_ref src_loop;        /* the Tile IR for */
+    tj_block_id src_body;   /* its body */
+    tj_ref dst_loop;        /* the SIMT for */
+    tj_block_id outer;      /* the SIMT block holding dst_loop (last, while its body is lowered) */
+    struct lw_scope *up;    /* the enclosing loop */
+} lw_scope;
 typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
 
 typedef struct lw {
@@ -59,6 +68,7 @@ typedef struct lw {
     uint32_t smem_limit;   /* the target's shared memory per program */
     int smem_dirty;        /* shared memory was read since the last barrier */
     int depth;             /* region nesting */
+    lw_scope *loop;        /* the innermost loop being lowered */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;

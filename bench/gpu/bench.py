@@ -244,9 +244,10 @@ def flop_row(name, shape, flops, best, error, peer_ms, peer):
     return row
 
 
-MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w)
-                  for bm, bn, bk, w in ((128, 128, 32, 4), (128, 128, 32, 8), (128, 128, 64, 8),
-                                        (128, 256, 32, 8), (64, 128, 32, 4), (128, 64, 32, 4))]
+MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
+                  for bm, bn, bk, w, s in ((128, 128, 32, 4, 2), (128, 128, 32, 4, 1), (128, 128, 32, 8, 2),
+                                           (128, 128, 32, 8, 1), (128, 128, 64, 8, 1), (128, 256, 32, 8, 1),
+                                           (64, 128, 32, 4, 2), (128, 64, 32, 4, 2))]
 
 
 def matmul(jit, n):
@@ -265,7 +266,9 @@ def attention(jit, batch, heads, seq, dim):
     scale = dim ** -0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
     ref = sdpa(q, k, v)
-    configs = [dict(BM=bm, BN=bn, warps=w) for bm, bn, w in ((64, 64, 4), (128, 64, 8), (128, 32, 8), (64, 32, 4))]
+    configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
+               for bm, bn, w, s in ((64, 64, 4, 1), (64, 64, 4, 2), (128, 64, 8, 1), (128, 32, 8, 1),
+                                    (64, 32, 4, 1), (64, 32, 4, 2))]
     best, error = best_config(jit, example("attention.tj"), "attention", [q, k, v, o, scale], configs,
                               [q, k, v, o, scale], lambda: close_enough("attention", o, ref, 2e-2))
     return flop_row("attention", f"B{batch} H{heads} S{seq} D{dim}", 4 * batch * heads * seq * seq * dim,
