@@ -8,6 +8,8 @@
  * never live at the same time, so every op allocates from offset 0 and the
  * kernel needs the largest op's total. A barrier separates one op's reads
  * from the next op's writes (emitted lazily, only when reads happened). */
+#include <string.h>
+
 #include "passes/lower_simt.h"
 
 enum { SMEM_ALIGN = 16 };
@@ -57,6 +59,10 @@ int lw_smem_size(tj_dtype dt) { return dt == TJ_DT_BOOL ? 1 : tj_dtype_size(dt);
 
 tj_ref lw_smem_addr(lw *w, uint32_t base, tj_ref index, int elem_size)
 {
+    const tj_inst *in = &w->dst->insts[index];
+    int64_t c;
+    if (in->op == TJ_OP_ADD && lw_is_const(w, in->args[1], &c)) /* x + c: a shared base, a constant apart */
+        return lw_add_imm(w, lw_smem_addr(w, base, in->args[0], elem_size), c * elem_size);
     tj_ref i = lw_cast(w, index, TJ_DT_U32);
     return lw_add_imm(w, lw_mul_imm(w, i, elem_size), base);
 }
@@ -87,11 +93,32 @@ static uint64_t numel_of(const tj_layout *l)
     return n;
 }
 
+struct lw_xfer {
+    lw_xfer *next;
+    const tj_layout *src, *dst;
+    int64_t wts[TJ_MAX_RANK];
+    const uint32_t *map; /* NULL: not free */
+};
+
+const uint32_t *lw_transfer_map(lw *w, const tj_layout *src, const tj_layout *dst, const int64_t *wts)
+{
+    size_t nw = sizeof *wts * (size_t)dst->rank;
+    for (lw_xfer *x = w->xfer; x; x = x->next)
+        if (tj_layout_equal(x->src, src) && tj_layout_equal(x->dst, dst) && !memcmp(x->wts, wts, nw))
+            return x->map;
+    lw_xfer *x = tj_alloc(w->c, sizeof *x);
+    uint32_t *map = tj_alloc(w->c, sizeof *map * (dst->nregs ? dst->nregs : 1));
+    *x = (lw_xfer){w->xfer, src, dst, {0}, tj_layout_transfer_map(w->c, src, dst, wts, map) ? map : NULL};
+    memcpy(x->wts, wts, nw);
+    w->xfer = x;
+    return x->map;
+}
+
 tj_ref *lw_transfer(lw *w, const lw_val *v, const tj_layout *dst, const int64_t *wts)
 {
     tj_ref *regs = lw_new_regs(w, dst->nregs);
-    uint32_t *map = tj_alloc(w->c, sizeof *map * dst->nregs);
-    if (tj_layout_transfer_map(w->c, v->lay, dst, wts, map)) {
+    const uint32_t *map = lw_transfer_map(w, v->lay, dst, wts);
+    if (map) {
         for (uint32_t r = 0; r < dst->nregs; r++)
             regs[r] = v->regs[map[r]];
         return regs;

@@ -126,14 +126,39 @@ tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t reg, int d)
     return lw_coord(w, l, fa, idx[fa]);
 }
 
+/* sum(coord[d] * wts[d]) as thread part + constant, when no coordinate of
+ * register reg wraps: registers then share the thread part (one value for
+ * all of them) and differ by constants, which address arithmetic folds. */
+static tj_ref flat_split(lw *w, const tj_layout *l, uint32_t reg, const int64_t *wts)
+{
+    int32_t idx[TJ_MAX_RANK];
+    tj_layout_reg_index(l, reg, idx);
+    int64_t off = 0;
+    for (int d = 0; d < l->rank; d++) {
+        int fa = l->frame_axis[d];
+        if (wts[d] && l->fshape[fa] != 1 && lw_raw_ok_static(l, fa, idx[fa]) != 1)
+            return TJ_NONE;
+        if (l->fshape[fa] != 1)
+            off += tj_layout_roff(l, fa, idx[fa]) * wts[d];
+    }
+    tj_ref sum = lw_const_int(w, TJ_DT_I32, 0);
+    for (int d = 0; d < l->rank; d++)
+        if (wts[d] && l->fshape[l->frame_axis[d]] != 1)
+            sum = lw_op2(w, TJ_OP_ADD, sum, lw_mul_imm(w, lw_tbase(w, l, l->frame_axis[d]), wts[d]));
+    return lw_add_imm(w, sum, off);
+}
+
 tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t reg, const int64_t *wts)
 {
     int was = w->hoisting;
     w->hoisting = 1;
-    tj_ref sum = lw_const_int(w, TJ_DT_I32, 0);
-    for (int d = 0; d < l->rank; d++)
-        if (wts[d])
-            sum = lw_op2(w, TJ_OP_ADD, sum, lw_mul_imm(w, lw_tile_coord(w, l, reg, d), wts[d]));
+    tj_ref sum = flat_split(w, l, reg, wts);
+    if (!sum) {
+        sum = lw_const_int(w, TJ_DT_I32, 0);
+        for (int d = 0; d < l->rank; d++)
+            if (wts[d])
+                sum = lw_op2(w, TJ_OP_ADD, sum, lw_mul_imm(w, lw_tile_coord(w, l, reg, d), wts[d]));
+    }
     w->hoisting = was;
     return sum;
 }

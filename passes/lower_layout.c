@@ -47,8 +47,7 @@ static int free_transfer(lw *w, tj_ref r, const tj_layout *src, const tj_layout 
     int64_t wts[TJ_MAX_RANK];
     if (!l || l->nregs > TJ_LOWER_MAX_REGS || !lw_shape_weights(w, r, wts))
         return 0;
-    uint32_t *map = tj_alloc(w->c, sizeof *map * l->nregs);
-    return tj_layout_transfer_map(w->c, src, l, wts, map);
+    return lw_transfer_map(w, src, l, wts) != NULL;
 }
 
 static const tj_layout *derived_layout(lw *w, tj_ref r)

@@ -45,6 +45,7 @@ typedef struct lw_scope {
     struct lw_scope *up;    /* the enclosing loop */
 } lw_scope;
 typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
+typedef struct lw_xfer lw_xfer; /* transfer-map cache (lower_convert.c) */
 
 typedef struct lw {
     tj_ctx *c;
@@ -63,6 +64,7 @@ typedef struct lw {
     uint32_t ninterned, icap;
     lw_memo *memo;
     lw_conv *conv;
+    lw_xfer *xfer;
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
     uint32_t smem_limit;   /* the target's shared memory per program */
@@ -140,6 +142,10 @@ tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t r, const int64_t *wts);
 
 /* ---- lower_convert.c: moving values between layouts ---- */
 tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l);
+/* tj_layout_transfer_map, remembered per (src, dst, weights): the check
+ * visits every register of every thread, and lowering asks the same
+ * question many times. NULL when the transfer is not free. */
+const uint32_t *lw_transfer_map(lw *w, const tj_layout *src, const tj_layout *dst, const int64_t *wts);
 tj_ref *lw_transfer(lw *w, const lw_val *v, const tj_layout *dst, const int64_t *wts);
 /* Gives every replica the value its owner holds (after ops that compute
  * only the owners right); `only_axis` >= 0 limits the owners' test to one
