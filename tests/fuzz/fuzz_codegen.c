@@ -1,0 +1,54 @@
+/* libFuzzer target: arbitrary bytes as a DSL program through everything a
+ * launch does before the driver: front end, specialization, prefetch, the
+ * lowering to SIMT IR (layouts, matrix atoms), and both code generators (PTX
+ * for sm_90a, MSL within Metal's threadgroup memory). Any crash, hang, leak
+ * or sanitizer report is a bug; errors are expected and fine. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tilejit/tilejit.h"
+
+static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
+{
+    tj_kernel *simt = tj_lower_pipeline(tile, opt, 1);
+    if (!simt)
+        return;
+    tj_buf out = {0};
+    if (msl)
+        tj_emit_msl(simt, &out);
+    else
+        tj_emit_ptx(simt, "sm_90a", &out);
+    tj_buf_free(&out);
+}
+
+static void compile_every_kernel(tj_ctx *c, const tj_program *p)
+{
+    static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
+    const tj_lower_options metal = {.smem_limit = TJ_SMEM_LIMIT_METAL};
+    for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 4; i++) {
+        tj_binding *config;
+        uint32_t nconfig;
+        if (tj_select_config(c, p, (int)i, NULL, 0, dims, 5, &config, &nconfig))
+            continue;
+        tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, 5);
+        if (!k || tj_verify(k))
+            continue;
+        tj_kernel *copy = tj_kernel_clone(k);
+        generate(k, NULL, 0);
+        if (copy)
+            generate(copy, &metal, 1);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    tj_ctx *c = tj_ctx_new();
+    if (!c)
+        return 0;
+    tj_program *p = tj_parse_program(c, "fuzz.tj", (const char *)data, size);
+    if (p)
+        compile_every_kernel(c, p);
+    (void)tj_diag_render(c);
+    tj_ctx_free(c);
+    return 0;
+}
