@@ -221,6 +221,7 @@ def best_config(jit, src, kernel, args, configs, call_args, verify):
         except Exception as e:
             error = f"{params}: " + str(e).splitlines()[0][:200]
             continue
+        print(f"  {kernel} {params}: {t:.3f} ms", flush=True)
         if best is None or t < best[0]:
             best = (t, params)
     return best, error
