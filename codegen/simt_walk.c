@@ -114,7 +114,9 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_FOR: return SF_FOR;
     case TJ_OP_IF: return SF_IF;
     case TJ_OP_PROJ: return SF_PROJ;
-    case TJ_OP_MMA_LOAD: case TJ_OP_MMA: case TJ_OP_MMA_STORE: case TJ_OP_MMA_FILL: return SF_MMA;
+    case TJ_OP_MMA_LOAD: case TJ_OP_MMA: case TJ_OP_MMA_STORE: case TJ_OP_MMA_FILL:
+    case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK:
+        return SF_MMA;
     default: return SF_OTHER;
     }
 }

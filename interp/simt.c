@@ -350,6 +350,7 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_MMA: return tj_simt_mma(s, r);
     case TJ_OP_MMA_STORE: return tj_simt_mma_store(s, r);
     case TJ_OP_MMA_FILL: return tj_simt_mma_fill(s, r);
+    case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK: return tj_simt_mma_repack(s, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");

@@ -58,6 +58,7 @@ int tj_simt_mma_load(tj_simt *s, tj_ref r);
 int tj_simt_mma(tj_simt *s, tj_ref r);
 int tj_simt_mma_store(tj_simt *s, tj_ref r);
 int tj_simt_mma_fill(tj_simt *s, tj_ref r);
+int tj_simt_mma_repack(tj_simt *s, tj_ref r);
 
 /* simt_warp.c: shuffles, pack, extract */
 int tj_simt_shuffle(tj_simt *s, tj_ref r);

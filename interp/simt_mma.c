@@ -4,10 +4,12 @@
  * A fragment holds numel / 32 elements per lane. Which lane holds which
  * element is not observable in SIMT IR; the interpreter uses the layout of
  * PTX's mma.m16n8k16 / m16n8k8 (PTX ISA, "Matrix Fragments for mma.m16n8k*"),
- * with g = lane / 4 and q = lane % 4. Shared memory accesses are checked as
+ * with g = lane / 4 and q = lane % 4; mma_pack and mma_unpack expose it (a
+ * lane's elements in slot order). Shared memory accesses are checked as
  * ld_shared / st_shared are, plus the atom's rules: addr and ld the same in
  * every lane of a warp, addr and each row 16-byte aligned. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "interp/simt.h"
 
@@ -56,9 +58,29 @@ static int warp_place(tj_simt *s, tj_ref r, uint32_t warp, uint32_t size, uint64
     return 0;
 }
 
-static uint64_t element_addr(uint64_t addr, int64_t ld, uint32_t size, uint32_t row, uint32_t col)
+/* Rows 8 and up start at row `half` (8 unless mma_load says otherwise). */
+static uint64_t element_addr(uint64_t addr, int64_t ld, int64_t half, uint32_t size, uint32_t row, uint32_t col)
 {
-    return addr + ((uint64_t)row * (uint64_t)ld + col) * size;
+    uint64_t at = row < 8 ? row : (uint64_t)(half + (int64_t)row - 8);
+    return addr + (at * (uint64_t)ld + col) * size;
+}
+
+/* mma_load's third operand for the warp: the row where rows 8-15 start. */
+static int warp_half(tj_simt *s, tj_ref r, uint32_t warp, int64_t *half)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    *half = 8;
+    if (in->nargs < 3 || !in->args[2])
+        return 0;
+    const tj_rval *h = &s->st.vals[in->args[2]];
+    uint32_t t0 = warp * WARP;
+    if (!h->data || h->n != s->nthreads)
+        return tj_simt_fail(s, r, -1, "the row of the second half must be a scalar");
+    *half = h->data[t0].i;
+    for (uint32_t t = t0 + 1; t < t0 + WARP; t++)
+        if (h->data[t].i != *half)
+            return tj_simt_fail(s, r, t, "the row of the second half differs between lanes of warp %u", warp);
+    return *half < 0 ? tj_simt_fail(s, r, t0, "the second half starts at row %" PRId64, *half) : 0;
 }
 
 int tj_simt_mma_load(tj_simt *s, tj_ref r)
@@ -68,15 +90,16 @@ int tj_simt_mma_load(tj_simt *s, tj_ref r)
     uint32_t w = tj_simt_width(s, r), size = (uint32_t)tj_dtype_size(rv->dt);
     for (uint32_t warp = 0; warp < s->nthreads / WARP; warp++) {
         uint64_t addr;
-        int64_t ld;
-        if (warp_place(s, r, warp, size, &addr, &ld))
+        int64_t ld, half;
+        if (warp_place(s, r, warp, size, &addr, &ld) || warp_half(s, r, warp, &half))
             return -1;
         for (uint32_t l = 0; l < WARP; l++) {
             uint32_t t = warp * WARP + l;
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
                 element_of((int)in->imm, rv->dt, l, j, &row, &col);
-                if (tj_simt_shared_get(s, r, t, element_addr(addr, ld, size, row, col), rv->dt, &rv->data[t * w + j]))
+                uint64_t at = element_addr(addr, ld, half, size, row, col);
+                if (tj_simt_shared_get(s, r, t, at, rv->dt, &rv->data[t * w + j]))
                     return -1;
             }
         }
@@ -99,7 +122,7 @@ int tj_simt_mma_store(tj_simt *s, tj_ref r)
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
                 element_of(TJ_MMA_C, c->dt, l, j, &row, &col);
-                if (tj_simt_shared_put(s, r, t, element_addr(addr, ld, size, row, col), c->dt, c->data[t * w + j]))
+                if (tj_simt_shared_put(s, r, t, element_addr(addr, ld, 8, size, row, col), c->dt, c->data[t * w + j]))
                     return -1;
             }
         }
@@ -163,5 +186,16 @@ int tj_simt_mma_fill(tj_simt *s, tj_ref r)
     for (uint32_t t = 0; t < s->nthreads; t++)
         for (uint32_t j = 0; j < w; j++)
             d->data[t * w + j] = x->data[t];
+    return 0;
+}
+
+/* mma_pack and mma_unpack: a fragment's slots are the lane's elements. */
+int tj_simt_mma_repack(tj_simt *s, tj_ref r)
+{
+    const tj_rval *x = &s->st.vals[s->st.k->insts[r].args[0]];
+    tj_rval *d = &s->st.vals[r];
+    if (!x->data || x->n != d->n || x->dt != d->dt)
+        return tj_simt_fail(s, r, -1, "the operand must hold the fragment's elements");
+    memcpy(d->data, x->data, sizeof *d->data * d->n);
     return 0;
 }

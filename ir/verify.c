@@ -52,6 +52,8 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_LOAD:
     case TJ_OP_LD_GLOBAL:
         return a >= 1; /* mask or predicate, other */
+    case TJ_OP_MMA_LOAD:
+        return a == 2; /* where rows 8-15 start */
     case TJ_OP_STORE:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:

@@ -51,13 +51,14 @@ int tj_verify_level(V *v, tj_ref r)
  * their lane layout belongs to the target, so nothing else may look inside. */
 static int makes_fragments(tj_op op)
 {
-    return op == TJ_OP_MMA_LOAD || op == TJ_OP_MMA || op == TJ_OP_MMA_FILL || op == TJ_OP_ARG ||
-           op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
+    return op == TJ_OP_MMA_LOAD || op == TJ_OP_MMA || op == TJ_OP_MMA_FILL || op == TJ_OP_MMA_PACK ||
+           op == TJ_OP_ARG || op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
 }
 
 static int takes_fragments(tj_op op)
 {
-    return op == TJ_OP_MMA || op == TJ_OP_MMA_STORE || op == TJ_OP_YIELD || op == TJ_OP_FOR;
+    return op == TJ_OP_MMA || op == TJ_OP_MMA_STORE || op == TJ_OP_MMA_UNPACK || op == TJ_OP_YIELD ||
+           op == TJ_OP_FOR;
 }
 
 static int has_fragment(V *v, tj_type t)
@@ -208,16 +209,47 @@ static int expect_matrix_place(V *v, tj_ref r)
     return expect_scalar(v, r, 0, TJ_DT_U32, "the address") && expect_scalar(v, r, 1, TJ_DT_I32, "the row stride");
 }
 
-static void check_mma_load(V *v, tj_ref r)
+static int expect_role(V *v, tj_ref r, tj_type t)
 {
     const tj_inst *in = inst(v, r);
-    tj_type t = in->type;
-    if (!expect_matrix_place(v, r))
-        return;
     if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C)
         tj_verify_fail(v, r, "role %" PRId64 " is not a, b or c", in->imm);
     else if (!tj_type_is_fragment(v->c, t) || tj_type_fragment(v->c, (int)in->imm, dtype_of(v, t)) != t)
         tj_verify_fail(v, r, "%s is not a fragment of role %c", TS(t), "abc"[in->imm]);
+    else
+        return 1;
+    return 0;
+}
+
+/* addr, ld, half: rows 8-15 start at row `half` (absent: 8) */
+static void check_mma_load(V *v, tj_ref r)
+{
+    tj_type t = inst(v, r)->type;
+    if (!expect_matrix_place(v, r) || !expect_role(v, r, t) || !arg_type(v, r, 2))
+        return;
+    if (expect_scalar(v, r, 2, TJ_DT_I32, "the row of the second half") && tj_type_get(v->c, t)->shape[0] < 16)
+        tj_verify_fail(v, r, "%s has no second half of rows", TS(t));
+}
+
+/* mma_pack v {role}: the lane's numel / 32 elements, in the PTX order */
+static void check_mma_pack(V *v, tj_ref r)
+{
+    tj_type t = inst(v, r)->type, x = arg_type(v, r, 0);
+    if (!expect_role(v, r, t))
+        return;
+    int32_t n = (int32_t)(tj_type_numel(v->c, t) / 32);
+    if (x != tj_type_tile(v->c, dtype_of(v, t), 1, &n))
+        tj_verify_fail(v, r, "packs %s, not %s[%d]", TS(x), tj_dtype_name(dtype_of(v, t)), n);
+}
+
+static void check_mma_unpack(V *v, tj_ref r)
+{
+    tj_type f = arg_type(v, r, 0);
+    int32_t n = (int32_t)(tj_type_numel(v->c, f) / 32);
+    if (!tj_type_is_fragment(v->c, f))
+        tj_verify_fail(v, r, "unpacks %s, not a fragment", TS(f));
+    else
+        tj_verify_result(v, r, tj_type_tile(v->c, dtype_of(v, f), 1, &n));
 }
 
 static void check_mma(V *v, tj_ref r)
@@ -279,6 +311,8 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_MMA: check_mma(v, r); break;
     case TJ_OP_MMA_STORE: check_mma_store(v, r); break;
     case TJ_OP_MMA_FILL: check_mma_fill(v, r); break;
+    case TJ_OP_MMA_PACK: check_mma_pack(v, r); break;
+    case TJ_OP_MMA_UNPACK: check_mma_unpack(v, r); break;
     default: break;
     }
 }

@@ -200,8 +200,8 @@ static tj_type fragment_type(lw *w, int role, tj_dtype in) { return tj_type_frag
 
 static tj_ref mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld)
 {
-    tj_ref args[2] = {addr, lw_const_int(w, TJ_DT_I32, ld)};
-    tj_ref f = lw_emit(w, TJ_OP_MMA_LOAD, fragment_type(w, role, in), args, 2);
+    tj_ref args[3] = {addr, lw_const_int(w, TJ_DT_I32, ld), TJ_NONE};
+    tj_ref f = lw_emit(w, TJ_OP_MMA_LOAD, fragment_type(w, role, in), args, 3);
     w->dst->insts[f].imm = role;
     return f;
 }

@@ -111,12 +111,14 @@ static int emit_load(msl_emitter *e, tj_ref r)
         return ms_fail(e, r, "the result is not a fragment of the load's role");
     if (matrix_place(e, r, dt, &ptr, &ld) || ms_define(e, r, in->type))
         return -1;
+    /* rows 8-15 start at row `half` when given */
+    msl_str half = in->nargs > 2 && in->args[2] ? ms_fmt("ulong(%s)", ms_arg(e, r, 2, 0).s) : ms_fmt("%d", MS_TILE);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) {
             msl_str v = ms_var(e, r, (uint32_t)(i * cols + j));
             ms_line(e, "%s %s;", ms_matrix_type(dt), v.s);
-            ms_line(e, "metal::simdgroup_load(%s, %s, %s, ulong2(%d, %d));", v.s, ptr.s, ld.s, j * MS_TILE,
-                    i * MS_TILE);
+            ms_line(e, "metal::simdgroup_load(%s, %s, %s, ulong2(%d, %s));", v.s, ptr.s, ld.s, j * MS_TILE,
+                    i ? half.s : "0");
         }
     return 0;
 }
@@ -188,6 +190,10 @@ int ms_emit_mma(msl_emitter *e, tj_ref r)
     case TJ_OP_MMA_LOAD: return emit_load(e, r);
     case TJ_OP_MMA_STORE: return emit_store(e, r);
     case TJ_OP_MMA: return emit_multiply(e, r);
-    default: return emit_fill(e, r);
+    case TJ_OP_MMA_FILL: return emit_fill(e, r);
+    default: /* mma_pack, mma_unpack: the PTX lane order; Apple's is not documented */
+        return ms_fail(e, r, "'%s' needs the PTX lane layout of fragments; lower for Metal "
+                       "(tj_lower_options.target = TJ_LOWER_METAL) to keep fragments opaque",
+                       tj_op_get(ms_inst(e, r)->op)->name);
     }
 }

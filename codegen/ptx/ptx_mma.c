@@ -140,12 +140,45 @@ static ptx_reg lane_address(ptx_emitter *e, tj_ref r, ptx_reg row, const ptx_reg
     return p;
 }
 
-/* p moved `rows` rows down. */
+/* Whether mma_load r says where rows 8-15 start (operand 2). */
+static int has_half(const ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    return in->op == TJ_OP_MMA_LOAD && in->nargs > 2 && in->args[2];
+}
+
+/* p moved to row 8 of the matrix: 8 rows down, or to row `half`. */
+static ptx_reg second_half(ptx_emitter *e, tj_ref r, ptx_reg p, int size)
+{
+    ptx_reg q = px_tmp(e, PX_B32), ld = px_operand(e, r, 1, 0);
+    if (!has_half(e, r)) {
+        px_ins(e, "mad.lo.s32 %s, %s, %d, %s", RN(q), RN(ld), 8 * size, RN(p));
+        return q;
+    }
+    px_ins(e, "mul.lo.s32 %s, %s, %s", RN(q), RN(ld), RN(px_operand(e, r, 2, 0)));
+    px_ins(e, "mad.lo.s32 %s, %s, %d, %s", RN(q), RN(q), size, RN(p));
+    return q;
+}
+
+/* p moved `rows` rows down (within one half). */
 static ptx_reg rows_below(ptx_emitter *e, tj_ref r, ptx_reg p, int rows, int size)
 {
     ptx_reg q = px_tmp(e, PX_B32);
     px_ins(e, "mad.lo.s32 %s, %s, %d, %s", RN(q), RN(px_operand(e, r, 1, 0)), rows * size, RN(p));
     return q;
+}
+
+/* The row whose address lane l gives ldmatrix: l % 16, or with a second
+ * half at row `half`: l % 8 + (l / 8 % 2) * half. */
+static ptx_reg ldmatrix_row(ptx_emitter *e, tj_ref r)
+{
+    if (!has_half(e, r))
+        return e->lane.row16;
+    ptx_reg lo = px_tmp(e, PX_B32), hi = px_tmp(e, PX_B32);
+    px_ins(e, "and.b32 %s, %s, 7", RN(lo), RN(e->lane.row16));
+    px_ins(e, "shr.u32 %s, %s, 3", RN(hi), RN(e->lane.row16));
+    px_ins(e, "mad.lo.s32 %s, %s, %s, %s", RN(lo), RN(hi), RN(px_operand(e, r, 2, 0)), RN(lo));
+    return lo;
 }
 
 /* The registers of value v (at most MAX_PARTS: fragments only). */
@@ -160,12 +193,13 @@ static void parts_of(const ptx_emitter *e, tj_ref v, ptx_reg *out)
 static void load_ldmatrix(ptx_emitter *e, tj_ref r, tj_mma_role role, const ptx_reg *d)
 {
     char regs[96];
+    ptx_reg row = ldmatrix_row(e, r);
     if (role == TJ_MMA_A) {
-        ptx_reg p = lane_address(e, r, e->lane.row16, &e->lane.col8, 2);
+        ptx_reg p = lane_address(e, r, row, &e->lane.col8, 2);
         px_reg_list(regs, sizeof regs, d, 4);
         px_ins(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 %s, [%s]", regs, RN(p));
     } else {
-        ptx_reg p = lane_address(e, r, e->lane.row16, NULL, 2);
+        ptx_reg p = lane_address(e, r, row, NULL, 2);
         px_reg_list(regs, sizeof regs, d, 2);
         px_ins(e, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 %s, [%s]", regs, RN(p));
     }
@@ -175,7 +209,7 @@ static void load_tf32(ptx_emitter *e, tj_ref r, tj_mma_role role, const ptx_reg 
 {
     uint32_t n = role == TJ_MMA_A ? 4 : 2;
     if (role == TJ_MMA_A) { /* (g, t), (g+8, t), (g, t+4), (g+8, t+4) */
-        ptx_reg p = lane_address(e, r, e->lane.group, &e->lane.quad, 4), q = rows_below(e, r, p, 8, 4);
+        ptx_reg p = lane_address(e, r, e->lane.group, &e->lane.quad, 4), q = second_half(e, r, p, 4);
         px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[0]), RN(p));
         px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[1]), RN(q));
         px_ins(e, "ld.shared.f32 %s, [%s+16]", RN(d[2]), RN(p));
@@ -192,7 +226,7 @@ static void load_tf32(ptx_emitter *e, tj_ref r, tj_mma_role role, const ptx_reg 
 /* c: (g, 2t..2t+1) and (g+8, 2t..2t+1), one 8-byte access each. */
 static void access_c(ptx_emitter *e, tj_ref r, int store, const ptx_reg *c)
 {
-    ptx_reg p = lane_address(e, r, e->lane.group, &e->lane.quad2, 4), q = rows_below(e, r, p, 8, 4);
+    ptx_reg p = lane_address(e, r, e->lane.group, &e->lane.quad2, 4), q = second_half(e, r, p, 4);
     ptx_reg at[2] = {p, q};
     for (int h = 0; h < 2; h++) {
         if (store)
@@ -206,15 +240,19 @@ static int emit_load(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_type t = in->type;
-    if (in->nargs != 2)
-        return px_fail(e, r, "mma_load takes an address and a row stride");
+    if (in->nargs != 3)
+        return px_fail(e, r, "mma_load takes an address, a row stride and where rows 8-15 start");
     if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C)
         return px_fail(e, r, "role %lld is not a, b or c", (long long)in->imm);
     tj_mma_role role = (tj_mma_role)in->imm;
     tj_dtype dt = tj_type_is_fragment(e->c, t) ? tj_type_get(e->c, t)->dtype : TJ_DT_INVALID;
     if (dt == TJ_DT_INVALID || fragment_result(e, r, tj_type_fragment(e->c, role, dt)))
         return e->failed ? -1 : px_fail(e, r, "the result is not a matrix fragment");
-    if (check_place(e, r, tj_dtype_size(dt)) || px_define(e, r, t))
+    if (check_place(e, r, tj_dtype_size(dt)) || (has_half(e, r) && px_operand_check(e, r, 2, 1, TJ_DT_I32)))
+        return -1;
+    if (has_half(e, r) && dt == TJ_DT_F32 && role == TJ_MMA_B)
+        return px_fail(e, r, "an f32 b fragment has 8 rows: no second half");
+    if (px_define(e, r, t))
         return -1;
     ptx_reg d[MAX_PARTS];
     parts_of(e, r, d);
@@ -283,12 +321,57 @@ static int emit_fill(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* ---- mma_pack, mma_unpack: fragment registers <-> the lane's elements ---------------- */
+
+/* Moves between a fragment's .b32 parts and the element vector of its
+ * lane: 16-bit elements go in pairs (the first in the low half), f32 ones
+ * one a part (tf32 inputs rounded with cvt.rna on the way in). */
+static void move_parts(ptx_emitter *e, tj_ref frag, tj_ref elems, int into_fragment, int tf32)
+{
+    uint32_t nparts = e->ncomp[frag], per = e->ncomp[elems] / (nparts ? nparts : 1);
+    for (uint32_t i = 0; i < nparts; i++) {
+        ptx_reg part = px_val(e, frag, i), lo = px_val(e, elems, per * i);
+        if (per == 2 && into_fragment)
+            px_ins(e, "mov.b32 %s, {%s, %s}", RN(part), RN(lo), RN(px_val(e, elems, per * i + 1)));
+        else if (per == 2)
+            px_ins(e, "mov.b32 {%s, %s}, %s", RN(lo), RN(px_val(e, elems, per * i + 1)), RN(part));
+        else if (into_fragment && tf32)
+            px_ins(e, "cvt.rna.tf32.f32 %s, %s", RN(part), RN(lo));
+        else if (into_fragment)
+            px_ins(e, "mov.b32 %s, %s", RN(part), RN(lo));
+        else
+            px_ins(e, "mov.b32 %s, %s", RN(lo), RN(part));
+    }
+}
+
+static int emit_repack(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    int pack = in->op == TJ_OP_MMA_PACK;
+    if (in->nargs != 1 || !in->args[0])
+        return px_fail(e, r, "%s takes one operand", tj_op_get(in->op)->name);
+    tj_ref frag = pack ? r : in->args[0], elems = pack ? in->args[0] : r;
+    tj_type ft = px_inst(e, frag)->type;
+    tj_dtype dt = tj_type_is_fragment(e->c, ft) ? tj_type_get(e->c, ft)->dtype : TJ_DT_INVALID;
+    int32_t n = dt ? (int32_t)(tj_type_numel(e->c, ft) / WARP_LANES) : 0;
+    if (!dt || px_inst(e, elems)->type != tj_type_tile(e->c, dt, 1, &n))
+        return px_fail(e, r, "%s moves a fragment and a vector of its lane's elements",
+                       tj_op_get(in->op)->name);
+    if (pack && (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C || tj_type_fragment(e->c, (int)in->imm, dt) != ft))
+        return px_fail(e, r, "the result is not a fragment of the pack's role");
+    if (px_define(e, r, in->type))
+        return -1;
+    move_parts(e, frag, elems, pack, pack && dt == TJ_DT_F32 && in->imm != TJ_MMA_C);
+    return 0;
+}
+
 int px_emit_mma(ptx_emitter *e, tj_ref r)
 {
     switch (px_inst(e, r)->op) {
     case TJ_OP_MMA_LOAD: return emit_load(e, r);
     case TJ_OP_MMA_STORE: return emit_store(e, r);
     case TJ_OP_MMA: return emit_multiply(e, r);
+    case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK: return emit_repack(e, r);
     default: return emit_fill(e, r);
     }
 }

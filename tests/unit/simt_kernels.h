@@ -472,8 +472,8 @@ static inline void sk_build_mma(tt_kb *kb, tj_dtype dt)
     tj_ref sb = sk_mma_copy(kb, b, g, k, TJ_MMA_N, ldb, tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes)));
     tj_ref sc = tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes + bbytes));
     tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
-    tj_ref fa = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, dt), TJ_MMA_A, 2, sa, sk_i32(kb, lda));
-    tj_ref fb = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_B, dt), TJ_MMA_B, 2, sb, sk_i32(kb, ldb));
+    tj_ref fa = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, dt), TJ_MMA_A, 3, sa, sk_i32(kb, lda), TJ_NONE);
+    tj_ref fb = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_B, dt), TJ_MMA_B, 3, sb, sk_i32(kb, ldb), TJ_NONE);
     tj_type ct = tj_type_fragment(kb->c, TJ_MMA_C, TJ_DT_F32);
     tj_ref c0 = tt_op(kb, TJ_OP_MMA_FILL, ct, 1, tt_cf(kb, TJ_DT_F32, 0.5));
     tj_ref loop = tt_for(kb, sk_i32(kb, 0), sk_i32(kb, 2), sk_i32(kb, 1), 1, c0);

@@ -265,11 +265,13 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     tj_ref p = tj_emit(k, b, TJ_OP_PACK, f32x4, parts, 4);
     op2(k, b, TJ_OP_ADD, f32x4, p, sh);
     tj_ref ld = const_i(k, b, TJ_DT_I32, 24);
-    tj_ref fa = op2i(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_A, TJ_DT_BF16), at, ld, TJ_MMA_A);
-    tj_ref fb = op2i(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_B, TJ_DT_BF16), at, ld, TJ_MMA_B);
+    tj_ref fa = op_n(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_A, TJ_DT_BF16), TJ_MMA_A, 3, at, ld, ld);
+    tj_ref fb = op_n(k, b, TJ_OP_MMA_LOAD, tj_type_fragment(c, TJ_MMA_B, TJ_DT_BF16), TJ_MMA_B, 3, at, ld, TJ_NONE);
     tj_ref fc = op1(k, b, TJ_OP_MMA_FILL, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), e);
     tj_ref fd = op3(k, b, TJ_OP_MMA, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), fa, fb, fc);
     op3(k, b, TJ_OP_MMA_STORE, TJ_TYPE_NONE, at, ld, fd);
+    tj_ref lanes = op1(k, b, TJ_OP_MMA_UNPACK, f32x4, fd);
+    op_n(k, b, TJ_OP_MMA_PACK, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), TJ_MMA_C, 1, lanes, 0, 0);
     finish_body(k);
     return k;
 }

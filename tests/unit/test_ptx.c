@@ -254,7 +254,7 @@ static void build_atom(tt_kb *kb, const char *name, uint32_t threads, tj_ref *ad
 
 static tj_ref atom_load(tt_kb *kb, tj_mma_role role, tj_dtype in, tj_ref addr, tj_ref ld)
 {
-    return tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, role, in), role, 2, addr, ld);
+    return tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, role, in), role, 3, addr, ld, TJ_NONE);
 }
 
 /* The one the verifier accepts, then one mistake each: the generator
@@ -264,13 +264,13 @@ Test(ptx, reports_malformed_matrix_ops)
     tt_kb kb;
     tj_ref addr, ld;
     build_atom(&kb, "role", 32, &addr, &ld);
-    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 5, 2, addr, ld);
+    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_C, TJ_DT_F32), 5, 3, addr, ld, TJ_NONE);
     tt_end(&kb);
     expect_emit_error(&kb, "sm_80", "role 5 is not a, b or c");
     tt_free(&kb);
 
     build_atom(&kb, "wrong_role", 32, &addr, &ld); /* a b fragment loaded as a */
-    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_B, TJ_DT_F16), TJ_MMA_A, 2, addr, ld);
+    tt_opi(&kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb.c, TJ_MMA_B, TJ_DT_F16), TJ_MMA_A, 3, addr, ld, TJ_NONE);
     tt_end(&kb);
     expect_emit_error(&kb, "sm_80", "the result is f16[16, 8], expected f16[16, 16]");
     tt_free(&kb);

@@ -482,7 +482,7 @@ static void build_atom_load(tt_kb *kb, uint32_t addr, int per_lane, int ld)
     tj_ref at = tt_ci(kb, TJ_DT_U32, addr);
     if (per_lane)
         at = tt_bin(kb, TJ_OP_ADD, at, tt_cast(kb, tt_bin(kb, TJ_OP_AND, tid, sk_i32(kb, 1)), TJ_DT_U32));
-    tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, TJ_DT_F16), TJ_MMA_A, 2, at, sk_i32(kb, ld));
+    tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, TJ_DT_F16), TJ_MMA_A, 3, at, sk_i32(kb, ld), TJ_NONE);
     sk_st(kb, sk_addr(kb, o, tid), tid, TJ_NONE);
     tt_end(kb);
 }
