@@ -178,8 +178,8 @@ static int remat_ok(const lw *w, tj_ref r, int depth)
         return 0;
     if (in->op == TJ_OP_ARANGE)
         return 1;
-    if (in->op == TJ_OP_BROADCAST)
-        return lw_src_type(w, in->args[0])->rank == 0;
+    if (in->op == TJ_OP_BROADCAST || in->op == TJ_OP_RESHAPE)
+        return remat_ok(w, in->args[0], depth + 1);
     if (!(tj_op_get(in->op)->flags & TJ_OPF_ELEM))
         return 0;
     for (uint32_t a = 0; a < in->nargs; a++)
@@ -194,11 +194,50 @@ int lw_is_soft(const lw *w, tj_ref r)
     return ti->kind == TJ_TK_TILE && ti->rank > 0 && remat_ok(w, r, 0);
 }
 
+/* A layout for the operand (shape `s`, rank `rank`) of broadcast or
+ * reshape r from which r reads in layout l without moving data: l refitted
+ * (same rank), sliced at the axis r adds, or with the axis r drops. */
+static const tj_layout *operand_layout(lw *w, const tj_layout *l, int rank, const int32_t *s)
+{
+    if (rank == l->rank)
+        return tj_layout_refit(w->c, l, rank, s);
+    for (int a = 0; rank + 1 == l->rank && a < l->rank; a++)
+        if (l->shape[a] == 1)
+            return tj_layout_slice(w->c, l, a);
+    for (int a = 0; rank == l->rank + 1 && a < rank; a++)
+        if (s[a] == 1)
+            return tj_layout_insert_axis(w->c, l, a);
+    return NULL;
+}
+
+static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l);
+
+/* Broadcast or reshape of a value cheap to recompute: the operand is
+ * recomputed where the shape op then reads it for free (an index mask
+ * broadcast into a dot's result layout costs no shared memory). */
+static tj_ref *remat_shape(lw *w, tj_ref r, const tj_layout *l)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *si = lw_src_type(w, in->args[0]);
+    int64_t wts[TJ_MAX_RANK];
+    const tj_layout *from = si->rank ? operand_layout(w, l, si->rank, si->shape) : NULL;
+    const uint32_t *map = from && lw_shape_weights(w, r, wts) ? lw_transfer_map(w, lw_intern(w, from), l, wts) : NULL;
+    tj_ref *src = map ? remat(w, in->args[0], lw_intern(w, from)) : NULL;
+    if (!src)
+        return lw_shape_regs(w, r, l);
+    tj_ref *regs = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++)
+        regs[i] = src[map[i]];
+    return regs;
+}
+
 static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l)
 {
     const tj_inst *in = &w->src->insts[r];
-    if (in->op == TJ_OP_ARANGE || in->op == TJ_OP_BROADCAST)
+    if (in->op == TJ_OP_ARANGE || (in->op == TJ_OP_BROADCAST && lw_src_type(w, in->args[0])->rank == 0))
         return lw_shape_regs(w, r, l);
+    if (in->op == TJ_OP_BROADCAST || in->op == TJ_OP_RESHAPE)
+        return remat_shape(w, r, l);
     return lw_elem_regs(w, r, l);
 }
 

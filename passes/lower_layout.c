@@ -97,22 +97,43 @@ static int from_indices(const lw *w, tj_ref r, int depth)
     return 1;
 }
 
+/* A loop's carried value that starts as a splat: its layout is still being
+ * decided by what the loop yields (assign_for). */
+static int undecided_carry(const lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    tj_ref loop = in->op == TJ_OP_ARG && in->imm > 0 ? w->src->blocks[in->block].owner : TJ_NONE;
+    const tj_inst *l = loop ? &w->src->insts[loop] : NULL;
+    return l && l->op == TJ_OP_FOR && 3 + (uint32_t)in->imm - 1 < l->nargs && lw_is_soft(w, l->args[2 + in->imm]);
+}
+
+/* How strongly an operand's layout should win, from 0 (soft: recomputed in
+ * any layout) to 4 (a dot's result: its layout is the atoms' own). */
+static int layout_weight(lw *w, tj_ref x)
+{
+    if (lw_is_soft(w, x))
+        return 0;
+    if (w->src->insts[x].op == TJ_OP_DOT)
+        return 4;
+    if (from_indices(w, x, 0))
+        return 1;
+    return undecided_carry(w, x) ? 2 : 3;
+}
+
 static const tj_layout *elementwise_layout(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    const tj_layout *first = NULL, *indexed = NULL;
+    const tj_layout *best = NULL;
+    int weight = -1;
     for (uint32_t a = 0; a < in->nargs; a++) {
         const tj_layout *l = one_of(w, in->args[a]);
-        if (!l || l->rank == 0)
-            continue;
-        if (lw_is_soft(w, in->args[a]))
-            first = first ? first : l;
-        else if (from_indices(w, in->args[a], 0))
-            indexed = indexed ? indexed : l;
-        else
-            return l;
+        int wt = l && l->rank > 0 ? layout_weight(w, in->args[a]) : -1;
+        if (wt > weight) {
+            best = l;
+            weight = wt;
+        }
     }
-    return indexed ? indexed : first ? first : lw_canonical(w, in->type);
+    return best ? best : lw_canonical(w, in->type);
 }
 
 static const tj_layout *reduced_layout(lw *w, tj_ref r)
@@ -233,10 +254,14 @@ static int assign_inst(lw *w, tj_ref r)
     case TJ_OP_ARGMIN: return set_one(w, r, reduced_layout(w, r));
     case TJ_OP_CUMSUM:
     case TJ_OP_CUMPROD: return set_one(w, r, one_of(w, in->args[0]));
-    case TJ_OP_DOT:
+    case TJ_OP_DOT: {
+        lw_mma plan;
+        if (lw_mma_plan(w, r, &plan) && plan.regs) /* the fragments' own layout */
+            return set_one(w, r, lw_mma_result_layout(w, &plan));
         if (in->nargs > 2 && in->args[2] && !lw_is_soft(w, in->args[2]))
             return set_one(w, r, one_of(w, in->args[2]));
         return set_one(w, r, lw_canonical(w, in->type));
+    }
     default: break;
     }
     if (tj_op_get(in->op)->flags & TJ_OPF_ELEM)

@@ -65,6 +65,10 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         p->lda = p->k;
         p->ldb = p->ldc = p->n;
     }
+    if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p)) {
+        p->regs = 1;
+        return p->tm * p->tn <= MAX_ATOMS_PER_WARP;
+    }
     /* the warp grid: whole atom blocks per warp, a warp's rows in one batch,
      * the fewest shared-memory elements loaded per k step */
     int64_t best = -1;
@@ -100,8 +104,27 @@ typedef struct warp_atoms {
     tj_ref *row; /* per atom row i: its first row in the stacked accumulator */
 } warp_atoms;
 
+/* Register results: atom i of warp row wi starts at row 8 wi + 16 wm i,
+ * atom j of warp column wj at column 8 wj + 8 wn j (lower_mma_regs.c). */
+static warp_atoms locate_interleaved(lw *w, const lw_mma *p)
+{
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref wi = lw_op2(w, TJ_OP_DIV, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wn));
+    tj_ref wj = lw_op2(w, TJ_OP_REM, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wn));
+    warp_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn), NULL, NULL};
+    for (int64_t i = 0; i < p->tm; i++)
+        at.a[i] = lw_mul_imm(w, lw_add_imm(w, lw_mul_imm(w, wi, 8), 16 * p->wm * i), p->lda);
+    for (int64_t j = 0; j < p->tn; j++)
+        at.b[j] = lw_add_imm(w, lw_mul_imm(w, wj, 8), 8 * p->wn * j);
+    w->hoisting = was;
+    return at;
+}
+
 static warp_atoms locate(lw *w, const lw_mma *p)
 {
+    if (p->regs)
+        return locate_interleaved(w, p);
     int was = w->hoisting;
     w->hoisting = 1;
     tj_ref warp = lw_op2(w, TJ_OP_REM, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wm * p->wn));
@@ -198,9 +221,10 @@ static void load_run(lw *w, tj_ref addr, uint32_t n, tj_ref *out)
 
 static tj_type fragment_type(lw *w, int role, tj_dtype in) { return tj_type_fragment(w->c, role, in); }
 
-static tj_ref mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld)
+/* rows 8-15 of the fragment at row `half` (0: the next 8 rows) */
+static tj_ref mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_t half)
 {
-    tj_ref args[3] = {addr, lw_const_int(w, TJ_DT_I32, ld), TJ_NONE};
+    tj_ref args[3] = {addr, lw_const_int(w, TJ_DT_I32, ld), half && half != 8 ? lw_const_int(w, TJ_DT_I32, half) : TJ_NONE};
     tj_ref f = lw_emit(w, TJ_OP_MMA_LOAD, fragment_type(w, role, in), args, 3);
     w->dst->insts[f].imm = role;
     return f;
@@ -214,7 +238,7 @@ static tj_ref *load_accumulators(lw *w, const lw_mma *p, uint32_t buf)
     uint32_t n = (uint32_t)(p->tm * p->tn);
     tj_ref *c = lw_new_regs(w, n);
     for (uint32_t i = 0; i < n; i++)
-        c[i] = mma_load(w, TJ_MMA_C, TJ_DT_F32, lw_smem_addr(w, buf, at.c[i], 4), p->ldc);
+        c[i] = mma_load(w, TJ_MMA_C, TJ_DT_F32, lw_smem_addr(w, buf, at.c[i], 4), p->ldc, 0);
     return c;
 }
 
@@ -345,9 +369,11 @@ static tj_ref load_fragment(lw *w, const lw_mma *p, const warp_atoms *at, int ro
                             int64_t i)
 {
     if (role == TJ_MMA_A)
-        return mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda);
+        return mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda,
+                        p->regs ? 8 * p->wm : 0);
     tj_ref krow = lw_mul_imm(w, k0, p->ldb);
-    return mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb);
+    return mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb,
+                    0);
 }
 
 static tj_ref fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, const operand *o, tj_ref k0,
@@ -455,6 +481,17 @@ static tj_ref *preload(lw *w, const lw_mma *p, const warp_atoms *at, tj_ref v, i
     return pre;
 }
 
+/* The c fragments of the accumulator, from registers in layout l. */
+static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
+{
+    uint32_t same = 1;
+    while (same < l->nregs && regs[same] == regs[0])
+        same++;
+    if (!p->regs || same == l->nregs) /* a splat (zeros) is filled without memory */
+        return to_fragments(w, p, l, regs);
+    return lw_mma_pack_c(w, p, regs);
+}
+
 int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -462,8 +499,12 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     uint32_t n = (uint32_t)(p->tm * p->tn);
+    if (p->regs && !tj_layout_equal(l, lw_mma_result_layout(w, p)))
+        return lw_error(w, "internal error: a dot with register results in another layout");
     warp_atoms at = locate(w, p);
-    operand a = {0, preload(w, p, &at, in->args[0], TJ_MMA_A)}, b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B)};
+    tj_ref *a_regs = p->regs ? lw_mma_a_from_registers(w, p, in->args[0]) : NULL;
+    operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A)};
+    operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B)};
     tj_ref *c;
     if (av && av->frags) { /* carried by the enclosing loop (lw_mma_carried) */
         c = lw_new_regs(w, n);
@@ -477,7 +518,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
             for (uint32_t i = 0; i < l->nregs; i++)
                 regs[i] = lw_const_float(w, TJ_DT_F32, 0);
         }
-        c = to_fragments(w, p, l, regs);
+        c = accumulators(w, p, l, regs);
     }
     lw_smem_begin(w);
     if (!a.pre)
@@ -492,7 +533,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
         return 1;
     }
-    lw_set_regs(w, r, l, from_fragments(w, p, l, c));
+    lw_set_regs(w, r, l, p->regs ? lw_mma_unpack_c(w, p, l, c) : from_fragments(w, p, l, c));
     return 1;
 }
 
@@ -521,8 +562,8 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
     const tj_inst *dot = &src->insts[d];
     if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
         return TJ_NONE;
-    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p))
-        return TJ_NONE;
+    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || p->regs)
+        return TJ_NONE; /* register results need no carrying: the loop carries the registers */
     return d;
 }
 

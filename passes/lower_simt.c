@@ -489,7 +489,8 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     const tj_kernel *k = w->src = piped;
     if (!pick_warps(w, opt))
         return NULL;
-    w->smem_limit = opt && opt->smem_limit ? opt->smem_limit : TJ_SMEM_LIMIT_CUDA;
+    w->target = opt ? opt->target : TJ_LOWER_CUDA;
+    w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (!copy_grid(w))
@@ -523,11 +524,15 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
     return d;
 }
 
-int tj_pass_lower_simt(tj_kernel *k)
+static int lower_in_place(tj_kernel *k, tj_lower_target target)
 {
-    tj_kernel *d = tj_lower_simt(k, NULL);
+    tj_kernel *d = tj_lower_simt(k, &(tj_lower_options){.target = target});
     if (!d)
         return 1;
     *k = *d; /* both live in the context's arena */
     return 0;
 }
+
+int tj_pass_lower_simt(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA); }
+
+int tj_pass_lower_simt_metal(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_METAL); }

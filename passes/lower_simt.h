@@ -68,6 +68,7 @@ typedef struct lw {
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
     uint32_t smem_limit;   /* the target's shared memory per program */
+    tj_lower_target target;
     int smem_dirty;        /* shared memory was read since the last barrier */
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
@@ -218,6 +219,7 @@ typedef struct lw_mma {
     int64_t lda, ldb, ldc;      /* padded row strides in shared memory */
     int wm, wn;                 /* the warp grid over the atoms */
     int64_t tm, tn;             /* atoms per warp */
+    int regs;                   /* the result lives in registers (lower_mma_regs.c) */
 } lw_mma;
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
@@ -228,6 +230,13 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
 /* Tile value v in layout l as c fragments, and fragments back to registers. */
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
+
+/* lower_mma_regs.c: results in the registers of the PTX fragment layout */
+int lw_mma_regs_grid(const lw *w, lw_mma *p);
+const tj_layout *lw_mma_result_layout(lw *w, const lw_mma *p);
+tj_ref *lw_mma_pack_c(lw *w, const lw_mma *p, const tj_ref *regs);
+tj_ref *lw_mma_unpack_c(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
+tj_ref *lw_mma_a_from_registers(lw *w, const lw_mma *p, tj_ref a);
 
 /* sort (lower_sort.c): whether (ka, ia) comes before (kb, ib): by key (NaN
  * above everything, descending reverses), then by position; positions from

@@ -24,6 +24,7 @@ static const pass_entry pass_table[] = {
     {"specialize", tj_pass_specialize, NULL},
     {"prefetch", tj_pass_prefetch, NULL},
     {"lower-simt", tj_pass_lower_simt, NULL},
+    {"lower-simt-metal", tj_pass_lower_simt_metal, NULL},
 };
 enum { NPASSES = sizeof pass_table / sizeof pass_table[0] };
 

@@ -119,7 +119,7 @@ const tj_kernel *tj_metal_compile(tj_metal *m, const tj_kernel *tile, const tj_a
         tj_kernel *k = tj_kernel_clone(tile);
         tj_facts_from_args(k, args, nargs);
         if (!tj_pass_specialize(k))
-            simt = tj_lower_simt(k, &(tj_lower_options){.smem_limit = TJ_SMEM_LIMIT_METAL});
+            simt = tj_lower_simt(k, &(tj_lower_options){.target = TJ_LOWER_METAL});
     }
     if (!simt || tj_optimize(simt, 0) || tj_emit_msl(simt, &msl)) {
         snprintf(err->msg, sizeof err->msg, "%s", tj_diag_render(tile->ctx));

@@ -17,14 +17,18 @@ void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs);
  * the bounds checks they make dead. A Tile IR pass. */
 int tj_pass_specialize(tj_kernel *k);
 
-typedef struct tj_lower_options {
-    int warps;           /* threads per program / 32; 0: the config's `warps`, else 4 */
-    uint32_t smem_limit; /* shared memory a program may use; 0: TJ_SMEM_LIMIT_CUDA */
-} tj_lower_options;
-
-/* Shared memory per program: sm_90 (227 KiB with the opt-in attribute) and
- * Metal's threadgroup memory. */
+/* What the SIMT IR is for. CUDA: 227 KiB of shared memory per program
+ * (sm_90 with the opt-in attribute), and `dot` keeps its result in the
+ * registers of the PTX fragment layout (mma_pack / mma_unpack). Metal: 32 KiB
+ * of threadgroup memory, fragments opaque (Apple's lane layout is not
+ * documented): results go through threadgroup memory. */
+typedef enum tj_lower_target { TJ_LOWER_CUDA = 0, TJ_LOWER_METAL = 1 } tj_lower_target;
 enum { TJ_SMEM_LIMIT_CUDA = 227 * 1024, TJ_SMEM_LIMIT_METAL = 32 * 1024 };
+
+typedef struct tj_lower_options {
+    int warps;              /* threads per program / 32; 0: the config's `warps`, else 4 */
+    tj_lower_target target; /* default: CUDA */
+} tj_lower_options;
 
 /* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same
  * context. NULL after reporting a diagnostic. */
@@ -33,6 +37,8 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt);
 /* tj_lower_simt as a pass ("lower-simt"): k becomes the SIMT kernel (the
  * config's `warps`, else 4). */
 int tj_pass_lower_simt(tj_kernel *k);
+/* The same for Metal ("lower-simt-metal"). */
+int tj_pass_lower_simt_metal(tj_kernel *k);
 
 /* Optimizes and specializes k (in place; its facts and spec are used), then
  * lowers it and optimizes the SIMT kernel it returns: what every client

@@ -24,7 +24,7 @@ static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
 static void compile_every_kernel(tj_ctx *c, const tj_program *p)
 {
     static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
-    const tj_lower_options metal = {.smem_limit = TJ_SMEM_LIMIT_METAL};
+    const tj_lower_options metal = {.target = TJ_LOWER_METAL};
     for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 4; i++) {
         tj_binding *config;
         uint32_t nconfig;

@@ -45,7 +45,7 @@ static int emit_ptx(tj_kernel *k, const char *arch, tj_buf *out)
 static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
 {
     (void)arch;
-    tj_kernel *simt = tj_lower_pipeline(k, &(tj_lower_options){.smem_limit = TJ_SMEM_LIMIT_METAL}, 1);
+    tj_kernel *simt = tj_lower_pipeline(k, &(tj_lower_options){.target = TJ_LOWER_METAL}, 1);
     return simt ? tj_emit_msl(simt, out) : -1;
 }
 
