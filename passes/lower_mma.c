@@ -34,6 +34,17 @@ static uint64_t staging_bytes(const lw_mma *p)
     return (uint64_t)(p->batch * (p->m * p->lda + p->k * p->ldb) * p->size);
 }
 
+/* Whether dot r accumulates into a loop's carried value (its acc operand a
+ * loop argument): its result then goes on to the next product mostly. */
+static int accumulates(const lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    const tj_inst *a = acc ? &w->src->insts[acc] : NULL;
+    tj_ref owner = a && a->op == TJ_OP_ARG && a->imm > 0 ? w->src->blocks[a->block].owner : TJ_NONE;
+    return owner && w->src->insts[owner].op == TJ_OP_FOR;
+}
+
 /* Whether dot r can use the atom, and how: 0 when it cannot (the FMA
  * lowering takes it). */
 int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
@@ -65,7 +76,7 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         p->lda = p->k;
         p->ldb = p->ldc = p->n;
     }
-    if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p)) {
+    if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p, accumulates(w, r))) {
         p->regs = 1;
         return p->tm * p->tn <= MAX_ATOMS_PER_WARP;
     }

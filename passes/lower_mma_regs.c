@@ -22,22 +22,29 @@
 enum { LANES_ROWS = 8, LANES_COLS = 4, COLS_PER_LANE = 2 };
 
 /* The warp grid for register results: every warp at work (wm * wn =
- * warps), whole 16-row atom pairs and 8-column granules per warp; wn = 1
- * when it fits (a warp then holds whole rows: row reductions stay in the
- * warp and the result can feed another dot's a from registers). */
-int lw_mma_regs_grid(const lw *w, lw_mma *p)
+ * warps), whole 16-row atom pairs and 8-column granules per warp. A product
+ * that only accumulates (`acc = dot(a, b, acc)` in a loop) takes the grid
+ * that loads the fewest fragment bytes per k step; any other takes wn = 1
+ * when it fits: a warp then holds whole rows, so row reductions stay in the
+ * warp and the result can feed another dot's a from registers. */
+int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates)
 {
+    int64_t best = -1;
     for (int wn = 1; wn <= w->nwarps; wn *= 2) {
         int wm = w->nwarps / wn;
         if (p->m % (TJ_MMA_M * wm) || p->n % (TJ_MMA_N * wn))
             continue;
+        int64_t tm = p->m / (TJ_MMA_M * wm), tn = p->n / (TJ_MMA_N * wn);
+        int64_t bytes = (tm * TJ_MMA_M + tn * TJ_MMA_N) * p->katom * p->size;
+        if (best >= 0 && (!accumulates || bytes >= best))
+            continue;
+        best = bytes;
         p->wm = wm;
         p->wn = wn;
-        p->tm = p->m / (TJ_MMA_M * wm);
-        p->tn = p->n / (TJ_MMA_N * wn);
-        return 1;
+        p->tm = tm;
+        p->tn = tn;
     }
-    return 0;
+    return best >= 0;
 }
 
 static const tj_layout *fragment_layout(lw *w, int64_t rows, int64_t cols, int wm, int wn)

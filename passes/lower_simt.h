@@ -232,7 +232,7 @@ tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
 
 /* lower_mma_regs.c: results in the registers of the PTX fragment layout */
-int lw_mma_regs_grid(const lw *w, lw_mma *p);
+int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates);
 const tj_layout *lw_mma_result_layout(lw *w, const lw_mma *p);
 tj_ref *lw_mma_pack_c(lw *w, const lw_mma *p, const tj_ref *regs);
 tj_ref *lw_mma_unpack_c(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
