@@ -97,8 +97,9 @@ int tj_simt_mma_load(tj_simt *s, tj_ref r)
             uint32_t t = warp * WARP + l;
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
-                element_of((int)in->imm, rv->dt, l, j, &row, &col);
-                uint64_t at = element_addr(addr, ld, half, size, row, col);
+                int bt = in->imm == TJ_MMA_BT; /* memory holds B^T: element (k, n) at (n, k) */
+                element_of(bt ? TJ_MMA_B : (int)in->imm, rv->dt, l, j, &row, &col);
+                uint64_t at = bt ? element_addr(addr, ld, half, size, col, row) : element_addr(addr, ld, half, size, row, col);
                 if (tj_simt_shared_get(s, r, t, at, rv->dt, &rv->data[t * w + j]))
                     return -1;
             }

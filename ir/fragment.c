@@ -1,6 +1,12 @@
 /* Matrix fragment types of SIMT IR (ir.h, docs/simt.md). */
 #include "tilejit/ir.h"
 
+const char *tj_mma_role_name(int64_t role)
+{
+    static const char *const names[] = {[TJ_MMA_A] = "a", [TJ_MMA_B] = "b", [TJ_MMA_C] = "c", [TJ_MMA_BT] = "bt"};
+    return role >= TJ_MMA_A && role <= TJ_MMA_BT ? names[role] : NULL;
+}
+
 int tj_mma_k(tj_dtype in)
 {
     switch (in) {
@@ -19,7 +25,8 @@ tj_type tj_type_fragment(tj_ctx *c, int role, tj_dtype in)
     int32_t a[2] = {TJ_MMA_M, k}, b[2] = {k, TJ_MMA_N}, acc[2] = {TJ_MMA_M, TJ_MMA_N};
     switch (role) {
     case TJ_MMA_A: return tj_type_tile(c, in, 2, a);
-    case TJ_MMA_B: return tj_type_tile(c, in, 2, b);
+    case TJ_MMA_B:
+    case TJ_MMA_BT: return tj_type_tile(c, in, 2, b);
     case TJ_MMA_C: return tj_type_tile(c, TJ_DT_F32, 2, acc);
     default: return TJ_TYPE_NONE;
     }

@@ -144,15 +144,14 @@ static void parse_mma_attr(parser *p, inst_text *it)
 {
     expect_key(p, "role");
     const tj_tok *t = peek(p);
-    static const char *const roles[] = {[TJ_MMA_A] = "a", [TJ_MMA_B] = "b", [TJ_MMA_C] = "c"};
-    for (int r = TJ_MMA_A; r <= TJ_MMA_C; r++) {
-        if (is_word(t, roles[r])) {
+    for (int r = TJ_MMA_A; r <= TJ_MMA_BT; r++) {
+        if (is_word(t, tj_mma_role_name(r))) {
             it->imm = r;
             next(p);
             return;
         }
     }
-    tjp_fail_expected(p, "'a', 'b' or 'c'");
+    tjp_fail_expected(p, "'a', 'b', 'c' or 'bt'");
 }
 
 /* `{key = value}` after the operands, as the op's attribute kind says. */
@@ -163,7 +162,7 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         [TJ_ATTR_INDEX] = "'{index = N}'", [TJ_ATTR_AXIS] = "'{axis = N}'",
         [TJ_ATTR_PERM] = "'{perm = [...]}'", [TJ_ATTR_VIEW] = "'{axes = [...]}'",
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
-        [TJ_ATTR_MMA] = "'{role = a|b|c}'",
+        [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */

@@ -197,8 +197,8 @@ static void print_attr(const tj_inst *in, tj_buf *out)
             tj_buf_printf(out, " {precision = %" PRId64 "}", in->imm);
         break;
     case TJ_ATTR_MMA:
-        if (in->imm >= TJ_MMA_A && in->imm <= TJ_MMA_C)
-            tj_buf_printf(out, " {role = %c}", "abc"[in->imm]);
+        if (tj_mma_role_name(in->imm))
+            tj_buf_printf(out, " {role = %s}", tj_mma_role_name(in->imm));
         else
             tj_buf_printf(out, " {role = %" PRId64 "}", in->imm);
         break;

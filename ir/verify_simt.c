@@ -209,13 +209,13 @@ static int expect_matrix_place(V *v, tj_ref r)
     return expect_scalar(v, r, 0, TJ_DT_U32, "the address") && expect_scalar(v, r, 1, TJ_DT_I32, "the row stride");
 }
 
-static int expect_role(V *v, tj_ref r, tj_type t)
+static int expect_role(V *v, tj_ref r, tj_type t, int last)
 {
     const tj_inst *in = inst(v, r);
-    if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C)
-        tj_verify_fail(v, r, "role %" PRId64 " is not a, b or c", in->imm);
+    if (in->imm < TJ_MMA_A || in->imm > last)
+        tj_verify_fail(v, r, "role %" PRId64 " is not %s", in->imm, last == TJ_MMA_BT ? "a, b, c or bt" : "a, b or c");
     else if (!tj_type_is_fragment(v->c, t) || tj_type_fragment(v->c, (int)in->imm, dtype_of(v, t)) != t)
-        tj_verify_fail(v, r, "%s is not a fragment of role %c", TS(t), "abc"[in->imm]);
+        tj_verify_fail(v, r, "%s is not a fragment of role %s", TS(t), tj_mma_role_name(in->imm));
     else
         return 1;
     return 0;
@@ -225,17 +225,18 @@ static int expect_role(V *v, tj_ref r, tj_type t)
 static void check_mma_load(V *v, tj_ref r)
 {
     tj_type t = inst(v, r)->type;
-    if (!expect_matrix_place(v, r) || !expect_role(v, r, t) || !arg_type(v, r, 2))
+    if (!expect_matrix_place(v, r) || !expect_role(v, r, t, TJ_MMA_BT) || !arg_type(v, r, 2))
         return;
-    if (expect_scalar(v, r, 2, TJ_DT_I32, "the row of the second half") && tj_type_get(v->c, t)->shape[0] < 16)
-        tj_verify_fail(v, r, "%s has no second half of rows", TS(t));
+    if (expect_scalar(v, r, 2, TJ_DT_I32, "the row of the second half") &&
+        (tj_type_get(v->c, t)->shape[0] < 16 || inst(v, r)->imm == TJ_MMA_BT))
+        tj_verify_fail(v, r, "%s {role = %s} has no second half of rows", TS(t), tj_mma_role_name(inst(v, r)->imm));
 }
 
 /* mma_pack v {role}: the lane's numel / 32 elements, in the PTX order */
 static void check_mma_pack(V *v, tj_ref r)
 {
     tj_type t = inst(v, r)->type, x = arg_type(v, r, 0);
-    if (!expect_role(v, r, t))
+    if (!expect_role(v, r, t, TJ_MMA_C))
         return;
     int32_t n = (int32_t)(tj_type_numel(v->c, t) / 32);
     if (x != tj_type_tile(v->c, dtype_of(v, t), 1, &n))

@@ -32,6 +32,15 @@
 
 enum { MS_MAX_COMPONENTS = 16 };
 
+/* What a shfl_xor butterfly recognized as a SIMD- or quad-group reduction
+ * makes of an instruction (msl_reduce.c). */
+typedef enum msl_reduce_role {
+    MS_RED_NONE,     /* printed as itself */
+    MS_RED_ABSORBED, /* a shuffle or intermediate value of a reduction: not printed */
+    MS_RED_SIMD,     /* the result: metal::simd_<op> */
+    MS_RED_QUAD,     /* the result: metal::quad_<op> */
+} msl_reduce_role;
+
 /* Helper functions written into the preamble on demand. */
 typedef enum msl_helper {
     MH_BF16,      /* tj_bf2f, tj_f2bf */
@@ -80,6 +89,8 @@ typedef struct msl_emitter {
     int needs_msl_3_1;   /* bfloat simdgroup matrices */
     int failed;
     simt_walker walk;    /* blocks, grid values and shared checks */
+    uint8_t *reduce_role;/* per instruction: msl_reduce_role (msl_reduce.c) */
+    tj_ref *reduce_src;  /* per reduction result: the value it reduces */
 } msl_emitter;
 
 /* ---- msl_emit.c: driver, values, text ---- */
@@ -176,6 +187,13 @@ const char *ms_matrix_type(tj_dtype dt);
 uint32_t ms_mark_matrices(msl_emitter *e, tj_type t, uint32_t first);
 /* Sets e->needs_msl_3_1 when the kernel has bfloat matrices. */
 void ms_plan_matrices(msl_emitter *e);
+
+/* ---- msl_reduce.c: butterflies as simd_<op> and quad_<op> ---- */
+/* Sets reduce_role and reduce_src for every recognized butterfly. */
+void ms_plan_reductions(msl_emitter *e);
+/* Emits r, whose reduce_role is not MS_RED_NONE: nothing for an absorbed
+ * value, one call for a result. */
+int ms_emit_reduction(msl_emitter *e, tj_ref r);
 
 /* ---- msl_mem.c ---- */
 /* Whether operand a of r is an address (the tensor parameter in *param). */

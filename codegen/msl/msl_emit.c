@@ -106,6 +106,8 @@ static int builds_address(const msl_emitter *e, tj_ref r)
 static int emit_inst(void *target, tj_ref r, int depth)
 {
     msl_emitter *e = target;
+    if (e->reduce_role[r] != MS_RED_NONE)
+        return ms_emit_reduction(e, r);
     if (builds_address(e, r))
         return ms_emit_address(e, r);
     tj_op op = e->k->insts[r].op;
@@ -147,7 +149,7 @@ static int check_kernel(msl_emitter *e)
         return -1;
     if (k->smem_bytes > TJ_SMEM_LIMIT_METAL)
         return ms_fail(e, 0, "needs %u bytes of threadgroup memory; Metal allows %d (lower with "
-                       "smem_limit = TJ_SMEM_LIMIT_METAL)", k->smem_bytes, TJ_SMEM_LIMIT_METAL);
+                       "target = TJ_LOWER_METAL)", k->smem_bytes, TJ_SMEM_LIMIT_METAL);
     if (e->uses_smem && !k->smem_bytes)
         return ms_fail(e, 0, "uses threadgroup memory but smem_bytes is 0");
     ms_plan_matrices(e);
@@ -202,6 +204,7 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
     e->walk = (simt_walker){e->k, e->defined, e->ncomp, e, emit_inst, walk_fail, ms_fragment_parts};
     if (check_kernel(e))
         return -1;
+    ms_plan_reductions(e);
     if (simt_walk_grid(&e->walk) || simt_walk_block(&e->walk, e->k->body, 0))
         return -1;
     write_source(e, out);

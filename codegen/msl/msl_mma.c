@@ -106,11 +106,19 @@ static int emit_load(msl_emitter *e, tj_ref r)
     int rows, cols;
     tj_dtype dt;
     msl_str ptr, ld;
-    if (!tile_grid(e, in->type, &rows, &cols, &dt) || in->imm < TJ_MMA_A || in->imm > TJ_MMA_C ||
+    if (!tile_grid(e, in->type, &rows, &cols, &dt) || in->imm < TJ_MMA_A || in->imm > TJ_MMA_BT ||
         tj_type_fragment(e->c, (int)in->imm, dt) != in->type)
         return ms_fail(e, r, "the result is not a fragment of the load's role");
     if (matrix_place(e, r, dt, &ptr, &ld) || ms_define(e, r, in->type))
         return -1;
+    if (in->imm == TJ_MMA_BT) { /* memory holds B^T: tile i is columns 8i.. of it, loaded transposed */
+        for (int i = 0; i < rows; i++) {
+            msl_str v = ms_var(e, r, (uint32_t)i);
+            ms_line(e, "%s %s;", ms_matrix_type(dt), v.s);
+            ms_line(e, "metal::simdgroup_load(%s, %s, %s, ulong2(%d, 0), true);", v.s, ptr.s, ld.s, i * MS_TILE);
+        }
+        return 0;
+    }
     /* rows 8-15 start at row `half` when given */
     msl_str half = in->nargs > 2 && in->args[2] ? ms_fmt("ulong(%s)", ms_arg(e, r, 2, 0).s) : ms_fmt("%d", MS_TILE);
     for (int i = 0; i < rows; i++)

@@ -190,9 +190,28 @@ static void parts_of(const ptx_emitter *e, tj_ref v, ptx_reg *out)
 
 /* ---- mma_load, mma_store --------------------------------------------------------- */
 
+/* b from its transpose (n rows of k, row-major): .x2 without .trans over
+ * columns 0-7 and 8-15 of the 8 rows; lane l (< 16) addresses row l % 8,
+ * column (l / 8) * 8, and register j of lane l gets row l / 4 (n = g),
+ * columns 2(l % 4) + i (k = 2t + i) of matrix j: exactly b's fragment. */
+static void load_ldmatrix_bt(ptx_emitter *e, tj_ref r, const ptx_reg *d)
+{
+    char regs[96];
+    ptx_reg row = px_tmp(e, PX_B32), col = px_tmp(e, PX_B32);
+    px_ins(e, "and.b32 %s, %s, 7", RN(row), RN(e->lane.row16));
+    px_ins(e, "and.b32 %s, %s, 8", RN(col), RN(e->lane.row16));
+    ptx_reg p = lane_address(e, r, row, &col, 2);
+    px_reg_list(regs, sizeof regs, d, 2);
+    px_ins(e, "ldmatrix.sync.aligned.m8n8.x2.shared.b16 %s, [%s]", regs, RN(p));
+}
+
 static void load_ldmatrix(ptx_emitter *e, tj_ref r, tj_mma_role role, const ptx_reg *d)
 {
     char regs[96];
+    if (role == TJ_MMA_BT) {
+        load_ldmatrix_bt(e, r, d);
+        return;
+    }
     ptx_reg row = ldmatrix_row(e, r);
     if (role == TJ_MMA_A) {
         ptx_reg p = lane_address(e, r, row, &e->lane.col8, 2);
@@ -214,10 +233,14 @@ static void load_tf32(ptx_emitter *e, tj_ref r, tj_mma_role role, const ptx_reg 
         px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[1]), RN(q));
         px_ins(e, "ld.shared.f32 %s, [%s+16]", RN(d[2]), RN(p));
         px_ins(e, "ld.shared.f32 %s, [%s+16]", RN(d[3]), RN(q));
-    } else { /* (t, g), (t+4, g) */
+    } else if (role == TJ_MMA_B) { /* (t, g), (t+4, g) */
         ptx_reg p = lane_address(e, r, e->lane.quad, &e->lane.group, 4), q = rows_below(e, r, p, 4, 4);
         px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[0]), RN(p));
         px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[1]), RN(q));
+    } else { /* from the transpose: (g, t), (g, t+4) */
+        ptx_reg p = lane_address(e, r, e->lane.group, &e->lane.quad, 4);
+        px_ins(e, "ld.shared.f32 %s, [%s]", RN(d[0]), RN(p));
+        px_ins(e, "ld.shared.f32 %s, [%s+16]", RN(d[1]), RN(p));
     }
     for (uint32_t i = 0; i < n; i++)
         px_ins(e, "cvt.rna.tf32.f32 %s, %s", RN(d[i]), RN(d[i]));
@@ -242,16 +265,16 @@ static int emit_load(ptx_emitter *e, tj_ref r)
     tj_type t = in->type;
     if (in->nargs != 3)
         return px_fail(e, r, "mma_load takes an address, a row stride and where rows 8-15 start");
-    if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_C)
-        return px_fail(e, r, "role %lld is not a, b or c", (long long)in->imm);
+    if (in->imm < TJ_MMA_A || in->imm > TJ_MMA_BT)
+        return px_fail(e, r, "role %lld is not a, b, c or bt", (long long)in->imm);
     tj_mma_role role = (tj_mma_role)in->imm;
     tj_dtype dt = tj_type_is_fragment(e->c, t) ? tj_type_get(e->c, t)->dtype : TJ_DT_INVALID;
     if (dt == TJ_DT_INVALID || fragment_result(e, r, tj_type_fragment(e->c, role, dt)))
         return e->failed ? -1 : px_fail(e, r, "the result is not a matrix fragment");
     if (check_place(e, r, tj_dtype_size(dt)) || (has_half(e, r) && px_operand_check(e, r, 2, 1, TJ_DT_I32)))
         return -1;
-    if (has_half(e, r) && dt == TJ_DT_F32 && role == TJ_MMA_B)
-        return px_fail(e, r, "an f32 b fragment has 8 rows: no second half");
+    if (has_half(e, r) && ((dt == TJ_DT_F32 && role == TJ_MMA_B) || role == TJ_MMA_BT))
+        return px_fail(e, r, "this fragment's memory has 8 rows: no second half");
     if (px_define(e, r, t))
         return -1;
     ptx_reg d[MAX_PARTS];

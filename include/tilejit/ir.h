@@ -123,8 +123,11 @@ typedef enum tj_attr_kind {
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
 enum { TJ_SORT_DESCENDING = 1 };
-/* Which operand of the matrix atom a fragment is (docs/simt.md). */
-typedef enum tj_mma_role { TJ_MMA_A = 0, TJ_MMA_B = 1, TJ_MMA_C = 2 } tj_mma_role;
+/* Which operand of the matrix atom a fragment is (docs/simt.md); BT: a b
+ * fragment loaded from memory that holds its transpose (mma_load only). */
+typedef enum tj_mma_role { TJ_MMA_A = 0, TJ_MMA_B = 1, TJ_MMA_C = 2, TJ_MMA_BT = 3 } tj_mma_role;
+/* The name of a role ("a", "b", "c", "bt"), NULL for none. */
+const char *tj_mma_role_name(int64_t role);
 /* VIEW flags, set by the specialize pass (docs/simt.md): bit a (a < 6):
  * tensor axis a needs no bounds check; bits 8-11: log2 of g, where the
  * slice start and the tensor's size along the last axis are multiples of g

@@ -4,7 +4,9 @@
  * random data under the forward, reverse and shuffled schedules, and every
  * output tensor must equal the SIMT interpreter's: bit-exact, but for the
  * math functions (libm vs the generator's erf, a few ulps) and float
- * atomics (their order). Kernels Metal cannot run (f64, 64-bit atomics)
+ * atomics (their order). Butterflies of shuffles, which the generator
+ * prints as simd_<op>/quad_<op> reductions, are added here (f32 sums there
+ * reassociate: a few ulps). Kernels Metal cannot run (f64, 64-bit atomics)
  * must be refused with the reason; deliberately broken SIMT kernels (no
  * barrier, a read of shared memory nobody wrote) must be caught. */
 #include "emu_launch.h"
@@ -65,6 +67,88 @@ static void build_params(tt_kb *kb)
     tt_end(kb);
 }
 
+/* ---- butterflies: reductions across lanes ------------------------------------------ */
+
+static const tj_op butterfly_ops[] = {TJ_OP_ADD, TJ_OP_MUL, TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_MAX, TJ_OP_MIN};
+static const char *const butterfly_names[] = {"sum", "product", "and", "or", "xor", "max", "min"};
+static const tj_dtype butterfly_dtypes[] = {TJ_DT_I32, TJ_DT_U32, TJ_DT_F32};
+enum { N_BUTTERFLY_OPS = 7, N_BUTTERFLY_DTYPES = 3 };
+
+/* The butterfly ops on dt: every one on integers; add, mul, max, min on f32. */
+static int butterfly_op_ok(tj_dtype dt, tj_op op)
+{
+    return !tj_dtype_is_float(dt) || op == TJ_OP_ADD || op == TJ_OP_MUL || op == TJ_OP_MAX || op == TJ_OP_MIN;
+}
+
+/* Whether the MSL generator prints op's butterflies on dt as simd_ and quad_
+ * calls (codegen/msl/msl_reduce.c); f32 mul, max, min stay shuffles. */
+static int butterfly_recognized(tj_dtype dt, tj_op op) { return !tj_dtype_is_float(dt) || op == TJ_OP_ADD; }
+
+/* x' = op(x, shfl_xor(x, m)) for each mask m, the shuffle on the left when
+ * `swap` (both orders are butterfly steps). */
+static tj_ref butterfly(tt_kb *kb, tj_op op, tj_ref x, const int *masks, int n, int swap)
+{
+    tj_type t = tt_type(kb, x);
+    for (int i = 0; i < n; i++) {
+        tj_ref s = tt_opi(kb, TJ_OP_SHFL_XOR, t, masks[i], 1, x);
+        x = swap ? tt_bin(kb, op, s, x) : tt_bin(kb, op, x, s);
+    }
+    return x;
+}
+
+/* Per op on dt, three butterflies: over the 32 lanes in a shuffled mask
+ * order (simd_<op>), over the quad (quad_<op>, operands swapped), over 16
+ * lanes (quad_<op>, then two shuffles). f32 sums reassociate: they read
+ * u_x (values in [0, 1)) into outputs named *_reassoc, compared within a
+ * few ulps; everything else must be bit-exact, NaN included. */
+static void build_butterflies(tt_kb *kb, tj_dtype dt)
+{
+    static const int full[] = {4, 16, 1, 8, 2}, quad[] = {2, 1}, sixteen[] = {1, 2, 4, 8};
+    static const char *const shapes[] = {"simd", "quad", "16"};
+    char name[64];
+    snprintf(name, sizeof name, "butterfly_%s", tj_dtype_name(dt));
+    sk_begin(kb, name, SK_THREADS, SK_PROGRAMS);
+    int n = SK_THREADS * SK_PROGRAMS, nout = 0;
+    int is_float = tj_dtype_is_float(dt);
+    tj_ref x = sk_tensor(kb, "x", dt, n), ux = is_float ? sk_tensor(kb, "u_x", dt, n) : TJ_NONE;
+    tj_ref outs[N_BUTTERFLY_OPS * 3];
+    for (int o = 0; o < N_BUTTERFLY_OPS; o++)
+        for (int sh = 0; sh < 3 && butterfly_op_ok(dt, butterfly_ops[o]); sh++) {
+            int reassoc = is_float && butterfly_ops[o] == TJ_OP_ADD;
+            snprintf(name, sizeof name, "%s_%s%s", butterfly_names[o], shapes[sh], reassoc ? "_reassoc" : "");
+            outs[nout++] = sk_tensor(kb, name, dt, n);
+        }
+    tj_ref i = sk_index(kb), v = sk_load_at(kb, x, i, TJ_NONE), u = is_float ? sk_load_at(kb, ux, i, TJ_NONE) : v;
+    nout = 0;
+    for (int o = 0; o < N_BUTTERFLY_OPS; o++) {
+        tj_op op = butterfly_ops[o];
+        if (!butterfly_op_ok(dt, op))
+            continue;
+        tj_ref in = op == TJ_OP_ADD ? u : v;
+        sk_st(kb, sk_addr(kb, outs[nout++], i), butterfly(kb, op, in, full, 5, 0), TJ_NONE);
+        sk_st(kb, sk_addr(kb, outs[nout++], i), butterfly(kb, op, in, quad, 2, 1), TJ_NONE);
+        sk_st(kb, sk_addr(kb, outs[nout++], i), butterfly(kb, op, in, sixteen, 4, 0), TJ_NONE);
+    }
+    tt_end(kb);
+}
+
+/* The MSL of build_butterflies(dt) calls simd_<op> and quad_<op> for the
+ * butterflies the generator recognizes, and neither for the others. */
+static void check_butterfly_msl(const char *msl, tj_dtype dt)
+{
+    char call[64];
+    for (int o = 0; o < N_BUTTERFLY_OPS; o++) {
+        if (!butterfly_op_ok(dt, butterfly_ops[o]))
+            continue;
+        int want = butterfly_recognized(dt, butterfly_ops[o]);
+        for (int g = 0; g < 2; g++) {
+            snprintf(call, sizeof call, "metal::%s_%s(", g ? "quad" : "simd", butterfly_names[o]);
+            EU_CHECK(!strstr(msl, call) == !want, "butterfly_%s: %s %s", tj_dtype_name(dt), call,
+                     want ? "missing" : "printed, but the shuffles must stay");
+        }
+    }
+}
+
 /* ---- broken kernels --------------------------------------------------------------- */
 
 /* out[i] = shared[nthreads-1-tid] after each thread stored its own slot;
@@ -88,6 +172,12 @@ static void build_exchange(tt_kb *kb, const char *name, int barrier, int unwritt
 
 /* ---- checks ---------------------------------------------------------------------------- */
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
 static double tolerance(tj_dtype dt, const char *out)
 {
     static const char *const approx[] = {"erf", NULL}; /* the generator's polynomial vs libm's erff */
@@ -96,16 +186,12 @@ static double tolerance(tj_dtype dt, const char *out)
     int half = dt == TJ_DT_F16 || dt == TJ_DT_BF16;
     if (!strcmp(out, "u_acc")) /* float atomics add in the order the threads run */
         return half ? 32 : 512;
+    if (ends_with(out, "_reassoc")) /* f32 sums as simd_sum/quad_sum in another order: 1 ulp seen */
+        return 4;
     for (const char *const *a = approx; *a; a++)
         if (!strcmp(out, *a))
             return half ? 1 : 4;
     return 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
 }
 
 /* Runs entry e under each schedule against the SIMT interpreter. */
@@ -181,6 +267,9 @@ int main(void)
     for (int f = 0; f < N_METAL_DTYPES; f++)
         build_cast(&es[n++].kb, metal_dtypes[f]);
     build_params(&es[n++].kb);
+    int first_butterfly = n;
+    for (int d = 0; d < N_BUTTERFLY_DTYPES; d++)
+        build_butterflies(&es[n++].kb, butterfly_dtypes[d]);
     build_exchange(&es[n].kb, "no_barrier", 0, 0);
     es[n++].expect_error = "missing barrier";
     build_exchange(&es[n].kb, "unwritten_slot", 1, 1);
@@ -192,6 +281,8 @@ int main(void)
         EU_CHECK(es[i].msl, "%s: no MSL", es[i].kb.k->name);
         srcs[i] = es[i].msl ? es[i].msl : "";
     }
+    for (int d = 0; d < N_BUTTERFLY_DTYPES; d++)
+        check_butterfly_msl(srcs[first_butterfly + d], butterfly_dtypes[d]);
     double t0 = eu_now();
     void *so = eu_build(srcs, n, "catalogue");
     printf("%d kernels emitted (%d refused: f64, 64-bit atomics), compiled in %.1f s\n", n, refused, eu_now() - t0);
