@@ -29,9 +29,20 @@ enum {
 
 /* ---- the plan ---------------------------------------------------------------- */
 
+/* Rows of b's staged memory: k, or n when it holds x of b = trans(x). */
+static int64_t b_rows(const lw_mma *p) { return p->bt ? p->n : p->k; }
+
 static uint64_t staging_bytes(const lw_mma *p)
 {
-    return (uint64_t)(p->batch * (p->m * p->lda + p->k * p->ldb) * p->size);
+    return (uint64_t)(p->batch * (p->m * p->lda + b_rows(p) * p->ldb) * p->size);
+}
+
+/* b = trans(x) of a 2-D x: x is staged as it is (contiguous rows, vector
+ * stores) and the fragments read its transpose. */
+static int b_is_transposed(const lw *w, tj_ref b, int rank)
+{
+    const tj_inst *in = &w->src->insts[b];
+    return rank == 2 && in->op == TJ_OP_PERMUTE && in->nlist == 2 && in->list[0] == 1 && in->list[1] == 0;
 }
 
 /* Whether dot r accumulates into a loop's carried value (its acc operand a
@@ -69,12 +80,14 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         return 0;
     p->rows = p->batch * p->m / TJ_MMA_M;
     p->cols = p->n / TJ_MMA_N;
+    p->bt = b_is_transposed(w, in->args[1], rank);
     p->lda = p->k + ROW_PAD_BYTES / p->size;
-    p->ldb = p->n + ROW_PAD_BYTES / p->size;
+    p->ldb = (p->bt ? p->k : p->n) + ROW_PAD_BYTES / p->size;
     p->ldc = p->n + ROW_PAD_BYTES / 4;
     if (staging_bytes(p) > w->smem_limit) { /* no room for padding: bank conflicts, but it fits */
         p->lda = p->k;
-        p->ldb = p->ldc = p->n;
+        p->ldb = p->bt ? p->k : p->n;
+        p->ldc = p->n;
     }
     if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p, accumulates(w, r))) {
         p->regs = 1;
@@ -382,6 +395,10 @@ static tj_ref load_fragment(lw *w, const lw_mma *p, const warp_atoms *at, int ro
     if (role == TJ_MMA_A)
         return mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda,
                         p->regs ? 8 * p->wm : 0);
+    if (p->bt) /* element (k0, column) of b is element (column, k0) of x */
+        return mma_load(w, TJ_MMA_BT, p->in,
+                        lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, at->b[i], p->ldb), k0), p->size),
+                        p->ldb, 0);
     tj_ref krow = lw_mul_imm(w, k0, p->ldb);
     return mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb,
                     0);
@@ -443,8 +460,11 @@ static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int siz
 
 static uint32_t stage_role(lw *w, const lw_mma *p, tj_ref v, int role)
 {
-    return role == TJ_MMA_A ? stage_operand(w, v, p->batch * p->m, p->lda, p->size)
-                            : stage_operand(w, v, p->batch * p->k, p->ldb, p->size);
+    if (role == TJ_MMA_A)
+        return stage_operand(w, v, p->batch * p->m, p->lda, p->size);
+    if (p->bt)
+        return stage_operand(w, w->src->insts[v].args[0], p->n, p->ldb, p->size);
+    return stage_operand(w, v, p->batch * p->k, p->ldb, p->size);
 }
 
 /* Whether Tile IR value v is defined outside the body of loop s. */

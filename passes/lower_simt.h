@@ -220,6 +220,7 @@ typedef struct lw_mma {
     int wm, wn;                 /* the warp grid over the atoms */
     int64_t tm, tn;             /* atoms per warp */
     int regs;                   /* the result lives in registers (lower_mma_regs.c) */
+    int bt;                     /* b is trans(x): x is staged, b loaded from it (role bt) */
 } lw_mma;
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);

@@ -450,15 +450,17 @@ static inline tj_ref sk_mma_copy(tt_kb *kb, tj_ref src, tj_ref g, int rows, int 
     return smem;
 }
 
-static inline void sk_build_mma(tt_kb *kb, tj_dtype dt)
+/* bt: u_b holds B^T ([8, K] row-major per warp), staged as it is and
+ * loaded with role bt. */
+static inline void sk_build_mma(tt_kb *kb, tj_dtype dt, int bt)
 {
     char name[64];
-    snprintf(name, sizeof name, "mma_%s", tj_dtype_name(dt));
+    snprintf(name, sizeof name, "mma_%s%s", bt ? "bt_" : "", tj_dtype_name(dt));
     enum { WARPS = 2, PROGRAMS = 2 };
     sk_begin(kb, name, WARPS * 32, PROGRAMS);
     int k = tj_mma_k(dt), size = tj_dtype_size(dt);
-    int lda = k + 16 / size, ldb = TJ_MMA_N + 16 / size, ldc = TJ_MMA_N + 4;
-    int abytes = TJ_MMA_M * lda * size, bbytes = k * ldb * size, cbytes = TJ_MMA_M * ldc * 4;
+    int lda = k + 16 / size, ldb = (bt ? k : TJ_MMA_N) + 16 / size, ldc = TJ_MMA_N + 4;
+    int abytes = TJ_MMA_M * lda * size, bbytes = (bt ? TJ_MMA_N : k) * ldb * size, cbytes = TJ_MMA_M * ldc * 4;
     int per_warp = abytes + bbytes + cbytes;
     kb->k->smem_bytes = (uint32_t)(WARPS * per_warp);
     int atoms = WARPS * PROGRAMS;
@@ -469,11 +471,13 @@ static inline void sk_build_mma(tt_kb *kb, tj_dtype dt)
     tj_ref g = tt_bin(kb, TJ_OP_ADD, tt_bin(kb, TJ_OP_MUL, tt_opi(kb, TJ_OP_PROGRAM_ID, i32, 0, 0), sk_i32(kb, WARPS)), warp);
     tj_ref base = tt_cast(kb, tt_bin(kb, TJ_OP_MUL, warp, sk_i32(kb, per_warp)), TJ_DT_U32);
     tj_ref sa = sk_mma_copy(kb, a, g, TJ_MMA_M, k, lda, base);
-    tj_ref sb = sk_mma_copy(kb, b, g, k, TJ_MMA_N, ldb, tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes)));
+    tj_ref sb = sk_mma_copy(kb, b, g, bt ? TJ_MMA_N : k, bt ? k : TJ_MMA_N, ldb,
+                            tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes)));
     tj_ref sc = tt_bin(kb, TJ_OP_ADD, base, tt_ci(kb, TJ_DT_U32, abytes + bbytes));
     tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
     tj_ref fa = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_A, dt), TJ_MMA_A, 3, sa, sk_i32(kb, lda), TJ_NONE);
-    tj_ref fb = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_B, dt), TJ_MMA_B, 3, sb, sk_i32(kb, ldb), TJ_NONE);
+    tj_ref fb = tt_opi(kb, TJ_OP_MMA_LOAD, tj_type_fragment(kb->c, TJ_MMA_B, dt), bt ? TJ_MMA_BT : TJ_MMA_B, 3, sb,
+                       sk_i32(kb, ldb), TJ_NONE);
     tj_type ct = tj_type_fragment(kb->c, TJ_MMA_C, TJ_DT_F32);
     tj_ref c0 = tt_op(kb, TJ_OP_MMA_FILL, ct, 1, tt_cf(kb, TJ_DT_F32, 0.5));
     tj_ref loop = tt_for(kb, sk_i32(kb, 0), sk_i32(kb, 2), sk_i32(kb, 1), 1, c0);
@@ -539,7 +543,9 @@ static inline int sk_build(tt_kb *kb, int index)
         return sk_build_grid(kb), 1;
     static const tj_dtype atoms[] = {TJ_DT_F16, TJ_DT_BF16, TJ_DT_F32};
     if ((i -= 3) < 3)
-        return sk_build_mma(kb, atoms[i]), 1;
+        return sk_build_mma(kb, atoms[i], 0), 1;
+    if ((i -= 3) < 2)
+        return sk_build_mma(kb, atoms[2 * i], 1), 1; /* f16, f32 */
     return 0;
 }
 

@@ -437,9 +437,10 @@ static double element(const unsigned char *buf, tj_dtype dt, size_t i)
 /* mma_<dt>: each warp's 16 x 8 output is 2 * A * B + 0.5 (simt_kernels.h). */
 Test(simt, matrix_atom_multiplies_every_warp)
 {
-    static const char *const names[] = {"mma_f16", "mma_bf16", "mma_f32"};
-    static const tj_dtype dts[] = {TJ_DT_F16, TJ_DT_BF16, TJ_DT_F32};
-    for (int n = 0; n < 3; n++) {
+    static const char *const names[] = {"mma_f16", "mma_bf16", "mma_f32", "mma_bt_f16", "mma_bt_f32"};
+    static const tj_dtype dts[] = {TJ_DT_F16, TJ_DT_BF16, TJ_DT_F32, TJ_DT_F16, TJ_DT_F32};
+    for (int n = 0; n < 5; n++) {
+        int bt = n >= 3; /* u_b holds B^T */
         tt_kb kb;
         build_named(&kb, names[n]);
         sk_args a;
@@ -454,7 +455,7 @@ Test(simt, matrix_atom_multiplies_every_warp)
                     double want = 0.5;
                     for (int kk = 0; kk < k; kk++)
                         want += 2 * element(A, dts[n], (size_t)(g * 16 * k + i * k + kk)) *
-                                element(B, dts[n], (size_t)(g * k * 8 + kk * 8 + j));
+                                element(B, dts[n], (size_t)(g * k * 8 + (bt ? j * k + kk : kk * 8 + j)));
                     double got = out[g * 128 + i * 8 + j];
                     cr_assert(fabs(got - want) <= 1e-5 * want, "%s warp %d (%d, %d): %g, want %g", names[n], g, i,
                               j, got, want);
