@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "passes/lower_simt.h"
+#include "passes/pass_util.h"
 
 enum {
     ROW_PAD_BYTES = 16,
@@ -523,11 +524,42 @@ static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj
     return lw_mma_pack_c(w, p, regs);
 }
 
+/* `x + dot(a, b, 0)`, the dot's only use, with x computed before it: the
+ * add becomes the dot's accumulator (the atom sums in an unspecified order
+ * anyway), and the add takes the dot's value. Saves the registers of two
+ * results at once (FlashAttention's rescaled accumulator). */
+static tj_ref folded_addend(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (in->nargs < 3 || !tj_is_const_float(w->src, in->args[2], 0.0, 0))
+        return TJ_NONE;
+    tj_ref use = TJ_NONE;
+    for (tj_ref u = 1; u < w->src->ninsts; u++) {
+        const tj_inst *ui = &w->src->insts[u];
+        for (uint32_t a = 0; a < ui->nargs; a++) {
+            if (ui->args[a] != r)
+                continue;
+            if (use)
+                return TJ_NONE;
+            use = u;
+        }
+    }
+    const tj_inst *add = use ? &w->src->insts[use] : NULL;
+    if (!add || add->op != TJ_OP_ADD || add->block != in->block || add->type != in->type || add->args[0] == add->args[1])
+        return TJ_NONE;
+    tj_ref x = add->args[0] == r ? add->args[1] : add->args[0];
+    if (!w->vals[x].regs || !tj_layout_equal(lw_layout_of(w, use), lw_layout_of(w, r)))
+        return TJ_NONE;
+    w->same_as[use] = r;
+    return x;
+}
+
 int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
 {
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
-    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    tj_ref addend = p->regs ? folded_addend(w, r) : TJ_NONE;
+    tj_ref acc = addend ? addend : in->nargs > 2 ? in->args[2] : TJ_NONE;
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     uint32_t n = (uint32_t)(p->tm * p->tn);
     if (p->regs && !tj_layout_equal(l, lw_mma_result_layout(w, p)))

@@ -347,6 +347,10 @@ static int lower_inst(lw *w, tj_ref r)
     const tj_inst *in = &w->src->insts[r];
     const tj_op_info *info = tj_op_get(in->op);
     w->loc = in->loc;
+    if (w->same_as[r]) { /* folded into an earlier instruction */
+        w->vals[r] = w->vals[w->same_as[r]];
+        return 1;
+    }
     switch (in->op) {
     case TJ_OP_PARAM:
     case TJ_OP_CONST:
@@ -497,6 +501,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
         return NULL;
     w->dst->body = w->entry = w->cur = tj_block_new(w->dst, TJ_NONE);
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
+    w->same_as = tj_alloc(w->c, sizeof *w->same_as * (k->ninsts + 1));
     w->div = tj_divisibility(k);
     if (!lw_assign_layouts(w))
         return NULL;

@@ -72,6 +72,7 @@ typedef struct lw {
     int smem_dirty;        /* shared memory was read since the last barrier */
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
+    tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower_mma.c) */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
