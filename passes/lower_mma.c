@@ -7,12 +7,10 @@
  * distinct banks); a warp loads the a fragments of its atom rows and the b
  * fragments of its atom columns once per k step and multiplies every pair.
  *
- * Fragments meet the rest of the kernel through shared memory: an
- * accumulator is staged and loaded as c fragments, the result is stored by
- * the atoms and read back in the dot's layout. A loop that only feeds its
- * carried value through one dot (`acc = dot(a, b, acc)`) carries the
- * fragments instead (lw_mma_carried), so that round trip happens once per
- * loop, not once per iteration. */
+ * For CUDA the result stays in the registers of the fragment layout
+ * (lower_mma_regs.c); for Metal, where fragments are opaque, accumulators and
+ * results go through shared memory (lower_mma_smem.c). Operands that do not
+ * change in a loop are loaded as fragments once, before it. */
 #include <string.h>
 
 #include "passes/lower_simt.h"
@@ -22,9 +20,6 @@ enum {
     ROW_PAD_BYTES = 16,
     MAX_ATOMS_PER_WARP = 256,
     UNROLL_STEPS = 4,
-    MAX_VECTOR_BYTES = 16,
-    READBACK_MIN_BYTES = 32 * 1024, /* the result may take this much shared memory, or the operands' */
-    SCRATCH_BYTES = TJ_MMA_M * TJ_MMA_N * 4, /* per warp: where its atoms outside a readback round go */
     PRELOAD_REGS = 32, /* registers per thread an operand's fragments may hold across a loop */
 };
 
@@ -33,7 +28,7 @@ enum {
 /* Rows of b's staged memory: k, or n when it holds x of b = trans(x). */
 static int64_t b_rows(const lw_mma *p) { return p->bt ? p->n : p->k; }
 
-static uint64_t staging_bytes(const lw_mma *p)
+uint64_t lw_mma_staging_bytes(const lw_mma *p)
 {
     return (uint64_t)(p->batch * (p->m * p->lda + b_rows(p) * p->ldb) * p->size);
 }
@@ -85,7 +80,7 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
     p->lda = p->k + ROW_PAD_BYTES / p->size;
     p->ldb = (p->bt ? p->k : p->n) + ROW_PAD_BYTES / p->size;
     p->ldc = p->n + ROW_PAD_BYTES / 4;
-    if (staging_bytes(p) > w->smem_limit) { /* no room for padding: bank conflicts, but it fits */
+    if (lw_mma_staging_bytes(p) > w->smem_limit) { /* no room for padding: bank conflicts, but it fits */
         p->lda = p->k;
         p->ldb = p->bt ? p->k : p->n;
         p->ldc = p->n;
@@ -122,22 +117,15 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
  * (hoisted: they depend on the warp only). Warps past wm * wn repeat the
  * work of warp (id mod wm * wn): they store the same values to the same
  * places. */
-typedef struct warp_atoms {
-    tj_ref *a;   /* per atom row i: its first row of a, times lda */
-    tj_ref *b;   /* per atom column j: its first column of b, plus batch * k * ldb */
-    tj_ref *c;   /* per atom (i, j): its first element of the stacked accumulator */
-    tj_ref *row; /* per atom row i: its first row in the stacked accumulator */
-} warp_atoms;
-
 /* Register results: atom i of warp row wi starts at row 8 wi + 16 wm i,
  * atom j of warp column wj at column 8 wj + 8 wn j (lower_mma_regs.c). */
-static warp_atoms locate_interleaved(lw *w, const lw_mma *p)
+static lw_atoms locate_interleaved(lw *w, const lw_mma *p)
 {
     int was = w->hoisting;
     w->hoisting = 1;
     tj_ref wi = lw_op2(w, TJ_OP_DIV, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wn));
     tj_ref wj = lw_op2(w, TJ_OP_REM, lw_warp(w), lw_const_int(w, TJ_DT_I32, p->wn));
-    warp_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn), NULL, NULL};
+    lw_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn), NULL, NULL};
     for (int64_t i = 0; i < p->tm; i++)
         at.a[i] = lw_mul_imm(w, lw_add_imm(w, lw_mul_imm(w, wi, 8), 16 * p->wm * i), p->lda);
     for (int64_t j = 0; j < p->tn; j++)
@@ -146,7 +134,7 @@ static warp_atoms locate_interleaved(lw *w, const lw_mma *p)
     return at;
 }
 
-static warp_atoms locate(lw *w, const lw_mma *p)
+lw_atoms lw_mma_locate(lw *w, const lw_mma *p)
 {
     if (p->regs)
         return locate_interleaved(w, p);
@@ -158,7 +146,7 @@ static warp_atoms locate(lw *w, const lw_mma *p)
     /* a warp's atom rows lie in one batch: its b rows start at batch * k */
     tj_ref batch = lw_op2(w, TJ_OP_DIV, row0, lw_const_int(w, TJ_DT_I32, p->m / TJ_MMA_M));
     tj_ref brow = lw_mul_imm(w, batch, p->k * p->ldb);
-    warp_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn),
+    lw_atoms at = {lw_new_regs(w, (uint32_t)p->tm), lw_new_regs(w, (uint32_t)p->tn),
                      lw_new_regs(w, (uint32_t)(p->tm * p->tn)), lw_new_regs(w, (uint32_t)p->tm)};
     for (int64_t j = 0; j < p->tn; j++)
         at.b[j] = lw_op2(w, TJ_OP_ADD, brow, lw_mul_imm(w, lw_add_imm(w, col0, j), TJ_MMA_N));
@@ -173,210 +161,17 @@ static warp_atoms locate(lw *w, const lw_mma *p)
     return at;
 }
 
-/* ---- tiles to and from shared memory ----------------------------------------- */
-
-/* Registers i .. i + n - 1 of layout l hold consecutive elements of the
- * last axis (same thread, no wrap): the largest such n <= max dividing
- * the run of contiguous registers. */
-static uint32_t contiguous_run(const tj_layout *l, uint32_t i, uint32_t max)
-{
-    if (l->kind != TJ_LAYOUT_BLOCKED || l->rank == 0)
-        return 1;
-    int fa = l->frame_axis[l->rank - 1];
-    if (fa != l->frank - 1 || tj_layout_axis_wraps(l, fa))
-        return 1;
-    int32_t idx[TJ_MAX_RANK];
-    tj_layout_reg_index(l, i, idx);
-    uint32_t spt = (uint32_t)l->espt[l->rank - 1], n = max;
-    while (n > 1 && (spt % n || idx[fa] % n))
-        n /= 2;
-    return n;
-}
-
-/* The index of register i's element in a row-major buffer whose rows (all
- * axes but the last, flattened) are ld elements apart. */
-static tj_ref padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld)
-{
-    int64_t wts[TJ_MAX_RANK];
-    int64_t s = ld;
-    wts[l->rank - 1] = 1;
-    for (int d = l->rank - 2; d >= 0; d--) {
-        wts[d] = s;
-        s *= l->shape[d];
-    }
-    return lw_flat(w, l, i, wts);
-}
-
-/* Stores a tile in a buffer of padded rows, as vectors where registers are
- * contiguous (replicas store the same values). */
-static void store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld)
-{
-    tj_dtype dt = lw_dt(w, regs[0]);
-    int size = lw_smem_size(dt);
-    for (uint32_t i = 0; i < l->nregs;) {
-        uint32_t n = contiguous_run(l, i, (uint32_t)(MAX_VECTOR_BYTES / size));
-        tj_ref addr = lw_smem_addr(w, buf, padded_index(w, l, i, ld), size);
-        if (n == 1 || dt == TJ_DT_BOOL) {
-            lw_smem_store(w, addr, regs[i++]);
-            continue;
-        }
-        int32_t width = (int32_t)n;
-        lw_smem_store(w, addr, lw_emit(w, TJ_OP_PACK, tj_type_tile(w->c, dt, 1, &width), regs + i, n));
-        i += n;
-    }
-}
-
-/* n f32 values from consecutive shared addresses, as one vector access
- * when n > 1. */
-static void load_run(lw *w, tj_ref addr, uint32_t n, tj_ref *out)
-{
-    if (n == 1) {
-        out[0] = lw_smem_load(w, addr, TJ_DT_F32);
-        return;
-    }
-    int32_t width = (int32_t)n;
-    tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
-    for (uint32_t e = 0; e < n; e++) {
-        out[e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
-        w->dst->insts[out[e]].imm = e;
-    }
-}
-
 /* ---- fragments --------------------------------------------------------------- */
 
 static tj_type fragment_type(lw *w, int role, tj_dtype in) { return tj_type_fragment(w->c, role, in); }
 
 /* rows 8-15 of the fragment at row `half` (0: the next 8 rows) */
-static tj_ref mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_t half)
+tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_t half)
 {
     tj_ref args[3] = {addr, lw_const_int(w, TJ_DT_I32, ld), half && half != 8 ? lw_const_int(w, TJ_DT_I32, half) : TJ_NONE};
     tj_ref f = lw_emit(w, TJ_OP_MMA_LOAD, fragment_type(w, role, in), args, 3);
     w->dst->insts[f].imm = role;
     return f;
-}
-
-/* The c fragments of the warp's atoms from a padded f32 buffer of the
- * stacked [batch * m, n] accumulator. */
-static tj_ref *load_accumulators(lw *w, const lw_mma *p, uint32_t buf)
-{
-    warp_atoms at = locate(w, p);
-    uint32_t n = (uint32_t)(p->tm * p->tn);
-    tj_ref *c = lw_new_regs(w, n);
-    for (uint32_t i = 0; i < n; i++)
-        c[i] = mma_load(w, TJ_MMA_C, TJ_DT_F32, lw_smem_addr(w, buf, at.c[i], 4), p->ldc, 0);
-    return c;
-}
-
-/* The accumulator value v (in layout l) as the warp's c fragments. A value
- * every register of which is the same scalar is filled without memory. */
-static tj_ref *to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
-{
-    uint32_t n = (uint32_t)(p->tm * p->tn);
-    uint32_t same = 1;
-    while (same < l->nregs && regs[same] == regs[0])
-        same++;
-    if (same == l->nregs) {
-        tj_ref x = lw_cast(w, regs[0], TJ_DT_F32), *c = lw_new_regs(w, n);
-        for (uint32_t i = 0; i < n; i++)
-            c[i] = lw_emit(w, TJ_OP_MMA_FILL, fragment_type(w, TJ_MMA_C, TJ_DT_F32), &x, 1);
-        return c;
-    }
-    lw_smem_begin(w);
-    uint32_t buf = lw_smem_alloc(w, (uint64_t)(p->batch * p->m * p->ldc * 4));
-    store_tile(w, l, regs, buf, p->ldc);
-    lw_barrier(w);
-    tj_ref *c = load_accumulators(w, p, buf);
-    lw_smem_end(w);
-    return c;
-}
-
-/* Rows of the stacked accumulator read back per round: all of them when
- * they fit the budget (the operands' staging or READBACK_MIN_BYTES, within
- * the target's limit); else, for a 2-D blocked layout that does not wrap
- * its rows, a multiple of 16 and of the layout's row period (the rows its
- * threads cover), so that every register's round is known statically. */
-static int64_t rows_per_round(const lw *w, const lw_mma *p, const tj_layout *l)
-{
-    int64_t rows = p->batch * p->m, row_bytes = p->ldc * 4;
-    uint64_t budget = staging_bytes(p) > READBACK_MIN_BYTES ? staging_bytes(p) : READBACK_MIN_BYTES;
-    uint64_t scratch = (uint64_t)SCRATCH_BYTES * (uint64_t)w->nwarps;
-    if (budget > w->smem_limit - scratch)
-        budget = w->smem_limit - scratch;
-    if ((uint64_t)(rows * row_bytes) <= budget || p->batch != 1 || l->kind != TJ_LAYOUT_BLOCKED || l->rank != 2 ||
-        l->frame_axis[0] != 0 || tj_layout_axis_wraps(l, 0))
-        return rows;
-    int64_t period = (int64_t)l->espt[0] * l->tpw[0] * l->wpc[0], unit = period;
-    while (unit % TJ_MMA_M)
-        unit += period;
-    int64_t per = (int64_t)budget / row_bytes / unit * unit;
-    return per < unit ? unit : per < rows ? per : rows;
-}
-
-/* mma_store of every atom of the warp whose rows lie in [first, first +
- * rows); the others go to the warp's scratch slot (stores are
- * warp-collective: every warp stores every atom, somewhere). */
-static void store_round(lw *w, const lw_mma *p, const warp_atoms *at, const tj_ref *c, uint32_t buf, int64_t first,
-                        int64_t rows, uint32_t scratch)
-{
-    int whole = first == 0 && rows == p->batch * p->m;
-    tj_ref ldc = lw_const_int(w, TJ_DT_I32, p->ldc);
-    tj_ref mine = whole ? TJ_NONE : lw_smem_addr(w, scratch, lw_mul_imm(w, lw_warp(w), SCRATCH_BYTES / 4), 4);
-    for (int64_t i = 0; i < p->tm; i++) {
-        tj_ref in = TJ_NONE;
-        if (!whole) {
-            tj_ref r = at->row[i], lo = lw_const_int(w, TJ_DT_I32, first), hi = lw_const_int(w, TJ_DT_I32, first + rows);
-            in = lw_and(w, lw_op2(w, TJ_OP_GE, r, lo), lw_op2(w, TJ_OP_LT, r, hi));
-        }
-        for (int64_t j = 0; j < p->tn; j++) {
-            tj_ref at_c = lw_add_imm(w, at->c[i * p->tn + j], -first * p->ldc);
-            tj_ref args[3] = {lw_smem_addr(w, buf, at_c, 4), ldc, c[i * p->tn + j]};
-            if (in) {
-                args[0] = lw_select(w, in, args[0], mine);
-                args[1] = lw_select(w, in, ldc, lw_const_int(w, TJ_DT_I32, TJ_MMA_N));
-            }
-            lw_emit(w, TJ_OP_MMA_STORE, TJ_TYPE_NONE, args, 3);
-        }
-    }
-}
-
-/* Reads the registers of layout l whose rows lie in [first, first + rows)
- * (all of them in one round, else by their static round) into regs. */
-static void load_round(lw *w, const tj_layout *l, uint32_t buf, int64_t ld, int64_t first, int64_t rows,
-                       int whole, tj_ref *regs)
-{
-    for (uint32_t i = 0; i < l->nregs;) {
-        uint32_t n = contiguous_run(l, i, MAX_VECTOR_BYTES / 4);
-        int32_t idx[TJ_MAX_RANK];
-        tj_layout_reg_index(l, i, idx);
-        int64_t roff = tj_layout_roff(l, 0, idx[0]);
-        if (!whole && (roff < first || roff >= first + rows)) {
-            i += n;
-            continue;
-        }
-        tj_ref addr = lw_smem_addr(w, buf, lw_add_imm(w, padded_index(w, l, i, ld), -first * ld), 4);
-        load_run(w, addr, n, regs + i);
-        i += n;
-    }
-}
-
-/* The warp's c fragments read back as registers of layout l, in rounds of
- * rows when the whole result would take too much shared memory. */
-static tj_ref *from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c)
-{
-    int64_t rows = p->batch * p->m, per = rows_per_round(w, p, l);
-    warp_atoms at = locate(w, p);
-    tj_ref *regs = lw_new_regs(w, l->nregs);
-    for (int64_t first = 0; first < rows; first += per) {
-        int64_t n = per < rows - first ? per : rows - first;
-        lw_smem_begin(w);
-        uint32_t buf = lw_smem_alloc(w, (uint64_t)(n * p->ldc * 4));
-        uint32_t scratch = per < rows ? lw_smem_alloc(w, (uint64_t)SCRATCH_BYTES * (uint64_t)w->nwarps) : 0;
-        store_round(w, p, &at, c, buf, first, n, scratch);
-        lw_barrier(w);
-        load_round(w, l, buf, p->ldc, first, n, per == rows, regs);
-        lw_smem_end(w);
-    }
-    return regs;
 }
 
 /* ---- the product ---------------------------------------------------------------- */
@@ -390,22 +185,22 @@ typedef struct operand {
 } operand;
 
 /* Fragment i (atom row of a, atom column of b) of k step k0 from buf. */
-static tj_ref load_fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, uint32_t buf, tj_ref k0,
+static tj_ref load_fragment(lw *w, const lw_mma *p, const lw_atoms *at, int role, uint32_t buf, tj_ref k0,
                             int64_t i)
 {
     if (role == TJ_MMA_A)
-        return mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda,
+        return lw_mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda,
                         p->regs ? 8 * p->wm : 0);
     if (p->bt) /* element (k0, column) of b is element (column, k0) of x */
-        return mma_load(w, TJ_MMA_BT, p->in,
+        return lw_mma_load(w, TJ_MMA_BT, p->in,
                         lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, at->b[i], p->ldb), k0), p->size),
                         p->ldb, 0);
     tj_ref krow = lw_mul_imm(w, k0, p->ldb);
-    return mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb,
+    return lw_mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb,
                     0);
 }
 
-static tj_ref fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, const operand *o, tj_ref k0,
+static tj_ref fragment(lw *w, const lw_mma *p, const lw_atoms *at, int role, const operand *o, tj_ref k0,
                        int64_t step, int64_t i)
 {
     int64_t count = role == TJ_MMA_A ? p->tm : p->tn;
@@ -414,7 +209,7 @@ static tj_ref fragment(lw *w, const lw_mma *p, const warp_atoms *at, int role, c
 
 /* One k step (elements k0 .. k0 + K, step number `step` when known): the
  * warp's a and b fragments, then every product accumulated into c. */
-static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, const operand *a_op, const operand *b_op, tj_ref k0,
+static void k_step(lw *w, const lw_mma *p, const lw_atoms *at, const operand *a_op, const operand *b_op, tj_ref k0,
                    int64_t step, tj_ref *c)
 {
     tj_ref *a = lw_new_regs(w, (uint32_t)p->tm), *b = lw_new_regs(w, (uint32_t)p->tn);
@@ -432,7 +227,7 @@ static void k_step(lw *w, const lw_mma *p, const warp_atoms *at, const operand *
 
 /* c += a * b over all of k: unrolled for a few steps (or when a fragment
  * was preloaded), else a SIMT loop carrying the fragments. */
-static tj_ref *multiply(lw *w, const lw_mma *p, const warp_atoms *at, const operand *a, const operand *b, tj_ref *c)
+static tj_ref *multiply(lw *w, const lw_mma *p, const lw_atoms *at, const operand *a, const operand *b, tj_ref *c)
 {
     uint32_t n = (uint32_t)(p->tm * p->tn);
     int64_t steps = p->k / p->katom;
@@ -455,7 +250,7 @@ static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int siz
 {
     const lw_val *x = lw_val_of(w, v);
     uint32_t buf = lw_smem_alloc(w, (uint64_t)(rows * ld * size));
-    store_tile(w, x->lay, x->regs, buf, ld);
+    lw_mma_store_tile(w, x->lay, x->regs, buf, ld);
     return buf;
 }
 
@@ -484,7 +279,7 @@ static int outside_loop(const lw *w, tj_ref v, const lw_scope *s)
  * loop when v does not change in it (a query block against the keys of
  * every iteration): NULL when that does not apply or would hold more than
  * PRELOAD_REGS registers per thread. */
-static tj_ref *preload(lw *w, const lw_mma *p, const warp_atoms *at, tj_ref v, int role)
+static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int role)
 {
     int64_t steps = p->k / p->katom, count = role == TJ_MMA_A ? p->tm : p->tn;
     int64_t regs = (role == TJ_MMA_A ? 4 : 2) * steps * count;
@@ -520,7 +315,7 @@ static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj
     while (same < l->nregs && regs[same] == regs[0])
         same++;
     if (!p->regs || same == l->nregs) /* a splat (zeros) is filled without memory */
-        return to_fragments(w, p, l, regs);
+        return lw_mma_to_fragments(w, p, l, regs);
     return lw_mma_pack_c(w, p, regs);
 }
 
@@ -564,7 +359,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     uint32_t n = (uint32_t)(p->tm * p->tn);
     if (p->regs && !tj_layout_equal(l, lw_mma_result_layout(w, p)))
         return lw_error(w, "internal error: a dot with register results in another layout");
-    warp_atoms at = locate(w, p);
+    lw_atoms at = lw_mma_locate(w, p);
     tj_ref *a_regs = p->regs ? lw_mma_a_from_registers(w, p, in->args[0]) : NULL;
     operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A)};
     operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B)};
@@ -596,47 +391,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
         return 1;
     }
-    lw_set_regs(w, r, l, p->regs ? lw_mma_unpack_c(w, p, l, c) : from_fragments(w, p, l, c));
+    lw_set_regs(w, r, l, p->regs ? lw_mma_unpack_c(w, p, l, c) : lw_mma_from_fragments(w, p, l, c));
     return 1;
 }
 
-/* ---- accumulators carried by loops ------------------------------------------------ */
-
-static uint32_t count_uses(const tj_kernel *k, tj_ref v)
-{
-    uint32_t n = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++)
-        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
-            n += k->insts[r].args[a] == v;
-    return n;
-}
-
-tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
-{
-    const tj_kernel *src = w->src;
-    const tj_inst *in = &src->insts[loop];
-    const tj_block *body = &src->blocks[in->region[0]];
-    if (body->ninsts < k + 3)
-        return TJ_NONE;
-    tj_ref arg = body->insts[k + 1], y = body->insts[body->ninsts - 1];
-    if (src->insts[y].op != TJ_OP_YIELD || src->insts[y].nargs <= k)
-        return TJ_NONE;
-    tj_ref d = src->insts[y].args[k];
-    const tj_inst *dot = &src->insts[d];
-    if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
-        return TJ_NONE;
-    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || p->regs)
-        return TJ_NONE; /* register results need no carrying: the loop carries the registers */
-    return d;
-}
-
-tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l)
-{
-    tj_ref *regs = lw_regs_in(w, v, l);
-    return regs ? to_fragments(w, p, l, regs) : NULL;
-}
-
-tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l)
-{
-    return from_fragments(w, p, l, c);
-}

@@ -224,6 +224,23 @@ typedef struct lw_mma {
     int bt;                     /* b is trans(x): x is staged, b loaded from it (role bt) */
 } lw_mma;
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
+uint64_t lw_mma_staging_bytes(const lw_mma *p);
+/* Where the warp's atoms are, as element offsets into the padded buffers
+ * (hoisted: they depend on the warp only). */
+typedef struct lw_atoms {
+    tj_ref *a;   /* per atom row i: its first row of a, times lda */
+    tj_ref *b;   /* per atom column j: its first column of b (plus batch * k * ldb) */
+    tj_ref *c;   /* per atom (i, j): its first element of the stacked accumulator */
+    tj_ref *row; /* per atom row i: its first row in the stacked accumulator */
+} lw_atoms;
+lw_atoms lw_mma_locate(lw *w, const lw_mma *p);
+/* mma_load of a fragment; rows 8-15 at row `half` (0: the next 8 rows). */
+tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_t half);
+/* lower_mma_smem.c: a tile into a buffer of padded rows; fragments to and
+ * from registers of layout l through shared memory. */
+void lw_mma_store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld);
+tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs);
+tj_ref *lw_mma_from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
 int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
 /* The dot through which carried value k of for `loop` only passes (its
  * accumulator operand and its yielded result), when that dot uses the
