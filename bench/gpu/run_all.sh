@@ -23,6 +23,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 step "GPU tests (ctest -L gpu)"
 ctest --test-dir "$build" -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" | tail -25 || status=1
 
+if ! skip catalogue; then
+  step "every SIMT op of the catalogue on the GPU against the SIMT interpreter (tests/unit/test_ptx_gpu.c)"
+  cc -std=c11 -O1 -DTJ_PTX_GPU_MAIN -I"$root/include" -I"$root/tests/unit" -I"$root" \
+    "$root/tests/unit/test_ptx_gpu.c" "$build/libtilejit.a" -lm -ldl -lpthread -o "$build/ptx_gpu_catalogue" &&
+    "$build/ptx_gpu_catalogue" 2>&1 | tee "$out/catalogue.log" | tail -8 || status=1
+fi
+
 if ! skip examples; then
   step "examples on the GPU, checked against the interpreter"
   TILEJIT="$build/tilejit" TILEJIT_DEVICE=cuda sh "$root/scripts/demo.sh" 2>&1 | tee "$out/examples.log" || status=1
