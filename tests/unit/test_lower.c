@@ -202,6 +202,8 @@ Test(lower, matmul_f32_partial_tiles)
     o.shapes = "M=40,N=20,K=19";
     cr_assert(lc_check_tj(MM32, "mm", &o));      /* the matrix atom */
     cr_assert(lc_check_tj(MM32_IEEE, "mm", &o)); /* FMAs */
+    o.shapes = "M=40,N=48,K=40";
+    cr_assert(lc_check_tj(MMT, "mmt", &o)); /* b = trans(x): role bt */
 }
 
 Test(lower, attention)
