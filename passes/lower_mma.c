@@ -113,10 +113,6 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
     return best >= 0 && p->tm * p->tn <= MAX_ATOMS_PER_WARP;
 }
 
-/* Where the warp's atoms are, as element offsets into the padded buffers
- * (hoisted: they depend on the warp only). Warps past wm * wn repeat the
- * work of warp (id mod wm * wn): they store the same values to the same
- * places. */
 /* Register results: atom i of warp row wi starts at row 8 wi + 16 wm i,
  * atom j of warp column wj at column 8 wj + 8 wn j (lower_mma_regs.c). */
 static lw_atoms locate_interleaved(lw *w, const lw_mma *p)
@@ -134,6 +130,9 @@ static lw_atoms locate_interleaved(lw *w, const lw_mma *p)
     return at;
 }
 
+/* Opaque fragments: warp (wi, wj) owns the block of atom rows wi tm .. and
+ * columns wj tn ..; warps past wm * wn repeat the work of warp (id mod wm *
+ * wn): they store the same values to the same places. */
 lw_atoms lw_mma_locate(lw *w, const lw_mma *p)
 {
     if (p->regs)
