@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tilejit/tilejit.h"
+#include "fuzz_util.h"
 
 static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
 {
@@ -40,15 +40,4 @@ static void compile_every_kernel(tj_ctx *c, const tj_program *p)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    tj_ctx *c = tj_ctx_new();
-    if (!c)
-        return 0;
-    tj_program *p = tj_parse_program(c, "fuzz.tj", (const char *)data, size);
-    if (p)
-        compile_every_kernel(c, p);
-    (void)tj_diag_render(c);
-    tj_ctx_free(c);
-    return 0;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_program(data, size, compile_every_kernel); }

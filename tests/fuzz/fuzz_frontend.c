@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tilejit/tilejit.h"
+#include "fuzz_util.h"
 
 static void lower_every_kernel(tj_ctx *c, const tj_program *p)
 {
@@ -20,15 +20,4 @@ static void lower_every_kernel(tj_ctx *c, const tj_program *p)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    tj_ctx *c = tj_ctx_new();
-    if (!c)
-        return 0;
-    tj_program *p = tj_parse_program(c, "fuzz.tj", (const char *)data, size);
-    if (p)
-        lower_every_kernel(c, p);
-    (void)tj_diag_render(c);
-    tj_ctx_free(c);
-    return 0;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_program(data, size, lower_every_kernel); }

@@ -158,18 +158,23 @@ static const char *const MATMUL = "kernel matmul(A: bf16[M, K], B: bf16[K, N], C
                                   "    store(C[m:m+BM, n:n+BN], bf16(acc))\n"
                                   "}\n";
 
-static const char *const MM32 = "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"
-                                "    grid (cdiv(M, BM), cdiv(N, BN))\n"
-                                "    const BM = 32, BN = 16, BK = 8\n"
-                                "{\n"
-                                "    m = program_id(0) * BM\n"
-                                "    n = program_id(1) * BN\n"
-                                "    acc = zeros(f32[BM, BN])\n"
-                                "    for k in range(0, K, BK) {\n"
-                                "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN]), acc)\n"
-                                "    }\n"
-                                "    store(C[m:m+BM, n:n+BN], acc)\n"
-                                "}\n";
+/* f32 matrix product with partial tiles; PRECISION: "" (the matrix atom, tf32
+ * on NVIDIA) or ", precision = \"ieee\"" (the FMA lowering). */
+#define MM32_SRC(PRECISION)                                                                    \
+    "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"                                    \
+    "    grid (cdiv(M, BM), cdiv(N, BN))\n"                                                    \
+    "    const BM = 32, BN = 16, BK = 8\n"                                                     \
+    "{\n"                                                                                     \
+    "    m = program_id(0) * BM\n"                                                            \
+    "    n = program_id(1) * BN\n"                                                            \
+    "    acc = zeros(f32[BM, BN])\n"                                                          \
+    "    for k in range(0, K, BK) {\n"                                                        \
+    "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN]), acc" PRECISION ")\n" \
+    "    }\n"                                                                                 \
+    "    store(C[m:m+BM, n:n+BN], acc)\n"                                                     \
+    "}\n"
+static const char *const MM32 = MM32_SRC("");
+static const char *const MM32_IEEE = MM32_SRC(", precision = \"ieee\"");
 
 /* a * trans(b) (b rows are the product's columns), f32 and f16: b is staged
  * as it is and read with role bt. */
@@ -190,19 +195,6 @@ static const char *const MMT = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M,
                                "    store(D[m:m+BM, n:n+BN], acc16)\n"
                                "}\n";
 
-/* MM32 with IEEE f32 products (no matrix atom: the FMA lowering). */
-static const char *const MM32_IEEE = "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"
-                                     "    grid (cdiv(M, BM), cdiv(N, BN))\n"
-                                     "    const BM = 32, BN = 16, BK = 8\n"
-                                     "{\n"
-                                     "    m = program_id(0) * BM\n"
-                                     "    n = program_id(1) * BN\n"
-                                     "    acc = zeros(f32[BM, BN])\n"
-                                     "    for k in range(0, K, BK) {\n"
-                                     "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN]), acc, precision = \"ieee\")\n"
-                                     "    }\n"
-                                     "    store(C[m:m+BM, n:n+BN], acc)\n"
-                                     "}\n";
 
 static const char *const ATTENTION =
     "kernel attention(Q: bf16[B, H, S, D], K: bf16[B, H, S, D], V: bf16[B, H, S, D], O: bf16[B, H, S, D], scale: "
