@@ -73,6 +73,15 @@ has err "dim 'D'"
 expect 0 "$T" emit "$EX/embed.tj" -k embed --target ir --shape D=16
 has out "kernel @embed("
 
+# --contiguous: the facts of row-major, aligned tensors (vector accesses);
+# every dim must be known
+expect 0 "$T" emit "$EX/add.tj" -k add --target ptx --shape N=4096 --contiguous
+has out "ld.global.v4"
+expect 0 "$T" emit "$EX/add.tj" -k add --target ptx --shape N=4096
+lacks out "ld.global.v4"
+expect 1 "$T" emit "$EX/add.tj" -k add --target ptx --contiguous
+has err "--contiguous needs the size of dim 'N' of x (give it with --shape)"
+
 # every example compiles to optimized IR, SIMT IR and PTX
 while read -r file kernel args; do
     case $file in "" | "#"*) continue ;; esac

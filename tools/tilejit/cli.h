@@ -24,6 +24,7 @@ enum {
     OPT_ARGS = 1 << 9,   /* ARG=VALUE after FILE */
     OPT_FILES = 1 << 10, /* several FILEs (check) rather than one */
     OPT_TUNE = 1 << 11,  /* --tune */
+    OPT_CONTIGUOUS = 1 << 12, /* --contiguous */
 };
 
 /* ARG=VALUE as written on the command line. */
@@ -50,6 +51,7 @@ typedef struct cli_opts {
     uint32_t nargs;
     int check, time, random;
     int tune;            /* --tune: time untuned configurations first */
+    int contiguous;      /* --contiguous: compile for contiguous, aligned tensors */
     uint64_t seed;       /* --random=SEED; 0 by default */
     int help;
 } cli_opts;

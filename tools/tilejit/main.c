@@ -9,8 +9,8 @@ static const cli_command commands[] = {
     {"check", cmd_check, OPT_FILES, "check FILE...",
      "Parses, type-checks and verifies every kernel of each FILE ('-': stdin).\n"
      "Diagnostics go to stderr as FILE:LINE:COL: error: ... with the source line.\n"},
-    {"emit", cmd_emit, OPT_KERNEL | OPT_TARGET | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT,
-     "emit FILE -k KERNEL --target TARGET [-D NAME=INT]... [--shape NAME=INT]... [-o OUT]",
+    {"emit", cmd_emit, OPT_KERNEL | OPT_TARGET | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CONTIGUOUS,
+     "emit FILE -k KERNEL --target TARGET [-D NAME=INT]... [--shape NAME=INT]... [--contiguous] [-o OUT]",
      "Prints one kernel compiled for TARGET:\n"
      "  ir            Tile IR from the front end\n"
      "  ir-opt        Tile IR after the optimization passes\n"
@@ -23,6 +23,8 @@ static const cli_command commands[] = {
      "  -D NAME=INT[,...]     bind tile parameters (const/tune names); the others take\n"
      "                        the first configuration that satisfies the where clauses\n"
      "  --shape NAME=INT[,...] bind dim names (needed where a dim is a tile extent)\n"
+     "  --contiguous          compile as the JIT does for contiguous, 16-byte aligned\n"
+     "                        tensors (vector accesses); needs every dim (--shape)\n"
      "  -o, --output OUT      write to OUT instead of stdout\n"},
     {"run", cmd_run,
      OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS |

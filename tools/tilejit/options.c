@@ -67,6 +67,7 @@ static const option_spec option_table[] = {
     {OPT_OUTPUT, 'o', "output", VAL_REQUIRED}, {OPT_DEVICE, 0, "device", VAL_REQUIRED},
     {OPT_CHECK, 0, "check", VAL_NONE},         {OPT_TIME, 0, "time", VAL_NONE},
     {OPT_RANDOM, 0, "random", VAL_OPTIONAL},  {OPT_TUNE, 0, "tune", VAL_NONE},
+    {OPT_CONTIGUOUS, 0, "contiguous", VAL_NONE},
 };
 
 static const option_spec *find_long(const char *name, size_t len)
@@ -152,6 +153,7 @@ static int apply_option(parse_state *s, const option_spec *spec, const char *opt
     case OPT_CHECK: o->check = 1; return CLI_OK;
     case OPT_TIME: o->time = 1; return CLI_OK;
     case OPT_TUNE: o->tune = 1; return CLI_OK;
+    case OPT_CONTIGUOUS: o->contiguous = 1; return CLI_OK;
     case OPT_RANDOM: {
         int64_t seed = 0;
         if (value && (cli_parse_int(value, &seed) || seed < 0))
