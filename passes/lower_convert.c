@@ -5,9 +5,11 @@
  *
  * Shared memory is scoped per operation: an op calls lw_smem_begin, takes
  * buffers with lw_smem_alloc, and lw_smem_end; buffers of different ops
- * never live at the same time, so every op allocates from offset 0 and the
- * kernel needs the largest op's total. A barrier separates one op's reads
- * from the next op's writes (emitted lazily, only when reads happened). */
+ * never live at the same time, so every op allocates from the same offset
+ * (0, or above the regions a loop pins for its products: lw_mma_pin_loop)
+ * and the kernel needs the largest total. A barrier separates one op's
+ * reads from the next op's writes (emitted lazily, only when reads
+ * happened). */
 #include <string.h>
 
 #include "passes/lower_simt.h"
@@ -32,7 +34,7 @@ void lw_smem_begin(lw *w)
 {
     if (w->smem_dirty)
         lw_barrier(w);
-    w->smem_top = 0;
+    w->smem_top = w->smem_pinned;
 }
 
 uint32_t lw_smem_alloc(lw *w, uint64_t bytes)

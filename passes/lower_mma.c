@@ -307,6 +307,25 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     return pre;
 }
 
+/* The operands that are not preloaded, staged: in the dot's own region
+ * of its loop when it has one (no barrier before: see lw_mma_pin_loop),
+ * else in a scope of shared memory after a barrier when reads may pend. */
+static void stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand *b)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (w->dot_region[r]) {
+        w->smem_top = w->dot_region[r] - 1; /* lw_smem_alloc from the region, which holds both operands */
+    } else {
+        lw_smem_begin(w);
+    }
+    if (!a->pre)
+        a->buf = stage_role(w, p, in->args[0], TJ_MMA_A);
+    if (!b->pre)
+        b->buf = stage_role(w, p, in->args[1], TJ_MMA_B);
+    if (!a->pre || !b->pre)
+        lw_barrier(w);
+}
+
 /* The c fragments of the accumulator, from registers in layout l. */
 static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
 {
@@ -377,15 +396,10 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         }
         c = accumulators(w, p, l, regs);
     }
-    lw_smem_begin(w);
-    if (!a.pre)
-        a.buf = stage_role(w, p, in->args[0], TJ_MMA_A);
-    if (!b.pre)
-        b.buf = stage_role(w, p, in->args[1], TJ_MMA_B);
-    if (!a.pre || !b.pre)
-        lw_barrier(w);
+    stage_operands(w, p, r, &a, &b);
     c = multiply(w, p, &at, &a, &b, c);
-    lw_smem_end(w);
+    if (!w->dot_region[r])
+        lw_smem_end(w);
     if (av && av->frags) {
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
         return 1;
@@ -394,3 +408,63 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     return 1;
 }
 
+
+/* ---- one barrier a product in loops with several -------------------------------- */
+
+/* Both operands' staging buffers, as lw_smem_alloc rounds them. */
+static uint64_t region_bytes(const lw_mma *p)
+{
+    uint64_t a = (uint64_t)(p->batch * p->m * p->lda * p->size), b = lw_mma_staging_bytes(p) - a;
+    return (a + 15) / 16 * 16 + (b + 15) / 16 * 16;
+}
+
+/* Dot r at the top level of the loop body, whose b operand (or the x of b =
+ * trans(x)) comes from inside the loop: it stages b every iteration, so it
+ * ends its staging with a barrier every iteration. */
+static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (in->op != TJ_OP_DOT || !lw_mma_plan(w, r, p))
+        return 0;
+    tj_ref b = p->bt ? w->src->insts[in->args[1]].args[0] : in->args[1];
+    return w->src->insts[b].block == body || w->src->insts[in->args[1]].block == body;
+}
+
+/* With two or more such dots in a loop, each gets a staging region of its
+ * own for the loop's duration, and none needs a barrier before it stages:
+ * between a dot's reads of its region and its next writes to it, every
+ * warp passes the staging barrier of another dot (the next one in this
+ * iteration, or the first of the next). Scoped operations allocate above
+ * the regions; a barrier before the loop settles reads pending from before
+ * it. FlashAttention's two products per iteration need two barriers, not
+ * four. */
+uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
+{
+    uint32_t before = w->smem_pinned;
+    tj_block_id body = tj_region_of(w->src, loop, 0);
+    const tj_block *blk = body ? &w->src->blocks[body] : NULL;
+    uint64_t top = before;
+    uint32_t count = 0;
+    lw_mma p;
+    for (uint32_t i = 0; blk && i < blk->ninsts; i++)
+        if (stages_every_iteration(w, blk->insts[i], body, &p)) {
+            top += region_bytes(&p);
+            count++;
+        }
+    if (count < 2 || top > w->smem_limit / 2)
+        return before;
+    if (w->smem_dirty)
+        lw_barrier(w);
+    top = before;
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        if (!stages_every_iteration(w, r, body, &p))
+            continue;
+        w->dot_region[r] = (uint32_t)top + 1;
+        top += region_bytes(&p);
+    }
+    w->smem_pinned = (uint32_t)top;
+    if (w->smem_pinned > w->smem_bytes)
+        w->smem_bytes = w->smem_pinned;
+    return before;
+}

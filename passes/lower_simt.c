@@ -273,6 +273,7 @@ static int lower_for(lw *w, tj_ref r)
     tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, carry, n, &total) : lw_new_regs(w, 1);
     if (!init)
         return 0;
+    uint32_t pinned = lw_mma_pin_loop(w, r);
     lw_loop lp;
     lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
                   w->vals[in->args[2]].regs[0], init, total);
@@ -284,6 +285,7 @@ static int lower_for(lw *w, tj_ref r)
     w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
     w->loop = scope.up;
+    w->smem_pinned = pinned;
     if (!next)
         return 0;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
@@ -502,6 +504,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->dst->body = w->entry = w->cur = tj_block_new(w->dst, TJ_NONE);
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
     w->same_as = tj_alloc(w->c, sizeof *w->same_as * (k->ninsts + 1));
+    w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
     w->div = tj_divisibility(k);
     if (!lw_assign_layouts(w))
         return NULL;

@@ -67,6 +67,8 @@ typedef struct lw {
     lw_xfer *xfer;
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
+    uint32_t smem_pinned;  /* bytes at the bottom held by the loops being lowered (lower_mma.c) */
+    uint32_t *dot_region;  /* per Tile IR dot: 1 + its pinned staging offset, 0: none */
     uint32_t smem_limit;   /* the target's shared memory per program */
     tj_lower_target target;
     int smem_dirty;        /* shared memory was read since the last barrier */
@@ -246,6 +248,10 @@ int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
  * accumulator operand and its yielded result), when that dot uses the
  * atom (*p its plan): the loop then carries the c fragments. */
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
+/* Before a loop: staging regions of its own for its dots when it has two
+ * or more (lower_mma.c, "one barrier a product"); returns what to restore
+ * w->smem_pinned to after the loop. */
+uint32_t lw_mma_pin_loop(lw *w, tj_ref loop);
 /* Tile value v in layout l as c fragments, and fragments back to registers. */
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
