@@ -181,29 +181,31 @@ tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_
 typedef struct operand {
     uint32_t buf;
     tj_ref *pre;
+    tj_ref shift; /* added to buf at run time (u32 bytes; TJ_NONE: 0) */
 } operand;
 
-/* Fragment i (atom row of a, atom column of b) of k step k0 from buf. */
-static tj_ref load_fragment(lw *w, const lw_mma *p, const lw_atoms *at, int role, uint32_t buf, tj_ref k0,
+/* Fragment i (atom row of a, atom column of b) of k step k0 from o's buffer. */
+static tj_ref load_fragment(lw *w, const lw_mma *p, const lw_atoms *at, int role, const operand *o, tj_ref k0,
                             int64_t i)
 {
+    tj_ref index;
     if (role == TJ_MMA_A)
-        return lw_mma_load(w, TJ_MMA_A, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->a[i], k0), p->size), p->lda,
-                        p->regs ? 8 * p->wm : 0);
-    if (p->bt) /* element (k0, column) of b is element (column, k0) of x */
-        return lw_mma_load(w, TJ_MMA_BT, p->in,
-                        lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, at->b[i], p->ldb), k0), p->size),
-                        p->ldb, 0);
-    tj_ref krow = lw_mul_imm(w, k0, p->ldb);
-    return lw_mma_load(w, TJ_MMA_B, p->in, lw_smem_addr(w, buf, lw_op2(w, TJ_OP_ADD, at->b[i], krow), p->size), p->ldb,
-                    0);
+        index = lw_op2(w, TJ_OP_ADD, at->a[i], k0);
+    else if (p->bt) /* element (k0, column) of b is element (column, k0) of x */
+        index = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, at->b[i], p->ldb), k0);
+    else
+        index = lw_op2(w, TJ_OP_ADD, at->b[i], lw_mul_imm(w, k0, p->ldb));
+    tj_ref addr = lw_shifted(w, lw_smem_addr(w, o->buf, index, p->size), o->shift);
+    if (role == TJ_MMA_A)
+        return lw_mma_load(w, TJ_MMA_A, p->in, addr, p->lda, p->regs ? 8 * p->wm : 0);
+    return lw_mma_load(w, p->bt ? TJ_MMA_BT : TJ_MMA_B, p->in, addr, p->ldb, 0);
 }
 
 static tj_ref fragment(lw *w, const lw_mma *p, const lw_atoms *at, int role, const operand *o, tj_ref k0,
                        int64_t step, int64_t i)
 {
     int64_t count = role == TJ_MMA_A ? p->tm : p->tn;
-    return o->pre ? o->pre[step * count + i] : load_fragment(w, p, at, role, o->buf, k0, i);
+    return o->pre ? o->pre[step * count + i] : load_fragment(w, p, at, role, o, k0, i);
 }
 
 /* One k step (elements k0 .. k0 + K, step number `step` when known): the
@@ -245,21 +247,21 @@ static tj_ref *multiply(lw *w, const lw_mma *p, const lw_atoms *at, const operan
 }
 
 /* Operand v (a [batch,] rows x cols tile) staged with padded rows. */
-static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int size)
+static uint32_t stage_operand(lw *w, tj_ref v, int64_t rows, int64_t ld, int size, tj_ref shift)
 {
     const lw_val *x = lw_val_of(w, v);
     uint32_t buf = lw_smem_alloc(w, (uint64_t)(rows * ld * size));
-    lw_mma_store_tile(w, x->lay, x->regs, buf, ld);
+    lw_mma_store_tile_at(w, x->lay, x->regs, buf, shift, ld);
     return buf;
 }
 
-static uint32_t stage_role(lw *w, const lw_mma *p, tj_ref v, int role)
+static uint32_t stage_role(lw *w, const lw_mma *p, tj_ref v, int role, tj_ref shift)
 {
     if (role == TJ_MMA_A)
-        return stage_operand(w, v, p->batch * p->m, p->lda, p->size);
+        return stage_operand(w, v, p->batch * p->m, p->lda, p->size, shift);
     if (p->bt)
-        return stage_operand(w, w->src->insts[v].args[0], p->n, p->ldb, p->size);
-    return stage_operand(w, v, p->batch * p->k, p->ldb, p->size);
+        return stage_operand(w, w->src->insts[v].args[0], p->n, p->ldb, p->size, shift);
+    return stage_operand(w, v, p->batch * p->k, p->ldb, p->size, shift);
 }
 
 /* Whether Tile IR value v is defined outside the body of loop s. */
@@ -289,12 +291,12 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     w->cur = s->outer; /* after the SIMT for, which moves behind this code below */
     w->smem_dirty = 1;
     lw_smem_begin(w);
-    uint32_t buf = stage_role(w, p, v, role);
+    operand staged = {stage_role(w, p, v, role, TJ_NONE), NULL, TJ_NONE};
     lw_barrier(w);
     tj_ref *pre = lw_new_regs(w, (uint32_t)(steps * count));
     for (int64_t k = 0; k < steps; k++)
         for (int64_t i = 0; i < count; i++)
-            pre[k * count + i] = load_fragment(w, p, at, role, buf, lw_const_int(w, TJ_DT_I32, k * p->katom), i);
+            pre[k * count + i] = load_fragment(w, p, at, role, &staged, lw_const_int(w, TJ_DT_I32, k * p->katom), i);
     lw_smem_end(w);
     const tj_block *outer = &w->dst->blocks[s->outer];
     uint32_t at_loop = 0;
@@ -307,21 +309,33 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     return pre;
 }
 
+/* (iteration number of the innermost loop) & 1, i32. */
+static tj_ref iteration_parity(lw *w)
+{
+    const lw_scope *s = w->loop;
+    tj_ref n = lw_op2(w, TJ_OP_DIV, lw_op2(w, TJ_OP_SUB, s->iv, s->lo), s->step);
+    return lw_op2(w, TJ_OP_AND, lw_cast(w, n, TJ_DT_I32), lw_const_int(w, TJ_DT_I32, 1));
+}
+
 /* The operands that are not preloaded, staged: in the dot's own region
  * of its loop when it has one (no barrier before: see lw_mma_pin_loop),
  * else in a scope of shared memory after a barrier when reads may pend. */
 static void stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand *b)
 {
     const tj_inst *in = &w->src->insts[r];
+    tj_ref shift = TJ_NONE;
     if (w->dot_region[r]) {
         w->smem_top = w->dot_region[r] - 1; /* lw_smem_alloc from the region, which holds both operands */
+        if (w->dot_flip[r]) /* odd iterations use the second region */
+            shift = lw_mul_imm(w, lw_cast(w, iteration_parity(w), TJ_DT_U32), w->dot_flip[r]);
     } else {
         lw_smem_begin(w);
     }
+    a->shift = b->shift = shift;
     if (!a->pre)
-        a->buf = stage_role(w, p, in->args[0], TJ_MMA_A);
+        a->buf = stage_role(w, p, in->args[0], TJ_MMA_A, shift);
     if (!b->pre)
-        b->buf = stage_role(w, p, in->args[1], TJ_MMA_B);
+        b->buf = stage_role(w, p, in->args[1], TJ_MMA_B, shift);
     if (!a->pre || !b->pre)
         lw_barrier(w);
 }
@@ -379,8 +393,8 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         return lw_error(w, "internal error: a dot with register results in another layout");
     lw_atoms at = lw_mma_locate(w, p);
     tj_ref *a_regs = p->regs ? lw_mma_a_from_registers(w, p, in->args[0]) : NULL;
-    operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A)};
-    operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B)};
+    operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A), TJ_NONE};
+    operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B), TJ_NONE};
     tj_ref *c;
     if (av && av->frags) { /* carried by the enclosing loop (lw_mma_carried) */
         c = lw_new_regs(w, n);
@@ -434,10 +448,12 @@ static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
  * own for the loop's duration, and none needs a barrier before it stages:
  * between a dot's reads of its region and its next writes to it, every
  * warp passes the staging barrier of another dot (the next one in this
- * iteration, or the first of the next). Scoped operations allocate above
- * the regions; a barrier before the loop settles reads pending from before
- * it. FlashAttention's two products per iteration need two barriers, not
- * four. */
+ * iteration, or the first of the next). A single such dot gets two regions
+ * and alternates between them by iteration: between its reads of one region
+ * and its next writes to it lies its own staging barrier of the iteration
+ * in between. Scoped operations allocate above the regions; a barrier
+ * before the loop settles reads pending from before it. One barrier per
+ * product and iteration instead of two. */
 uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
 {
     uint32_t before = w->smem_pinned;
@@ -451,7 +467,8 @@ uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
             top += region_bytes(&p);
             count++;
         }
-    if (count < 2 || top > w->smem_limit / 2)
+    uint64_t flip = count == 1 ? top - before : 0;
+    if (count == 0 || top + flip > w->smem_limit / 2)
         return before;
     if (w->smem_dirty)
         lw_barrier(w);
@@ -461,7 +478,8 @@ uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
         if (!stages_every_iteration(w, r, body, &p))
             continue;
         w->dot_region[r] = (uint32_t)top + 1;
-        top += region_bytes(&p);
+        w->dot_flip[r] = (uint32_t)flip;
+        top += region_bytes(&p) + flip;
     }
     w->smem_pinned = (uint32_t)top;
     if (w->smem_pinned > w->smem_bytes)

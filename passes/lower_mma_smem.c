@@ -49,13 +49,20 @@ static tj_ref padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld)
 
 /* Stores a tile in a buffer of padded rows, as vectors where registers are
  * contiguous (replicas store the same values). */
+tj_ref lw_shifted(lw *w, tj_ref addr, tj_ref shift) { return shift ? lw_op2(w, TJ_OP_ADD, addr, shift) : addr; }
+
 void lw_mma_store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld)
+{
+    lw_mma_store_tile_at(w, l, regs, buf, TJ_NONE, ld);
+}
+
+void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, tj_ref shift, int64_t ld)
 {
     tj_dtype dt = lw_dt(w, regs[0]);
     int size = lw_smem_size(dt);
     for (uint32_t i = 0; i < l->nregs;) {
         uint32_t n = contiguous_run(l, i, (uint32_t)(MAX_VECTOR_BYTES / size));
-        tj_ref addr = lw_smem_addr(w, buf, padded_index(w, l, i, ld), size);
+        tj_ref addr = lw_shifted(w, lw_smem_addr(w, buf, padded_index(w, l, i, ld), size), shift);
         if (n == 1 || dt == TJ_DT_BOOL) {
             lw_smem_store(w, addr, regs[i++]);
             continue;

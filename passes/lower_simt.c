@@ -281,7 +281,8 @@ static int lower_for(lw *w, tj_ref r)
     set_tuple_regs(w, r, lay->elems, carry, n, lp.args);
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
-    lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop};
+    lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop, lp.iv, w->vals[in->args[0]].regs[0],
+                      w->vals[in->args[2]].regs[0]};
     w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
     w->loop = scope.up;
@@ -505,6 +506,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
     w->same_as = tj_alloc(w->c, sizeof *w->same_as * (k->ninsts + 1));
     w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
+    w->dot_flip = tj_alloc(w->c, sizeof *w->dot_flip * (k->ninsts + 1));
     w->div = tj_divisibility(k);
     if (!lw_assign_layouts(w))
         return NULL;

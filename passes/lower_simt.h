@@ -43,6 +43,7 @@ typedef struct lw_scope {
     tj_ref dst_loop;        /* the SIMT for */
     tj_block_id outer;      /* the SIMT block holding dst_loop (last, while its body is lowered) */
     struct lw_scope *up;    /* the enclosing loop */
+    tj_ref iv, lo, step;    /* SIMT values: the loop variable and its range */
 } lw_scope;
 typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
 typedef struct lw_xfer lw_xfer; /* transfer-map cache (lower_convert.c) */
@@ -69,6 +70,7 @@ typedef struct lw {
     uint32_t smem_top, smem_bytes;
     uint32_t smem_pinned;  /* bytes at the bottom held by the loops being lowered (lower_mma.c) */
     uint32_t *dot_region;  /* per Tile IR dot: 1 + its pinned staging offset, 0: none */
+    uint32_t *dot_flip;    /* per Tile IR dot: bytes to its second region, 0: one region */
     uint32_t smem_limit;   /* the target's shared memory per program */
     tj_lower_target target;
     int smem_dirty;        /* shared memory was read since the last barrier */
@@ -241,6 +243,10 @@ tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_
 /* lower_mma_smem.c: a tile into a buffer of padded rows; fragments to and
  * from registers of layout l through shared memory. */
 void lw_mma_store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld);
+/* The same at a run-time offset of `shift` bytes (u32; TJ_NONE: 0). */
+void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, tj_ref shift, int64_t ld);
+/* addr + shift (u32); addr when shift is TJ_NONE. */
+tj_ref lw_shifted(lw *w, tj_ref addr, tj_ref shift);
 tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs);
 tj_ref *lw_mma_from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
 int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
