@@ -22,6 +22,9 @@
 
 /* Per instruction of the body: how it depends on the loop variable. */
 enum { INVARIANT = 0, MOVES = 1, TAINTED = 2 };
+/* Longest chain of moving instructions a prefetched load may depend on
+ * (clone_at recurses along it). */
+enum { MAX_CHAIN = 256 };
 
 typedef struct prefetcher {
     tj_kernel *k;
@@ -29,6 +32,7 @@ typedef struct prefetcher {
     tj_block_id body;
     int distance;
     uint8_t *cls;  /* per instruction: INVARIANT / MOVES / TAINTED */
+    uint16_t *chain; /* per instruction: its longest chain of moving operands */
     uint32_t ncls; /* instructions classified (those before this load's changes) */
     tj_ref *map;   /* per classified instruction: its clone in the copy being made */
 } prefetcher;
@@ -44,14 +48,19 @@ static void classify(prefetcher *p)
     p->ncls = p->k->ninsts;
     p->cls = tj_alloc(p->k->ctx, p->ncls);
     p->map = tj_alloc(p->k->ctx, sizeof *p->map * p->ncls);
+    p->chain = tj_alloc(p->k->ctx, sizeof *p->chain * p->ncls);
     const tj_block *b = &p->k->blocks[p->body];
     for (uint32_t i = 0; i < b->ninsts; i++) {
         tj_ref r = b->insts[i];
         const tj_inst *in = &p->k->insts[r];
         unsigned flags = tj_op_get(in->op)->flags;
         int c = INVARIANT;
-        for (uint32_t a = 0; a < in->nargs; a++)
-            c = class_of(p, in->args[a]) > c ? class_of(p, in->args[a]) : c;
+        for (uint32_t a = 0; a < in->nargs; a++) {
+            tj_ref x = in->args[a];
+            c = class_of(p, x) > c ? class_of(p, x) : c;
+            if (class_of(p, x) == MOVES && p->chain[x] >= p->chain[r])
+                p->chain[r] = (uint16_t)(p->chain[x] < MAX_CHAIN ? p->chain[x] + 1 : MAX_CHAIN);
+        }
         if (in->op == TJ_OP_ARG)
             c = in->imm == 0 ? MOVES : TAINTED;
         else if (!(flags & TJ_OPF_PURE) || (flags & TJ_OPF_REGION))
@@ -64,7 +73,7 @@ static int is_candidate(const prefetcher *p, tj_ref r)
 {
     const tj_inst *in = &p->k->insts[r];
     int moves = 0;
-    if (in->op != TJ_OP_LOAD)
+    if (in->op != TJ_OP_LOAD || p->chain[r] >= MAX_CHAIN)
         return 0;
     for (uint32_t a = 0; a < in->nargs; a++) {
         int c = class_of(p, in->args[a]);
@@ -91,10 +100,10 @@ static uint32_t moved_view_flags(const prefetcher *p, const tj_inst *view)
 static tj_ref clone_at(prefetcher *p, tj_cursor *at, tj_ref r, tj_ref iv)
 {
     const tj_inst *in = &p->k->insts[r];
-    if (in->op == TJ_OP_ARG)
-        return iv;
-    if (class_of(p, r) == INVARIANT)
+    if (class_of(p, r) == INVARIANT) /* defined outside the loop (an outer loop's variable too) */
         return r;
+    if (in->op == TJ_OP_ARG) /* the only moving argument: this loop's variable */
+        return iv;
     if (p->map[r])
         return p->map[r];
     tj_ref args[3 + TJ_MAX_RANK], *many = in->nargs > 3 + TJ_MAX_RANK ? tj_alloc(p->k->ctx, sizeof *many * in->nargs) : args;

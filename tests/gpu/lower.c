@@ -42,6 +42,7 @@ static const gpu_case cases[] = {
     {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 1e-2, 2e-2, 0, 0},
     {MM32_IEEE, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0},
     {MMT, "mmt", "", "M=40,N=48,K=40", "", NULL, 0, 1e-2, 2e-2, 0, 0},
+    {NESTLOAD, "nestload", "", "M=5,N=70", "", NULL, 0, 1e-4, 1e-4, 0, 0},
     {ATTENTION, "attention", "BM=64,BN=32,stages=1", "B=1,H=2,S=70,D=16", "scale=0.25", NULL, 0, 0, 0, 0, 0},
     {BRANCH, "branch", "", "N=100", "flag=2", NULL, 0, 0, 0, 0, 0},
     {SHAPES, "shapes", "", "M=16,N=32", "", NULL, 0, 0, 1e-4, 0, 0},

@@ -176,6 +176,21 @@ static const char *const MATMUL = "kernel matmul(A: bf16[M, K], B: bf16[K, N], C
 static const char *const MM32 = MM32_SRC("");
 static const char *const MM32_IEEE = MM32_SRC(", precision = \"ieee\"");
 
+/* A load in an inner loop that moves with both loop variables: prefetch
+ * clones it for the inner one only (the outer stays as it is). */
+static const char *const NESTLOAD = "kernel nestload(X: f32[M, N], S: f32[M])\n"
+                                    "    grid (1)\n"
+                                    "    const BN = 16\n"
+                                    "{\n"
+                                    "    for i in range(0, M, 1) {\n"
+                                    "        acc = zeros(f32[BN])\n"
+                                    "        for j in range(0, N, BN) {\n"
+                                    "            acc = acc + load(X[i, j:j+BN])\n"
+                                    "        }\n"
+                                    "        store(S[i], sum(acc))\n"
+                                    "    }\n"
+                                    "}\n";
+
 /* a * trans(b) (b rows are the product's columns), f32 and f16: b is staged
  * as it is and read with role bt. */
 static const char *const MMT = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"

@@ -217,6 +217,14 @@ Test(lower, attention)
     cr_assert(lc_check_tj(ATTENTION, "attention", &o));
 }
 
+Test(lower, prefetch_in_nested_loops)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=5,N=70";
+    o.atol = 1e-4;
+    cr_assert(lc_check_tj(NESTLOAD, "nestload", &o));
+}
+
 Test(lower, loops_and_branches)
 {
     lc_opts o = lc_defaults();
