@@ -35,10 +35,12 @@ uint32_t tj_diag_count(const tj_ctx *c) { return c->ndiags; }
 uint32_t tj_error_count(const tj_ctx *c) { return c->nerrors; }
 const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i) { return i < c->ndiags ? &c->diags[i] : NULL; }
 
-void tj_diag_clear(tj_ctx *c)
+void tj_diag_clear(tj_ctx *c) { tj_diag_truncate(c, 0); }
+
+void tj_diag_truncate(tj_ctx *c, uint32_t n)
 {
-    c->ndiags = 0;
-    c->nerrors = 0;
+    while (c->ndiags > n)
+        c->nerrors -= c->diags[--c->ndiags].sev == TJ_SEV_ERROR;
 }
 
 static const char *severity_name(tj_severity s)

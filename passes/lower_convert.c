@@ -42,6 +42,7 @@ uint32_t lw_smem_alloc(lw *w, uint64_t bytes)
     uint32_t off = w->smem_top;
     uint64_t top = (uint64_t)off + (bytes + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
     if (top > w->smem_limit) {
+        w->smem_overflow = 1;
         lw_fail(w, "needs %llu bytes of shared memory, more than the %u a program can have",
                 (unsigned long long)top, w->smem_limit);
         return 0;

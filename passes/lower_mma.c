@@ -468,8 +468,9 @@ uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
             count++;
         }
     uint64_t flip = count == 1 ? top - before : 0;
-    if (count == 0 || top + flip > w->smem_limit / 2)
+    if (w->no_pins || count == 0 || top + flip > w->smem_limit / 2)
         return before;
+    w->pinned_any = 1;
     if (w->smem_dirty)
         lw_barrier(w);
     top = before;

@@ -136,8 +136,9 @@ static int64_t rows_per_round(const lw *w, const lw_mma *p, const tj_layout *l)
     int64_t rows = p->batch * p->m, row_bytes = p->ldc * 4;
     uint64_t budget = lw_mma_staging_bytes(p) > READBACK_MIN_BYTES ? lw_mma_staging_bytes(p) : READBACK_MIN_BYTES;
     uint64_t scratch = (uint64_t)SCRATCH_BYTES * (uint64_t)w->nwarps;
-    if (budget > w->smem_limit - scratch)
-        budget = w->smem_limit - scratch;
+    uint64_t room = w->smem_limit > w->smem_pinned + scratch ? w->smem_limit - w->smem_pinned - scratch : 0;
+    if (budget > room) /* loops may hold regions below */
+        budget = room;
     if ((uint64_t)(rows * row_bytes) <= budget || p->batch != 1 || l->kind != TJ_LAYOUT_BLOCKED || l->rank != 2 ||
         l->frame_axis[0] != 0 || tj_layout_axis_wraps(l, 0))
         return rows;

@@ -529,7 +529,13 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
         tj_error(k->ctx, "lower-simt: @%s: out of memory", k->name);
         return NULL;
     }
+    uint32_t ndiags = tj_diag_count(k->ctx);
     tj_kernel *d = lower_kernel(&w, opt);
+    if (!d && w.pinned_any && w.smem_overflow) { /* the loops' staging regions took the room: without them */
+        tj_diag_truncate(k->ctx, ndiags);
+        lw again = {.c = k->ctx, .src = k, .no_pins = 1};
+        d = lower_kernel(&again, opt);
+    }
     tj_ctx_swap_guard(k->ctx, old);
     return d;
 }

@@ -69,6 +69,8 @@ typedef struct lw {
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
     uint32_t smem_pinned;  /* bytes at the bottom held by the loops being lowered (lower_mma.c) */
+    int no_pins;           /* lw_mma_pin_loop pins nothing (the retry after an overflow) */
+    int pinned_any, smem_overflow;
     uint32_t *dot_region;  /* per Tile IR dot: 1 + its pinned staging offset, 0: none */
     uint32_t *dot_flip;    /* per Tile IR dot: bytes to its second region, 0: one region */
     uint32_t smem_limit;   /* the target's shared memory per program */

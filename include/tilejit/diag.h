@@ -58,6 +58,8 @@ uint32_t tj_diag_count(const tj_ctx *c);
 uint32_t tj_error_count(const tj_ctx *c);
 const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i);
 void tj_diag_clear(tj_ctx *c);
+/* Drops the diagnostics after the first n (an attempt that is retried). */
+void tj_diag_truncate(tj_ctx *c, uint32_t n);
 /* Renders every diagnostic as `file:line:col: error: msg`, followed by the
  * source line and a caret where the location is known. Returns a string in
  * the context's arena. */

@@ -82,6 +82,11 @@ lacks out "ld.global.v4"
 expect 1 "$T" emit "$EX/add.tj" -k add --target ptx --contiguous
 has err "--contiguous needs the size of dim 'N' of x (give it with --shape)"
 
+# staging regions pinned for a loop's products give way when they leave no room
+expect 0 "$T" emit "$(dirname "$0")/pinned_retry.tj" -k retry --target msl --shape M=64,K=32,N=128,R=64,S=96
+has out "tilejit: MSL 3.0"
+lacks err "error"
+
 # every example compiles to optimized IR, SIMT IR and PTX
 while read -r file kernel args; do
     case $file in "" | "#"*) continue ;; esac
