@@ -96,6 +96,22 @@ def compile_tj(jit, kernel, dtype, args, params):
     return jit.compile(src, kernel, *args, params=params, file="bench/gpu/kernels.tj")
 
 
+def fastest(configs, attempt):
+    """Runs attempt(params) (compile, check, time: returns ms or raises) for each
+    configuration, as the autotuner would; returns ((ms, params) of the fastest or
+    None, the last error or None)."""
+    best, error = None, None
+    for params in configs:
+        try:
+            t = attempt(params)
+        except Exception as e:  # the row says what failed; the others still run
+            error = f"{params}: " + str(e).splitlines()[0][:200]
+            continue
+        if best is None or t < best[0]:
+            best = (t, params)
+    return best, error
+
+
 def rowwise(jit, name, kernel, m, n, dtype, extra_in, torch_fn, triton_fn=None):
     """One program per row. tilejit is timed with 4, 8 and 16 warps (the
     `warps` of the kernel's tune list; the autotuner does the same search) and
@@ -108,22 +124,19 @@ def rowwise(jit, name, kernel, m, n, dtype, extra_in, torch_fn, triton_fn=None):
     row = Row(name, f"{m}x{n}", str(dtype).replace("torch.", ""),
               2 * x.numel() * x.element_size() + sum(t.numel() * t.element_size() for t in ins))
     tol = (2e-2, 2e-2) if dtype == torch.bfloat16 else (1e-5, 1e-4)
-    best = None
-    for warps in (4, 8, 16):
-        try:
-            fn = compile_tj(jit, kernel, dtype, args, {"BLOCK": block, "warps": warps})
-            fn(*args)
-            torch.cuda.synchronize()
-            check(name, y, torch_fn(x, *ins), *tol)
-            t = do_bench(lambda: fn(*args))
-        except Exception as e:
-            row.error = f"warps={warps}: " + str(e).splitlines()[0][:200]
-            continue
-        if best is None or t < best[0]:
-            best = (t, warps)
+
+    def attempt(params):
+        fn = compile_tj(jit, kernel, dtype, args, dict(params, BLOCK=block))
+        fn(*args)
+        torch.cuda.synchronize()
+        check(name, y, torch_fn(x, *ins), *tol)
+        return do_bench(lambda: fn(*args))
+
+    best, row.error = fastest([dict(warps=w) for w in (4, 8, 16)], attempt)
     if best:
         row.times["tilejit"] = best[0]
-        row.shape += f" w{best[1]}"
+        row.shape += f" w{best[1]['warps']}"
+        row.error = None
     row.times["torch"] = do_bench(lambda: torch_fn(x, *ins))
     if triton_fn:
         row.times["triton"] = do_bench(lambda: triton_fn(x, y))
@@ -149,21 +162,17 @@ def reductions(jit, m, n, dtype):
             ("column sum", "colsum", n, lambda: x.float().sum(0), COLSUM_CONFIGS)):
         s = torch.empty(out_len, device="cuda", dtype=torch.float32)
         row = Row(name, f"{m}x{n}", str(dtype).replace("torch.", ""), x.numel() * x.element_size() + s.numel() * 4)
-        best = None
-        for params in configs:
-            try:
-                fn = compile_tj(jit, kernel, dtype, [x, s], params)
-                # colsum adds partial sums atomically into S, which must start at zero
-                call = (lambda: fn(x, s)) if kernel == "rowsum" else (lambda: (s.zero_(), fn(x, s)))
-                call()
-                torch.cuda.synchronize()
-                check(name, s, ref(), 1e-2, 1e-3)
-                t = do_bench(call)
-            except Exception as e:
-                row.error = f"{params}: " + str(e).splitlines()[0][:200]
-                continue
-            if best is None or t < best[0]:
-                best = (t, params)
+
+        def attempt(params):
+            fn = compile_tj(jit, kernel, dtype, [x, s], params)
+            # colsum adds partial sums atomically into S, which must start at zero
+            call = (lambda: fn(x, s)) if kernel == "rowsum" else (lambda: (s.zero_(), fn(x, s)))
+            call()
+            torch.cuda.synchronize()
+            check(name, s, ref(), 1e-2, 1e-3)
+            return do_bench(call)
+
+        best, row.error = fastest(configs, attempt)
         if best:
             row.times["tilejit"] = best[0]
             row.shape += " " + ",".join(f"{k}{v}" for k, v in best[1].items())
@@ -225,23 +234,17 @@ def example(name):
 
 
 def best_config(jit, src, kernel, args, configs, call_args, verify):
-    """Compiles and times every config; returns (ms, config) of the fastest
-    that verifies, and the last error."""
-    best, error = None, None
-    for params in configs:
-        try:
-            fn = jit.compile(src, kernel, *args, params=params, file=f"examples/{kernel}.tj")
-            fn(*call_args)
-            torch.cuda.synchronize()
-            verify()
-            t = do_bench(lambda: fn(*call_args))
-        except Exception as e:
-            error = f"{params}: " + str(e).splitlines()[0][:200]
-            continue
+    """Compiles, verifies and times every config; prints each time."""
+    def attempt(params):
+        fn = jit.compile(src, kernel, *args, params=params, file=f"examples/{kernel}.tj")
+        fn(*call_args)
+        torch.cuda.synchronize()
+        verify()
+        t = do_bench(lambda: fn(*call_args))
         print(f"  {kernel} {params}: {t:.3f} ms", flush=True)
-        if best is None or t < best[0]:
-            best = (t, params)
-    return best, error
+        return t
+
+    return fastest(configs, attempt)
 
 
 def close_enough(name, got, want, rel):
