@@ -117,6 +117,7 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_MMA_LOAD: case TJ_OP_MMA: case TJ_OP_MMA_STORE: case TJ_OP_MMA_FILL:
     case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK:
         return SF_MMA;
+    case TJ_OP_CP_ASYNC: case TJ_OP_CP_ASYNC_COMMIT: case TJ_OP_CP_ASYNC_WAIT: return SF_ASYNC;
     default: return SF_OTHER;
     }
 }
@@ -341,7 +342,7 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_op op = k->insts[r].op;
         *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
-                      op == TJ_OP_MMA_STORE;
+                      op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC;
         shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
         atoms |= simt_op_family(op) == SF_MMA;
     }

@@ -52,6 +52,7 @@ typedef enum simt_family {
     SF_IF,
     SF_PROJ,
     SF_MMA, /* mma_load, mma, mma_store, mma_fill */
+    SF_ASYNC, /* cp_async, cp_async_commit, cp_async_wait */
 } simt_family;
 simt_family simt_op_family(tj_op op);
 

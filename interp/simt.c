@@ -343,6 +343,9 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return tj_simt_atomic(s, r);
     case TJ_OP_LD_SHARED: return tj_simt_load_shared(s, r);
     case TJ_OP_ST_SHARED: return tj_simt_store_shared(s, r);
+    case TJ_OP_CP_ASYNC: return tj_simt_cp_async(s, r);
+    case TJ_OP_CP_ASYNC_COMMIT: return tj_simt_cp_async_commit(s, r);
+    case TJ_OP_CP_ASYNC_WAIT: return tj_simt_cp_async_wait(s, r);
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return tj_simt_shuffle(s, r);
     case TJ_OP_PACK: return tj_simt_pack(s, r);
     case TJ_OP_EXTRACT: return tj_simt_extract(s, r);
@@ -392,6 +395,7 @@ static int run_programs(tj_simt *s)
                 /* shared memory starts undefined in every program */
                 memset(s->smem, SIMT_POISON, k->smem_bytes);
                 memset(s->smem_set, 0, k->smem_bytes);
+                tj_simt_copies_reset(s);
                 if (run_block(s, k->body, &y, 0))
                     return -1;
             }
@@ -443,6 +447,7 @@ int tj_simt_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
     if (!setjmp(jb))
         rc = run(s);
     tj_ctx_swap_guard(k->ctx, outer);
+    tj_simt_copies_free(s);
     free(s->storage);
     free(s->st.vals);
     free(s);

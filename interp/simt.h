@@ -25,6 +25,10 @@ typedef struct tj_simt {
     unsigned char *smem_set;  /* one flag per shared byte: written in this program */
     tj_simt_extent *extent;   /* per parameter (empty for scalars) */
     uint32_t last_tensor;     /* the parameter of the last global access (a cache) */
+    struct tj_simt_copy *copies; /* cp_async copies issued and not landed, oldest first */
+    uint32_t first_copy, ncopies, copy_cap;
+    uint32_t *group_end;      /* per closed group in flight, oldest first: its end in copies */
+    uint32_t ngroups, group_cap;
     void *storage;
 } tj_simt;
 
@@ -46,12 +50,24 @@ int tj_simt_fail(const tj_simt *s, tj_ref r, int64_t thread, const char *fmt, ..
 int tj_simt_load_global(tj_simt *s, tj_ref r);
 int tj_simt_store_global(tj_simt *s, tj_ref r);
 int tj_simt_atomic(tj_simt *s, tj_ref r);
+/* Host memory for the global bytes [addr, addr + bytes); NULL after
+ * reporting when they are not all inside one tensor argument. */
+unsigned char *tj_simt_global_bytes(tj_simt *s, tj_ref r, uint32_t t, uint64_t addr, uint32_t bytes);
+/* Shared bytes [off, off + bytes) of thread t: in range and aligned. */
+int tj_simt_shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes);
 int tj_simt_load_shared(tj_simt *s, tj_ref r);
 int tj_simt_store_shared(tj_simt *s, tj_ref r);
 /* One element of dtype dt at shared byte off, for thread t: checked for
  * range, alignment and (reads) an earlier write; -1 after reporting. */
 int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v);
+
+/* simt_async.c: cp_async, its groups and waits */
+int tj_simt_cp_async(tj_simt *s, tj_ref r);
+int tj_simt_cp_async_commit(tj_simt *s, tj_ref r);
+int tj_simt_cp_async_wait(tj_simt *s, tj_ref r);
+void tj_simt_copies_reset(tj_simt *s); /* a new program: copies still in flight are dropped */
+void tj_simt_copies_free(tj_simt *s);
 
 /* simt_mma.c: the matrix atom */
 int tj_simt_mma_load(tj_simt *s, tj_ref r);

@@ -21,9 +21,7 @@ static uint32_t alignment(uint32_t bytes)
     return a;
 }
 
-/* Host memory for the global bytes [addr, addr + bytes); NULL after
- * reporting when they are not all inside one tensor argument. */
-static unsigned char *global_bytes(tj_simt *s, tj_ref r, uint32_t t, uint64_t addr, uint32_t bytes)
+unsigned char *tj_simt_global_bytes(tj_simt *s, tj_ref r, uint32_t t, uint64_t addr, uint32_t bytes)
 {
     if (addr % alignment(bytes))
         return tj_simt_fail(s, r, t, "address 0x%llx is not aligned to %u bytes", (unsigned long long)addr,
@@ -74,7 +72,7 @@ int tj_simt_load_global(tj_simt *s, tj_ref r)
                 d[e] = other ? other->data[t * ow + (ow == 1 ? 0 : e)] : (tj_slot){.u = 0};
             continue;
         }
-        const unsigned char *p = global_bytes(s, r, t, addr->data[t].u, w * size);
+        const unsigned char *p = tj_simt_global_bytes(s, r, t, addr->data[t].u, w * size);
         if (!p)
             return -1;
         for (uint32_t e = 0; e < w; e++)
@@ -94,7 +92,7 @@ int tj_simt_store_global(tj_simt *s, tj_ref r)
     for (uint32_t t = 0; t < s->nthreads; t++) {
         if (pred && !pred->data[t].i)
             continue;
-        unsigned char *p = global_bytes(s, r, t, addr->data[t].u, w * size);
+        unsigned char *p = tj_simt_global_bytes(s, r, t, addr->data[t].u, w * size);
         if (!p)
             return -1;
         for (uint32_t e = 0; e < w; e++)
@@ -119,7 +117,7 @@ int tj_simt_atomic(tj_simt *s, tj_ref r)
         rv->data[t].u = 0;
         if (pred && !pred->data[t].i)
             continue;
-        unsigned char *p = global_bytes(s, r, t, addr->data[t].u, size);
+        unsigned char *p = tj_simt_global_bytes(s, r, t, addr->data[t].u, size);
         if (!p)
             return -1;
         tj_slot old = tj_mem_read(rv->dt, p, 0), now;
@@ -131,8 +129,7 @@ int tj_simt_atomic(tj_simt *s, tj_ref r)
     return 0;
 }
 
-/* Shared bytes [off, off + bytes) of thread t: in range and aligned. */
-static int shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes)
+int tj_simt_shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes)
 {
     uint32_t size = s->st.k->smem_bytes;
     if (off > size || bytes > size - off)
@@ -160,7 +157,7 @@ static int shared_written(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, 
 int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out)
 {
     uint32_t size = (uint32_t)tj_dtype_size(dt);
-    if (shared_range(s, r, t, off, size) || shared_written(s, r, t, off, size))
+    if (tj_simt_shared_range(s, r, t, off, size) || shared_written(s, r, t, off, size))
         return -1;
     *out = tj_mem_read(dt, s->smem + off, 0);
     return 0;
@@ -169,7 +166,7 @@ int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype 
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v)
 {
     uint32_t size = (uint32_t)tj_dtype_size(dt);
-    if (shared_range(s, r, t, off, size))
+    if (tj_simt_shared_range(s, r, t, off, size))
         return -1;
     tj_mem_write(dt, s->smem + off, 0, v);
     memset(s->smem_set + off, 1, size);
@@ -185,7 +182,7 @@ int tj_simt_load_shared(tj_simt *s, tj_ref r)
         return -1;
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (shared_range(s, r, t, off, w * size) || shared_written(s, r, t, off, w * size))
+        if (tj_simt_shared_range(s, r, t, off, w * size) || shared_written(s, r, t, off, w * size))
             return -1;
         for (uint32_t e = 0; e < w; e++)
             rv->data[t * w + e] = tj_mem_read(rv->dt, s->smem + off + e * size, 0);
@@ -203,7 +200,7 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r)
     uint32_t w = val->n / s->nthreads, size = (uint32_t)tj_dtype_size(val->dt);
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (shared_range(s, r, t, off, w * size))
+        if (tj_simt_shared_range(s, r, t, off, w * size))
             return -1;
         for (uint32_t e = 0; e < w; e++)
             tj_mem_write(val->dt, s->smem + off + e * size, 0, val->data[t * w + e]);

@@ -157,12 +157,13 @@ static void parse_mma_attr(parser *p, inst_text *it)
 /* `{key = value}` after the operands, as the op's attribute kind says. */
 static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
 {
-    static const char *const forms[TJ_ATTR_MMA + 1] = {
+    static const char *const forms[TJ_ATTR_PENDING + 1] = {
         [TJ_ATTR_NONE] = "'{'", [TJ_ATTR_VALUE] = "'{'",
         [TJ_ATTR_INDEX] = "'{index = N}'", [TJ_ATTR_AXIS] = "'{axis = N}'",
         [TJ_ATTR_PERM] = "'{perm = [...]}'", [TJ_ATTR_VIEW] = "'{axes = [...]}'",
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
-        [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'",
+        [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'", [TJ_ATTR_BYTES] = "'{bytes = N}'",
+        [TJ_ATTR_PENDING] = "'{pending = N}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */
@@ -194,6 +195,14 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         break;
     case TJ_ATTR_MMA:
         parse_mma_attr(p, it);
+        break;
+    case TJ_ATTR_BYTES:
+        expect_key(p, "bytes");
+        it->imm = tjp_i64(p);
+        break;
+    case TJ_ATTR_PENDING:
+        expect_key(p, "pending");
+        it->imm = tjp_i64(p);
         break;
     case TJ_ATTR_NONE:
     case TJ_ATTR_VALUE:

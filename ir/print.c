@@ -202,6 +202,12 @@ static void print_attr(const tj_inst *in, tj_buf *out)
         else
             tj_buf_printf(out, " {role = %" PRId64 "}", in->imm);
         break;
+    case TJ_ATTR_BYTES:
+        tj_buf_printf(out, " {bytes = %" PRId64 "}", in->imm);
+        break;
+    case TJ_ATTR_PENDING:
+        tj_buf_printf(out, " {pending = %" PRId64 "}", in->imm);
+        break;
     }
 }
 

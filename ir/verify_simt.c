@@ -279,6 +279,30 @@ static void check_mma_store(V *v, tj_ref r)
         tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
+/* cp_async(dst u32, src u64, n u32) {bytes}: 4, 8 or 16 bytes, the size of
+ * the widest access PTX has for it */
+static void check_cp_async(V *v, tj_ref r)
+{
+    int64_t bytes = inst(v, r)->imm;
+    if (!expect_scalar(v, r, 0, TJ_DT_U32, "the shared address") ||
+        !expect_scalar(v, r, 1, TJ_DT_U64, "the global address") ||
+        !expect_scalar(v, r, 2, TJ_DT_U32, "the byte count"))
+        return;
+    if (bytes != 4 && bytes != 8 && bytes != 16)
+        tj_verify_fail(v, r, "copies 4, 8 or 16 bytes, not %" PRId64, bytes);
+    else
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
+static void check_cp_async_wait(V *v, tj_ref r)
+{
+    int64_t n = inst(v, r)->imm;
+    if (n < 0 || n > TJ_CP_ASYNC_MAX_PENDING)
+        tj_verify_fail(v, r, "pending = %" PRId64 " is out of range [0, %d]", n, TJ_CP_ASYNC_MAX_PENDING);
+    else
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
 static void check_mma_fill(V *v, tj_ref r)
 {
     if (expect_scalar(v, r, 0, TJ_DT_F32, "the value"))
@@ -304,7 +328,9 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN:
         check_simt_update(v, r);
         break;
-    case TJ_OP_BARRIER: tj_verify_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_BARRIER: case TJ_OP_CP_ASYNC_COMMIT: tj_verify_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_CP_ASYNC: check_cp_async(v, r); break;
+    case TJ_OP_CP_ASYNC_WAIT: check_cp_async_wait(v, r); break;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;
     case TJ_OP_EXTRACT: check_extract(v, r); break;
     case TJ_OP_PACK: check_pack(v, r); break;

@@ -6,6 +6,7 @@
  * with repeated indices store only the last element in row-major order. */
 #include "passes/facts.h"
 #include "passes/lower_simt.h"
+#include "passes/pass_util.h"
 
 enum { AX_INDEX, AX_EXTENT, AX_GATHER };
 
@@ -161,16 +162,15 @@ static tj_ref reg_address(lw *w, mem_access *m, uint32_t r, tj_ref *pred)
     return lw_op2(w, TJ_OP_ADD, m->taddr, lw_cast(w, lw_mul_imm(w, off, m->size), TJ_DT_U64));
 }
 
-/* Elements per vector access (1: scalar accesses). */
-static int vector_width(lw *w, const mem_access *m, int masked_store)
+/* Elements per vector access of `view` in layout l (1: scalar accesses):
+ * its last axis a slice along the tile's last axis, and facts proving
+ * every vector aligned. */
+static int vector_width(lw *w, const tj_inst *view, uint32_t param, int size, const tj_layout *l, int masked_store)
 {
-    int last = m->trank - 1;
-    const mem_axis *x = &m->ax[last];
-    const tj_facts *f = w->src->facts ? &w->src->facts[m->param] : NULL;
-    const tj_layout *l = m->l;
-    if (!f || !f->unit_stride || !f->aligned16 || masked_store || last < 0 || x->kind != AX_EXTENT ||
-        x->vaxis != l->rank - 1 || (m->size != 2 && m->size != 4 && m->size != 8) ||
-        l->root->kind != TJ_LAYOUT_BLOCKED)
+    int last = (int)view->nlist - 1;
+    const tj_facts *f = w->src->facts ? &w->src->facts[param] : NULL;
+    if (!f || !f->unit_stride || !f->aligned16 || masked_store || last < 0 || view->list[last] <= 0 ||
+        (size != 2 && size != 4 && size != 8) || l->root->kind != TJ_LAYOUT_BLOCKED)
         return 1;
     for (int a = 0; a < last; a++)
         if (!f->stride_div16[a])
@@ -178,15 +178,21 @@ static int vector_width(lw *w, const mem_access *m, int masked_store)
     int fa = l->frame_axis[l->rank - 1];
     if (tj_layout_axis_wraps(l, fa))
         return 1;
-    int64_t vw = l->root->espt[fa], d = w->div[x->src];
-    if (vw > 16 / m->size)
-        vw = 16 / m->size;
+    int checked = !(view->flags & (1u << last));
+    int64_t vw = l->root->espt[fa], d = w->div[view->args[last + 1]];
+    if (vw > 16 / size)
+        vw = 16 / size;
     while (vw > 1 && d % vw) /* d == 0: the start is 0 */
         vw /= 2;
-    int64_t chunk = (int64_t)1 << ((m->view->flags & TJ_VIEW_CHUNK_MASK) >> TJ_VIEW_CHUNK_SHIFT);
-    while (x->checked && vw > chunk)
+    int64_t chunk = (int64_t)1 << ((view->flags & TJ_VIEW_CHUNK_MASK) >> TJ_VIEW_CHUNK_SHIFT);
+    while (checked && vw > chunk)
         vw /= 2;
     return (int)vw;
+}
+
+static int access_width(lw *w, const mem_access *m, int masked_store)
+{
+    return vector_width(w, m->view, m->param, m->size, m->l, masked_store);
 }
 
 /* The registers of a vector group headed by r (r itself when vw = 1);
@@ -226,7 +232,7 @@ static int lower_load(lw *w, tj_ref r)
     tj_ref uni_other = in->args[2] && !tile_other ? lw_val_of(w, in->args[2])->regs[0] : TJ_NONE;
     if ((in->args[1] && !mask) || (tile_other && !other))
         return 0;
-    int vw = vector_width(w, &m, 0);
+    int vw = access_width(w, &m, 0);
     tj_ref *regs = lw_new_regs(w, l->nregs);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
@@ -254,6 +260,53 @@ static int lower_load(lw *w, tj_ref r)
         }
     }
     lw_set_regs(w, r, l, regs);
+    return 1;
+}
+
+/* ---- load into shared memory: asynchronous copies (lower_ring.c) ---- */
+
+/* The bytes of one copy of load r, when it can go to shared memory as
+ * cp_async copies: a view without gathers, no mask, out-of-range elements
+ * 0 (the copies zero-fill), 4, 8 or 16 aligned bytes per vector; else 0. */
+int lw_async_copy_bytes(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_inst *view = in->op == TJ_OP_LOAD ? &w->src->insts[in->args[0]] : NULL;
+    uint32_t param;
+    if (!view || view->op != TJ_OP_VIEW || in->args[1] || view->nlist > TJ_MAX_RANK ||
+        (in->args[2] && !tj_is_const_float(w->src, in->args[2], 0.0, 0)) ||
+        !tj_param_index(w->src, view->args[0], &param))
+        return 0;
+    for (uint32_t a = 0; a < view->nlist; a++)
+        if (view->list[a] == TJ_VIEW_GATHER)
+            return 0;
+    tj_dtype dt = lw_src_type(w, r)->dtype;
+    int size = dt == TJ_DT_BOOL ? 0 : tj_dtype_size(dt);
+    int bytes = size * vector_width(w, view, param, size, lw_layout_of(w, r), 0);
+    return bytes == 4 || bytes == 8 || bytes == 16 ? bytes : 0;
+}
+
+/* Load r (lw_async_copy_bytes > 0) copied into the row-major buffer at
+ * buf + shift whose rows are ld elements apart: one cp_async per vector of
+ * its layout, 0 bytes for vectors out of range. */
+int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld)
+{
+    const tj_layout *l = lw_layout_of(w, r);
+    mem_access m;
+    if (!setup(w, &m, w->src->insts[r].args[0], l))
+        return 0;
+    int vw = access_width(w, &m, 0), bytes = vw * m.size;
+    uint32_t group[16];
+    for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
+        if (!group_of(&m, r0, vw, group))
+            continue;
+        tj_ref pred, src = reg_address(w, &m, r0, &pred);
+        tj_ref dst = lw_shifted(w, lw_smem_addr(w, buf, lw_padded_index(w, l, r0, ld), m.size), shift);
+        tj_ref full = lw_const_int(w, TJ_DT_U32, bytes);
+        tj_ref args[3] = {dst, src, pred ? lw_select(w, pred, full, lw_const_int(w, TJ_DT_U32, 0)) : full};
+        tj_ref c = lw_emit(w, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, args, 3);
+        w->dst->insts[c].imm = bytes;
+    }
     return 1;
 }
 
@@ -341,7 +394,7 @@ static int lower_store(lw *w, tj_ref r)
     if (in->args[2] && !mask)
         return 0;
     tj_ref *dup = m.gpos >= 0 ? later_duplicates(w, &m, mask) : NULL;
-    int vw = dup ? 1 : vector_width(w, &m, mask != NULL);
+    int vw = dup ? 1 : access_width(w, &m, mask != NULL);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
         if (!group_of(&m, r0, vw, group))

@@ -182,6 +182,7 @@ typedef struct operand {
     uint32_t buf;
     tj_ref *pre;
     tj_ref shift; /* added to buf at run time (u32 bytes; TJ_NONE: 0) */
+    int ring;     /* buf + shift is a slot of a copy ring (lower_ring.c) */
 } operand;
 
 /* Fragment i (atom row of a, atom column of b) of k step k0 from o's buffer. */
@@ -291,7 +292,7 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     w->cur = s->outer; /* after the SIMT for, which moves behind this code below */
     w->smem_dirty = 1;
     lw_smem_begin(w);
-    operand staged = {stage_role(w, p, v, role, TJ_NONE), NULL, TJ_NONE};
+    operand staged = {stage_role(w, p, v, role, TJ_NONE), NULL, TJ_NONE, 0};
     lw_barrier(w);
     tj_ref *pre = lw_new_regs(w, (uint32_t)(steps * count));
     for (int64_t k = 0; k < steps; k++)
@@ -317,27 +318,35 @@ static tj_ref iteration_parity(lw *w)
     return lw_op2(w, TJ_OP_AND, lw_cast(w, n, TJ_DT_I32), lw_const_int(w, TJ_DT_I32, 1));
 }
 
-/* The operands that are not preloaded, staged: in the dot's own region
- * of its loop when it has one (no barrier before: see lw_mma_pin_loop),
- * else in a scope of shared memory after a barrier when reads may pend. */
-static void stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand *b)
+/* The operands that are neither preloaded nor in a ring, staged: in the
+ * dot's own region of its loop when it has one (no barrier before: see
+ * lw_mma_pin_loop), else in a scope of shared memory (returns 1) after a
+ * barrier when reads may pend. */
+static int stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand *b)
 {
     const tj_inst *in = &w->src->insts[r];
     tj_ref shift = TJ_NONE;
+    int stage_a = !a->pre && !a->ring, stage_b = !b->pre && !b->ring, scoped = 0;
+    if (!stage_a && !stage_b)
+        return 0;
     if (w->dot_region[r]) {
         w->smem_top = w->dot_region[r] - 1; /* lw_smem_alloc from the region, which holds both operands */
         if (w->dot_flip[r]) /* odd iterations use the second region */
             shift = lw_mul_imm(w, lw_cast(w, iteration_parity(w), TJ_DT_U32), w->dot_flip[r]);
     } else {
         lw_smem_begin(w);
+        scoped = 1;
     }
-    a->shift = b->shift = shift;
-    if (!a->pre)
+    if (stage_a) {
+        a->shift = shift;
         a->buf = stage_role(w, p, in->args[0], TJ_MMA_A, shift);
-    if (!b->pre)
+    }
+    if (stage_b) {
+        b->shift = shift;
         b->buf = stage_role(w, p, in->args[1], TJ_MMA_B, shift);
-    if (!a->pre || !b->pre)
-        lw_barrier(w);
+    }
+    lw_barrier(w);
+    return scoped;
 }
 
 /* The c fragments of the accumulator, from registers in layout l. */
@@ -393,8 +402,8 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         return lw_error(w, "internal error: a dot with register results in another layout");
     lw_atoms at = lw_mma_locate(w, p);
     tj_ref *a_regs = p->regs ? lw_mma_a_from_registers(w, p, in->args[0]) : NULL;
-    operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A), TJ_NONE};
-    operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B), TJ_NONE};
+    operand a = {0, a_regs ? a_regs : preload(w, p, &at, in->args[0], TJ_MMA_A), TJ_NONE, 0};
+    operand b = {0, preload(w, p, &at, in->args[1], TJ_MMA_B), TJ_NONE, 0};
     tj_ref *c;
     if (av && av->frags) { /* carried by the enclosing loop (lw_mma_carried) */
         c = lw_new_regs(w, n);
@@ -410,9 +419,13 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
         }
         c = accumulators(w, p, l, regs);
     }
-    stage_operands(w, p, r, &a, &b);
+    a.ring = !a.pre && lw_ring_operand(w, r, 0, &a.buf, &a.shift);
+    b.ring = !b.pre && lw_ring_operand(w, r, 1, &b.buf, &b.shift);
+    if (w->err)
+        return 0;
+    int scoped = stage_operands(w, p, r, &a, &b);
     c = multiply(w, p, &at, &a, &b, c);
-    if (!w->dot_region[r])
+    if (scoped)
         lw_smem_end(w);
     if (av && av->frags) {
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
@@ -438,7 +451,7 @@ static uint64_t region_bytes(const lw_mma *p)
 static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
 {
     const tj_inst *in = &w->src->insts[r];
-    if (in->op != TJ_OP_DOT || !lw_mma_plan(w, r, p))
+    if (in->op != TJ_OP_DOT || lw_ring_feeds(w, r) || !lw_mma_plan(w, r, p))
         return 0;
     tj_ref b = p->bt ? w->src->insts[in->args[1]].args[0] : in->args[1];
     return w->src->insts[b].block == body || w->src->insts[in->args[1]].block == body;
@@ -454,7 +467,7 @@ static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
  * in between. Scoped operations allocate above the regions; a barrier
  * before the loop settles reads pending from before it. One barrier per
  * product and iteration instead of two. */
-uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
+void lw_mma_pin_loop(lw *w, tj_ref loop)
 {
     uint32_t before = w->smem_pinned;
     tj_block_id body = tj_region_of(w->src, loop, 0);
@@ -469,7 +482,7 @@ uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
         }
     uint64_t flip = count == 1 ? top - before : 0;
     if (w->no_pins || count == 0 || top + flip > w->smem_limit / 2)
-        return before;
+        return;
     w->pinned_any = 1;
     if (w->smem_dirty)
         lw_barrier(w);
@@ -485,5 +498,4 @@ uint32_t lw_mma_pin_loop(lw *w, tj_ref loop)
     w->smem_pinned = (uint32_t)top;
     if (w->smem_pinned > w->smem_bytes)
         w->smem_bytes = w->smem_pinned;
-    return before;
 }

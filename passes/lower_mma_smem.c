@@ -33,9 +33,7 @@ static uint32_t contiguous_run(const tj_layout *l, uint32_t i, uint32_t max)
     return n;
 }
 
-/* The index of register i's element in a row-major buffer whose rows (all
- * axes but the last, flattened) are ld elements apart. */
-static tj_ref padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld)
+tj_ref lw_padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld)
 {
     int64_t wts[TJ_MAX_RANK];
     int64_t s = ld;
@@ -62,7 +60,7 @@ void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_
     int size = lw_smem_size(dt);
     for (uint32_t i = 0; i < l->nregs;) {
         uint32_t n = contiguous_run(l, i, (uint32_t)(MAX_VECTOR_BYTES / size));
-        tj_ref addr = lw_shifted(w, lw_smem_addr(w, buf, padded_index(w, l, i, ld), size), shift);
+        tj_ref addr = lw_shifted(w, lw_smem_addr(w, buf, lw_padded_index(w, l, i, ld), size), shift);
         if (n == 1 || dt == TJ_DT_BOOL) {
             lw_smem_store(w, addr, regs[i++]);
             continue;
@@ -190,7 +188,7 @@ static void load_round(lw *w, const tj_layout *l, uint32_t buf, int64_t ld, int6
             i += n;
             continue;
         }
-        tj_ref addr = lw_smem_addr(w, buf, lw_add_imm(w, padded_index(w, l, i, ld), -first * ld), 4);
+        tj_ref addr = lw_smem_addr(w, buf, lw_add_imm(w, lw_padded_index(w, l, i, ld), -first * ld), 4);
         load_run(w, addr, n, regs + i);
         i += n;
     }

@@ -114,15 +114,20 @@ static int lower_leaf(lw *w, tj_ref r)
 typedef struct lw_carry {
     tj_ref dot; /* TJ_NONE: it travels as registers */
     lw_mma plan;
+    int ring;   /* a slot of a copy ring: it travels in shared memory (lower_ring.c) */
 } lw_carry;
 
 static uint32_t parts_of(const lw_carry *carry, const tj_layout **lays, uint32_t k)
 {
+    if (carry && carry[k].ring)
+        return 0;
     return carry && carry[k].dot ? (uint32_t)(carry[k].plan.tm * carry[k].plan.tn) : lays[k]->nregs;
 }
 
 static tj_ref *parts_in(lw *w, tj_ref v, const tj_layout *l, const lw_carry *carry)
 {
+    if (carry && carry->ring)
+        return lw_new_regs(w, 1);
     if (!carry || !carry->dot)
         return lw_regs_in(w, v, l);
     return w->vals[v].frags ? w->vals[v].frags : lw_mma_fragments_in(w, &carry->plan, v, l);
@@ -170,7 +175,9 @@ static void set_tuple_regs(lw *w, tj_ref r, const tj_layout **lays, const lw_car
         tj_ref *parts = lw_new_regs(w, count);
         memcpy(parts, flat + at, sizeof(tj_ref) * count);
         at += count;
-        if (carry && carry[k].dot)
+        if (carry && carry[k].ring)
+            v->elems[k] = (lw_val){.lay = lays[k]};
+        else if (carry && carry[k].dot)
             v->elems[k] = (lw_val){.lay = lays[k], .frags = parts, .nfrags = count};
         else
             v->elems[k] = (lw_val){.lay = lays[k], .regs = parts};
@@ -243,8 +250,10 @@ static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, cons
 static lw_carry *carried_fragments(lw *w, tj_ref r, uint32_t n)
 {
     lw_carry *carry = tj_alloc(w->c, sizeof *carry * (n ? n : 1));
-    for (uint32_t k = 0; k < n; k++)
-        carry[k].dot = lw_mma_carried(w, r, k, &carry[k].plan);
+    for (uint32_t k = 0; k < n; k++) {
+        carry[k].ring = lw_ring_slot(w, r, k);
+        carry[k].dot = carry[k].ring ? TJ_NONE : lw_mma_carried(w, r, k, &carry[k].plan);
+    }
     return carry;
 }
 
@@ -253,7 +262,7 @@ static void results_to_registers(lw *w, tj_ref r, const lw_carry *carry, uint32_
 {
     for (uint32_t k = 0; k < n; k++) {
         lw_val *e = &w->vals[r].elems[k];
-        if (!carry[k].dot)
+        if (!carry[k].dot || carry[k].ring)
             continue;
         e->regs = lw_mma_fragments_out(w, &carry[k].plan, e->frags, e->lay);
         e->frags = NULL;
@@ -273,7 +282,11 @@ static int lower_for(lw *w, tj_ref r)
     tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, carry, n, &total) : lw_new_regs(w, 1);
     if (!init)
         return 0;
-    uint32_t pinned = lw_mma_pin_loop(w, r);
+    uint32_t pinned = w->smem_pinned;
+    lw_ring_begin(w, r);
+    lw_mma_pin_loop(w, r);
+    if (w->err)
+        return 0;
     lw_loop lp;
     lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
                   w->vals[in->args[2]].regs[0], init, total);
@@ -282,7 +295,7 @@ static int lower_for(lw *w, tj_ref r)
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
     lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop, lp.iv, w->vals[in->args[0]].regs[0],
-                      w->vals[in->args[2]].regs[0]};
+                      w->vals[in->args[2]].regs[0], 0};
     w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
     w->loop = scope.up;
@@ -290,6 +303,7 @@ static int lower_for(lw *w, tj_ref r)
     if (!next)
         return 0;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
+    lw_ring_end(w, r);
     results_to_registers(w, r, carry, n);
     return 1;
 }
@@ -354,6 +368,8 @@ static int lower_inst(lw *w, tj_ref r)
         w->vals[r] = w->vals[w->same_as[r]];
         return 1;
     }
+    if (w->ring_of[r]) /* a load its ring copies, or the trans() of a slot (lower_ring.c) */
+        return 1;
     switch (in->op) {
     case TJ_OP_PARAM:
     case TJ_OP_CONST:
@@ -510,6 +526,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->div = tj_divisibility(k);
     if (!lw_assign_layouts(w))
         return NULL;
+    lw_ring_plan(w);
     tj_ref y = TJ_NONE;
     if (!lw_lower_block(w, k->body, &y) || w->err)
         return NULL;
@@ -531,9 +548,9 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
     }
     uint32_t ndiags = tj_diag_count(k->ctx);
     tj_kernel *d = lower_kernel(&w, opt);
-    if (!d && w.pinned_any && w.smem_overflow) { /* the loops' staging regions took the room: without them */
+    if (!d && (w.pinned_any || w.rings_any) && w.smem_overflow) { /* the loops' regions took the room */
         tj_diag_truncate(k->ctx, ndiags);
-        lw again = {.c = k->ctx, .src = k, .no_pins = 1};
+        lw again = {.c = k->ctx, .src = k, .no_pins = 1, .no_rings = 1};
         d = lower_kernel(&again, opt);
     }
     tj_ctx_swap_guard(k->ctx, old);

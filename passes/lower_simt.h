@@ -44,7 +44,9 @@ typedef struct lw_scope {
     tj_block_id outer;      /* the SIMT block holding dst_loop (last, while its body is lowered) */
     struct lw_scope *up;    /* the enclosing loop */
     tj_ref iv, lo, step;    /* SIMT values: the loop variable and its range */
+    int rings_ready;        /* this iteration's ring slots were awaited (lower_ring.c) */
 } lw_scope;
+typedef struct lw_ring lw_ring; /* lower_ring.c */
 typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
 typedef struct lw_xfer lw_xfer; /* transfer-map cache (lower_convert.c) */
 
@@ -79,6 +81,11 @@ typedef struct lw {
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
     tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower_mma.c) */
+    lw_ring *rings;        /* cp_async rings feeding dots (lower_ring.c) */
+    uint32_t nrings;
+    uint32_t *ring_of;     /* per Tile IR instruction: 1 + the ring standing for its value
+                              (a load it copies, trans() of a slot), 0: none */
+    int no_rings, rings_any;
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
@@ -211,6 +218,11 @@ int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts);
 int lw_lower_elementwise(lw *w, tj_ref r);
 int lw_lower_shape(lw *w, tj_ref r);
 int lw_lower_memory(lw *w, tj_ref r);
+/* Load r as cp_async copies into shared memory (lower_memory.c): the bytes
+ * of one copy, 0 when it cannot go that way; the copies into the buffer at
+ * buf + shift (u32 bytes; TJ_NONE: 0) of rows ld elements apart. */
+int lw_async_copy_bytes(lw *w, tj_ref r);
+int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld);
 int lw_lower_reduce(lw *w, tj_ref r);
 int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
@@ -245,6 +257,9 @@ tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_
 /* lower_mma_smem.c: a tile into a buffer of padded rows; fragments to and
  * from registers of layout l through shared memory. */
 void lw_mma_store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld);
+/* The index of register i's element in a row-major buffer whose rows (all
+ * axes but the last, flattened) are ld elements apart (hoisted). */
+tj_ref lw_padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld);
 /* The same at a run-time offset of `shift` bytes (u32; TJ_NONE: 0). */
 void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, tj_ref shift, int64_t ld);
 /* addr + shift (u32); addr when shift is TJ_NONE. */
@@ -256,13 +271,24 @@ int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
  * accumulator operand and its yielded result), when that dot uses the
  * atom (*p its plan): the loop then carries the c fragments. */
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
-/* Before a loop: staging regions of its own for its dots when it has two
- * or more (lower_mma.c, "one barrier a product"); returns what to restore
- * w->smem_pinned to after the loop. */
-uint32_t lw_mma_pin_loop(lw *w, tj_ref loop);
+/* Before a loop: staging regions of its own for its dots (lower_mma.c,
+ * "one barrier a product"), above w->smem_pinned, which it raises; the
+ * caller restores it after the loop. */
+void lw_mma_pin_loop(lw *w, tj_ref loop);
 /* Tile value v in layout l as c fragments, and fragments back to registers. */
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
+
+/* lower_ring.c: loads that feed a dot from `stages - 1` iterations ahead
+ * (passes/prefetch.c) copied by cp_async into a ring of shared memory. */
+void lw_ring_plan(lw *w);                      /* finds the rings of every loop */
+int lw_ring_slot(const lw *w, tj_ref loop, uint32_t k); /* carried value k is a ring slot */
+void lw_ring_begin(lw *w, tj_ref loop);        /* before the loop: room, the first copies */
+void lw_ring_end(lw *w, tj_ref loop);          /* after it: no copy left in flight */
+/* Where dot operand `operand` (0: a, 1: b) is, when a ring holds it: its
+ * slot of this iteration, awaited (1); 0 when no ring holds it. */
+int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift);
+int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot */
 
 /* lower_mma_regs.c: results in the registers of the PTX fragment layout */
 int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates);

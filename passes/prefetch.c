@@ -95,13 +95,15 @@ static uint32_t moved_view_flags(const prefetcher *p, const tj_inst *view)
     return flags;
 }
 
-/* Clones r and the body instructions it depends on (all MOVES) at the
- * cursor, with the loop variable replaced by iv; returns the clone. */
+/* Clones r and the body instructions it depends on (pure: MOVES, or
+ * INVARIANT) at the cursor, with the loop variable replaced by iv;
+ * returns the clone. */
 static tj_ref clone_at(prefetcher *p, tj_cursor *at, tj_ref r, tj_ref iv)
 {
     const tj_inst *in = &p->k->insts[r];
-    if (class_of(p, r) == INVARIANT) /* defined outside the loop (an outer loop's variable too) */
-        return r;
+    if (class_of(p, r) == INVARIANT && p->k->insts[r].block != p->body)
+        return r; /* defined outside the loop (an outer loop's variable too); invariant values
+                     of the body (a constant `other`) are cloned: they come after the copies */
     if (in->op == TJ_OP_ARG) /* the only moving argument: this loop's variable */
         return iv;
     if (p->map[r])

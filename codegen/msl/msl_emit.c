@@ -132,6 +132,9 @@ static int emit_inst(void *target, tj_ref r, int depth)
     case SF_IF: return ms_emit_if(e, r, depth);
     case SF_PROJ: return ms_emit_proj(e, r);
     case SF_MMA: return ms_emit_mma(e, r);
+    case SF_ASYNC: /* the Metal lowering (TJ_LOWER_METAL) never makes them */
+        return ms_fail(e, r, "'%s' has no Metal form: Metal has no asynchronous copies; lower for Metal",
+                       tj_op_get(op)->name);
     case SF_OTHER: break;
     }
     return ms_fail(e, r, "op '%s' has no MSL form (not a SIMT-level op)", tj_op_get(op)->name);

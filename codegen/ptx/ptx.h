@@ -158,6 +158,7 @@ int px_emit_if(ptx_emitter *e, tj_ref r, int depth);  /* ptx_ctrl.c */
 int px_emit_proj(ptx_emitter *e, tj_ref r);           /* ptx_ctrl.c */
 int px_emit_vector_op(ptx_emitter *e, tj_ref r);      /* ptx_ctrl.c: pack, extract */
 int px_emit_mma(ptx_emitter *e, tj_ref r);            /* ptx_mma.c: mma_load, mma, mma_store, mma_fill */
+int px_emit_async(ptx_emitter *e, tj_ref r);          /* ptx_async.c: cp_async, commit, wait */
 
 /* ---- ptx_mma.c: the matrix atom ---- */
 /* The walk's fragment_parts callback: a fragment's .b32 registers. */

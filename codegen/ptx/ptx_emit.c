@@ -187,6 +187,7 @@ static int emit_op(ptx_emitter *e, tj_ref r, int depth)
     case SF_IF: return px_emit_if(e, r, depth);
     case SF_PROJ: return px_emit_proj(e, r);
     case SF_MMA: return px_emit_mma(e, r);
+    case SF_ASYNC: return px_emit_async(e, r);
     case SF_OTHER: break;
     }
     return px_fail(e, r, "op '%s' has no PTX form (not a SIMT-level op)", tj_op_get(op)->name);

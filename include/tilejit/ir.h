@@ -118,9 +118,13 @@ typedef enum tj_attr_kind {
     TJ_ATTR_SORT,  /* imm: axis; flags bit 0: descending */
     TJ_ATTR_DOT,   /* imm: tj_dot_precision */
     TJ_ATTR_MMA,   /* imm: tj_mma_role (mma_load) */
+    TJ_ATTR_BYTES, /* imm: bytes of one copy (cp_async) */
+    TJ_ATTR_PENDING, /* imm: groups that may stay in flight (cp_async_wait) */
 } tj_attr_kind;
 
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
+/* cp_async_wait's largest count (PTX allows more; rings never need it) */
+enum { TJ_CP_ASYNC_MAX_PENDING = 7 };
 typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
 enum { TJ_SORT_DESCENDING = 1 };
 /* Which operand of the matrix atom a fragment is (docs/simt.md); BT: a b

@@ -6,8 +6,8 @@
  * math functions (libm vs the generator's erf, a few ulps) and float
  * atomics (their order). Butterflies of shuffles, which the generator
  * prints as simd_<op>/quad_<op> reductions, are added here (f32 sums there
- * reassociate: a few ulps). Kernels Metal cannot run (f64, 64-bit atomics)
- * must be refused with the reason; deliberately broken SIMT kernels (no
+ * reassociate: a few ulps). Kernels Metal cannot run (f64, 64-bit atomics,
+ * cp_async) must be refused with the reason; deliberately broken SIMT kernels (no
  * barrier, a read of shared memory nobody wrote) must be caught. */
 #include "emu_launch.h"
 #include "simt_kernels.h"
@@ -242,7 +242,7 @@ static int add_catalogue(entry *es, int n, int i, int *refused)
     if (tj_emit_msl(kb.k, &b)) {
         const char *d = tj_diag_render(kb.c);
         int metal_limit = strstr(d, "f64 does not exist") || strstr(d, "is f64, which does not exist") ||
-                          strstr(d, "64-bit atomics");
+                          strstr(d, "64-bit atomics") || strstr(d, "Metal has no asynchronous copies");
         EU_CHECK(metal_limit, "%s: refused for another reason: %s", kb.k->name, d);
         *refused += metal_limit;
         tt_free(&kb);
@@ -285,7 +285,7 @@ int main(void)
         check_butterfly_msl(srcs[first_butterfly + d], butterfly_dtypes[d]);
     double t0 = eu_now();
     void *so = eu_build(srcs, n, "catalogue");
-    printf("%d kernels emitted (%d refused: f64, 64-bit atomics), compiled in %.1f s\n", n, refused, eu_now() - t0);
+    printf("%d kernels emitted (%d refused: f64, 64-bit atomics, cp_async), compiled in %.1f s\n", n, refused, eu_now() - t0);
     EU_CHECK(so, "the catalogue compiles");
     t0 = eu_now();
     for (int i = 0; so && i < n; i++)

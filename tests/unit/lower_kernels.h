@@ -191,6 +191,21 @@ static const char *const NESTLOAD = "kernel nestload(X: f32[M, N], S: f32[M])\n"
                                     "    }\n"
                                     "}\n";
 
+/* A dot operand loaded with `other = 1.0` (a constant inside the loop, which
+ * the prefetch pass clones with the load) beside one that goes plainly. */
+static const char *const MM_OTHER = "kernel mm_other(A: bf16[M, K], B: bf16[K, N], C: f32[M, N])\n"
+                                    "    grid (cdiv(M, 32), cdiv(N, 32))\n"
+                                    "{\n"
+                                    "    m = program_id(0) * 32\n"
+                                    "    n = program_id(1) * 32\n"
+                                    "    acc = zeros(f32[32, 32])\n"
+                                    "    for k in range(0, K, 16) {\n"
+                                    "        a = load(A[m:m+32, k:k+16], other = 1.0)\n"
+                                    "        acc = dot(a, load(B[k:k+16, n:n+32]), acc)\n"
+                                    "    }\n"
+                                    "    store(C[m:m+32, n:n+32], acc)\n"
+                                    "}\n";
+
 /* a * trans(b) (b rows are the product's columns), f32 and f16: b is staged
  * as it is and read with role bt. */
 static const char *const MMT = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"

@@ -262,6 +262,43 @@ static inline void sk_build_shared(tt_kb *kb, tj_dtype dt, int w)
     tt_end(kb);
 }
 
+/* Asynchronous copies of `bytes` bytes a thread, of which the first (4 tid)
+ * % (bytes + 4) come from x (the rest zero-filled), in two groups: after a
+ * wait that leaves the second in flight, the first is read back by the
+ * neighbouring thread; after a wait for all, the second. */
+static inline void sk_build_async(tt_kb *kb, int bytes)
+{
+    char name[64];
+    snprintf(name, sizeof name, "cp_async_%d", bytes);
+    sk_begin(kb, name, SK_THREADS, SK_PROGRAMS);
+    int n = SK_THREADS * SK_PROGRAMS, w = bytes / 4;
+    kb->k->smem_bytes = (uint32_t)(2 * SK_THREADS * bytes);
+    tj_ref x = sk_tensor(kb, "x", TJ_DT_I32, n * w), out1 = sk_tensor(kb, "first", TJ_DT_I32, n * w);
+    tj_ref out2 = sk_tensor(kb, "second", TJ_DT_I32, n * w);
+    tj_ref i = sk_index(kb), tid = tt_opi(kb, TJ_OP_TID, tt_scalar(kb, TJ_DT_I32), 0, 0);
+    tj_ref base = tt_bin(kb, TJ_OP_MUL, i, sk_i32(kb, w));
+    tj_ref utid = tt_cast(kb, tid, TJ_DT_U32), size = tt_ci(kb, TJ_DT_U32, bytes);
+    tj_ref mine = tt_bin(kb, TJ_OP_MUL, utid, size);
+    tj_ref count = tt_bin(kb, TJ_OP_REM, tt_bin(kb, TJ_OP_MUL, utid, tt_ci(kb, TJ_DT_U32, 4)), tt_ci(kb, TJ_DT_U32, bytes + 4));
+    tj_ref second = tt_bin(kb, TJ_OP_ADD, mine, tt_ci(kb, TJ_DT_U32, SK_THREADS * bytes));
+    tj_ref src = sk_addr(kb, x, base);
+    tj_ref c1 = tt_op(kb, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, 3, mine, src, count);
+    tt_op(kb, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, 0);
+    tj_ref c2 = tt_op(kb, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, 3, second, src, size);
+    tt_op(kb, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, 0);
+    kb->k->insts[c1].imm = kb->k->insts[c2].imm = bytes;
+    tj_ref wait1 = tt_op(kb, TJ_OP_CP_ASYNC_WAIT, TJ_TYPE_NONE, 0);
+    kb->k->insts[wait1].imm = 1;
+    tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
+    tj_ref nb = tt_bin(kb, TJ_OP_MUL, tt_cast(kb, tt_bin(kb, TJ_OP_XOR, tid, sk_i32(kb, 1)), TJ_DT_U32), size);
+    sk_st(kb, sk_addr(kb, out1, base), tt_op(kb, TJ_OP_LD_SHARED, sk_vt(kb, TJ_DT_I32, w), 1, nb), TJ_NONE);
+    tt_op(kb, TJ_OP_CP_ASYNC_WAIT, TJ_TYPE_NONE, 0);
+    tt_op(kb, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
+    tj_ref nb2 = tt_bin(kb, TJ_OP_ADD, nb, tt_ci(kb, TJ_DT_U32, SK_THREADS * bytes));
+    sk_st(kb, sk_addr(kb, out2, base), tt_op(kb, TJ_OP_LD_SHARED, sk_vt(kb, TJ_DT_I32, w), 1, nb2), TJ_NONE);
+    tt_end(kb);
+}
+
 /* Atomics: thread i updates acc[i % 4] with vals[i] where i % 3 != 0 and
  * i < N, and stores the old value. */
 static inline void sk_build_atomic(tt_kb *kb, tj_dtype dt, tj_op op)
@@ -546,6 +583,9 @@ static inline int sk_build(tt_kb *kb, int index)
         return sk_build_mma(kb, atoms[i], 0), 1;
     if ((i -= 3) < 2)
         return sk_build_mma(kb, atoms[2 * i], 1), 1; /* f16, f32 */
+    static const int copies[] = {4, 8, 16};
+    if ((i -= 2) < 3)
+        return sk_build_async(kb, copies[i]), 1;
     return 0;
 }
 

@@ -255,6 +255,10 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op3(k, b, TJ_OP_ATOM_MIN, f32, ptr, s, TJ_NONE);
     tj_ref at = const_i(k, b, TJ_DT_U32, 0);
     op2(k, b, TJ_OP_ST_SHARED, TJ_TYPE_NONE, at, v4);
+    tj_ref copy = op3(k, b, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 16), ptr, const_i(k, b, TJ_DT_U32, 8));
+    k->insts[copy].imm = 16;
+    op0(k, b, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, 0);
+    op0(k, b, TJ_OP_CP_ASYNC_WAIT, TJ_TYPE_NONE, 0);
     op0(k, b, TJ_OP_BARRIER, TJ_TYPE_NONE, 0);
     tj_ref sh = op1(k, b, TJ_OP_LD_SHARED, f32x4, at);
     tj_ref e = op1i(k, b, TJ_OP_EXTRACT, f32, sh, 3);

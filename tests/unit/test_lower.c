@@ -196,6 +196,29 @@ Test(lower, matmul_bf16_loop)
     cr_assert(lc_check_tj(MATMUL, "matmul", &o));
 }
 
+/* Copy rings (lower_ring.c): 2, 3 and 4 slots, partial tiles on every axis
+ * (zero-filled copies), a row stride that is not a multiple of 16 bytes (no
+ * ring: K = 84), and an operand with `other = 1.0` (registers) beside one
+ * in a ring. */
+Test(lower, matmul_copy_rings)
+{
+    static const char *const defines[] = {"BM=64,BN=64,BK=32,stages=3", "BM=32,BN=64,BK=16,stages=4"};
+    static const char *const shapes[] = {"M=70,N=72,K=88", "M=64,N=64,K=84"};
+    lc_opts o = lc_defaults();
+    o.warps[0] = 4;
+    o.warps[1] = 0;
+    for (int d = 0; d < 2; d++) {
+        for (int s = 0; s < 2; s++) {
+            o.defines = defines[d];
+            o.shapes = shapes[s];
+            cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s %s", defines[d], shapes[s]);
+        }
+    }
+    o.defines = "stages=3";
+    o.shapes = "M=40,N=64,K=72";
+    cr_assert(lc_check_tj(MM_OTHER, "mm_other", &o));
+}
+
 Test(lower, matmul_f32_partial_tiles)
 {
     lc_opts o = lc_defaults();
@@ -209,12 +232,15 @@ Test(lower, matmul_f32_partial_tiles)
 Test(lower, attention)
 {
     lc_opts o = lc_defaults();
-    o.defines = "BM=64,BN=32,stages=1";
     o.shapes = "B=1,H=2,S=70,D=16";
     o.scalars = "scale=0.25";
     o.warps[0] = 4;
     o.warps[1] = 0;
-    cr_assert(lc_check_tj(ATTENTION, "attention", &o));
+    static const char *const defines[] = {"BM=64,BN=32,stages=1", "BM=64,BN=32,stages=2", "BM=32,BN=16,stages=3"};
+    for (int d = 0; d < 3; d++) { /* stages > 1: K and V in copy rings */
+        o.defines = defines[d];
+        cr_assert(lc_check_tj(ATTENTION, "attention", &o), "%s", defines[d]);
+    }
 }
 
 Test(lower, prefetch_in_nested_loops)

@@ -130,6 +130,53 @@ Test(simt, shared_memory_exchanges_between_threads)
     }
 }
 
+/* cp_async_B: thread t copies (4 t) % (B + 4) of its B bytes (zeros after);
+ * `first` reads the neighbour's first group after a wait leaving one group
+ * in flight, `second` its full second copy after waiting for all. */
+Test(simt, async_copies_land_zero_filled_at_their_wait)
+{
+    static const char *const names[] = {"cp_async_4", "cp_async_8", "cp_async_16"};
+    for (int n = 0; n < 3; n++) {
+        tt_kb kb;
+        build_named(&kb, names[n]);
+        sk_args a;
+        sk_make_args(kb.k, 5, &a);
+        run_ok(&kb, &a);
+        size_t bytes = (size_t)4 << n;
+        const unsigned char *x = BUF(a, kb.k, "x", unsigned char), *first = BUF(a, kb.k, "first", unsigned char);
+        const unsigned char *second = BUF(a, kb.k, "second", unsigned char);
+        for (int i = 0; i < SK_THREADS * SK_PROGRAMS; i++) {
+            int tid = i % SK_THREADS, from = i - tid + (tid ^ 1);
+            size_t count = (size_t)(4 * (tid ^ 1)) % (bytes + 4);
+            const unsigned char *got = first + (size_t)i * bytes, *src = x + (size_t)from * bytes;
+            cr_assert(!memcmp(got, src, count), "%s: first at %d", names[n], i);
+            for (size_t b = count; b < bytes; b++)
+                cr_assert_eq(got[b], 0, "%s: byte %zu at %d is not zero-filled", names[n], b, i);
+            cr_assert(!memcmp(second + (size_t)i * bytes, src, bytes), "%s: second at %d", names[n], i);
+        }
+        sk_free_args(&a);
+        tt_free(&kb);
+    }
+}
+
+/* A wait that leaves both groups in flight: nothing has landed where the
+ * kernel reads. */
+Test(simt, reports_a_read_of_copies_still_in_flight)
+{
+    tt_kb kb;
+    build_named(&kb, "cp_async_16");
+    for (tj_ref r = 1; r < kb.k->ninsts; r++)
+        if (kb.k->insts[r].op == TJ_OP_CP_ASYNC_WAIT && kb.k->insts[r].imm == 1)
+            kb.k->insts[r].imm = 2;
+    sk_args a;
+    sk_make_args(kb.k, 5, &a);
+    cr_assert_eq(tj_verify(kb.k), 0, "%s", tj_diag_render(kb.c));
+    cr_assert_neq(tj_simt_run(kb.k, a.args, a.n), 0, "a read of bytes still in flight went unnoticed");
+    cr_assert(strstr(tj_diag_render(kb.c), "which no thread has written"), "%s", tj_diag_render(kb.c));
+    sk_free_args(&a);
+    tt_free(&kb);
+}
+
 /* vector_*: out = (i % 3 != 0 ? x : 1) + element index; plain = x below n - 5 */
 Test(simt, vector_loads_with_predicates_and_defaults)
 {

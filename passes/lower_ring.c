@@ -1,0 +1,299 @@
+/* Copy rings: operands of a dot that the prefetch pass loads `d = stages -
+ * 1` iterations ahead go from global to shared memory by asynchronous
+ * copies (cp_async), into a ring of S = d + 1 slots, instead of through
+ * registers (docs/simt.md, "Copy rings"). The loop carries nothing for
+ * them: iteration n reads slot n % S, written by the copies issued d
+ * iterations earlier.
+ *
+ *     before the loop:  for j < d: copy tile j -> slot j; commit
+ *     iteration n:      wait until at most d - 1 groups are in flight
+ *                       barrier
+ *                       copy tile n + d -> slot (n + d) % S; commit
+ *                       the dot reads slot n % S
+ *     after the loop:   wait for every group
+ *
+ * At the wait of iteration n, tiles 0 .. n + d - 1 have been committed in
+ * that order, so at most d - 1 in flight means tile n has landed; the
+ * barrier makes every thread's copies of it visible, and it is also the
+ * point every warp passes after reading slot (n - 1) % S = (n + d) % S in
+ * iteration n - 1, so the copies that overwrite it come after. One barrier
+ * per iteration for every ring of the loop, none for staging, and no
+ * registers hold tiles in flight. The copies of the last d iterations read
+ * past the loop's range: the prefetch pass bounds-checks the moving axes,
+ * so those past the tensor's end read nothing (a copy of 0 bytes). */
+#include <string.h>
+
+#include "passes/lower_simt.h"
+#include "passes/pass_util.h"
+
+struct lw_ring {
+    tj_ref loop, dot;   /* Tile IR */
+    int operand;        /* 0: a, 1: b (the x of b = trans(x)) */
+    uint32_t first;     /* carried values first .. first + depth - 1 are its slots */
+    uint32_t depth;     /* d: tiles in flight */
+    tj_ref ahead;       /* the load of tile n + d, in the body */
+    int64_t ld;         /* elements between rows of a slot (the dot's staging) */
+    uint32_t slot_bytes;
+    uint32_t base;      /* shared offset of slot 0, while the loop is lowered */
+};
+
+enum { MAX_RINGS = 64 };
+
+/* ---- finding rings ---------------------------------------------------------- */
+
+static uint32_t *use_counts(const tj_kernel *k)
+{
+    uint32_t *n = tj_alloc(k->ctx, sizeof *n * (k->ninsts + 1));
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        for (uint32_t a = 0; k->insts[r].block && a < k->insts[r].nargs; a++)
+            if (k->insts[r].args[a] < k->ninsts)
+                n[k->insts[r].args[a]]++;
+    return n;
+}
+
+/* Carried index of v when it is a carried argument of body, else -1. */
+static int64_t carried_index(const tj_kernel *k, tj_ref v, tj_block_id body)
+{
+    const tj_inst *in = &k->insts[v];
+    return in->op == TJ_OP_ARG && in->block == body && in->imm > 0 ? in->imm - 1 : -1;
+}
+
+/* Whether the loop's results first .. first + depth - 1 are unused. */
+static int results_unused(const tj_kernel *k, tj_ref loop, uint32_t first, uint32_t depth)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        if (in->block && in->op == TJ_OP_PROJ && in->args[0] == loop && in->imm >= first &&
+            in->imm < (int64_t)(first + depth))
+            return 0;
+    }
+    return 1;
+}
+
+/* Load r of a ring of dot plan p: copyable, of the staged tile's shape. */
+static int fits_slot(lw *w, tj_ref r, const lw_mma *p, int64_t rows, int64_t cols, const uint32_t *uses)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *ti = lw_src_type(w, r);
+    return in->op == TJ_OP_LOAD && uses[r] == 1 && ti->rank == 2 && ti->dtype == p->in && ti->shape[0] == rows &&
+           ti->shape[1] == cols && lw_async_copy_bytes(w, r) > 0;
+}
+
+/* The ring of operand o of dot d in loop (plan p), when its value is slot
+ * 0 of a chain of carried values the prefetch pass made: slot j + 1 yields
+ * into slot j, the load of the body into the last, loads before the loop
+ * start them. */
+static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const uint32_t *uses, lw_ring *out)
+{
+    const tj_kernel *k = w->src;
+    const tj_inst *li = &k->insts[loop];
+    tj_block_id body = li->region[0];
+    const tj_block *blk = &k->blocks[body];
+    tj_ref y = blk->insts[blk->ninsts - 1], v = k->insts[d].args[o];
+    int bt = o == 1 && p->bt;
+    if (bt) {
+        if (uses[v] != 1)
+            return 0;
+        v = k->insts[v].args[0];
+    }
+    int64_t first = carried_index(k, v, body);
+    uint32_t ncarried = li->nargs - 3;
+    if (first < 0 || uses[v] != 1 || k->insts[y].op != TJ_OP_YIELD || k->insts[y].nargs != ncarried)
+        return 0;
+    int64_t rows = o == 0 ? p->m : bt ? p->n : p->k, cols = o == 0 || bt ? p->k : p->n;
+    uint32_t depth = 0;
+    tj_ref next = TJ_NONE;
+    for (uint32_t at = (uint32_t)first; at < ncarried; at++) {
+        tj_ref init = li->args[3 + at];
+        if (k->insts[init].block != li->block || !fits_slot(w, init, p, rows, cols, uses))
+            return 0;
+        depth++;
+        next = k->insts[y].args[at];
+        if (carried_index(k, next, body) != (int64_t)at + 1)
+            break;
+        if (uses[next] != 1)
+            return 0;
+    }
+    if (!next || k->insts[next].block != body || !fits_slot(w, next, p, rows, cols, uses) ||
+        depth > TJ_CP_ASYNC_MAX_PENDING || !results_unused(k, loop, (uint32_t)first, depth))
+        return 0;
+    int64_t ld = o == 0 ? p->lda : p->ldb;
+    *out = (lw_ring){loop, d, o, (uint32_t)first, depth, next, ld,
+                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0};
+    return 1;
+}
+
+static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
+{
+    const tj_kernel *k = w->src;
+    tj_block_id body = tj_region_of(k, loop, 0);
+    const tj_block *blk = body ? &k->blocks[body] : NULL;
+    uint32_t start = w->nrings;
+    uint64_t bytes = 0;
+    if (!blk || blk->ninsts < 2)
+        return;
+    for (uint32_t i = 0; i < blk->ninsts && w->nrings < MAX_RINGS; i++) {
+        tj_ref d = blk->insts[i];
+        lw_mma p;
+        if (k->insts[d].op != TJ_OP_DOT || !lw_mma_plan(w, d, &p) || p.batch != 1)
+            continue;
+        for (int o = 0; o < 2; o++) {
+            lw_ring *g = &w->rings[w->nrings];
+            if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g)) {
+                bytes += (uint64_t)(g->depth + 1) * g->slot_bytes;
+                w->nrings++;
+            }
+        }
+    }
+    /* one wait serves the loop's rings when they run equally far ahead */
+    for (uint32_t i = start; i < w->nrings; i++)
+        if (w->rings[i].depth != w->rings[start].depth || bytes > w->smem_limit)
+            w->nrings = start;
+}
+
+void lw_ring_plan(lw *w)
+{
+    const tj_kernel *k = w->src;
+    w->ring_of = tj_alloc(w->c, sizeof *w->ring_of * (k->ninsts + 1));
+    w->rings = tj_alloc(w->c, sizeof *w->rings * MAX_RINGS);
+    if (w->target != TJ_LOWER_CUDA || w->no_rings)
+        return;
+    uint32_t *uses = use_counts(k);
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == TJ_OP_FOR)
+            ring_loop(w, r, uses);
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        const lw_ring *g = &w->rings[i];
+        const tj_inst *li = &k->insts[g->loop];
+        for (uint32_t j = 0; j < g->depth; j++)
+            w->ring_of[li->args[3 + g->first + j]] = i + 1;
+        w->ring_of[g->ahead] = i + 1;
+        if (g->operand == 1 && k->insts[k->insts[g->dot].args[1]].op == TJ_OP_PERMUTE)
+            w->ring_of[k->insts[g->dot].args[1]] = i + 1; /* b = trans(slot 0): the dot reads the slot */
+    }
+}
+
+/* ---- lowering ------------------------------------------------------------------ */
+
+int lw_ring_slot(const lw *w, tj_ref loop, uint32_t k)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].loop == loop && k >= w->rings[i].first && k < w->rings[i].first + w->rings[i].depth)
+            return 1;
+    return 0;
+}
+
+int lw_ring_feeds(const lw *w, tj_ref dot)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].dot == dot)
+            return 1;
+    return 0;
+}
+
+static void commit(lw *w) { lw_emit(w, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, NULL, 0); }
+
+static void wait_for(lw *w, int64_t pending)
+{
+    tj_ref r = lw_emit(w, TJ_OP_CP_ASYNC_WAIT, TJ_TYPE_NONE, NULL, 0);
+    w->dst->insts[r].imm = pending;
+}
+
+static int64_t depth_of(const lw *w, tj_ref loop)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].loop == loop)
+            return w->rings[i].depth;
+    return 0;
+}
+
+/* Slot s (u32) of ring g as a byte shift from its base. */
+static tj_ref slot_shift(lw *w, const lw_ring *g, tj_ref s)
+{
+    return lw_mul_imm(w, lw_cast(w, s, TJ_DT_U32), g->slot_bytes);
+}
+
+void lw_ring_begin(lw *w, tj_ref loop)
+{
+    int64_t d = depth_of(w, loop);
+    if (!d)
+        return;
+    w->rings_any = 1;
+    if (w->smem_dirty) /* reads from before the loop may pend where the rings go */
+        lw_barrier(w);
+    uint32_t top = w->smem_pinned;
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        lw_ring *g = &w->rings[i];
+        if (g->loop != loop)
+            continue;
+        g->base = top;
+        top += (uint32_t)(d + 1) * g->slot_bytes;
+    }
+    if (top > w->smem_limit) {
+        w->smem_overflow = 1;
+        lw_error(w, "copy rings need %u bytes of shared memory, more than the %u a program can have", top,
+                 w->smem_limit);
+        return;
+    }
+    w->smem_pinned = top;
+    if (top > w->smem_bytes)
+        w->smem_bytes = top;
+    const tj_inst *li = &w->src->insts[loop];
+    for (int64_t j = 0; j < d; j++) {
+        for (uint32_t i = 0; i < w->nrings; i++) {
+            const lw_ring *g = &w->rings[i];
+            if (g->loop == loop)
+                lw_copy_async(w, li->args[3 + g->first + (uint32_t)j], g->base,
+                              lw_const_int(w, TJ_DT_U32, j * g->slot_bytes), g->ld);
+        }
+        commit(w);
+    }
+}
+
+void lw_ring_end(lw *w, tj_ref loop)
+{
+    if (depth_of(w, loop))
+        wait_for(w, 0); /* the copies past the end must land before the memory is reused */
+}
+
+/* Iteration n of the loop being lowered (i32). */
+static tj_ref iteration(lw *w)
+{
+    const lw_scope *s = w->loop;
+    return lw_cast(w, lw_op2(w, TJ_OP_DIV, lw_op2(w, TJ_OP_SUB, s->iv, s->lo), s->step), TJ_DT_I32);
+}
+
+/* The top of iteration n: tile n awaited and published, the copies of tile
+ * n + d issued. */
+static void ready(lw *w, tj_ref loop, int64_t d)
+{
+    wait_for(w, d - 1);
+    lw_barrier(w);
+    tj_ref n = iteration(w);
+    tj_ref slot = lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, d), lw_const_int(w, TJ_DT_I32, d + 1));
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        const lw_ring *g = &w->rings[i];
+        if (g->loop == loop)
+            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot), g->ld);
+    }
+    commit(w);
+    w->loop->rings_ready = 1;
+}
+
+int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift)
+{
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        const lw_ring *g = &w->rings[i];
+        if (g->dot != dot || g->operand != operand)
+            continue;
+        if (!w->loop || w->loop->src_loop != g->loop)
+            return lw_error(w, "internal error: a ring's dot outside its loop");
+        if (!w->loop->rings_ready)
+            ready(w, g->loop, g->depth);
+        tj_ref slot = lw_op2(w, TJ_OP_REM, iteration(w), lw_const_int(w, TJ_DT_I32, g->depth + 1));
+        *buf = g->base;
+        *shift = slot_shift(w, g, slot);
+        return 1;
+    }
+    return 0;
+}
