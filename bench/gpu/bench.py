@@ -265,10 +265,13 @@ def flop_row(name, shape, flops, best, error, peer_ms, peer):
     return row
 
 
+# stages > 1 puts the operands in copy rings (cp.async, passes/lower_ring.c):
+# deeper rings and BK = 64 cost shared memory, not registers.
 MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
-                  for bm, bn, bk, w, s in ((128, 128, 32, 4, 2), (128, 128, 32, 4, 1), (128, 128, 32, 4, 3),
-                                           (128, 128, 32, 8, 2), (128, 128, 64, 8, 2), (128, 256, 32, 8, 2),
-                                           (256, 128, 32, 8, 2), (64, 256, 32, 4, 2), (64, 128, 32, 4, 2))]
+                  for bm, bn, bk, w, s in ((128, 128, 32, 4, 3), (128, 128, 32, 4, 4), (128, 128, 64, 4, 3),
+                                           (128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4),
+                                           (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3),
+                                           (256, 128, 64, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4))]
 
 
 def matmul(jit, n):
@@ -288,8 +291,8 @@ def attention(jit, batch, heads, seq, dim):
     sdpa = torch.nn.functional.scaled_dot_product_attention
     ref = sdpa(q, k, v)
     configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
-               for bm, bn, w, s in ((64, 64, 4, 1), (64, 64, 4, 2), (128, 64, 8, 1), (128, 64, 8, 2),
-                                    (128, 32, 8, 1), (64, 32, 4, 1))]
+               for bm, bn, w, s in ((64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 1), (128, 64, 8, 2),
+                                    (128, 64, 8, 3), (128, 32, 8, 3), (128, 128, 8, 2))]
     rows = []
     for name, src in (("attention", example("attention.tj")),
                       ("attention fastmath", source().replace("{T}", "bf16"))):

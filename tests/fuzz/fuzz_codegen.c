@@ -1,10 +1,12 @@
 /* libFuzzer target: arbitrary bytes as a DSL program through everything a
  * launch does before the driver: front end, specialization, prefetch, the
  * lowering to SIMT IR (layouts, matrix atoms), and both code generators (PTX
- * for sm_90a, MSL within Metal's threadgroup memory). Any crash, hang, leak
- * or sanitizer report is a bug; errors are expected and fine. */
+ * for sm_90a, MSL within Metal's threadgroup memory); for PTX also with the
+ * facts of contiguous, aligned tensors (vector accesses, copy rings). Any
+ * crash, hang, leak or sanitizer report is a bug; errors are expected. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_util.h"
 
@@ -21,9 +23,35 @@ static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
     tj_buf_free(&out);
 }
 
+static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
+
+/* The facts of row-major tensors at an aligned address, dims from the table
+ * (others 48): the stand-in arguments are never read. */
+static void contiguous_facts(tj_ctx *c, tj_kernel *k)
+{
+    tj_arg *args = tj_alloc(c, sizeof *args * (k->nparams ? k->nparams : 1));
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const tj_param *p = &k->params[i];
+        if (!p->rank)
+            continue;
+        args[i].is_tensor = 1;
+        args[i].tensor = (tj_tensor){.data = (void *)(uintptr_t)256, .dtype = p->dtype, .rank = p->rank};
+        int64_t stride = 1;
+        for (int a = p->rank - 1; a >= 0; a--) {
+            int64_t n = 48;
+            for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
+                if (p->dim_names[a] && !strcmp(p->dim_names[a], dims[d].name))
+                    n = dims[d].value;
+            args[i].tensor.shape[a] = n;
+            args[i].tensor.strides[a] = stride;
+            stride *= n;
+        }
+    }
+    tj_facts_from_args(k, args, k->nparams);
+}
+
 static void compile_every_kernel(tj_ctx *c, const tj_program *p)
 {
-    static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
     const tj_lower_options metal = {.target = TJ_LOWER_METAL};
     for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 4; i++) {
         tj_binding *config;
@@ -33,10 +61,14 @@ static void compile_every_kernel(tj_ctx *c, const tj_program *p)
         tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, 5);
         if (!k || tj_verify(k))
             continue;
-        tj_kernel *copy = tj_kernel_clone(k);
+        tj_kernel *copy = tj_kernel_clone(k), *aligned = tj_kernel_clone(k);
         generate(k, NULL, 0);
         if (copy)
             generate(copy, &metal, 1);
+        if (aligned) {
+            contiguous_facts(c, aligned);
+            generate(aligned, NULL, 0);
+        }
     }
 }
 
