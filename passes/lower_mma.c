@@ -219,6 +219,8 @@ static void k_step(lw *w, const lw_mma *p, const lw_atoms *at, const operand *a_
         a[i] = fragment(w, p, at, TJ_MMA_A, a_op, k0, step, i);
     for (int64_t j = 0; j < p->tn; j++)
         b[j] = fragment(w, p, at, TJ_MMA_B, b_op, k0, step, j);
+    if (step >= 0) /* unrolled: a ring's copies go while these loads are in flight */
+        lw_ring_issue(w);
     for (int64_t i = 0; i < p->tm; i++) {
         for (int64_t j = 0; j < p->tn; j++) {
             tj_ref args[3] = {a[i], b[j], c[i * p->tn + j]};
@@ -238,6 +240,7 @@ static tj_ref *multiply(lw *w, const lw_mma *p, const lw_atoms *at, const operan
             k_step(w, p, at, a, b, lw_const_int(w, TJ_DT_I32, s * p->katom), s, c);
         return c;
     }
+    lw_ring_issue(w); /* not inside the loop over k */
     lw_loop lp;
     lw_loop_begin(w, &lp, lw_const_int(w, TJ_DT_I32, 0), lw_const_int(w, TJ_DT_I32, p->k),
                   lw_const_int(w, TJ_DT_I32, p->katom), c, n);

@@ -8,8 +8,9 @@
  *     before the loop:  for j < d: copy tile j -> slot j; commit
  *     iteration n:      wait until at most d - 1 groups are in flight
  *                       barrier
+ *                       the dot loads its first fragments from slot n % S
  *                       copy tile n + d -> slot (n + d) % S; commit
- *                       the dot reads slot n % S
+ *                       the dot's products (and the rest of its loads)
  *     after the loop:   wait for every group
  *
  * At the wait of iteration n, tiles 0 .. n + d - 1 have been committed in
@@ -18,7 +19,9 @@
  * point every warp passes after reading slot (n - 1) % S = (n + d) % S in
  * iteration n - 1, so the copies that overwrite it come after. One barrier
  * per iteration for every ring of the loop, none for staging, and no
- * registers hold tiles in flight. The copies of the last d iterations read
+ * registers hold tiles in flight. The copies go after the first fragment
+ * loads (lw_ring_issue) so that their address arithmetic runs while those
+ * loads are in flight, not in front of them. The copies of the last d iterations read
  * past the loop's range: the prefetch pass bounds-checks the moving axes,
  * so those past the tensor's end read nothing (a copy of 0 bytes). */
 #include <string.h>
@@ -123,6 +126,8 @@ static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const
     return 1;
 }
 
+/* Loops with a constant positive step (iteration numbers by a shift or a
+ * multiplication, not a division). */
 static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
 {
     const tj_kernel *k = w->src;
@@ -130,7 +135,9 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
     const tj_block *blk = body ? &k->blocks[body] : NULL;
     uint32_t start = w->nrings;
     uint64_t bytes = 0;
-    if (!blk || blk->ninsts < 2)
+    tj_cval step;
+    if (!blk || blk->ninsts < 2 || !tj_const_value(k, k->insts[loop].args[2], &step) || step.i <= 0 ||
+        step.i > INT32_MAX)
         return;
     for (uint32_t i = 0; i < blk->ninsts && w->nrings < MAX_RINGS; i++) {
         tj_ref d = blk->insts[i];
@@ -256,28 +263,46 @@ void lw_ring_end(lw *w, tj_ref loop)
         wait_for(w, 0); /* the copies past the end must land before the memory is reused */
 }
 
-/* Iteration n of the loop being lowered (i32). */
+/* Iteration n of the loop being lowered (u32): iv >= lo and the step is a
+ * positive constant (ring_loop). */
 static tj_ref iteration(lw *w)
 {
     const lw_scope *s = w->loop;
-    return lw_cast(w, lw_op2(w, TJ_OP_DIV, lw_op2(w, TJ_OP_SUB, s->iv, s->lo), s->step), TJ_DT_I32);
+    tj_cval step = {0};
+    tj_const_value(w->src, w->src->insts[s->src_loop].args[2], &step);
+    tj_ref past = lw_cast(w, lw_op2(w, TJ_OP_SUB, s->iv, s->lo), TJ_DT_U32);
+    return lw_op2(w, TJ_OP_DIV, past, lw_const_int(w, TJ_DT_U32, step.i));
 }
 
-/* The top of iteration n: tile n awaited and published, the copies of tile
- * n + d issued. */
-static void ready(lw *w, tj_ref loop, int64_t d)
+static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, int64_t depth)
 {
-    wait_for(w, d - 1);
+    return lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, ahead), lw_const_int(w, TJ_DT_U32, depth + 1));
+}
+
+/* The top of iteration n: tile n awaited and published to every thread;
+ * the copies of tile n + d are pending (lw_ring_issue). */
+static void ready(lw *w)
+{
+    wait_for(w, depth_of(w, w->loop->src_loop) - 1);
     lw_barrier(w);
-    tj_ref n = iteration(w);
-    tj_ref slot = lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, d), lw_const_int(w, TJ_DT_I32, d + 1));
+    w->loop->rings_ready = 1;
+    w->loop->copies_pending = 1;
+}
+
+void lw_ring_issue(lw *w)
+{
+    if (!w->loop || !w->loop->copies_pending)
+        return;
+    tj_ref loop = w->loop->src_loop;
+    int64_t d = depth_of(w, loop);
+    tj_ref slot = slot_of(w, iteration(w), d, d);
     for (uint32_t i = 0; i < w->nrings; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop == loop)
             lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot), g->ld);
     }
     commit(w);
-    w->loop->rings_ready = 1;
+    w->loop->copies_pending = 0;
 }
 
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift)
@@ -289,8 +314,8 @@ int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift
         if (!w->loop || w->loop->src_loop != g->loop)
             return lw_error(w, "internal error: a ring's dot outside its loop");
         if (!w->loop->rings_ready)
-            ready(w, g->loop, g->depth);
-        tj_ref slot = lw_op2(w, TJ_OP_REM, iteration(w), lw_const_int(w, TJ_DT_I32, g->depth + 1));
+            ready(w);
+        tj_ref slot = slot_of(w, iteration(w), 0, g->depth);
         *buf = g->base;
         *shift = slot_shift(w, g, slot);
         return 1;

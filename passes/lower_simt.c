@@ -295,9 +295,10 @@ static int lower_for(lw *w, tj_ref r)
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
     lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop, lp.iv, w->vals[in->args[0]].regs[0],
-                      w->vals[in->args[2]].regs[0], 0};
+                      w->vals[in->args[2]].regs[0], 0, 0};
     w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
+    lw_ring_issue(w); /* no-op: the ring's dot issued them */
     w->loop = scope.up;
     w->smem_pinned = pinned;
     if (!next)

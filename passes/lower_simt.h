@@ -45,6 +45,7 @@ typedef struct lw_scope {
     struct lw_scope *up;    /* the enclosing loop */
     tj_ref iv, lo, step;    /* SIMT values: the loop variable and its range */
     int rings_ready;        /* this iteration's ring slots were awaited (lower_ring.c) */
+    int copies_pending;     /* ... and the copies of the tile d ahead are yet to be issued */
 } lw_scope;
 typedef struct lw_ring lw_ring; /* lower_ring.c */
 typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
@@ -289,6 +290,9 @@ void lw_ring_end(lw *w, tj_ref loop);          /* after it: no copy left in flig
  * slot of this iteration, awaited (1); 0 when no ring holds it. */
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift);
 int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot */
+/* Issues the copies of the tile d iterations ahead, when they are pending:
+ * after the first fragment loads of the dot that awaited its slots. */
+void lw_ring_issue(lw *w);
 
 /* lower_mma_regs.c: results in the registers of the PTX fragment layout */
 int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates);

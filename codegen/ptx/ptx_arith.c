@@ -32,13 +32,103 @@ int px_emit_const(ptx_emitter *e, tj_ref r)
 
 /* ---- integers ------------------------------------------------------------ */
 
+/* Whether SIMT value v is a constant divisor that needs no guard (not 0,
+ * not -1 when signed): *imm its value. An immediate divisor lets ptxas
+ * divide by multiplying and shifting; a register, even one holding a
+ * constant through the guard's selp, costs a full division. */
+static int plain_divisor(const ptx_emitter *e, tj_ref v, int sign, long long *imm)
+{
+    const tj_inst *in = px_inst(e, v);
+    if (in->op != TJ_OP_CONST || in->imm == 0 || (sign && in->imm == -1))
+        return 0;
+    *imm = (long long)in->imm;
+    return 1;
+}
+
+/* k when v = 2^k, else -1. */
+static int exact_log2(unsigned long long v)
+{
+    int k = 0;
+    if (!v || (v & (v - 1)))
+        return -1;
+    while (!(v & 1)) {
+        v >>= 1;
+        k++;
+    }
+    return k;
+}
+
+/* a / 2^k and a % 2^k with shifts and masks (ptxas leaves a division by an
+ * immediate a division). Signed: the quotient truncates toward zero, so a
+ * negative a gets 2^k - 1 added first; the remainder is a - quotient * 2^k. */
+static void divide_by_power_of_two(ptx_emitter *e, tj_op op, int sign, int k, ptx_reg d, ptx_reg a)
+{
+    int bits = d.cls == PX_B64 ? 64 : 32;
+    const char *b = px_cls_type(d.cls), *s = bits == 64 ? "s64" : "s32", *u = bits == 64 ? "u64" : "u32";
+    unsigned long long mask = (1ull << k) - 1;
+    if (!sign) {
+        if (op == TJ_OP_DIV)
+            px_ins(e, "shr.%s %s, %s, %d", u, RN(d), RN(a), k);
+        else
+            px_ins(e, "and.%s %s, %s, %llu", b, RN(d), RN(a), mask);
+        return;
+    }
+    ptx_reg t = px_tmp(e, d.cls);
+    px_ins(e, "shr.%s %s, %s, %d", s, RN(t), RN(a), bits - 1);
+    px_ins(e, "shr.%s %s, %s, %d", u, RN(t), RN(t), bits - k);
+    px_ins(e, "add.%s %s, %s, %s", s, RN(t), RN(t), RN(a));
+    if (op == TJ_OP_DIV) {
+        px_ins(e, "shr.%s %s, %s, %d", s, RN(d), RN(t), k);
+        return;
+    }
+    px_ins(e, "and.%s %s, %s, %llu", b, RN(t), RN(t), ~mask & (bits == 64 ? ~0ull : 0xFFFFFFFFull));
+    px_ins(e, "sub.%s %s, %s, %s", s, RN(d), RN(a), RN(t));
+}
+
+/* Unsigned 32-bit a / c and a % c for a constant c > 1 that is not a power
+ * of two, by the round-up multiplier m = 2^32 + m' = floor(2^(32 + l) / c)
+ * + 1, l = ceil(log2 c) (Hacker's Delight 10-8): t = mulhi(a, m'),
+ * q = (t + (a - t) / 2) >> (l - 1); exact for every 32-bit a. */
+static void divide_by_constant_u32(ptx_emitter *e, tj_op op, unsigned long long c, ptx_reg d, ptx_reg a)
+{
+    int l = 0;
+    while ((1ull << l) < c)
+        l++;
+    unsigned long long m = (1ull << (32 + l)) / c + 1 - (1ull << 32);
+    ptx_reg t = px_tmp(e, PX_B32), x = px_tmp(e, PX_B32), q = op == TJ_OP_DIV ? d : px_tmp(e, PX_B32);
+    px_ins(e, "mul.hi.u32 %s, %s, %llu", RN(t), RN(a), m);
+    px_ins(e, "sub.u32 %s, %s, %s", RN(x), RN(a), RN(t));
+    px_ins(e, "shr.u32 %s, %s, 1", RN(x), RN(x));
+    px_ins(e, "add.u32 %s, %s, %s", RN(x), RN(x), RN(t));
+    px_ins(e, "shr.u32 %s, %s, %d", RN(q), RN(x), l - 1);
+    if (op == TJ_OP_REM) {
+        px_ins(e, "mul.lo.u32 %s, %s, %llu", RN(x), RN(q), c);
+        px_ins(e, "sub.u32 %s, %s, %s", RN(d), RN(a), RN(x));
+    }
+}
+
 /* d = a / b or a % b with the rules of docs/ir.md: a zero divisor gives 0,
  * INT_MIN / -1 wraps. The divisor is replaced by 1 in both cases, where
  * PTX leaves the result unspecified; a % 1 is the 0 both need. */
-static void int_divide(ptx_emitter *e, tj_op op, tj_dtype dt, ptx_reg d, ptx_reg a, ptx_reg b)
+static void int_divide(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_reg a, ptx_reg b)
 {
+    tj_op op = px_inst(e, r)->op;
     const char *it = px_int_type(dt), *bt = px_cls_type(d.cls);
     int sign = tj_dtype_is_signed(dt);
+    long long imm;
+    if (plain_divisor(e, px_inst(e, r)->args[1], sign, &imm)) {
+        const char *name = op == TJ_OP_DIV ? "div" : "rem";
+        int k = imm > 1 ? exact_log2((unsigned long long)imm) : -1;
+        if (k > 0 && (d.cls == PX_B32 || d.cls == PX_B64))
+            divide_by_power_of_two(e, op, sign, k, d, a);
+        else if (!sign && d.cls == PX_B32 && imm > 1 && imm <= 0xFFFFFFFFll)
+            divide_by_constant_u32(e, op, (unsigned long long)imm, d, a);
+        else if (sign)
+            px_ins(e, "%s.%s %s, %s, %lld", name, it, RN(d), RN(a), imm);
+        else
+            px_ins(e, "%s.%s %s, %s, %llu", name, it, RN(d), RN(a), (unsigned long long)imm);
+        return;
+    }
     ptx_reg zero = px_tmp(e, PX_PRED), bad = zero, minus1 = zero, safe = px_tmp(e, d.cls);
     px_ins(e, "setp.eq.%s %s, %s, 0", it, RN(zero), RN(b));
     if (sign) {
@@ -129,7 +219,7 @@ static int int_binary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_reg 
     case TJ_OP_AND: px_ins(e, "and.%s %s, %s, %s", bits, RN(d), RN(a), RN(b)); break;
     case TJ_OP_OR: px_ins(e, "or.%s %s, %s, %s", bits, RN(d), RN(a), RN(b)); break;
     case TJ_OP_XOR: px_ins(e, "xor.%s %s, %s, %s", bits, RN(d), RN(a), RN(b)); break;
-    case TJ_OP_DIV: case TJ_OP_REM: int_divide(e, op, dt, d, a, b); break;
+    case TJ_OP_DIV: case TJ_OP_REM: int_divide(e, r, dt, d, a, b); break;
     case TJ_OP_SHL: case TJ_OP_SHR: int_shift(e, op, dt, d, a, b); break;
     case TJ_OP_POW: int_pow(e, dt, d, a, b); break;
     default: return px_fail(e, r, "not an integer op");

@@ -262,6 +262,34 @@ static inline void sk_build_shared(tt_kb *kb, tj_dtype dt, int w)
     tt_end(kb);
 }
 
+/* Division and remainder by constants (the PTX generator shifts, masks and
+ * multiplies for some): out[i * 2C + 2j (+1)] = x[i] / c_j (% c_j), c_j
+ * among powers of two, others, 1, -1, 0 and negatives. */
+static const int64_t sk_divisors[] = {1, 2, 8, 1024, 3, 7, 100, 641, -1, -4, -3, 0};
+enum { SK_NDIVISORS = sizeof sk_divisors / sizeof *sk_divisors };
+
+static inline void sk_build_div_const(tt_kb *kb, tj_dtype dt)
+{
+    char name[64];
+    snprintf(name, sizeof name, "div_const_%s", tj_dtype_name(dt));
+    sk_begin(kb, name, SK_THREADS, SK_PROGRAMS);
+    int n = SK_THREADS * SK_PROGRAMS;
+    tj_ref x = sk_tensor(kb, "x", dt, n), out = sk_tensor(kb, "out", dt, n * 2 * SK_NDIVISORS);
+    tj_ref i = sk_index(kb), v = sk_load_at(kb, x, i, TJ_NONE);
+    tj_ref base = tt_bin(kb, TJ_OP_MUL, i, sk_i32(kb, 2 * SK_NDIVISORS));
+    for (int j = 0; j < SK_NDIVISORS; j++) {
+        int64_t c = sk_divisors[j], half = (int64_t)1 << (tj_dtype_bits(dt) - 1);
+        if ((!tj_dtype_is_signed(dt) && c < 0) || (tj_dtype_bits(dt) < 64 && (c < -half || c >= half)))
+            continue;
+        tj_ref divisor = tt_ci(kb, dt, c);
+        for (int r = 0; r < 2; r++) {
+            tj_ref q = tt_bin(kb, r ? TJ_OP_REM : TJ_OP_DIV, v, divisor);
+            sk_st(kb, sk_addr(kb, out, tt_bin(kb, TJ_OP_ADD, base, sk_i32(kb, 2 * j + r))), q, TJ_NONE);
+        }
+    }
+    tt_end(kb);
+}
+
 /* Asynchronous copies of `bytes` bytes a thread, of which the first (4 tid)
  * % (bytes + 4) come from x (the rest zero-filled), in two groups: after a
  * wait that leaves the second in flight, the first is read back by the
@@ -586,6 +614,9 @@ static inline int sk_build(tt_kb *kb, int index)
     static const int copies[] = {4, 8, 16};
     if ((i -= 2) < 3)
         return sk_build_async(kb, copies[i]), 1;
+    static const tj_dtype ints[] = {TJ_DT_I32, TJ_DT_U32, TJ_DT_I64, TJ_DT_U64, TJ_DT_I8, TJ_DT_U16};
+    if ((i -= 3) < 6)
+        return sk_build_div_const(kb, ints[i]), 1;
     return 0;
 }
 

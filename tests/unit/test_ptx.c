@@ -129,12 +129,13 @@ SECTION(shuffles, 15 * SK_NDTYPES - 3, 2 * SK_NDTYPES)
 SECTION(control_params_grid, 17 * SK_NDTYPES - 3, 3)
 SECTION(matrix_atom, 17 * SK_NDTYPES, 5)
 SECTION(async_copies, 17 * SK_NDTYPES + 5, 3)
+SECTION(division_by_constants, 17 * SK_NDTYPES + 8, 6)
 
 Test(ptx, catalogue_is_covered)
 {
     /* every index up to the end belongs to a section above */
     tt_kb kb;
-    int end = 17 * SK_NDTYPES + 8;
+    int end = 17 * SK_NDTYPES + 14;
     cr_assert_eq(sk_build(&kb, end), 0, "the catalogue grew: add a section");
     cr_assert_eq(sk_build(&kb, end - 1), 1);
     tt_free(&kb);
