@@ -93,6 +93,7 @@ static int plan_storage(tj_plan *p, tj_simt *s)
     }
     s->smem = tj_plan_take(p, k->smem_bytes);
     s->smem_set = tj_plan_take(p, k->smem_bytes);
+    s->smem_landed = tj_plan_take(p, sizeof *s->smem_landed * k->smem_bytes);
     s->extent = tj_plan_take(p, sizeof(tj_simt_extent) * k->nparams);
     return 0;
 }
@@ -332,8 +333,9 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     tj_interp *st = &s->st;
     switch (st->k->insts[r].op) {
     case TJ_OP_PARAM: case TJ_OP_ARG: case TJ_OP_CONST: case TJ_OP_DIM: case TJ_OP_STRIDE:
-    case TJ_OP_TENSOR_PTR: case TJ_OP_TID: case TJ_OP_BARRIER:
-        return 0; /* fixed for the run, set by the owner, or nothing to do in lockstep */
+    case TJ_OP_TENSOR_PTR: case TJ_OP_TID:
+        return 0; /* fixed for the run, or set by the owner */
+    case TJ_OP_BARRIER: tj_simt_barrier(s); return 0; /* in lockstep, all it does is publish copies */
     case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: return exec_program_index(s, r);
     case TJ_OP_FOR: return exec_for(s, r, depth);
     case TJ_OP_IF: return exec_if(s, r, depth);
@@ -396,6 +398,7 @@ static int run_programs(tj_simt *s)
                 memset(s->smem, SIMT_POISON, k->smem_bytes);
                 memset(s->smem_set, 0, k->smem_bytes);
                 tj_simt_copies_reset(s);
+                tj_simt_barrier(s);
                 if (run_block(s, k->body, &y, 0))
                     return -1;
             }

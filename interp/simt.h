@@ -23,6 +23,9 @@ typedef struct tj_simt {
     uint32_t nthreads;
     unsigned char *smem;      /* the program's shared memory */
     unsigned char *smem_set;  /* one flag per shared byte: written in this program */
+    uint16_t *smem_landed;    /* per shared byte: 1 + the thread whose copy landed it since
+                                 the last barrier (others may not read it yet), or 0 */
+    int landed_any;           /* some byte of smem_landed is not 0 */
     tj_simt_extent *extent;   /* per parameter (empty for scalars) */
     uint32_t last_tensor;     /* the parameter of the last global access (a cache) */
     struct tj_simt_copy *copies; /* cp_async copies issued and not landed, oldest first */
@@ -67,6 +70,7 @@ int tj_simt_cp_async(tj_simt *s, tj_ref r);
 int tj_simt_cp_async_commit(tj_simt *s, tj_ref r);
 int tj_simt_cp_async_wait(tj_simt *s, tj_ref r);
 void tj_simt_copies_reset(tj_simt *s); /* a new program: copies still in flight are dropped */
+void tj_simt_barrier(tj_simt *s);      /* publishes the landed bytes to every thread */
 void tj_simt_copies_free(tj_simt *s);
 
 /* simt_mma.c: the matrix atom */

@@ -7,7 +7,10 @@
  * bytes nobody wrote. So a lowering that reads a ring slot before waiting
  * for it computes wrong results or fails here, as it would on a GPU only
  * sometimes. Threads run in lockstep with uniform control flow, so they
- * commit and wait together: one queue serves the program. */
+ * commit and wait together: one queue serves the program. A wait lands
+ * only the waiting thread's copies, so landed bytes belong to their thread
+ * until a barrier publishes them; another thread's read before that is
+ * reported (simt_mem.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +19,7 @@
 enum { COPY_MAX_BYTES = 16 };
 
 typedef struct tj_simt_copy {
-    uint32_t dst, bytes;
+    uint32_t dst, bytes, thread;
     unsigned char data[COPY_MAX_BYTES];
 } tj_simt_copy;
 
@@ -66,7 +69,7 @@ int tj_simt_cp_async(tj_simt *s, tj_ref r)
         tj_simt_copy *c = new_copy(s, r);
         if (!c)
             return -1;
-        *c = (tj_simt_copy){.dst = (uint32_t)dst->data[t].u, .bytes = bytes};
+        *c = (tj_simt_copy){.dst = (uint32_t)dst->data[t].u, .bytes = bytes, .thread = t};
         if (n)
             memcpy(c->data, from, n); /* the rest stays zero */
     }
@@ -95,6 +98,9 @@ static void land_oldest(tj_simt *s)
         const tj_simt_copy *c = &s->copies[i];
         memcpy(s->smem + c->dst, c->data, c->bytes);
         memset(s->smem_set + c->dst, 1, c->bytes);
+        for (uint32_t b = 0; b < c->bytes; b++)
+            s->smem_landed[c->dst + b] = (uint16_t)(c->thread + 1);
+        s->landed_any = 1;
     }
     s->first_copy = end;
     memmove(s->group_end, s->group_end + 1, sizeof *s->group_end * --s->ngroups);
@@ -122,6 +128,13 @@ int tj_simt_cp_async_wait(tj_simt *s, tj_ref r)
 void tj_simt_copies_reset(tj_simt *s)
 {
     s->first_copy = s->ncopies = s->ngroups = 0;
+}
+
+void tj_simt_barrier(tj_simt *s)
+{
+    if (s->landed_any)
+        memset(s->smem_landed, 0, sizeof *s->smem_landed * s->st.k->smem_bytes);
+    s->landed_any = 0;
 }
 
 void tj_simt_copies_free(tj_simt *s)

@@ -142,15 +142,23 @@ int tj_simt_shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, u
 }
 
 /* Whether thread t may read shared bytes [off, off + bytes): written in
- * this program. */
+ * this program, and not landed by another thread's copy since the last
+ * barrier (simt_async.c). */
 static int shared_written(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes)
 {
-    for (uint32_t b = 0; b < bytes; b++)
+    for (uint32_t b = 0; b < bytes; b++) {
         if (!s->smem_set[off + b])
             return tj_simt_fail(s, r, t,
                                 "reads shared byte %llu, which no thread has written in this program "
                                 "(a missing store?)",
                                 (unsigned long long)off + b);
+        uint16_t by = s->smem_landed[off + b];
+        if (by && by != t + 1)
+            return tj_simt_fail(s, r, t,
+                                "reads shared byte %llu, which thread %u's asynchronous copy landed with no "
+                                "barrier since (a missing barrier after cp_async_wait?)",
+                                (unsigned long long)off + b, by - 1u);
+    }
     return 0;
 }
 
@@ -170,6 +178,7 @@ int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype 
         return -1;
     tj_mem_write(dt, s->smem + off, 0, v);
     memset(s->smem_set + off, 1, size);
+    memset(s->smem_landed + off, 0, sizeof *s->smem_landed * size); /* a store's bytes are the store's */
     return 0;
 }
 
@@ -205,6 +214,7 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r)
         for (uint32_t e = 0; e < w; e++)
             tj_mem_write(val->dt, s->smem + off + e * size, 0, val->data[t * w + e]);
         memset(s->smem_set + off, 1, w * size);
+        memset(s->smem_landed + off, 0, sizeof *s->smem_landed * w * size);
     }
     return 0;
 }

@@ -177,6 +177,29 @@ Test(simt, reports_a_read_of_copies_still_in_flight)
     tt_free(&kb);
 }
 
+/* Without the barrier after the first wait, a thread reads bytes its
+ * neighbour's copy landed: on a GPU they may not be visible yet. */
+Test(simt, reports_a_read_of_another_threads_copy_before_a_barrier)
+{
+    tt_kb kb;
+    build_named(&kb, "cp_async_16");
+    const tj_block *body = &kb.k->blocks[kb.k->body];
+    for (uint32_t i = 0; i + 1 < body->ninsts; i++) {
+        const tj_inst *in = &kb.k->insts[body->insts[i]];
+        if (in->op == TJ_OP_CP_ASYNC_WAIT && in->imm == 1) {
+            tj_block_remove(kb.k, kb.k->body, i + 1); /* the barrier */
+            break;
+        }
+    }
+    sk_args a;
+    sk_make_args(kb.k, 5, &a);
+    cr_assert_eq(tj_verify(kb.k), 0, "%s", tj_diag_render(kb.c));
+    cr_assert_neq(tj_simt_run(kb.k, a.args, a.n), 0, "a read of another thread's landed copy went unnoticed");
+    cr_assert(strstr(tj_diag_render(kb.c), "landed with no barrier since"), "%s", tj_diag_render(kb.c));
+    sk_free_args(&a);
+    tt_free(&kb);
+}
+
 /* vector_*: out = (i % 3 != 0 ? x : 1) + element index; plain = x below n - 5 */
 Test(simt, vector_loads_with_predicates_and_defaults)
 {
