@@ -21,9 +21,10 @@
  * per iteration for every ring of the loop, none for staging, and no
  * registers hold tiles in flight. The copies go after the first fragment
  * loads (lw_ring_issue) so that their address arithmetic runs while those
- * loads are in flight, not in front of them. The copies of the last d iterations read
- * past the loop's range: the prefetch pass bounds-checks the moving axes,
- * so those past the tensor's end read nothing (a copy of 0 bytes). */
+ * loads are in flight, not in front of them. The copies of the last d
+ * iterations read past the loop's range: the prefetch pass bounds-checks
+ * the moving axes, so those past the tensor's end read nothing (a copy of
+ * 0 bytes). */
 #include <string.h>
 
 #include "passes/lower_simt.h"

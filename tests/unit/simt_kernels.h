@@ -307,7 +307,8 @@ static inline void sk_build_async(tt_kb *kb, int bytes)
     tj_ref base = tt_bin(kb, TJ_OP_MUL, i, sk_i32(kb, w));
     tj_ref utid = tt_cast(kb, tid, TJ_DT_U32), size = tt_ci(kb, TJ_DT_U32, bytes);
     tj_ref mine = tt_bin(kb, TJ_OP_MUL, utid, size);
-    tj_ref count = tt_bin(kb, TJ_OP_REM, tt_bin(kb, TJ_OP_MUL, utid, tt_ci(kb, TJ_DT_U32, 4)), tt_ci(kb, TJ_DT_U32, bytes + 4));
+    tj_ref four_tid = tt_bin(kb, TJ_OP_MUL, utid, tt_ci(kb, TJ_DT_U32, 4));
+    tj_ref count = tt_bin(kb, TJ_OP_REM, four_tid, tt_ci(kb, TJ_DT_U32, bytes + 4));
     tj_ref second = tt_bin(kb, TJ_OP_ADD, mine, tt_ci(kb, TJ_DT_U32, SK_THREADS * bytes));
     tj_ref src = sk_addr(kb, x, base);
     tj_ref c1 = tt_op(kb, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, 3, mine, src, count);
