@@ -206,6 +206,23 @@ static const char *const MM_OTHER = "kernel mm_other(A: bf16[M, K], B: bf16[K, N
                                     "    store(C[m:m+32, n:n+32], acc)\n"
                                     "}\n";
 
+/* Products in a loop nested in another (a ring per outer iteration), a
+ * range that starts past 0 and steps by 48 (slots by a multiply-high):
+ * C = sum over k >= 16 of A[:, k] B[k, :], for two column blocks in turn. */
+static const char *const MM_NESTED = "kernel mm_nested(A: bf16[M, K], B: bf16[K, N], C: f32[M, N])\n"
+                                     "    grid (cdiv(M, 32))\n"
+                                     "    tune stages in [2, 3, 4]\n"
+                                     "{\n"
+                                     "    m = program_id(0) * 32\n"
+                                     "    for n in range(0, N, 32) {\n"
+                                     "        acc = zeros(f32[32, 32])\n"
+                                     "        for k in range(16, K, 48) {\n"
+                                     "            acc = dot(load(A[m:m+32, k:k+48]), load(B[k:k+48, n:n+32]), acc)\n"
+                                     "        }\n"
+                                     "        store(C[m:m+32, n:n+32], acc)\n"
+                                     "    }\n"
+                                     "}\n";
+
 /* a * trans(b) (b rows are the product's columns), f32 and f16: b is staged
  * as it is and read with role bt. */
 static const char *const MMT = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"

@@ -217,6 +217,13 @@ Test(lower, matmul_copy_rings)
     o.defines = "stages=3";
     o.shapes = "M=40,N=64,K=72";
     cr_assert(lc_check_tj(MM_OTHER, "mm_other", &o));
+    static const char *const nested[] = {"stages=2", "stages=3", "stages=4"};
+    static const char *const ks[] = {"M=40,N=64,K=160", "M=32,N=32,K=24", "M=32,N=64,K=8"}; /* K <= 16: no iteration */
+    for (int d = 0; d < 3; d++) {
+        o.defines = nested[d];
+        o.shapes = ks[d];
+        cr_assert(lc_check_tj(MM_NESTED, "mm_nested", &o), "%s %s", nested[d], ks[d]);
+    }
 }
 
 Test(lower, matmul_f32_partial_tiles)
