@@ -352,14 +352,12 @@ static int stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand 
     return scoped;
 }
 
-/* The c fragments of the accumulator, from registers in layout l. */
-static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
+/* The c fragments of the accumulator, from registers in layout l; a
+ * splat (zeros) is filled without memory. */
+static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs, int splat)
 {
-    uint32_t same = 1;
-    while (same < l->nregs && regs[same] == regs[0])
-        same++;
-    if (!p->regs || same == l->nregs) /* a splat (zeros) is filled without memory */
-        return lw_mma_to_fragments(w, p, l, regs);
+    if (!p->regs || splat)
+        return lw_mma_to_fragments(w, p, l, regs, splat);
     return lw_mma_pack_c(w, p, regs);
 }
 
@@ -420,7 +418,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
             for (uint32_t i = 0; i < l->nregs; i++)
                 regs[i] = lw_const_float(w, TJ_DT_F32, 0);
         }
-        c = accumulators(w, p, l, regs);
+        c = accumulators(w, p, l, regs, !acc || lw_is_splat(w, acc));
     }
     a.ring = !a.pre && lw_ring_operand(w, r, 0, &a.buf, &a.shift);
     b.ring = !b.pre && lw_ring_operand(w, r, 1, &b.buf, &b.shift);

@@ -6,6 +6,7 @@
  * whole result would not fit; a loop that only accumulates through one dot
  * carries the fragments instead (lw_mma_carried). */
 #include "passes/lower_simt.h"
+#include "passes/pass_util.h"
 
 enum {
     MAX_VECTOR_BYTES = 16,
@@ -101,15 +102,25 @@ static tj_ref *load_accumulators(lw *w, const lw_mma *p, uint32_t buf)
     return c;
 }
 
-/* The accumulator value v (in layout l) as the warp's c fragments. A value
- * every register of which is the same scalar is filled without memory. */
-tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs)
+int lw_is_splat(const lw *w, tj_ref v)
+{
+    for (int depth = 0; depth < TJ_PASS_MAX_DEPTH; depth++) {
+        const tj_inst *in = &w->src->insts[v];
+        if (lw_src_type(w, v)->rank == 0)
+            return 1;
+        if (in->op != TJ_OP_BROADCAST && in->op != TJ_OP_RESHAPE)
+            return 0;
+        v = in->args[0];
+    }
+    return 0;
+}
+
+/* The accumulator value v (in layout l) as the warp's c fragments; a splat
+ * is filled without memory. */
+tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs, int splat)
 {
     uint32_t n = (uint32_t)(p->tm * p->tn);
-    uint32_t same = 1;
-    while (same < l->nregs && regs[same] == regs[0])
-        same++;
-    if (same == l->nregs) {
+    if (splat) {
         tj_ref x = lw_cast(w, regs[0], TJ_DT_F32), *c = lw_new_regs(w, n);
         for (uint32_t i = 0; i < n; i++)
             c[i] = lw_emit(w, TJ_OP_MMA_FILL, tj_type_fragment(w->c, TJ_MMA_C, TJ_DT_F32), &x, 1);
@@ -247,7 +258,7 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l)
 {
     tj_ref *regs = lw_regs_in(w, v, l);
-    return regs ? lw_mma_to_fragments(w, p, l, regs) : NULL;
+    return regs ? lw_mma_to_fragments(w, p, l, regs, lw_is_splat(w, v)) : NULL;
 }
 
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l)

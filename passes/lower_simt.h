@@ -265,7 +265,13 @@ tj_ref lw_padded_index(lw *w, const tj_layout *l, uint32_t i, int64_t ld);
 void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, tj_ref shift, int64_t ld);
 /* addr + shift (u32); addr when shift is TJ_NONE. */
 tj_ref lw_shifted(lw *w, tj_ref addr, tj_ref shift);
-tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs);
+/* Whether Tile IR value v is one value everywhere, the same in every
+ * thread: a scalar, or broadcasts and reshapes of one. (Registers that
+ * are one SIMT value within a thread are not enough: a row broadcast in a
+ * layout whose threads each hold one row is that too.) */
+int lw_is_splat(const lw *w, tj_ref v);
+/* splat: lw_is_splat of the value (mma_fill from its first register). */
+tj_ref *lw_mma_to_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *regs, int splat);
 tj_ref *lw_mma_from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
 int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
 /* The dot through which carried value k of for `loop` only passes (its

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the fuzz targets with clang-22 and runs one for a while, seeded with
-# the examples and the test kernels:  tests/fuzz/run.sh [frontend|codegen|ir] [SECONDS]
+# the examples and the test kernels:  tests/fuzz/run.sh [frontend|codegen|lower|ir] [SECONDS]
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 which=${1:-frontend}
@@ -10,7 +10,7 @@ CC=${CC:-clang-22} cmake -S "$root" -B "$build" -DTJ_FUZZ=ON -DTJ_TESTS=OFF -DCM
 cmake --build "$build" -j2 --target fuzz_$which >/dev/null
 corpus=$root/tests/fuzz/corpus-$which
 mkdir -p "$corpus"
-if [ "$which" = frontend ] || [ "$which" = codegen ]; then
+if [ "$which" != ir ]; then
   cp "$root"/examples/*.tj "$root"/tests/errors/*.tj "$corpus"/ 2>/dev/null || true
   find "$root/tests/lit" -name '*.tj' -exec cp {} "$corpus"/ \; 2>/dev/null || true
 else

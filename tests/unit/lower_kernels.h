@@ -191,6 +191,18 @@ static const char *const NESTLOAD = "kernel nestload(X: f32[M, N], S: f32[M])\n"
                                     "    }\n"
                                     "}\n";
 
+/* Accumulators broadcast from a row or a column (one value per row of a
+ * thread in some layouts: not a splat) and from a scalar (a splat). */
+static const char *const DOT_ACC = "kernel dot_acc(X: f32[M, N], A: bf16[M, N], O: f32[M, N], P: f32[M, N], Q: f32[M, N])\n"
+                                   "    grid (1)\n"
+                                   "{\n"
+                                   "    x = load(X[0:16, 0:32])\n"
+                                   "    a = load(A[0:32, 0:32])\n"
+                                   "    store(O[0:16, 0:16], dot(x, trans(x), sum(x, axis = 1)[:, None]))\n"
+                                   "    store(P[0:32, 0:32], dot(a, a, max(f32(a), axis = 0)[None, :]))\n"
+                                   "    store(Q[0:16, 0:16], dot(x, trans(x), 2.5))\n"
+                                   "}\n";
+
 /* A dot operand loaded with `other = 1.0` (a constant inside the loop, which
  * the prefetch pass clones with the load) beside one that goes plainly. */
 static const char *const MM_OTHER = "kernel mm_other(A: bf16[M, K], B: bf16[K, N], C: f32[M, N])\n"

@@ -226,6 +226,17 @@ Test(lower, matmul_copy_rings)
     }
 }
 
+/* Found by the differential fuzzer (tests/fuzz/fuzz_lower.c): a row-broadcast
+ * accumulator was taken for a splat where each thread's registers lie in one
+ * row, and filled every fragment with the lane's own row value. */
+Test(lower, dot_broadcast_accumulators)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "M=40,N=40";
+    o.rtol = o.atol = 2e-2; /* tf32, bf16 products */
+    cr_assert(lc_check_tj(DOT_ACC, "dot_acc", &o));
+}
+
 Test(lower, matmul_f32_partial_tiles)
 {
     lc_opts o = lc_defaults();

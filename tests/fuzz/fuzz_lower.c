@@ -1,0 +1,119 @@
+/* libFuzzer target, differential: arbitrary bytes as a DSL program; every
+ * kernel that compiles is run by the reference (Tile IR) interpreter and,
+ * lowered to SIMT IR (with the facts of contiguous tensors: vector accesses,
+ * copy rings), by the SIMT interpreter, on the same random inputs. Outputs
+ * that disagree beyond a loose tolerance, or a SIMT run that fails where the
+ * reference succeeded (an access out of bounds, a read of unwritten or
+ * unpublished shared memory), abort: a miscompile. Errors of the front end
+ * or the lowering are expected and fine. Small dims keep the interpreters
+ * fast. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuzz_util.h"
+#include "../unit/lower_check.h"
+
+enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 64 };
+
+static const tj_binding known_dims[] = {{"N", 40}, {"D", 16}, {"M", 24}, {"K", 48}, {"S", 40}, {"B", 1}, {"H", 2}};
+
+static int append(char *out, size_t cap, size_t *at, const char *name, long long v)
+{
+    int w = snprintf(out + *at, cap - *at, "%s%s=%lld", *at ? "," : "", name, v);
+    if (w < 0 || (size_t)w >= cap - *at)
+        return 0;
+    *at += (size_t)w;
+    return 1;
+}
+
+/* "NAME=V,..." for every dim name of the kernel's parameters (shapes), and
+ * for its scalar parameters (all 3: a size, a scale, a bound). */
+static void bindings_of(const tj_param *params, uint32_t n, char *shapes, char *scalars, size_t cap)
+{
+    size_t at = 0, sat = 0;
+    shapes[0] = scalars[0] = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        if (!params[p].rank && !append(scalars, cap, &sat, params[p].name, 3))
+            return;
+        for (int a = 0; a < params[p].rank; a++) {
+            const char *name = params[p].dim_names[a];
+            if (!name || lc_lookup_str(shapes, name))
+                continue;
+            int64_t v = DIM;
+            for (size_t d = 0; d < sizeof known_dims / sizeof *known_dims; d++)
+                if (!strcmp(name, known_dims[d].name))
+                    v = known_dims[d].value;
+            if (!append(shapes, cap, &at, name, v))
+                return;
+        }
+    }
+}
+
+static int small_enough(const lc_run *run, const tj_kernel *k)
+{
+    int64_t grid[3];
+    for (uint32_t p = 0; p < run->nparams; p++)
+        if (run->params[p].rank && run->count[p] > MAX_ELEMS)
+            return 0;
+    if (tj_eval_grid(k, run->ref, run->nparams, grid))
+        return 0;
+    return grid[0] * grid[1] * grid[2] <= MAX_PROGRAMS;
+}
+
+static void miscompiled(const char *what, const tj_kernel *simt, const char *diags)
+{
+    fprintf(stderr, "fuzz_lower: %s\n%s\n", what, diags ? diags : "");
+    if (simt)
+        lc_print("simt", simt);
+    abort();
+}
+
+static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
+{
+    lc_reset(run);
+    if (!small_enough(run, k) || tj_interp_run(k, run->ref, run->nparams))
+        return;
+    tj_kernel *kc = tj_kernel_clone(k);
+    if (!kc)
+        return;
+    tj_facts_from_args(kc, run->simt, run->nparams);
+    if (tj_pass_specialize(kc))
+        return;
+    tj_kernel *simt = tj_lower_simt(kc, &(tj_lower_options){.warps = o->warps[0]});
+    if (!simt || tj_verify(simt) || tj_optimize(simt, 1))
+        return;
+    if (tj_simt_run(simt, run->simt, run->nparams))
+        miscompiled("the SIMT run failed where the interpreter ran", simt, tj_diag_render(run->c));
+    if (!lc_compare(run, o, k->name))
+        miscompiled("the SIMT run disagrees with the interpreter", simt, NULL);
+}
+
+static void check_every_kernel(tj_ctx *c, const tj_program *p)
+{
+    for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 2; i++) {
+        lc_run run = {.c = c};
+        run.nparams = tj_kernel_params(p, (int)i, &run.params);
+        if (run.nparams > LC_MAX_ARGS)
+            continue;
+        char shapes[512], scalars[512];
+        bindings_of(run.params, run.nparams, shapes, scalars, sizeof shapes);
+        /* loose: f32 products go through tf32, reductions reassociate */
+        lc_opts o = lc_defaults();
+        o.shapes = shapes;
+        o.scalars = scalars;
+        o.rtol = o.atol = 5e-2;
+        o.warps[0] = 4;
+        tj_binding dims[LC_MAX_BIND], *config;
+        uint32_t ndims = lc_bindings(c, shapes, dims, LC_MAX_BIND), nconfig;
+        if (tj_select_config(c, p, (int)i, NULL, 0, dims, ndims, &config, &nconfig))
+            continue;
+        tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, ndims);
+        if (!k || tj_verify(k))
+            continue;
+        lc_make_args(&run, &o);
+        check_kernel(&run, k, &o);
+        lc_free(&run);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fuzz_program(data, size, check_every_kernel); }
