@@ -86,6 +86,8 @@ static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
         miscompiled("the SIMT run failed where the interpreter ran", simt, tj_diag_render(run->c));
     if (!lc_compare(run, o, k->name))
         miscompiled("the SIMT run disagrees with the interpreter", simt, NULL);
+    if (getenv("FUZZ_LOWER_VERBOSE"))
+        fprintf(stderr, "fuzz_lower: %s agrees\n", k->name);
 }
 
 static void check_every_kernel(tj_ctx *c, const tj_program *p)
