@@ -169,7 +169,8 @@ static tj_ref *add_carried(prefetcher *p, tj_type t, const tj_ref *init)
     const tj_type_info *ti = tj_type_get(k->ctx, k->insts[p->loop].type);
     uint32_t ne = ti->kind == TJ_TK_TUPLE ? ti->nelems : 0;
     tj_type *elems = tj_alloc(k->ctx, sizeof *elems * (ne + d));
-    memcpy(elems, ti->elems, sizeof *elems * ne);
+    if (ne)
+        memcpy(elems, ti->elems, sizeof *elems * ne);
     tj_ref *slots = tj_alloc(k->ctx, sizeof *slots * d);
     for (uint32_t j = 0; j < d; j++) {
         elems[ne + j] = t;
@@ -207,7 +208,8 @@ static void pipeline_load(prefetcher *p, tj_ref load)
     tj_ref y = body->insts[body->ninsts - 1];
     uint32_t ny = k->insts[y].nargs;
     tj_ref *next = tj_alloc(k->ctx, sizeof *next * (ny + d));
-    memcpy(next, k->insts[y].args, sizeof *next * ny);
+    if (ny) /* a loop that carries nothing yields nothing: no array */
+        memcpy(next, k->insts[y].args, sizeof *next * ny);
     for (uint32_t j = 0; j + 1 < d; j++)
         next[ny + j] = slots[j + 1];
     next[ny + d - 1] = ahead;
