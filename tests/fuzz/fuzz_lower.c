@@ -13,7 +13,7 @@
 #include "fuzz_util.h"
 #include "../unit/lower_check.h"
 
-enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 64 };
+enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 64, MAX_TILE = 1 << 13 };
 
 static const tj_binding known_dims[] = {{"N", 40}, {"D", 16}, {"M", 24}, {"K", 48}, {"S", 40}, {"B", 1}, {"H", 2}};
 
@@ -49,12 +49,20 @@ static void bindings_of(const tj_param *params, uint32_t n, char *shapes, char *
     }
 }
 
+/* Tensors, tiles and grids small enough for the interpreters to finish
+ * well inside the fuzzer's timeout (a sort of 32768 elements in 24
+ * programs does not). */
 static int small_enough(const lc_run *run, const tj_kernel *k)
 {
     int64_t grid[3];
     for (uint32_t p = 0; p < run->nparams; p++)
         if (run->params[p].rank && run->count[p] > MAX_ELEMS)
             return 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_type_info *ti = tj_type_get(k->ctx, k->insts[r].type);
+        if (ti->kind == TJ_TK_TILE && tj_type_numel(k->ctx, k->insts[r].type) > MAX_TILE)
+            return 0;
+    }
     if (tj_eval_grid(k, run->ref, run->nparams, grid))
         return 0;
     return grid[0] * grid[1] * grid[2] <= MAX_PROGRAMS;
