@@ -278,8 +278,9 @@ static inline void sk_build_div_const(tt_kb *kb, tj_dtype dt)
     tj_ref i = sk_index(kb), v = sk_load_at(kb, x, i, TJ_NONE);
     tj_ref base = tt_bin(kb, TJ_OP_MUL, i, sk_i32(kb, 2 * SK_NDIVISORS));
     for (int j = 0; j < SK_NDIVISORS; j++) {
-        int64_t c = sk_divisors[j], half = (int64_t)1 << (tj_dtype_bits(dt) - 1);
-        if ((!tj_dtype_is_signed(dt) && c < 0) || (tj_dtype_bits(dt) < 64 && (c < -half || c >= half)))
+        int64_t c = sk_divisors[j], bits = tj_dtype_bits(dt);
+        int64_t half = bits < 64 ? (int64_t)1 << (bits - 1) : INT64_MAX;
+        if ((!tj_dtype_is_signed(dt) && c < 0) || (bits < 64 && (c < -half || c >= half)))
             continue;
         tj_ref divisor = tt_ci(kb, dt, c);
         for (int r = 0; r < 2; r++) {
