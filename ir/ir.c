@@ -176,7 +176,8 @@ void tj_buf_append(tj_buf *b, const char *s, size_t n)
 {
     if (!buf_reserve(b, n))
         return;
-    memcpy(b->data + b->len, s, n);
+    if (n) /* s may be NULL when n is 0 */
+        memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = 0;
 }

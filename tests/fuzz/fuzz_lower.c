@@ -1,7 +1,8 @@
 /* libFuzzer target, differential: arbitrary bytes as a DSL program; every
  * kernel that compiles is run by the reference (Tile IR) interpreter and,
- * lowered to SIMT IR (with the facts of contiguous tensors: vector accesses,
- * copy rings), by the SIMT interpreter, on the same random inputs. Outputs
+ * lowered to SIMT IR for CUDA (with the facts of contiguous tensors: vector
+ * accesses, copy rings) and for Metal (opaque fragments, 32 KiB of shared
+ * memory), by the SIMT interpreter, on the same random inputs. Outputs
  * that disagree beyond a loose tolerance, or a SIMT run that fails where the
  * reference succeeded (an access out of bounds, a read of unwritten or
  * unpublished shared memory), abort: a miscompile. Errors of the front end
@@ -13,7 +14,7 @@
 #include "fuzz_util.h"
 #include "../unit/lower_check.h"
 
-enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 64, MAX_TILE = 1 << 13 };
+enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 32, MAX_TILE = 1 << 11 };
 
 static const tj_binding known_dims[] = {{"N", 40}, {"D", 16}, {"M", 24}, {"K", 48}, {"S", 40}, {"B", 1}, {"H", 2}};
 
@@ -50,8 +51,8 @@ static void bindings_of(const tj_param *params, uint32_t n, char *shapes, char *
 }
 
 /* Tensors, tiles and grids small enough for the interpreters to finish
- * well inside the fuzzer's timeout (a sort of 32768 elements in 24
- * programs does not). */
+ * well inside the fuzzer's timeout under the sanitizers (sorts of 4096
+ * elements in 24 programs do not). */
 static int small_enough(const lc_run *run, const tj_kernel *k)
 {
     int64_t grid[3];
@@ -76,6 +77,30 @@ static void miscompiled(const char *what, const tj_kernel *simt, const char *dia
     abort();
 }
 
+/* The SIMT side's tensors back to the inputs (the reference keeps its
+ * outputs). */
+static void reset_simt(lc_run *run)
+{
+    for (uint32_t p = 0; p < run->nparams; p++)
+        if (run->params[p].rank)
+            memcpy(run->simt[p].tensor.data, run->pristine[p], run->bytes[p]);
+}
+
+static void check_target(lc_run *run, const tj_kernel *kc, tj_lower_target target, const lc_opts *o)
+{
+    const char *name = target == TJ_LOWER_METAL ? "metal" : "cuda";
+    tj_kernel *simt = tj_lower_simt(kc, &(tj_lower_options){.warps = o->warps[0], .target = target});
+    if (!simt || tj_verify(simt) || tj_optimize(simt, 1))
+        return;
+    reset_simt(run);
+    if (tj_simt_run(simt, run->simt, run->nparams))
+        miscompiled("the SIMT run failed where the interpreter ran", simt, tj_diag_render(run->c));
+    if (!lc_compare(run, o, name))
+        miscompiled("the SIMT run disagrees with the interpreter", simt, NULL);
+    if (getenv("FUZZ_LOWER_VERBOSE"))
+        fprintf(stderr, "fuzz_lower: %s (%s) agrees\n", kc->name, name);
+}
+
 static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
 {
     lc_reset(run);
@@ -87,15 +112,8 @@ static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
     tj_facts_from_args(kc, run->simt, run->nparams);
     if (tj_pass_specialize(kc))
         return;
-    tj_kernel *simt = tj_lower_simt(kc, &(tj_lower_options){.warps = o->warps[0]});
-    if (!simt || tj_verify(simt) || tj_optimize(simt, 1))
-        return;
-    if (tj_simt_run(simt, run->simt, run->nparams))
-        miscompiled("the SIMT run failed where the interpreter ran", simt, tj_diag_render(run->c));
-    if (!lc_compare(run, o, k->name))
-        miscompiled("the SIMT run disagrees with the interpreter", simt, NULL);
-    if (getenv("FUZZ_LOWER_VERBOSE"))
-        fprintf(stderr, "fuzz_lower: %s agrees\n", k->name);
+    check_target(run, kc, TJ_LOWER_CUDA, o);
+    check_target(run, kc, TJ_LOWER_METAL, o);
 }
 
 static void check_every_kernel(tj_ctx *c, const tj_program *p)
