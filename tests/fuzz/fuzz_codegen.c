@@ -50,8 +50,9 @@ static void contiguous_facts(tj_ctx *c, tj_kernel *k)
     tj_facts_from_args(k, args, k->nparams);
 }
 
-static void compile_every_kernel(tj_ctx *c, const tj_program *p)
+static void compile_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
 {
+    (void)size;
     const tj_lower_options metal = {.target = TJ_LOWER_METAL};
     for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 4; i++) {
         tj_binding *config;

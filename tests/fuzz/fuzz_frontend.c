@@ -6,8 +6,9 @@
 
 #include "fuzz_util.h"
 
-static void lower_every_kernel(tj_ctx *c, const tj_program *p)
+static void lower_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
 {
+    (void)size;
     static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
     for (uint32_t i = 0; i < tj_program_kernel_count(p); i++) {
         tj_binding *config;

@@ -2,7 +2,8 @@
  * kernel that compiles is run by the reference (Tile IR) interpreter and,
  * lowered to SIMT IR for CUDA (with the facts of contiguous tensors: vector
  * accesses, copy rings) and for Metal (opaque fragments, 32 KiB of shared
- * memory), by the SIMT interpreter, on the same random inputs. Outputs
+ * memory), by the SIMT interpreter, on the same random inputs; the input's
+ * length picks the warps (1, 2, 4 or 8) and the stages (1 to 4). Outputs
  * that disagree beyond a loose tolerance, or a SIMT run that fails where the
  * reference succeeded (an access out of bounds, a read of unwritten or
  * unpublished shared memory), abort: a miscompile. Errors of the front end
@@ -116,7 +117,7 @@ static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
     check_target(run, kc, TJ_LOWER_METAL, o);
 }
 
-static void check_every_kernel(tj_ctx *c, const tj_program *p)
+static void check_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
 {
     for (uint32_t i = 0; i < tj_program_kernel_count(p) && i < 2; i++) {
         lc_run run = {.c = c};
@@ -130,10 +131,11 @@ static void check_every_kernel(tj_ctx *c, const tj_program *p)
         o.shapes = shapes;
         o.scalars = scalars;
         o.rtol = o.atol = 5e-2;
-        o.warps[0] = 4;
-        tj_binding dims[LC_MAX_BIND], *config;
+        o.warps[0] = 1 << (size % 4);
+        tj_binding dims[LC_MAX_BIND], *config, stages = {"stages", 1 + (int64_t)(size / 4 % 4)};
         uint32_t ndims = lc_bindings(c, shapes, dims, LC_MAX_BIND), nconfig;
-        if (tj_select_config(c, p, (int)i, NULL, 0, dims, ndims, &config, &nconfig))
+        if (tj_select_config(c, p, (int)i, &stages, 1, dims, ndims, &config, &nconfig) &&
+            tj_select_config(c, p, (int)i, NULL, 0, dims, ndims, &config, &nconfig))
             continue;
         tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, ndims);
         if (!k || tj_verify(k))
