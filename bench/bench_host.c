@@ -54,7 +54,7 @@ static int compile_once(const example *e, const char *text, size_t len, int to_p
     tj_binding *config = NULL;
     uint32_t nconfig = 0;
     int rc = k < 0 || tj_select_config(c, p, k, NULL, 0, e->dims, e->ndims, &config, &nconfig);
-    tj_kernel *ir = rc ? NULL : tj_lower_kernel(c, p, k, config, nconfig, e->dims, e->ndims);
+    tj_kernel *ir = rc ? NULL : tj_build_kernel(c, p, k, config, nconfig, e->dims, e->ndims);
     rc = !ir || tj_verify(ir) || (to_ptx && tile_to_ptx(ir));
     if (rc)
         fputs(tj_diag_render(c), stderr);
@@ -112,7 +112,7 @@ static void bench_interp(FILE *json)
     tj_ctx *c = tj_ctx_new();
     tj_program *p = tj_parse_program(c, "softmax", softmax_src, sizeof softmax_src - 1);
     tj_binding bind = {"BLOCK", 4096};
-    tj_kernel *k = p ? tj_lower_kernel(c, p, 0, &bind, 1, NULL, 0) : NULL;
+    tj_kernel *k = p ? tj_build_kernel(c, p, 0, &bind, 1, NULL, 0) : NULL;
     float *x = malloc(sizeof(float) * M * N), *y = malloc(sizeof(float) * M * N);
     if (!k || !x || !y || tj_optimize(k, 0)) {
         fputs(tj_diag_render(c), stderr);

@@ -119,7 +119,7 @@ static int compile_steps(tj_cuda *cu, tj_nvjitlink *l, const example *e, const c
                 dims[ndims++] = (tj_binding){params[i].dim_names[d], args[i].tensor.shape[d]};
     tj_kernel *tile = k < 0 || tj_select_config(c, p, k, NULL, 0, dims, ndims, &config, &nconfig)
                           ? NULL
-                          : tj_lower_kernel(c, p, k, config, nconfig, dims, ndims);
+                          : tj_build_kernel(c, p, k, config, nconfig, dims, ndims);
     int bad = !tile || tj_optimize(tile, 0);
     tj_kernel *spec = bad ? NULL : tj_kernel_clone(tile);
     if (spec) {
@@ -323,7 +323,7 @@ static int child_steps(const char *dir, int i)
     tj_binding *dims, *config;
     uint32_t nconfig, ndims = tj_dims_from_args(c, p, 0, args, (uint32_t)e->nparams, &dims);
     tj_select_config(c, p, 0, NULL, 0, dims, ndims, &config, &nconfig);
-    tj_kernel *tile = tj_lower_kernel(c, p, 0, config, nconfig, dims, ndims);
+    tj_kernel *tile = tj_build_kernel(c, p, 0, config, nconfig, dims, ndims);
     tj_optimize(tile, 0);
     tj_kernel *spec = tj_jit_specialize(tile, args, (uint32_t)e->nparams);
     tj_cache_key k;

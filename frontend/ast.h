@@ -1,5 +1,5 @@
 /* The .tj abstract syntax tree (arena memory; built by parser.c, read by the
- * lowering and the configuration code). */
+ * building and the configuration code). */
 #ifndef TJ_FRONTEND_AST_H
 #define TJ_FRONTEND_AST_H
 
@@ -140,7 +140,7 @@ enum {
     FE_MAX_INLINE = 64,       /* nested fn calls */
     FE_MAX_PARAMS = 256,      /* parameters and tile parameters of a kernel */
     FE_MAX_FN_PARAMS = 1024,  /* parameters of an fn helper */
-    FE_MAX_INSTS = 1 << 20,   /* instructions of a lowered kernel */
+    FE_MAX_INSTS = 1 << 20,   /* instructions of a built kernel */
 };
 
 /* Runs fn(arg) so that running out of memory below it reports "out of

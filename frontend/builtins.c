@@ -7,11 +7,11 @@
 #include "ctx_internal.h"
 #include "frontend/builtins.h"
 
-static fe_val bi_program_id(fe_lower *lw, const fe_expr *call, const fe_builtin *b);
-static fe_val bi_arange(fe_lower *lw, const fe_expr *call, const fe_builtin *b);
-static fe_val bi_full(fe_lower *lw, const fe_expr *call, const fe_builtin *b);
-static fe_val bi_cdiv(fe_lower *lw, const fe_expr *call, const fe_builtin *b);
-static fe_val bi_range(fe_lower *lw, const fe_expr *call, const fe_builtin *b);
+static fe_val bi_program_id(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+static fe_val bi_arange(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+static fe_val bi_full(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+static fe_val bi_cdiv(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+static fe_val bi_range(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 
 #define MATH(name, op) {name, 1, 1, {0}, fe_bi_math, TJ_OP_##op, 0}
 #define REDUCE(name, op) {name, 1, 2, {"axis"}, fe_bi_reduce, TJ_OP_##op, 0}
@@ -69,22 +69,22 @@ const fe_expr *fe_call_kw(const fe_expr *call, const char *name)
     return NULL;
 }
 
-fe_val fe_arg(fe_lower *lw, const fe_expr *call, uint32_t i)
+fe_val fe_arg(fe_builder *lw, const fe_expr *call, uint32_t i)
 {
     if (i >= call->nitems)
         return fe_error_val();
-    fe_val v = fe_lower_expr(lw, call->items[i]);
+    fe_val v = fe_build_expr(lw, call->items[i]);
     lw->loc = call->loc;
     return v;
 }
 
-fe_val fe_tile_arg(fe_lower *lw, const fe_expr *call, uint32_t i)
+fe_val fe_tile_arg(fe_builder *lw, const fe_expr *call, uint32_t i)
 {
     fe_val v = fe_arg(lw, call, i);
     return i < call->nitems ? fe_to_value(lw, v, call->items[i]->loc) : v;
 }
 
-int fe_axis(fe_lower *lw, const fe_expr *e, tj_type t, const char *fn, int *axis)
+int fe_axis(fe_builder *lw, const fe_expr *e, tj_type t, const char *fn, int *axis)
 {
     int64_t a;
     int rank = fe_info(lw, t)->rank;
@@ -100,7 +100,7 @@ int fe_axis(fe_lower *lw, const fe_expr *e, tj_type t, const char *fn, int *axis
 
 /* ---- dispatch -------------------------------------------------------------------- */
 
-static int check_call(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static int check_call(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     if (call->nitems < b->min_args || call->nitems > b->max_args) {
         if (b->min_args == b->max_args)
@@ -127,7 +127,7 @@ static int check_call(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* `f32(x)`: a conversion; a float literal may be truncated. */
-static fe_val cast_call(fe_lower *lw, const fe_expr *call, tj_dtype dt)
+static fe_val cast_call(fe_builder *lw, const fe_expr *call, tj_dtype dt)
 {
     if (call->nitems != 1 || call->nkw)
         return fe_err(lw, call->loc, "%s() takes 1 argument (the value to convert)", tj_dtype_name(dt));
@@ -137,7 +137,7 @@ static fe_val cast_call(fe_lower *lw, const fe_expr *call, tj_dtype dt)
     return fe_cast(lw, v, dt, 1, call->items[0]->loc);
 }
 
-static fe_val fn_call(fe_lower *lw, const fe_expr *call, const fe_fn *fn)
+static fe_val fn_call(fe_builder *lw, const fe_expr *call, const fe_fn *fn)
 {
     if (call->nkw)
         return fe_err(lw, call->kw[0].loc, "fn helpers take no keyword arguments");
@@ -147,7 +147,7 @@ static fe_val fn_call(fe_lower *lw, const fe_expr *call, const fe_fn *fn)
     return fe_inline_fn(lw, fn, call, args, call->nitems);
 }
 
-fe_val fe_lower_call(fe_lower *lw, const fe_expr *call)
+fe_val fe_build_call(fe_builder *lw, const fe_expr *call)
 {
     tj_dtype dt = tj_dtype_from_name(call->name, strlen(call->name));
     if (dt)
@@ -157,7 +157,7 @@ fe_val fe_lower_call(fe_lower *lw, const fe_expr *call)
         return fe_err(lw, call->loc, "a grid expression may only use integer arithmetic, cdiv and casts; '%s' is not allowed",
                       call->name);
     if (b)
-        return check_call(lw, call, b) ? b->lower(lw, call, b) : fe_error_val();
+        return check_call(lw, call, b) ? b->build(lw, call, b) : fe_error_val();
     const fe_fn *fn = fe_find_fn(lw->prog, call->name);
     if (fn)
         return fn_call(lw, call, fn);
@@ -168,7 +168,7 @@ fe_val fe_lower_call(fe_lower *lw, const fe_expr *call)
 
 /* ---- the small built-ins -------------------------------------------------------------- */
 
-static fe_val bi_program_id(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static fe_val bi_program_id(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     int64_t axis;
     if (!fe_require_const(lw, call->items[0], "the axis", &axis))
@@ -182,7 +182,7 @@ static fe_val bi_program_id(fe_lower *lw, const fe_expr *call, const fe_builtin 
 }
 
 /* arange(N) or arange(START, STOP): compile-time bounds. */
-static fe_val bi_arange(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static fe_val bi_arange(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     int64_t lo = 0, hi;
     if (call->nitems == 2 && !fe_require_const(lw, call->items[0], "arange's start", &lo))
@@ -198,7 +198,7 @@ static fe_val bi_arange(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* A type argument: `f32[BM, BN]` or a bare dtype (a scalar). */
-static tj_type type_arg(fe_lower *lw, const fe_expr *e, const char *fn)
+static tj_type type_arg(fe_builder *lw, const fe_expr *e, const char *fn)
 {
     if (e->kind == E_NAME && tj_dtype_from_name(e->name, strlen(e->name)))
         return tj_type_scalar(lw->c, tj_dtype_from_name(e->name, strlen(e->name)));
@@ -218,7 +218,7 @@ static tj_type type_arg(fe_lower *lw, const fe_expr *e, const char *fn)
 }
 
 /* zeros(TYPE) and full(TYPE, VALUE): a scalar broadcast to the type. */
-static fe_val bi_full(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static fe_val bi_full(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     tj_type t = type_arg(lw, call->items[0], b->name);
     fe_val v = call->nitems == 2 ? fe_arg(lw, call, 1) : (fe_val){.kind = V_INT};
@@ -230,7 +230,7 @@ static fe_val bi_full(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* cdiv(a, b) = (a + b - 1) / b on integers. */
-static fe_val bi_cdiv(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static fe_val bi_cdiv(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     fe_val x = fe_arg(lw, call, 0), y = fe_arg(lw, call, 1);
@@ -247,7 +247,7 @@ static fe_val bi_cdiv(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     return fe_binop(lw, T_SLASH, num, y, call->loc);
 }
 
-static fe_val bi_range(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+static fe_val bi_range(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     return fe_err(lw, call->loc, "range() can only be used in a for statement: for i in range(...)");

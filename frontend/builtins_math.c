@@ -3,14 +3,14 @@
 
 /* Float math; integer and bool inputs are converted to f32 first. */
 /* Integer and bool operands (and literals) of float math become f32. */
-static fe_val to_float(fe_lower *lw, fe_val v, tj_loc loc)
+static fe_val to_float(fe_builder *lw, fe_val v, tj_loc loc)
 {
     if (!fe_is_literal(v) && !(v.kind == V_VALUE && !tj_dtype_is_float(fe_val_dtype(lw, v))))
         return v;
     return fe_cast(lw, v, TJ_DT_F32, 0, loc);
 }
 
-fe_val fe_bi_math(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_math(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val x = to_float(lw, fe_arg(lw, call, 0), call->loc);
     x = fe_to_value(lw, x, call->items[0]->loc);
@@ -19,7 +19,7 @@ fe_val fe_bi_math(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     return fe_emit_val(lw, b->op, x.type, &x.ref, 1);
 }
 
-fe_val fe_bi_abs(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_abs(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val x = fe_tile_arg(lw, call, 0);
     if (x.kind != V_VALUE)
@@ -30,7 +30,7 @@ fe_val fe_bi_abs(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* maximum(a, b), minimum(a, b): promoted and broadcast like `+`. */
-fe_val fe_bi_minmax(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_minmax(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val args[2] = {fe_arg(lw, call, 0), fe_arg(lw, call, 1)};
     if (fe_any_error(args, 2) || !fe_unify(lw, args, 2, 1, call->loc))
@@ -40,7 +40,7 @@ fe_val fe_bi_minmax(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* where(c, a, b): c is bool; a and b promoted; all three broadcast. */
-fe_val fe_bi_where(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_where(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val c = fe_arg(lw, call, 0);
     fe_val ab[2] = {fe_arg(lw, call, 1), fe_arg(lw, call, 2)};
@@ -67,7 +67,7 @@ fe_val fe_bi_where(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* fma(a, b, c) = a * b + c, fused; on floats (integers become f32). */
-fe_val fe_bi_fma(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_fma(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val args[3];
     int any_float = 0;

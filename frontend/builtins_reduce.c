@@ -4,7 +4,7 @@
 #include "frontend/builtins.h"
 
 /* The axis of (x, axis) / (x, axis = k); NULL when not given. */
-static const fe_expr *axis_expr(fe_lower *lw, const fe_expr *call, int *dup)
+static const fe_expr *axis_expr(fe_builder *lw, const fe_expr *call, int *dup)
 {
     const fe_expr *kw = fe_call_kw(call, "axis");
     *dup = kw && call->nitems > 1;
@@ -14,7 +14,7 @@ static const fe_expr *axis_expr(fe_lower *lw, const fe_expr *call, int *dup)
 }
 
 /* sum/prod of bool count in i32 */
-static fe_val widen_bool(fe_lower *lw, fe_val x, tj_op op, tj_loc loc)
+static fe_val widen_bool(fe_builder *lw, fe_val x, tj_op op, tj_loc loc)
 {
     if ((op == TJ_OP_REDUCE_SUM || op == TJ_OP_REDUCE_PROD || op == TJ_OP_CUMSUM || op == TJ_OP_CUMPROD) &&
         fe_val_dtype(lw, x) == TJ_DT_BOOL)
@@ -25,10 +25,10 @@ static fe_val widen_bool(fe_lower *lw, fe_val x, tj_op op, tj_loc loc)
 static int is_arg_reduction(tj_op op) { return op == TJ_OP_ARGMAX || op == TJ_OP_ARGMIN; }
 
 /* max(a, b) with a non-constant b is almost surely meant elementwise. */
-static int check_positional_axis(fe_lower *lw, const fe_expr *call, const fe_builtin *b, const fe_expr *ax)
+static int check_positional_axis(fe_builder *lw, const fe_expr *call, const fe_builtin *b, const fe_expr *ax)
 {
     int64_t unused;
-    if (ax != (call->nitems > 1 ? call->items[1] : NULL) || fe_lower_const(lw, ax, 1, &unused) != FE_CONST_NOT)
+    if (ax != (call->nitems > 1 ? call->items[1] : NULL) || fe_build_const(lw, ax, 1, &unused) != FE_CONST_NOT)
         return 1;
     if (b->op == TJ_OP_REDUCE_MAX || b->op == TJ_OP_REDUCE_MIN) {
         const char *ew = b->op == TJ_OP_REDUCE_MAX ? "maximum" : "minimum";
@@ -39,7 +39,7 @@ static int check_positional_axis(fe_lower *lw, const fe_expr *call, const fe_bui
     return 1;
 }
 
-fe_val fe_bi_reduce(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_reduce(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     int dup;
     const fe_expr *ax = axis_expr(lw, call, &dup);
@@ -70,7 +70,7 @@ fe_val fe_bi_reduce(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* cumsum / cumprod (x, axis = k); the axis defaults to 0. */
-fe_val fe_bi_cumulative(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_cumulative(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     int dup;
     const fe_expr *ax = axis_expr(lw, call, &dup);
@@ -90,7 +90,7 @@ fe_val fe_bi_cumulative(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* descending = true|false */
-static int descending_arg(fe_lower *lw, const fe_expr *call, int *out)
+static int descending_arg(fe_builder *lw, const fe_expr *call, int *out)
 {
     const fe_expr *e = fe_call_kw(call, "descending");
     int64_t v = 0;
@@ -108,13 +108,13 @@ static int descending_arg(fe_lower *lw, const fe_expr *call, int *out)
 }
 
 /* The second positional argument: an axis if constant, else the values. */
-static int sort_operands(fe_lower *lw, const fe_expr *call, fe_val *keys, fe_val *values, const fe_expr **ax)
+static int sort_operands(fe_builder *lw, const fe_expr *call, fe_val *keys, fe_val *values, const fe_expr **ax)
 {
     int64_t unused;
     *ax = fe_call_kw(call, "axis");
     *keys = fe_tile_arg(lw, call, 0);
     *values = (fe_val){.kind = V_VOID};
-    if (call->nitems == 2 && fe_lower_const(lw, call->items[1], 0, &unused) == FE_CONST_OK) {
+    if (call->nitems == 2 && fe_build_const(lw, call->items[1], 0, &unused) == FE_CONST_OK) {
         if (*ax) {
             fe_err(lw, (*ax)->loc, "sort: the axis is given twice");
             return 0;
@@ -128,7 +128,7 @@ static int sort_operands(fe_lower *lw, const fe_expr *call, fe_val *keys, fe_val
     return keys->kind == V_VALUE;
 }
 
-fe_val fe_bi_sort(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_sort(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val keys, values;
     const fe_expr *ax;

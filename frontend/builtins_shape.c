@@ -4,7 +4,7 @@
 #include "frontend/builtins.h"
 
 /* `[a, b, ...]` of compile-time integers; returns the count or -1. */
-static int const_list(fe_lower *lw, const fe_expr *call, uint32_t i, int64_t *out)
+static int const_list(fe_builder *lw, const fe_expr *call, uint32_t i, int64_t *out)
 {
     const fe_expr *e = call->items[i];
     if (e->kind != E_LIST) {
@@ -21,7 +21,7 @@ static int const_list(fe_lower *lw, const fe_expr *call, uint32_t i, int64_t *ou
     return (int)e->nitems;
 }
 
-static fe_val emit_permute(fe_lower *lw, fe_val x, const int32_t *perm, tj_loc loc)
+static fe_val emit_permute(fe_builder *lw, fe_val x, const int32_t *perm, tj_loc loc)
 {
     const tj_type_info *in = fe_info(lw, x.type);
     int32_t shape[TJ_MAX_RANK];
@@ -34,7 +34,7 @@ static fe_val emit_permute(fe_lower *lw, fe_val x, const int32_t *perm, tj_loc l
 }
 
 /* trans(x): swaps the last two axes. */
-fe_val fe_bi_trans(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_trans(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     fe_val x = fe_tile_arg(lw, call, 0);
@@ -51,7 +51,7 @@ fe_val fe_bi_trans(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     return emit_permute(lw, x, perm, call->loc);
 }
 
-fe_val fe_bi_permute(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_permute(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     fe_val x = fe_tile_arg(lw, call, 0);
@@ -75,7 +75,7 @@ fe_val fe_bi_permute(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* reshape(x, [..]): same element count, row-major; one entry may be -1. */
-fe_val fe_bi_reshape(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_reshape(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val x = fe_tile_arg(lw, call, 0);
     int64_t shape[TJ_MAX_RANK];
@@ -106,7 +106,7 @@ fe_val fe_bi_reshape(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
     return t == x.type ? x : fe_emit_val(lw, b->op, t, &x.ref, 1);
 }
 
-fe_val fe_bi_broadcast(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_broadcast(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     fe_val x = fe_tile_arg(lw, call, 0);
@@ -134,7 +134,7 @@ static tj_dtype accumulator_dtype(tj_dtype dt)
 
 /* [M, K] x [K, N] or batched [B, M, K] x [B, K, N]; returns the result's
  * type, TJ_TYPE_NONE after an error. */
-static tj_type dot_type(fe_lower *lw, const fe_expr *call, fe_val a, fe_val b)
+static tj_type dot_type(fe_builder *lw, const fe_expr *call, fe_val a, fe_val b)
 {
     const tj_type_info *ai = fe_info(lw, a.type), *bi = fe_info(lw, b.type);
     const char *an = fe_type_name(lw, a.type), *bn = fe_type_name(lw, b.type);
@@ -165,7 +165,7 @@ static tj_type dot_type(fe_lower *lw, const fe_expr *call, fe_val a, fe_val b)
 }
 
 /* The accumulator: given (converted or checked), or zeros. */
-static fe_val dot_acc(fe_lower *lw, const fe_expr *call, tj_type t)
+static fe_val dot_acc(fe_builder *lw, const fe_expr *call, tj_type t)
 {
     const tj_type_info *ti = fe_info(lw, t);
     if (call->nitems < 3)
@@ -190,7 +190,7 @@ static fe_val dot_acc(fe_lower *lw, const fe_expr *call, tj_type t)
     return fe_broadcast_to(lw, acc, ti->rank, ti->shape, loc);
 }
 
-static int precision_arg(fe_lower *lw, const fe_expr *call, int64_t *out)
+static int precision_arg(fe_builder *lw, const fe_expr *call, int64_t *out)
 {
     const fe_expr *e = fe_call_kw(call, "precision");
     *out = TJ_DOT_DEFAULT;
@@ -205,7 +205,7 @@ static int precision_arg(fe_lower *lw, const fe_expr *call, int64_t *out)
     return *out != TJ_DOT_DEFAULT;
 }
 
-fe_val fe_bi_dot(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_dot(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val a = fe_tile_arg(lw, call, 0), bv = fe_tile_arg(lw, call, 1);
     if (a.kind != V_VALUE || bv.kind != V_VALUE)

@@ -1,5 +1,5 @@
 /* tj_check_program: every kernel of a file through configuration
- * selection, lowering and the verifier, as `tilejit check` does. */
+ * selection, building and the verifier, as `tilejit check` does. */
 #include "ctx_internal.h"
 #include "frontend/ast.h"
 
@@ -31,7 +31,7 @@ static void check_kernel(tj_ctx *c, const tj_program *p, int i)
     if (tj_select_config(c, p, i, NULL, 0, NULL, 0, &config, &nconfig))
         return;
     tj_binding *dims = placeholder_dims(c, &p->kernels[i], &ndims);
-    tj_kernel *k = tj_lower_kernel(c, p, i, config, nconfig, dims, ndims);
+    tj_kernel *k = tj_build_kernel(c, p, i, config, nconfig, dims, ndims);
     if (k && tj_verify(k))
         tj_error_at(c, p->kernels[i].loc, "internal error: the IR built for kernel '%s' does not verify (a front-end bug)",
                     p->kernels[i].name);

@@ -1,5 +1,5 @@
 /* Compile-time integer evaluation of expressions: tile extents, axes,
- * `where` clauses; and the integer folding rules shared with the lowering
+ * `where` clauses; and the integer folding rules shared with the building
  * of literals (those of the IR: wrapping, C division, x / 0 == 0). */
 #ifndef TJ_FRONTEND_CONSTEVAL_H
 #define TJ_FRONTEND_CONSTEVAL_H
@@ -25,7 +25,7 @@ fe_const_status fe_const_eval(fe_const_env *env, const fe_expr *e, int64_t *out)
 /* a OP b on int64 with the IR's semantics; OP is a binary operator token
  * (comparisons give 0 or 1). */
 int64_t fe_fold_int(fe_tok_kind op, int64_t a, int64_t b);
-/* cdiv(a, b) = (a + b - 1) / b, as lowered. */
+/* cdiv(a, b) = (a + b - 1) / b, as built. */
 int64_t fe_cdiv(int64_t a, int64_t b);
 
 /* Whether e is written as a condition (comparison, &&, ||, !, true/false). */

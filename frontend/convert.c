@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ctx_internal.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 static tj_dtype signed_of_size(int bytes)
 {
@@ -37,7 +37,7 @@ tj_dtype fe_promote(tj_dtype a, tj_dtype b)
     return signed_of_size(2 * tj_dtype_size(u)); /* u64 with a signed type: i64 */
 }
 
-tj_dtype fe_val_dtype(const fe_lower *lw, fe_val v)
+tj_dtype fe_val_dtype(const fe_builder *lw, fe_val v)
 {
     return v.kind == V_VALUE || v.kind == V_VIEW || v.kind == V_TENSOR ? fe_info(lw, v.type)->dtype : TJ_DT_INVALID;
 }
@@ -53,7 +53,7 @@ static void shape_text(char *buf, size_t cap, tj_dtype dt, int rank, const int64
         snprintf(buf + n, cap - n, "]");
 }
 
-tj_type fe_tile_type64(fe_lower *lw, tj_dtype dt, int rank, const int64_t *shape, tj_loc loc)
+tj_type fe_tile_type64(fe_builder *lw, tj_dtype dt, int rank, const int64_t *shape, tj_loc loc)
 {
     if (rank > TJ_MAX_RANK) {
         fe_err(lw, loc, "a tile has at most %d dims, this one would have %d", TJ_MAX_RANK, rank);
@@ -77,7 +77,7 @@ tj_type fe_tile_type64(fe_lower *lw, tj_dtype dt, int rank, const int64_t *shape
     return tj_type_tile(lw->c, dt, rank, s32);
 }
 
-tj_type fe_tile_type(fe_lower *lw, tj_dtype dt, int rank, const int32_t *shape, tj_loc loc)
+tj_type fe_tile_type(fe_builder *lw, tj_dtype dt, int rank, const int32_t *shape, tj_loc loc)
 {
     int64_t s64[TJ_MAX_RANK];
     for (int i = 0; i < rank && i < TJ_MAX_RANK; i++)
@@ -121,12 +121,12 @@ static int fits(tj_dtype dt, int64_t v)
     return wrap_int(dt, v) == v;
 }
 
-static fe_val const_val(fe_lower *lw, tj_dtype dt, tj_ref r)
+static fe_val const_val(fe_builder *lw, tj_dtype dt, tj_ref r)
 {
     return fe_value(r, tj_type_scalar(lw->c, dt));
 }
 
-static fe_val int_literal(fe_lower *lw, int64_t v, tj_dtype dt, int explicit_cast, tj_loc loc)
+static fe_val int_literal(fe_builder *lw, int64_t v, tj_dtype dt, int explicit_cast, tj_loc loc)
 {
     if (tj_dtype_is_float(dt))
         return const_val(lw, dt, fe_const_float(lw, dt, (double)v));
@@ -157,7 +157,7 @@ static int64_t saturate(tj_dtype dt, double f)
     return (int64_t)f;
 }
 
-static fe_val float_literal(fe_lower *lw, double f, tj_dtype dt, int explicit_cast, tj_loc loc)
+static fe_val float_literal(fe_builder *lw, double f, tj_dtype dt, int explicit_cast, tj_loc loc)
 {
     if (tj_dtype_is_float(dt))
         return const_val(lw, dt, fe_const_float(lw, dt, f));
@@ -172,7 +172,7 @@ static fe_val float_literal(fe_lower *lw, double f, tj_dtype dt, int explicit_ca
 
 /* ---- casts and broadcasts ----------------------------------------------------------- */
 
-fe_val fe_to_value(fe_lower *lw, fe_val v, tj_loc loc)
+fe_val fe_to_value(fe_builder *lw, fe_val v, tj_loc loc)
 {
     switch (v.kind) {
     case V_INT: return int_literal(lw, v.i, TJ_DT_I32, 0, loc);
@@ -188,7 +188,7 @@ fe_val fe_to_value(fe_lower *lw, fe_val v, tj_loc loc)
     }
 }
 
-fe_val fe_cast(fe_lower *lw, fe_val v, tj_dtype dt, int explicit_cast, tj_loc loc)
+fe_val fe_cast(fe_builder *lw, fe_val v, tj_dtype dt, int explicit_cast, tj_loc loc)
 {
     if (v.kind == V_INT)
         return int_literal(lw, v.i, dt, explicit_cast, loc);
@@ -201,7 +201,7 @@ fe_val fe_cast(fe_lower *lw, fe_val v, tj_dtype dt, int explicit_cast, tj_loc lo
     return fe_emit_val(lw, TJ_OP_CAST, to, &v.ref, 1);
 }
 
-fe_val fe_broadcast_to(fe_lower *lw, fe_val v, int rank, const int32_t *shape, tj_loc loc)
+fe_val fe_broadcast_to(fe_builder *lw, fe_val v, int rank, const int32_t *shape, tj_loc loc)
 {
     v = fe_to_value(lw, v, loc);
     if (v.kind != V_VALUE)
@@ -220,14 +220,14 @@ fe_val fe_broadcast_to(fe_lower *lw, fe_val v, int rank, const int32_t *shape, t
     return t ? fe_emit_val(lw, TJ_OP_BROADCAST, t, &v.ref, 1) : fe_error_val();
 }
 
-fe_val fe_convert(fe_lower *lw, fe_val v, tj_type to, tj_loc loc)
+fe_val fe_convert(fe_builder *lw, fe_val v, tj_type to, tj_loc loc)
 {
     const tj_type_info *ti = fe_info(lw, to);
     v = fe_cast(lw, v, ti->dtype, 0, loc);
     return fe_broadcast_to(lw, v, ti->rank, ti->shape, loc);
 }
 
-int fe_unify(fe_lower *lw, fe_val *args, uint32_t n, int bool_literal_int, tj_loc loc)
+int fe_unify(fe_builder *lw, fe_val *args, uint32_t n, int bool_literal_int, tj_loc loc)
 {
     tj_dtype dt = TJ_DT_INVALID;
     int rank = 0, float_lit = 0, int_lit = 0;

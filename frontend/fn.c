@@ -9,7 +9,7 @@
 
 /* v converted to a declared type (`f32` accepts any shape of f32 elements;
  * `f32[BM]` that shape): literals convert, typed values must match. */
-static fe_val conform(fe_lower *lw, fe_val v, const fe_expr *type, tj_loc loc, const char *what)
+static fe_val conform(fe_builder *lw, fe_val v, const fe_expr *type, tj_loc loc, const char *what)
 {
     if (v.kind == V_ERROR)
         return v;
@@ -30,7 +30,7 @@ static fe_val conform(fe_lower *lw, fe_val v, const fe_expr *type, tj_loc loc, c
     return v;
 }
 
-static fe_val conform_result(fe_lower *lw, const fe_fn *fn, fe_val v, tj_loc loc)
+static fe_val conform_result(fe_builder *lw, const fe_fn *fn, fe_val v, tj_loc loc)
 {
     char what[160];
     snprintf(what, sizeof what, "the result of '%s'", fn->name);
@@ -48,7 +48,7 @@ static fe_val conform_result(fe_lower *lw, const fe_fn *fn, fe_val v, tj_loc loc
     return t;
 }
 
-static int enter_fn(fe_lower *lw, const fe_fn *fn, const fe_expr *call)
+static int enter_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call)
 {
     for (uint32_t i = 0; i < lw->ninlining; i++)
         if (lw->inlining[i] == fn) {
@@ -64,13 +64,13 @@ static int enter_fn(fe_lower *lw, const fe_fn *fn, const fe_expr *call)
 }
 
 /* The body: every statement but a final `return`, then its value. */
-static fe_val run_body(fe_lower *lw, const fe_fn *fn)
+static fe_val run_body(fe_builder *lw, const fe_fn *fn)
 {
     const fe_block *b = &fn->body;
     const fe_stmt *last = b->n ? b->stmts[b->n - 1] : NULL;
     int returns = last && last->kind == S_RETURN;
     fe_block init = {b->stmts, returns ? b->n - 1 : b->n, b->open};
-    fe_lower_block(lw, &init);
+    fe_build_block(lw, &init);
     if (!returns) {
         int misplaced = 0; /* a return elsewhere was reported already */
         for (uint32_t i = 0; i < b->n; i++)
@@ -80,10 +80,10 @@ static fe_val run_body(fe_lower *lw, const fe_fn *fn)
         return misplaced ? fe_error_val() : (fe_val){.kind = V_VOID};
     }
     lw->loc = last->loc;
-    return conform_result(lw, fn, fe_lower_expr(lw, last->value), last->loc);
+    return conform_result(lw, fn, fe_build_expr(lw, last->value), last->loc);
 }
 
-fe_val fe_inline_fn(fe_lower *lw, const fe_fn *fn, const fe_expr *call, const fe_val *args, uint32_t nargs)
+fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, const fe_val *args, uint32_t nargs)
 {
     if (nargs != fn->nparams)
         return fe_err(lw, call->loc, "%s() takes %u argument%s, got %u", fn->name, fn->nparams,
@@ -111,7 +111,7 @@ fe_val fe_inline_fn(fe_lower *lw, const fe_fn *fn, const fe_expr *call, const fe
 /* ---- scan ------------------------------------------------------------------------ */
 
 /* The operands: tiles broadcast to one shape (each keeps its dtype). */
-static int scan_operands(fe_lower *lw, const fe_expr *call, fe_val *xs)
+static int scan_operands(fe_builder *lw, const fe_expr *call, fe_val *xs)
 {
     int rank = 0;
     int32_t shape[TJ_MAX_RANK] = {0};
@@ -136,7 +136,7 @@ static int scan_operands(fe_lower *lw, const fe_expr *call, fe_val *xs)
     return 1;
 }
 
-static const fe_fn *combine_fn(fe_lower *lw, const fe_expr *call)
+static const fe_fn *combine_fn(fe_builder *lw, const fe_expr *call)
 {
     const fe_expr *e = fe_call_kw(call, "combine");
     const fe_fn *fn = e && e->kind == E_NAME ? fe_find_fn(lw->prog, e->name) : NULL;
@@ -150,7 +150,7 @@ static const fe_fn *combine_fn(fe_lower *lw, const fe_expr *call)
 }
 
 /* Yields the combine function's n results as scalars of the operands' dtypes. */
-static void yield_combined(fe_lower *lw, const fe_expr *call, const fe_fn *fn, fe_val r, const tj_type *types, uint32_t n)
+static void yield_combined(fe_builder *lw, const fe_expr *call, const fe_fn *fn, fe_val r, const tj_type *types, uint32_t n)
 {
     tj_ref *refs = tj_alloc(lw->c, sizeof *refs * n);
     fe_val single = r;
@@ -170,7 +170,7 @@ static void yield_combined(fe_lower *lw, const fe_expr *call, const fe_fn *fn, f
     fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, refs, n);
 }
 
-static void check_pure_region(fe_lower *lw, tj_block_id blk, const fe_expr *call)
+static void check_pure_region(fe_builder *lw, tj_block_id blk, const fe_expr *call)
 {
     const tj_block *b = tj_block_at(lw->k, blk);
     for (uint32_t i = 0; i < b->ninsts; i++)
@@ -180,7 +180,7 @@ static void check_pure_region(fe_lower *lw, tj_block_id blk, const fe_expr *call
         }
 }
 
-static void build_region(fe_lower *lw, const fe_expr *call, const fe_fn *fn, tj_ref scan, const tj_type *types, uint32_t n)
+static void build_region(fe_builder *lw, const fe_expr *call, const fe_fn *fn, tj_ref scan, const tj_type *types, uint32_t n)
 {
     tj_block_id blk = tj_block_new(lw->k, scan), outer = lw->block;
     lw->k->insts[scan].region[0] = blk;
@@ -198,7 +198,7 @@ static void build_region(fe_lower *lw, const fe_expr *call, const fe_fn *fn, tj_
     lw->block = outer;
 }
 
-fe_val fe_bi_scan(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_scan(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     uint32_t n = call->nitems;
     fe_val *xs = tj_alloc(lw->c, sizeof *xs * n);

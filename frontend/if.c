@@ -1,11 +1,11 @@
 /* `if` statements. A condition known at compile time (tile parameters,
- * literals) lowers only the branch it takes; otherwise an IF op whose
+ * literals) builds only the branch it takes; otherwise an IF op whose
  * results are the merged names: those bound before the if and assigned in
  * a branch, and those bound at the end of both branches. */
 #include <string.h>
 
 #include "ctx_internal.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 typedef struct merge {
     const char *name;
@@ -23,7 +23,7 @@ typedef struct fresh {
     fe_strmap index; /* name -> position in b */
 } fresh;
 
-static fresh take_frame(fe_lower *lw)
+static fresh take_frame(fe_builder *lw)
 {
     fresh f = {NULL, lw->nvars - lw->frame_base, {0}};
     if (f.n) {
@@ -43,12 +43,12 @@ static const fe_val *fresh_find(const fresh *f, const char *name)
 
 /* Lowers one branch into block blk, recording the merged names' values
  * and restoring the values they had before the if. */
-static fresh run_branch(fe_lower *lw, tj_block_id blk, const fe_block *body, merge *ms, uint32_t nm, int which)
+static fresh run_branch(fe_builder *lw, tj_block_id blk, const fe_block *body, merge *ms, uint32_t nm, int which)
 {
     lw->block = blk;
     uint32_t frame = fe_push_frame(lw);
     if (body)
-        fe_lower_block(lw, body);
+        fe_build_block(lw, body);
     for (uint32_t i = 0; i < nm; i++) {
         ms[i].v[which] = lw->vars[ms[i].slot].val;
         lw->vars[ms[i].slot].val = ms[i].before;
@@ -73,7 +73,7 @@ static int same_val(fe_val a, fe_val b)
 }
 
 /* Decides whether m becomes an IF result, and of which type. */
-static void decide(fe_lower *lw, merge *m, tj_loc loc)
+static void decide(fe_builder *lw, merge *m, tj_loc loc)
 {
     fe_val a = m->v[0], b = m->v[1];
     m->type = TJ_TYPE_NONE;
@@ -101,7 +101,7 @@ static void decide(fe_lower *lw, merge *m, tj_loc loc)
         m->result = fe_error_val();
 }
 
-static void emit_yields(fe_lower *lw, tj_block_id blk, merge *ms, uint32_t nm, int which, tj_loc loc)
+static void emit_yields(fe_builder *lw, tj_block_id blk, merge *ms, uint32_t nm, int which, tj_loc loc)
 {
     lw->block = blk;
     lw->loc = loc;
@@ -119,7 +119,7 @@ static void emit_yields(fe_lower *lw, tj_block_id blk, merge *ms, uint32_t nm, i
 }
 
 /* Names assigned in either branch that are bound before the if. */
-static uint32_t outer_merges(fe_lower *lw, const fe_stmt *s, merge **out, uint32_t *cap)
+static uint32_t outer_merges(fe_builder *lw, const fe_stmt *s, merge **out, uint32_t *cap)
 {
     uint32_t n = 0;
     fe_names a, b;
@@ -138,7 +138,7 @@ static uint32_t outer_merges(fe_lower *lw, const fe_stmt *s, merge **out, uint32
     return n;
 }
 
-static void bind_results(fe_lower *lw, tj_ref inst, merge *ms, uint32_t nm)
+static void bind_results(fe_builder *lw, tj_ref inst, merge *ms, uint32_t nm)
 {
     uint32_t index = 0;
     for (uint32_t i = 0; i < nm; i++) {
@@ -152,7 +152,7 @@ static void bind_results(fe_lower *lw, tj_ref inst, merge *ms, uint32_t nm)
     }
 }
 
-static void dynamic_if(fe_lower *lw, const fe_stmt *s, fe_val cond)
+static void dynamic_if(fe_builder *lw, const fe_stmt *s, fe_val cond)
 {
     merge *ms;
     uint32_t cap, nouter = outer_merges(lw, s, &ms, &cap), nm = nouter;
@@ -186,7 +186,7 @@ static void dynamic_if(fe_lower *lw, const fe_stmt *s, fe_val cond)
 
 /* Only the branch taken; the names it binds that both branches assign
  * stay visible after the if, as they would in a dynamic if. */
-static void static_if(fe_lower *lw, const fe_stmt *s, int taken)
+static void static_if(fe_builder *lw, const fe_stmt *s, int taken)
 {
     const fe_block *b = taken ? &s->body : s->has_else ? &s->orelse : NULL;
     if (!b)
@@ -195,7 +195,7 @@ static void static_if(fe_lower *lw, const fe_stmt *s, int taken)
     fe_assigned_names(lw->c, &s->body, &a);
     fe_assigned_names(lw->c, &s->orelse, &e);
     uint32_t frame = fe_push_frame(lw);
-    fe_lower_block(lw, b);
+    fe_build_block(lw, b);
     fresh f = take_frame(lw);
     fe_pop_frame(lw, frame);
     for (uint32_t i = 0; i < f.n; i++)
@@ -203,18 +203,18 @@ static void static_if(fe_lower *lw, const fe_stmt *s, int taken)
             fe_bind(lw, f.b[i].name, f.b[i].val);
 }
 
-void fe_lower_if(fe_lower *lw, const fe_stmt *s)
+void fe_build_if(fe_builder *lw, const fe_stmt *s)
 {
     int64_t c;
-    if (fe_expr_is_condition(s->value) && fe_lower_const(lw, s->value, 0, &c) == FE_CONST_OK) {
+    if (fe_expr_is_condition(s->value) && fe_build_const(lw, s->value, 0, &c) == FE_CONST_OK) {
         static_if(lw, s, c != 0);
         return;
     }
-    fe_val cond = fe_lower_expr(lw, s->value);
+    fe_val cond = fe_build_expr(lw, s->value);
     if (cond.kind != V_ERROR && (cond.kind != V_VALUE || !tj_type_is_scalar(lw->c, cond.type) ||
                                  fe_val_dtype(lw, cond) != TJ_DT_BOOL))
         cond = fe_err(lw, s->value->loc, "an if condition must be a bool scalar, got %s", fe_val_desc(lw, cond));
-    if (cond.kind == V_ERROR) /* lower the branches for their own errors */
+    if (cond.kind == V_ERROR) /* build the branches for their own errors */
         cond = fe_value(fe_const_int(lw, TJ_DT_BOOL, 0), tj_type_scalar(lw->c, TJ_DT_BOOL));
     dynamic_if(lw, s, cond);
 }

@@ -4,13 +4,13 @@
 
 #include "ctx_internal.h"
 #include "frontend/builtins.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 /* ---- slices ---------------------------------------------------------------------- */
 
 /* A slice's extent: `a:a+S` with S constant, `C1:C2`, `:S`, or `:` (the
  * whole axis, whose size must then be known). */
-static int slice_extent(fe_lower *lw, const fe_expr *s, const tj_param *prm, int axis, int64_t *ext)
+static int slice_extent(fe_builder *lw, const fe_expr *s, const tj_param *prm, int axis, int64_t *ext)
 {
     const fe_expr *start = s->lhs, *stop = s->rhs;
     int64_t lo = 0;
@@ -23,7 +23,7 @@ static int slice_extent(fe_lower *lw, const fe_expr *s, const tj_param *prm, int
     } else if (stop && stop->kind == E_BINARY && stop->op == T_PLUS && start && fe_expr_same(stop->lhs, start)) {
         if (!fe_require_const(lw, stop->rhs, what, ext))
             return 0;
-    } else if (stop && (!start || fe_lower_const(lw, start, 0, &lo) == FE_CONST_OK)) {
+    } else if (stop && (!start || fe_build_const(lw, start, 0, &lo) == FE_CONST_OK)) {
         if (!fe_require_const(lw, stop, what, ext))
             return 0;
         *ext -= lo;
@@ -51,7 +51,7 @@ typedef struct view_build {
     int ngathers;
 } view_build;
 
-static int view_axis(fe_lower *lw, view_build *vb, const fe_expr *item, const tj_param *prm, int d)
+static int view_axis(fe_builder *lw, view_build *vb, const fe_expr *item, const tj_param *prm, int d)
 {
     if (item->kind == E_NONE) {
         fe_err(lw, item->loc, "None cannot index a tensor (use it on tiles: x[:, None])");
@@ -61,7 +61,7 @@ static int view_axis(fe_lower *lw, view_build *vb, const fe_expr *item, const tj
         int64_t ext;
         if (!slice_extent(lw, item, prm, d, &ext))
             return 0;
-        fe_val start = item->lhs ? fe_lower_int_scalar(lw, item->lhs, "a slice start")
+        fe_val start = item->lhs ? fe_build_int_scalar(lw, item->lhs, "a slice start")
                                  : fe_cast(lw, (fe_val){.kind = V_INT}, TJ_DT_I32, 0, item->loc);
         if (start.kind != V_VALUE)
             return 0;
@@ -70,7 +70,7 @@ static int view_axis(fe_lower *lw, view_build *vb, const fe_expr *item, const tj
         vb->extents[vb->nextents++] = ext;
         return 1;
     }
-    fe_val v = fe_lower_expr(lw, item);
+    fe_val v = fe_build_expr(lw, item);
     if (v.kind == V_INT)
         v = fe_cast(lw, v, TJ_DT_I32, 0, item->loc);
     if (v.kind == V_ERROR)
@@ -93,7 +93,7 @@ static int view_axis(fe_lower *lw, view_build *vb, const fe_expr *item, const tj
 }
 
 /* Several gather tiles broadcast to one shape. Returns its rank. */
-static int unify_gathers(fe_lower *lw, view_build *vb, tj_loc loc, int32_t *shape)
+static int unify_gathers(fe_builder *lw, view_build *vb, tj_loc loc, int32_t *shape)
 {
     int rank = 0;
     for (int i = 0; i < vb->ngathers; i++) {
@@ -113,7 +113,7 @@ static int unify_gathers(fe_lower *lw, view_build *vb, tj_loc loc, int32_t *shap
     return rank;
 }
 
-static fe_val lower_view(fe_lower *lw, const fe_expr *e, uint32_t param)
+static fe_val build_view(fe_builder *lw, const fe_expr *e, uint32_t param)
 {
     const tj_param *prm = &lw->kd->params[param];
     if ((int)e->nitems != prm->rank)
@@ -154,7 +154,7 @@ static fe_val lower_view(fe_lower *lw, const fe_expr *e, uint32_t param)
 /* ---- indexing tiles and tuples ------------------------------------------------------ */
 
 /* `x[:, None]`: only full slices and None; a reshape that adds axes. */
-static fe_val tile_index(fe_lower *lw, const fe_expr *e, fe_val v)
+static fe_val tile_index(fe_builder *lw, const fe_expr *e, fe_val v)
 {
     const tj_type_info *in = fe_info(lw, v.type);
     int32_t shape[TJ_MAX_RANK + 1];
@@ -181,7 +181,7 @@ static fe_val tile_index(fe_lower *lw, const fe_expr *e, fe_val v)
     return t == v.type ? v : fe_emit_val(lw, TJ_OP_RESHAPE, t, &v.ref, 1);
 }
 
-static fe_val tuple_index(fe_lower *lw, const fe_expr *e, fe_val t)
+static fe_val tuple_index(fe_builder *lw, const fe_expr *e, fe_val t)
 {
     int64_t i;
     if (e->nitems != 1 || e->items[0]->kind == E_SLICE || e->items[0]->kind == E_NONE)
@@ -193,13 +193,13 @@ static fe_val tuple_index(fe_lower *lw, const fe_expr *e, fe_val t)
     return t.elems[i < 0 ? i + t.n : i];
 }
 
-fe_val fe_lower_index(fe_lower *lw, const fe_expr *e)
+fe_val fe_build_index(fe_builder *lw, const fe_expr *e)
 {
-    fe_val base = fe_lower_expr(lw, e->lhs);
+    fe_val base = fe_build_expr(lw, e->lhs);
     lw->loc = e->loc;
     switch (base.kind) {
     case V_ERROR: return base;
-    case V_TENSOR: return lower_view(lw, e, base.param);
+    case V_TENSOR: return build_view(lw, e, base.param);
     case V_TUPLE: return tuple_index(lw, e, base);
     case V_VALUE: return tile_index(lw, e, base);
     default: return fe_err(lw, e->loc, "%s cannot be indexed", fe_val_desc(lw, base));
@@ -208,7 +208,7 @@ fe_val fe_lower_index(fe_lower *lw, const fe_expr *e)
 
 /* ---- load, store, atomics -------------------------------------------------------------- */
 
-static fe_val view_arg(fe_lower *lw, const fe_expr *call)
+static fe_val view_arg(fe_builder *lw, const fe_expr *call)
 {
     fe_val v = fe_arg(lw, call, 0);
     if (v.kind != V_VIEW && v.kind != V_ERROR)
@@ -217,20 +217,20 @@ static fe_val view_arg(fe_lower *lw, const fe_expr *call)
     return v;
 }
 
-static tj_type view_tile(fe_lower *lw, fe_val view)
+static tj_type view_tile(fe_builder *lw, fe_val view)
 {
     const tj_type_info *vi = fe_info(lw, view.type);
     return tj_type_tile(lw->c, vi->dtype, vi->rank, vi->shape);
 }
 
 /* mask = M: a bool scalar or tile, broadcast to the view's shape. */
-static int mask_arg(fe_lower *lw, const fe_expr *call, tj_type tile, tj_ref *out)
+static int mask_arg(fe_builder *lw, const fe_expr *call, tj_type tile, tj_ref *out)
 {
     const fe_expr *m = fe_call_kw(call, "mask");
     *out = TJ_NONE;
     if (!m)
         return 1;
-    fe_val v = fe_lower_expr(lw, m);
+    fe_val v = fe_build_expr(lw, m);
     if (v.kind == V_ERROR)
         return 0;
     if (v.kind != V_VALUE || fe_val_dtype(lw, v) != TJ_DT_BOOL) {
@@ -243,7 +243,7 @@ static int mask_arg(fe_lower *lw, const fe_expr *call, tj_type tile, tj_ref *out
     return v.kind == V_VALUE;
 }
 
-fe_val fe_bi_load(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_load(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     fe_val view = view_arg(lw, call);
@@ -255,7 +255,7 @@ fe_val fe_bi_load(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
         return fe_error_val();
     const fe_expr *o = fe_call_kw(call, "other");
     if (o) {
-        fe_val other = fe_lower_expr(lw, o);
+        fe_val other = fe_build_expr(lw, o);
         lw->loc = call->loc;
         if (other.kind == V_VALUE && !tj_type_is_scalar(lw->c, other.type))
             other = fe_convert(lw, other, tile, o->loc);
@@ -270,7 +270,7 @@ fe_val fe_bi_load(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* store and the atomics: (view, value, mask = M). */
-static fe_val write_op(fe_lower *lw, const fe_expr *call, fe_val view, tj_op op, int returns_old)
+static fe_val write_op(fe_builder *lw, const fe_expr *call, fe_val view, tj_op op, int returns_old)
 {
     fe_val value = fe_arg(lw, call, 1);
     if (view.kind == V_ERROR || value.kind == V_ERROR)
@@ -286,13 +286,13 @@ static fe_val write_op(fe_lower *lw, const fe_expr *call, fe_val view, tj_op op,
     return returns_old ? fe_value(r, tile) : (fe_val){.kind = V_VOID};
 }
 
-fe_val fe_bi_store(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_store(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     (void)b;
     return write_op(lw, call, view_arg(lw, call), TJ_OP_STORE, 0);
 }
 
-fe_val fe_bi_atomic(fe_lower *lw, const fe_expr *call, const fe_builtin *b)
+fe_val fe_bi_atomic(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     fe_val view = view_arg(lw, call);
     if (view.kind == V_VIEW && fe_val_dtype(lw, view) == TJ_DT_BOOL)

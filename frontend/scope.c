@@ -1,21 +1,21 @@
-/* Names while lowering: local bindings (a stack of frames), kernel
+/* Names while building: local bindings (a stack of frames), kernel
  * parameters and dims (emitted as PARAM / DIM where used), tile parameters
  * (integer literals), and the dims that become specializations. */
 #include <string.h>
 
 #include "ctx_internal.h"
 #include "frontend/builtins.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 /* The latest binding of a name is the visible one, unless it lies below
  * scope_base (a caller's, while inlining a fn): then none is. */
-int fe_find_local(const fe_lower *lw, const char *name)
+int fe_find_local(const fe_builder *lw, const char *name)
 {
     const int32_t *latest = fe_strmap_find(&lw->index, name);
     return latest && *latest >= (int32_t)lw->scope_base ? *latest : -1;
 }
 
-void fe_bind(fe_lower *lw, const char *name, fe_val v)
+void fe_bind(fe_builder *lw, const char *name, fe_val v)
 {
     int32_t *latest = fe_strmap_put(lw->c, &lw->index, name);
     lw->vars = tj_grow(lw->c, lw->vars, &lw->vcap, lw->nvars + 1, sizeof *lw->vars);
@@ -23,14 +23,14 @@ void fe_bind(fe_lower *lw, const char *name, fe_val v)
     *latest = (int32_t)lw->nvars++;
 }
 
-uint32_t fe_push_frame(fe_lower *lw)
+uint32_t fe_push_frame(fe_builder *lw)
 {
     uint32_t saved = lw->frame_base;
     lw->frame_base = lw->nvars;
     return saved;
 }
 
-void fe_pop_frame(fe_lower *lw, uint32_t saved)
+void fe_pop_frame(fe_builder *lw, uint32_t saved)
 {
     for (uint32_t i = lw->nvars; i-- > lw->frame_base;)
         *fe_strmap_find(&lw->index, lw->vars[i].name) = lw->vars[i].shadowed;
@@ -38,7 +38,7 @@ void fe_pop_frame(fe_lower *lw, uint32_t saved)
     lw->frame_base = saved;
 }
 
-int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out)
+int fe_tile_value(const fe_builder *lw, const char *name, int64_t *out)
 {
     const tj_binding *b = fe_find_binding(lw->k->config, lw->k->nconfig, name);
     if (b)
@@ -46,14 +46,14 @@ int fe_tile_value(const fe_lower *lw, const char *name, int64_t *out)
     return b != NULL;
 }
 
-static void record_spec(fe_lower *lw, const char *name, int64_t value)
+static void record_spec(fe_builder *lw, const char *name, int64_t value)
 {
     tj_kernel *k = lw->k;
     if (!fe_find_binding(k->spec, k->nspec, name) && k->nspec < lw->spec_cap)
         k->spec[k->nspec++] = (tj_binding){name, value};
 }
 
-int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out)
+int fe_dim_value(fe_builder *lw, const char *name, tj_loc loc, int64_t *out)
 {
     const tj_binding *b = fe_find_binding(lw->dims, lw->ndims, name);
     if (b) {
@@ -69,7 +69,7 @@ int fe_dim_value(fe_lower *lw, const char *name, tj_loc loc, int64_t *out)
     return 0;
 }
 
-tj_ref fe_emit_param(fe_lower *lw, uint32_t i)
+tj_ref fe_emit_param(fe_builder *lw, uint32_t i)
 {
     const tj_param *p = &lw->kd->params[i];
     tj_type t = p->rank ? tj_type_tensor(lw->c, p->dtype, p->rank) : tj_type_scalar(lw->c, p->dtype);
@@ -78,7 +78,7 @@ tj_ref fe_emit_param(fe_lower *lw, uint32_t i)
     return r;
 }
 
-static fe_val param_val(fe_lower *lw, uint32_t i)
+static fe_val param_val(fe_builder *lw, uint32_t i)
 {
     if (lw->kd->params[i].rank)
         return (fe_val){.kind = V_TENSOR, .param = i, .type = tj_type_tensor(lw->c, lw->kd->params[i].dtype, lw->kd->params[i].rank)};
@@ -86,7 +86,7 @@ static fe_val param_val(fe_lower *lw, uint32_t i)
     return fe_value(r, lw->k->insts[r].type);
 }
 
-static fe_val dim_val(fe_lower *lw, uint32_t param, int axis)
+static fe_val dim_val(fe_builder *lw, uint32_t param, int axis)
 {
     tj_ref t = fe_emit_param(lw, param);
     tj_type i32 = tj_type_scalar(lw->c, TJ_DT_I32);
@@ -96,7 +96,7 @@ static fe_val dim_val(fe_lower *lw, uint32_t param, int axis)
 }
 
 /* Why a name that is no local, parameter or tile parameter fails. */
-static fe_val unknown_name(fe_lower *lw, const char *name, tj_loc loc)
+static fe_val unknown_name(fe_builder *lw, const char *name, tj_loc loc)
 {
     uint32_t i;
     int axis;
@@ -111,7 +111,7 @@ static fe_val unknown_name(fe_lower *lw, const char *name, tj_loc loc)
     return fe_err(lw, loc, "unknown name '%s'", name);
 }
 
-int fe_name_known(const fe_lower *lw, const char *name)
+int fe_name_known(const fe_builder *lw, const char *name)
 {
     uint32_t i;
     int axis;
@@ -121,7 +121,7 @@ int fe_name_known(const fe_lower *lw, const char *name)
     return !lw->ninlining && (fe_find_param(lw->kd, name, &i) || fe_find_dim(lw->kd, name, &i, &axis));
 }
 
-fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc)
+fe_val fe_lookup(fe_builder *lw, const char *name, tj_loc loc)
 {
     int local = fe_find_local(lw, name);
     if (local >= 0)
@@ -138,7 +138,7 @@ fe_val fe_lookup(fe_lower *lw, const char *name, tj_loc loc)
     return unknown_name(lw, name, loc);
 }
 
-void fe_assign(fe_lower *lw, const fe_target *t, fe_val v)
+void fe_assign(fe_builder *lw, const fe_target *t, fe_val v)
 {
     if (!t->name)
         return;

@@ -136,7 +136,7 @@ static int examine(tune_run *t, tune_item *it, int may_time)
         return -1;
     it->r->config = config;
     it->r->nconfig = nconfig;
-    tj_kernel *tile = tj_lower_kernel(t->c, t->p, t->kernel, config, nconfig, t->dims, t->ndims);
+    tj_kernel *tile = tj_build_kernel(t->c, t->p, t->kernel, config, nconfig, t->dims, t->ndims);
     if (!tile || tj_optimize(tile, 0)) {
         failed_here(t, it, before);
         settle(t, it);

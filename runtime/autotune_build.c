@@ -71,7 +71,7 @@ static int build_item(worker_state *w, tune_item *it)
     const char *ptx;
     if (tj_select_config(w->c, w->p, t->kernel, it->given, it->ngiven, w->dims, w->ndims, &config, &nconfig))
         return fail(w, it, TJ_TUNE_FAILED, "no configuration");
-    tj_kernel *tile = tj_lower_kernel(w->c, w->p, t->kernel, config, nconfig, w->dims, w->ndims);
+    tj_kernel *tile = tj_build_kernel(w->c, w->p, t->kernel, config, nconfig, w->dims, w->ndims);
     tj_kernel *spec = tile && !tj_optimize(tile, 0) ? tj_jit_specialize(tile, t->args, req->nargs) : NULL;
     if (!spec || tj_jit_lower_ptx(spec, t->dev->arch, &simt, &ptx))
         return fail(w, it, TJ_TUNE_FAILED, "compilation failed");

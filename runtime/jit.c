@@ -195,7 +195,7 @@ static tj_kernel *build_tile_ir(tj_jit *j, tj_ctx *c, const tj_compile_request *
         return NULL;
     if (tj_select_config(c, p, k, given, ngiven, dims, ndims, &config, &nconfig))
         return NULL;
-    tj_kernel *tile = tj_lower_kernel(c, p, k, config, nconfig, dims, ndims);
+    tj_kernel *tile = tj_build_kernel(c, p, k, config, nconfig, dims, ndims);
     if (!tile || tj_optimize(tile, 0) || tj_check_args(tile, req->args, req->nargs))
         return NULL;
     return tile;

@@ -56,11 +56,11 @@ int tj_config_satisfies(tj_ctx *c, const tj_program *p, int kernel, const tj_bin
  * specialization recorded in kernel->spec. Other dim names stay runtime
  * values (DIM ops). Type and shape errors are reported with source
  * locations; returns NULL on error. */
-tj_kernel *tj_lower_kernel(tj_ctx *c, const tj_program *p, int kernel,
+tj_kernel *tj_build_kernel(tj_ctx *c, const tj_program *p, int kernel,
                            const tj_binding *config, uint32_t nconfig,
                            const tj_binding *dims, uint32_t ndims);
 
-/* Front end + lowering of every kernel with its first configuration, for
+/* Front end + building of every kernel with its first configuration, for
  * `tilejit check`: returns 0 when the file is clean. Dims used as extents
  * take a placeholder value (64) here. */
 int tj_check_program(tj_ctx *c, const tj_program *p);

@@ -59,7 +59,7 @@ static void compile_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
         uint32_t nconfig;
         if (tj_select_config(c, p, (int)i, NULL, 0, dims, 5, &config, &nconfig))
             continue;
-        tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, 5);
+        tj_kernel *k = tj_build_kernel(c, p, (int)i, config, nconfig, dims, 5);
         if (!k || tj_verify(k))
             continue;
         tj_kernel *copy = tj_kernel_clone(k), *aligned = tj_kernel_clone(k);

@@ -137,7 +137,7 @@ static void check_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
         if (tj_select_config(c, p, (int)i, &stages, 1, dims, ndims, &config, &nconfig) &&
             tj_select_config(c, p, (int)i, NULL, 0, dims, ndims, &config, &nconfig))
             continue;
-        tj_kernel *k = tj_lower_kernel(c, p, (int)i, config, nconfig, dims, ndims);
+        tj_kernel *k = tj_build_kernel(c, p, (int)i, config, nconfig, dims, ndims);
         if (!k || tj_verify(k))
             continue;
         lc_make_args(&run, &o);

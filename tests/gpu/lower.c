@@ -112,7 +112,7 @@ static int run_case(tj_jit *j, const gpu_case *g, int warps)
     defs[ndefs++] = (tj_binding){"warps", warps};
     tj_kernel *k = tj_select_config(run.c, prog, ki, defs, ndefs, dims, ndims, &config, &nconfig)
                        ? NULL
-                       : tj_lower_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
+                       : tj_build_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
     if (!k || tj_interp_run(k, run.ref, run.nparams)) {
         printf("%s", tj_diag_render(run.c));
         goto done;

@@ -81,7 +81,7 @@ static int prepare(example *ex)
     if (ex->warps)
         defs[ndefs++] = (tj_binding){"warps", ex->warps};
     if (!tj_select_config(c, prog, ki, defs, ndefs, dims, ndims, &config, &nconfig))
-        ex->tile = tj_lower_kernel(c, prog, ki, config, nconfig, dims, ndims);
+        ex->tile = tj_build_kernel(c, prog, ki, config, nconfig, dims, ndims);
     if (!ex->tile || tj_verify(ex->tile)) {
         printf("FAIL %s %s: front end: %s\n", ex->file, ex->kernel, tj_diag_render(c));
         return 0;

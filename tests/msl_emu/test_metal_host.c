@@ -54,7 +54,7 @@ static int prepare(const kernel_case *kc, prepared *p)
     tj_binding dims[LC_MAX_BIND], *config;
     uint32_t ndims = lc_bindings(c, kc->shapes, dims, LC_MAX_BIND), nconfig;
     if (!tj_select_config(c, prog, ki, NULL, 0, dims, ndims, &config, &nconfig))
-        p->tile = tj_lower_kernel(c, prog, ki, config, nconfig, dims, ndims);
+        p->tile = tj_build_kernel(c, prog, ki, config, nconfig, dims, ndims);
     return p->tile && !tj_verify(p->tile);
 }
 

@@ -314,7 +314,7 @@ static inline int lc_check_tj(const char *src, const char *kernel, const lc_opts
         uint32_t nconfig;
         tj_kernel *k = NULL;
         if (!tj_select_config(run.c, prog, ki, defs, ndefs + 1, dims, ndims, &config, &nconfig))
-            k = tj_lower_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
+            k = tj_build_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
         ok = k && !tj_verify(k) && lc_run_kernel(&run, k, lc_warps_of(o, i), o);
     }
     if (!ok)

@@ -85,7 +85,7 @@ static tj_kernel *specialized(tj_ctx *c, const variant *v)
     uint32_t nconfig, ndims = tj_dims_from_args(c, p, 0, args, 2, &dims);
     cr_assert_eq(tj_select_config(c, p, 0, v->params, v->nparams, dims, ndims, &config, &nconfig), 0, "%s",
                  tj_diag_render(c));
-    tj_kernel *tile = tj_lower_kernel(c, p, 0, config, nconfig, dims, ndims);
+    tj_kernel *tile = tj_build_kernel(c, p, 0, config, nconfig, dims, ndims);
     cr_assert(tile && !tj_optimize(tile, 0), "%s", tj_diag_render(c));
     tj_kernel *spec = tj_jit_specialize(tile, args, 2);
     cr_assert(spec, "%s", tj_diag_render(c));

@@ -81,7 +81,7 @@ tj_kernel *cli_build_kernel(tj_ctx *c, const cli_kernel *k, const tj_binding *de
     uint32_t nconfig = 0;
     if (tj_select_config(c, k->prog, k->index, defines, ndefines, dims, ndims, &config, &nconfig))
         return NULL;
-    tj_kernel *ir = tj_lower_kernel(c, k->prog, k->index, config, nconfig, dims, ndims);
+    tj_kernel *ir = tj_build_kernel(c, k->prog, k->index, config, nconfig, dims, ndims);
     if (!ir)
         return NULL;
     if (tj_verify(ir)) {

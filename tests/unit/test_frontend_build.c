@@ -23,7 +23,7 @@ static tj_kernel *lower(const char *text, const tj_binding *dims, uint32_t ndims
     tj_binding *cfg;
     uint32_t n;
     cr_assert_eq(tj_select_config(ctx, p, 0, NULL, 0, dims, ndims, &cfg, &n), 0, "%s", tj_diag_render(ctx));
-    return tj_lower_kernel(ctx, p, 0, cfg, n, dims, ndims);
+    return tj_build_kernel(ctx, p, 0, cfg, n, dims, ndims);
 }
 
 static tj_ref find_op(const tj_kernel *k, tj_op op)
@@ -113,25 +113,25 @@ Test(lower, dims_used_as_extents_are_specialized)
     tj_binding *cfg;
     uint32_t n;
     tj_select_config(ctx, p, 0, NULL, 0, NULL, 0, &cfg, &n);
-    cr_assert_null(tj_lower_kernel(ctx, p, 0, cfg, n, dims, 1));
+    cr_assert_null(tj_build_kernel(ctx, p, 0, cfg, n, dims, 1));
     cr_assert(strstr(tj_diag_render(ctx), "dim 'D' is used as a compile-time constant here"));
 }
 
 Test(lower, unbound_and_unknown_tile_parameters)
 {
     tj_program *p = tj_parse_program(ctx, "t.tj", add_kernel, strlen(add_kernel));
-    cr_assert_null(tj_lower_kernel(ctx, p, 0, NULL, 0, NULL, 0));
+    cr_assert_null(tj_build_kernel(ctx, p, 0, NULL, 0, NULL, 0));
     cr_assert(strstr(tj_diag_render(ctx), "tile parameter 'BLOCK' is not bound"));
     tj_diag_clear(ctx);
     tj_binding cfg[] = {{"BLOCK", 128}, {"BOGUS", 1}};
-    cr_assert_null(tj_lower_kernel(ctx, p, 0, cfg, 2, NULL, 0));
+    cr_assert_null(tj_build_kernel(ctx, p, 0, cfg, 2, NULL, 0));
     cr_assert(strstr(tj_diag_render(ctx), "has no tile parameter 'BOGUS'"));
     tj_diag_clear(ctx);
     tj_binding ok[] = {{"BLOCK", 128}, {"warps", 8}};
-    tj_kernel *k = tj_lower_kernel(ctx, p, 0, ok, 2, NULL, 0);
+    tj_kernel *k = tj_build_kernel(ctx, p, 0, ok, 2, NULL, 0);
     cr_assert(k);
     cr_assert_eq(k->config[1].value, 8);
-    cr_assert_null(tj_lower_kernel(ctx, p, 3, ok, 2, NULL, 0));
+    cr_assert_null(tj_build_kernel(ctx, p, 3, ok, 2, NULL, 0));
 }
 
 Test(lower, errors_return_null_with_locations)
@@ -177,7 +177,7 @@ Test(lower, examples_verify_and_round_trip)
         tj_binding *cfg;
         uint32_t n;
         cr_assert_eq(tj_select_config(ctx, p, 0, NULL, 0, dims, 2, &cfg, &n), 0);
-        tj_kernel *k = tj_lower_kernel(ctx, p, 0, cfg, n, dims, 2);
+        tj_kernel *k = tj_build_kernel(ctx, p, 0, cfg, n, dims, 2);
         cr_assert(k, "%s", tj_diag_render(ctx));
         tj_buf once = {0}, twice = {0};
         tj_print_kernel(k, &once);

@@ -1,11 +1,11 @@
-/* Lowering a kernel: configuration, grid block, body block; and the small
- * value, error and emission helpers every lowering file uses. */
+/* Building a kernel: configuration, grid block, body block; and the small
+ * value, error and emission helpers every building file uses. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ctx_internal.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 /* ---- values and errors ----------------------------------------------------- */
 
@@ -13,7 +13,7 @@ fe_val fe_value(tj_ref ref, tj_type type) { return (fe_val){.kind = V_VALUE, .re
 
 fe_val fe_error_val(void) { return (fe_val){.kind = V_ERROR}; }
 
-fe_val fe_err(fe_lower *lw, tj_loc loc, const char *fmt, ...)
+fe_val fe_err(fe_builder *lw, tj_loc loc, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -32,26 +32,26 @@ int fe_any_error(const fe_val *v, uint32_t n)
     return 0;
 }
 
-tj_ref fe_emit(fe_lower *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+tj_ref fe_emit(fe_builder *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
 {
     tj_ref r = tj_emit(lw->k, lw->block, op, type, args, nargs);
     lw->k->insts[r].loc = lw->loc;
     return r;
 }
 
-fe_val fe_emit_val(fe_lower *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
+fe_val fe_emit_val(fe_builder *lw, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
 {
     return fe_value(fe_emit(lw, op, type, args, nargs), type);
 }
 
-tj_ref fe_const_int(fe_lower *lw, tj_dtype dt, int64_t v)
+tj_ref fe_const_int(fe_builder *lw, tj_dtype dt, int64_t v)
 {
     tj_ref r = tj_emit_const_int(lw->k, lw->block, tj_type_scalar(lw->c, dt), v);
     lw->k->insts[r].loc = lw->loc;
     return r;
 }
 
-tj_ref fe_const_float(fe_lower *lw, tj_dtype dt, double v)
+tj_ref fe_const_float(fe_builder *lw, tj_dtype dt, double v)
 {
     if (dt == TJ_DT_F32)
         v = (double)(float)v; /* one spelling per f32 constant */
@@ -60,16 +60,16 @@ tj_ref fe_const_float(fe_lower *lw, tj_dtype dt, double v)
     return r;
 }
 
-const tj_type_info *fe_info(const fe_lower *lw, tj_type t) { return tj_type_get(lw->c, t); }
+const tj_type_info *fe_info(const fe_builder *lw, tj_type t) { return tj_type_get(lw->c, t); }
 
-const char *fe_type_name(fe_lower *lw, tj_type t)
+const char *fe_type_name(fe_builder *lw, tj_type t)
 {
     char buf[256];
     tj_type_str(lw->c, t, buf, sizeof buf);
     return tj_strdup(lw->c, buf);
 }
 
-const char *fe_val_desc(fe_lower *lw, fe_val v)
+const char *fe_val_desc(fe_builder *lw, fe_val v)
 {
     char buf[64];
     switch (v.kind) {
@@ -92,7 +92,7 @@ const char *fe_val_desc(fe_lower *lw, fe_val v)
 
 /* kernel->config: every declared tile parameter, then warps and stages
  * with their defaults when the kernel does not declare them. */
-static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
+static int bind_config(fe_builder *lw, const tj_binding *config, uint32_t n)
 {
     const fe_kernel *kd = lw->kd;
     tj_kernel *k = lw->k;
@@ -124,9 +124,9 @@ static int bind_config(fe_lower *lw, const tj_binding *config, uint32_t n)
 
 /* ---- grid and body ------------------------------------------------------------ */
 
-static tj_ref grid_dim(fe_lower *lw, const fe_expr *e)
+static tj_ref grid_dim(fe_builder *lw, const fe_expr *e)
 {
-    fe_val v = fe_lower_expr(lw, e);
+    fe_val v = fe_build_expr(lw, e);
     lw->loc = e->loc;
     if (v.kind == V_ERROR)
         return fe_const_int(lw, TJ_DT_I32, 1);
@@ -139,7 +139,7 @@ static tj_ref grid_dim(fe_lower *lw, const fe_expr *e)
     return v.kind == V_VALUE ? v.ref : fe_const_int(lw, TJ_DT_I32, 1);
 }
 
-static void lower_grid(fe_lower *lw)
+static void build_grid(fe_builder *lw)
 {
     tj_kernel *k = lw->k;
     k->grid = tj_block_new(k, TJ_NONE);
@@ -153,12 +153,12 @@ static void lower_grid(fe_lower *lw)
     lw->in_grid = 0;
 }
 
-static void lower_body(fe_lower *lw)
+static void build_body(fe_builder *lw)
 {
     tj_kernel *k = lw->k;
     k->body = tj_block_new(k, TJ_NONE);
     lw->block = k->body;
-    fe_lower_block(lw, &lw->kd->body);
+    fe_build_block(lw, &lw->kd->body);
     lw->block = k->body;
     lw->loc = lw->kd->loc;
     fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
@@ -173,18 +173,18 @@ static uint32_t count_dim_names(const fe_kernel *kd)
     return n;
 }
 
-typedef struct lower_job {
+typedef struct build_job {
     tj_ctx *c;
     const tj_program *p;
     int kernel;
     const tj_binding *config, *dims;
     uint32_t nconfig, ndims;
     tj_kernel *result;
-} lower_job;
+} build_job;
 
-static void lower_kernel(void *arg)
+static void build_kernel(void *arg)
 {
-    lower_job *job = arg;
+    build_job *job = arg;
     tj_ctx *c = job->c;
     if (!job->p || job->kernel < 0 || (uint32_t)job->kernel >= job->p->nkernels) {
         tj_error(c, "no kernel number %d in the program", job->kernel);
@@ -192,7 +192,7 @@ static void lower_kernel(void *arg)
     }
     uint32_t errors = tj_error_count(c);
     const fe_kernel *kd = &job->p->kernels[job->kernel];
-    fe_lower lw = {.c = c, .prog = job->p, .kd = kd, .dims = job->dims, .ndims = job->ndims};
+    fe_builder lw = {.c = c, .prog = job->p, .kd = kd, .dims = job->dims, .ndims = job->ndims};
     tj_kernel *k = lw.k = tj_kernel_new(c, kd->name);
     k->params = tj_alloc(c, sizeof *k->params * (kd->nparams ? kd->nparams : 1));
     memcpy(k->params, kd->params, sizeof *k->params * kd->nparams);
@@ -202,15 +202,15 @@ static void lower_kernel(void *arg)
     lw.unbound = tj_alloc(c, sizeof *lw.unbound * (lw.spec_cap ? lw.spec_cap : 1));
     if (!bind_config(&lw, job->config, job->nconfig))
         return;
-    lower_grid(&lw);
-    lower_body(&lw);
+    build_grid(&lw);
+    build_body(&lw);
     if (tj_error_count(c) == errors)
         job->result = k;
 }
 
-tj_kernel *tj_lower_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config,
+tj_kernel *tj_build_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config,
                            uint32_t nconfig, const tj_binding *dims, uint32_t ndims)
 {
-    lower_job job = {c, p, kernel, config, dims, nconfig, ndims, NULL};
-    return fe_guarded(c, lower_kernel, &job) ? job.result : NULL;
+    build_job job = {c, p, kernel, config, dims, nconfig, ndims, NULL};
+    return fe_guarded(c, build_kernel, &job) ? job.result : NULL;
 }

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "ctx_internal.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
-int fe_lower_enter(fe_lower *lw, tj_loc loc)
+int fe_build_enter(fe_builder *lw, tj_loc loc)
 {
     if (lw->too_deep)
         return 0;
@@ -25,9 +25,9 @@ int fe_lower_enter(fe_lower *lw, tj_loc loc)
     return 1;
 }
 
-void fe_lower_leave(fe_lower *lw) { lw->depth--; }
+void fe_build_leave(fe_builder *lw) { lw->depth--; }
 
-static void assign(fe_lower *lw, const fe_stmt *s, fe_val v)
+static void assign(fe_builder *lw, const fe_stmt *s, fe_val v)
 {
     if (!s->tuple) {
         if (v.kind == V_VOID)
@@ -44,24 +44,24 @@ static void assign(fe_lower *lw, const fe_stmt *s, fe_val v)
         fe_assign(lw, &s->targets[i], v.kind == V_TUPLE ? v.elems[i] : fe_error_val());
 }
 
-static void lower_stmt(fe_lower *lw, const fe_stmt *s)
+static void build_stmt(fe_builder *lw, const fe_stmt *s)
 {
     lw->loc = s->loc;
     switch (s->kind) {
     case S_ASSIGN:
-        assign(lw, s, fe_lower_expr(lw, s->value));
+        assign(lw, s, fe_build_expr(lw, s->value));
         break;
     case S_EXPR:
         if (s->value->kind != E_CALL)
             fe_err(lw, fe_expr_start(s->value), "this expression has no effect (only calls can stand alone)");
         else
-            (void)fe_lower_expr(lw, s->value);
+            (void)fe_build_expr(lw, s->value);
         break;
     case S_FOR:
-        fe_lower_for(lw, s);
+        fe_build_for(lw, s);
         break;
     case S_IF:
-        fe_lower_if(lw, s);
+        fe_build_if(lw, s);
         break;
     case S_RETURN:
         fe_err(lw, s->loc, lw->ninlining ? "return must be the last statement of a fn"
@@ -70,19 +70,19 @@ static void lower_stmt(fe_lower *lw, const fe_stmt *s)
     }
 }
 
-void fe_lower_block(fe_lower *lw, const fe_block *b)
+void fe_build_block(fe_builder *lw, const fe_block *b)
 {
     for (uint32_t i = 0; i < b->n; i++) {
-        if (!fe_lower_enter(lw, b->stmts[i]->loc))
+        if (!fe_build_enter(lw, b->stmts[i]->loc))
             return;
-        lower_stmt(lw, b->stmts[i]);
-        fe_lower_leave(lw);
+        build_stmt(lw, b->stmts[i]);
+        fe_build_leave(lw);
     }
 }
 
 /* ---- values that flow out of a region ------------------------------------------ */
 
-int fe_region_value(fe_lower *lw, const char *name, fe_val *v, tj_loc loc, const char *where)
+int fe_region_value(fe_builder *lw, const char *name, fe_val *v, tj_loc loc, const char *where)
 {
     if (v->kind == V_ERROR)
         return 0;
@@ -95,7 +95,7 @@ int fe_region_value(fe_lower *lw, const char *name, fe_val *v, tj_loc loc, const
     return 0;
 }
 
-tj_ref fe_yield_value(fe_lower *lw, const char *name, fe_val v, tj_type want, tj_loc loc, const char *where)
+tj_ref fe_yield_value(fe_builder *lw, const char *name, fe_val v, tj_type want, tj_loc loc, const char *where)
 {
     if (v.kind == V_ERROR)
         return TJ_NONE;
@@ -116,13 +116,13 @@ tj_ref fe_yield_value(fe_lower *lw, const char *name, fe_val v, tj_type want, tj
 /* ---- for ------------------------------------------------------------------------ */
 
 /* start, stop, step: integer scalars of one type (literals: i32). */
-static int range_bounds(fe_lower *lw, const fe_stmt *s, fe_val b[3])
+static int range_bounds(fe_builder *lw, const fe_stmt *s, fe_val b[3])
 {
     const fe_expr *src[3] = {NULL, s->range[0], NULL};
     for (uint32_t i = 0; s->nrange > 1 && i < s->nrange; i++)
         src[i] = s->range[i];
     for (int i = 0; i < 3; i++)
-        b[i] = src[i] ? fe_lower_expr(lw, src[i]) : (fe_val){.kind = V_INT, .i = i == 2};
+        b[i] = src[i] ? fe_build_expr(lw, src[i]) : (fe_val){.kind = V_INT, .i = i == 2};
     lw->loc = s->loc;
     for (int i = 0; i < 3; i++) {
         if (b[i].kind == V_ERROR)
@@ -144,7 +144,7 @@ typedef struct carried {
 } carried;
 
 /* Names assigned in the body and bound before the loop. */
-static uint32_t find_carried(fe_lower *lw, const fe_stmt *s, carried **out)
+static uint32_t find_carried(fe_builder *lw, const fe_stmt *s, carried **out)
 {
     fe_names assigned;
     fe_assigned_names(lw->c, &s->body, &assigned);
@@ -164,21 +164,21 @@ static uint32_t find_carried(fe_lower *lw, const fe_stmt *s, carried **out)
     return n;
 }
 
-tj_ref fe_emit_arg(fe_lower *lw, uint32_t index, tj_type t)
+tj_ref fe_emit_arg(fe_builder *lw, uint32_t index, tj_type t)
 {
     tj_ref r = fe_emit(lw, TJ_OP_ARG, t, NULL, 0);
     lw->k->insts[r].imm = index;
     return r;
 }
 
-tj_ref fe_emit_proj(fe_lower *lw, tj_ref tuple, uint32_t index, tj_type t)
+tj_ref fe_emit_proj(fe_builder *lw, tj_ref tuple, uint32_t index, tj_type t)
 {
     tj_ref r = fe_emit(lw, TJ_OP_PROJ, t, &tuple, 1);
     lw->k->insts[r].imm = index;
     return r;
 }
 
-static void lower_loop_body(fe_lower *lw, const fe_stmt *s, tj_ref loop, tj_type iv_type, carried *cs, uint32_t n)
+static void build_loop_body(fe_builder *lw, const fe_stmt *s, tj_ref loop, tj_type iv_type, carried *cs, uint32_t n)
 {
     tj_block_id body = tj_block_new(lw->k, loop);
     lw->k->insts[loop].region[0] = body;
@@ -193,7 +193,7 @@ static void lower_loop_body(fe_lower *lw, const fe_stmt *s, tj_ref loop, tj_type
     uint32_t frame = fe_push_frame(lw);
     if (s->var.name)
         fe_bind(lw, s->var.name, fe_value(iv, iv_type));
-    fe_lower_block(lw, &s->body);
+    fe_build_block(lw, &s->body);
     lw->block = body;
     lw->loc = s->loc;
     tj_ref *yields = tj_alloc(lw->c, sizeof *yields * (n ? n : 1));
@@ -207,18 +207,18 @@ static void lower_loop_body(fe_lower *lw, const fe_stmt *s, tj_ref loop, tj_type
     lw->block = outer;
 }
 
-void fe_lower_for(fe_lower *lw, const fe_stmt *s)
+void fe_build_for(fe_builder *lw, const fe_stmt *s)
 {
     fe_val b[3];
     int ok = range_bounds(lw, s, b);
     carried *cs;
     uint32_t n = find_carried(lw, s, &cs);
     if (!ok) {
-        /* still lower the body, for its own errors; nothing flows out */
+        /* still build the body, for its own errors; nothing flows out */
         uint32_t frame = fe_push_frame(lw);
         if (s->var.name)
             fe_bind(lw, s->var.name, fe_error_val());
-        fe_lower_block(lw, &s->body);
+        fe_build_block(lw, &s->body);
         fe_pop_frame(lw, frame);
         for (uint32_t i = 0; i < n; i++)
             lw->vars[cs[i].slot].val = fe_error_val();
@@ -234,7 +234,7 @@ void fe_lower_for(fe_lower *lw, const fe_stmt *s)
     }
     lw->loc = s->loc;
     tj_ref loop = fe_emit(lw, TJ_OP_FOR, tj_type_tuple(lw->c, n, types), args, n + 3);
-    lower_loop_body(lw, s, loop, b[0].type, cs, n);
+    build_loop_body(lw, s, loop, b[0].type, cs, n);
     lw->loc = s->loc;
     for (uint32_t i = 0; i < n; i++)
         lw->vars[cs[i].slot].val = fe_value(fe_emit_proj(lw, loop, i, cs[i].type), cs[i].type);

@@ -6,7 +6,7 @@
 
 #include "ctx_internal.h"
 #include "frontend/builtins.h"
-#include "frontend/lower.h"
+#include "frontend/build.h"
 
 static tj_op binary_op(fe_tok_kind k)
 {
@@ -38,14 +38,14 @@ static int is_comparison(fe_tok_kind k) { return tj_op_get(binary_op(k))->flags 
 static int is_bitwise(fe_tok_kind k) { return k == T_AMP || k == T_PIPE || k == T_CARET; }
 static int is_shift(fe_tok_kind k) { return k == T_SHL || k == T_SHR; }
 
-static fe_val bool_const(fe_lower *lw, int v)
+static fe_val bool_const(fe_builder *lw, int v)
 {
     return fe_value(fe_const_int(lw, TJ_DT_BOOL, v != 0), tj_type_scalar(lw->c, TJ_DT_BOOL));
 }
 
 /* ---- literal folding ---------------------------------------------------------- */
 
-static fe_val fold_float(fe_lower *lw, fe_tok_kind op, double a, double b, tj_loc loc)
+static fe_val fold_float(fe_builder *lw, fe_tok_kind op, double a, double b, tj_loc loc)
 {
     fe_val r = {.kind = V_FLOAT};
     switch (op) {
@@ -65,7 +65,7 @@ static fe_val fold_float(fe_lower *lw, fe_tok_kind op, double a, double b, tj_lo
     }
 }
 
-static fe_val fold_literals(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
+static fe_val fold_literals(fe_builder *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
 {
     if (a.kind == V_FLOAT || b.kind == V_FLOAT)
         return fold_float(lw, op, a.kind == V_FLOAT ? a.f : (double)a.i, b.kind == V_FLOAT ? b.f : (double)b.i, loc);
@@ -76,7 +76,7 @@ static fe_val fold_literals(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj
 /* ---- operators --------------------------------------------------------------------- */
 
 /* Reports when an operator does not take operands of type t. */
-static int check_operands(fe_lower *lw, fe_tok_kind op, tj_type t, tj_loc loc)
+static int check_operands(fe_builder *lw, fe_tok_kind op, tj_type t, tj_loc loc)
 {
     tj_dtype dt = fe_info(lw, t)->dtype;
     const char *want = NULL;
@@ -96,7 +96,7 @@ static int check_operands(fe_lower *lw, fe_tok_kind op, tj_type t, tj_loc loc)
 }
 
 /* `&&` and `||` take bool operands only. */
-static fe_val logical(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
+static fe_val logical(fe_builder *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
 {
     fe_val args[2] = {a, b};
     for (int i = 0; i < 2; i++)
@@ -109,7 +109,7 @@ static fe_val logical(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc l
     return fe_emit_val(lw, binary_op(op), args[0].type, refs, 2);
 }
 
-fe_val fe_binop(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
+fe_val fe_binop(fe_builder *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
 {
     fe_val args[2] = {a, b};
     if (fe_any_error(args, 2))
@@ -129,9 +129,9 @@ fe_val fe_binop(fe_lower *lw, fe_tok_kind op, fe_val a, fe_val b, tj_loc loc)
     return fe_emit_val(lw, binary_op(op), t, refs, 2);
 }
 
-static fe_val unary(fe_lower *lw, const fe_expr *e)
+static fe_val unary(fe_builder *lw, const fe_expr *e)
 {
-    fe_val a = fe_lower_expr(lw, e->lhs);
+    fe_val a = fe_build_expr(lw, e->lhs);
     if (a.kind == V_ERROR)
         return a;
     if (e->op == T_MINUS && a.kind == V_INT)
@@ -155,16 +155,16 @@ static fe_val unary(fe_lower *lw, const fe_expr *e)
     return fe_emit_val(lw, e->op == T_MINUS ? TJ_OP_NEG : TJ_OP_NOT, a.type, &a.ref, 1);
 }
 
-static fe_val tuple(fe_lower *lw, const fe_expr *e)
+static fe_val tuple(fe_builder *lw, const fe_expr *e)
 {
     fe_val t = {.kind = V_TUPLE, .n = e->nitems};
     t.elems = tj_alloc(lw->c, sizeof *t.elems * e->nitems);
     for (uint32_t i = 0; i < e->nitems; i++)
-        t.elems[i] = fe_lower_expr(lw, e->items[i]);
+        t.elems[i] = fe_build_expr(lw, e->items[i]);
     return t;
 }
 
-static fe_val dispatch(fe_lower *lw, const fe_expr *e)
+static fe_val dispatch(fe_builder *lw, const fe_expr *e)
 {
     switch (e->kind) {
     case E_INT: return (fe_val){.kind = V_INT, .i = e->ival};
@@ -173,13 +173,13 @@ static fe_val dispatch(fe_lower *lw, const fe_expr *e)
     case E_NAME: return fe_lookup(lw, e->name, e->loc);
     case E_UNARY: return unary(lw, e);
     case E_BINARY: {
-        fe_val a = fe_lower_expr(lw, e->lhs);
-        fe_val b = fe_lower_expr(lw, e->rhs);
+        fe_val a = fe_build_expr(lw, e->lhs);
+        fe_val b = fe_build_expr(lw, e->rhs);
         lw->loc = e->loc;
         return fe_binop(lw, e->op, a, b, e->loc);
     }
-    case E_CALL: return fe_lower_call(lw, e);
-    case E_INDEX: return fe_lower_index(lw, e);
+    case E_CALL: return fe_build_call(lw, e);
+    case E_INDEX: return fe_build_index(lw, e);
     case E_TUPLE: return tuple(lw, e);
     case E_STRING: return fe_err(lw, e->loc, "a string is only allowed as an option, e.g. precision = \"ieee\"");
     case E_NONE: return fe_err(lw, e->loc, "None is only allowed in an index, e.g. x[:, None]");
@@ -190,21 +190,21 @@ static fe_val dispatch(fe_lower *lw, const fe_expr *e)
     return fe_error_val();
 }
 
-fe_val fe_lower_expr(fe_lower *lw, const fe_expr *e)
+fe_val fe_build_expr(fe_builder *lw, const fe_expr *e)
 {
-    if (!fe_lower_enter(lw, e->loc))
+    if (!fe_build_enter(lw, e->loc))
         return fe_error_val();
     tj_loc saved = lw->loc;
     lw->loc = e->loc;
     fe_val v = dispatch(lw, e);
     lw->loc = saved;
-    fe_lower_leave(lw);
+    fe_build_leave(lw);
     return v;
 }
 
-fe_val fe_lower_int_scalar(fe_lower *lw, const fe_expr *e, const char *what)
+fe_val fe_build_int_scalar(fe_builder *lw, const fe_expr *e, const char *what)
 {
-    fe_val v = fe_lower_expr(lw, e);
+    fe_val v = fe_build_expr(lw, e);
     if (v.kind == V_ERROR)
         return v;
     if (v.kind == V_INT)
@@ -217,14 +217,14 @@ fe_val fe_lower_int_scalar(fe_lower *lw, const fe_expr *e, const char *what)
 /* ---- compile-time constants -------------------------------------------------------- */
 
 typedef struct const_ctx {
-    fe_lower *lw;
+    fe_builder *lw;
     int allow_dims;
 } const_ctx;
 
 static fe_const_status resolve(void *ud, const fe_expr *name, int64_t *out)
 {
     const_ctx *cc = ud;
-    fe_lower *lw = cc->lw;
+    fe_builder *lw = cc->lw;
     int local = fe_find_local(lw, name->name);
     if (local >= 0) {
         fe_val v = lw->vars[local].val;
@@ -240,14 +240,14 @@ static fe_const_status resolve(void *ud, const fe_expr *name, int64_t *out)
     return fe_dim_value(lw, name->name, name->loc, out) ? FE_CONST_OK : FE_CONST_ERR;
 }
 
-fe_const_status fe_lower_const(fe_lower *lw, const fe_expr *e, int allow_dims, int64_t *out)
+fe_const_status fe_build_const(fe_builder *lw, const fe_expr *e, int allow_dims, int64_t *out)
 {
     const_ctx cc = {lw, allow_dims};
     fe_const_env env = {resolve, &cc, NULL};
     return fe_const_eval(&env, e, out);
 }
 
-int fe_require_const(fe_lower *lw, const fe_expr *e, const char *what, int64_t *out)
+int fe_require_const(fe_builder *lw, const fe_expr *e, const char *what, int64_t *out)
 {
     const_ctx cc = {lw, 1};
     fe_const_env env = {resolve, &cc, NULL};
