@@ -2,30 +2,33 @@
  * launch many times. Compiled functions are cached (runtime/cache_jit.c):
  * in memory under the request's key and the kernel's, on disk (CUDA) under
  * the kernel's. */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/cache_jit.h"
+#include "runtime/launch_memo.h"
 #include "tilejit/tilejit.h"
 #include "tilejit/jit.h"
 
-/* The last arguments that passed the checks, and their grid: a launch with
- * the same shapes, strides and scalars (data pointers may differ) skips the
- * checks and the grid evaluation, which cost more than the launch itself. */
-enum { MEMO_ARGS = 16 };
-typedef struct launch_memo {
-    int valid;
-    uint32_t nargs;
-    tj_arg args[MEMO_ARGS];
-    int64_t grid[3];
-} launch_memo;
+/* The where clauses that chose a function's configuration, for checking
+ * it against the dims of arguments it was not compiled for: the program
+ * (parsed again into the function's context) and room for the dims. */
+typedef struct where_contract {
+    const tj_program *program;
+    int kernel;
+    tj_binding *dims; /* one per dim of the parameters (check_lock) */
+} where_contract;
 
 struct tj_fn {
     tj_jit *jit;
-    launch_memo memo; /* guarded by check_lock */
+    tj_launch_memo memo; /* the last arguments that passed the checks (check_lock) */
+    int64_t memo_grid[3];
+    where_contract where;
     tj_ctx *ctx; /* owns the IR and the PTX text */
     pthread_mutex_t check_lock; /* argument checks report into ctx */
     tj_kernel *tile, *simt;
@@ -41,11 +44,14 @@ struct tj_fn {
 
 struct tj_jit {
     tj_device_kind kind;
+    int ordinal;
     tj_cuda *cuda;
     tj_cuda_props props;
-    pthread_mutex_t lock; /* guards fns and their refs */
+    pthread_mutex_t lock; /* guards fns and their refs, and the event handler */
     tj_fn *fns;
     tj_jit_cache *cache;
+    tj_event_handler on_event;
+    void *on_event_ud;
 };
 
 static void set_error(tj_rt_error *err, const char *fmt, const char *detail)
@@ -95,6 +101,7 @@ tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
         return NULL;
     }
     j->kind = kind;
+    j->ordinal = kind == TJ_DEVICE_CUDA ? ordinal : 0;
     pthread_mutex_init(&j->lock, NULL);
     if (kind == TJ_DEVICE_CUDA) {
         j->cuda = tj_cuda_open(ordinal, err);
@@ -174,6 +181,22 @@ uint32_t tj_fn_smem_bytes(const tj_fn *f) { return f->smem_bytes; }
 void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode) { tj_jit_cache_set_tune_mode(j->cache, mode); }
 void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out) { tj_jit_cache_stats(j->cache, out); }
 tj_cache *tj_jit_disk_cache(tj_jit *j) { return tj_jit_cache_disk(j->cache); }
+tj_tune_mode tj_jit_tune_mode(tj_jit *j) { return tj_jit_cache_tune_mode(j->cache); }
+int tj_jit_ordinal(const tj_jit *j) { return j->ordinal; }
+
+uint32_t tj_fn_config(const tj_fn *f, const tj_binding **config)
+{
+    *config = f->tile->config;
+    return f->tile->nconfig;
+}
+
+void tj_jit_set_event_handler(tj_jit *j, tj_event_handler handler, void *ud)
+{
+    pthread_mutex_lock(&j->lock);
+    j->on_event = handler;
+    j->on_event_ud = ud;
+    pthread_mutex_unlock(&j->lock);
+}
 
 /* Tile IR for the request, optimized and checked against the arguments.
  * Tile parameters the request leaves unbound may come from the tuner. */
@@ -299,9 +322,101 @@ static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *er
     return rc;
 }
 
-/* A new tj_fn for the request, or the cached one with the same kernel key. */
+/* The context's parse of the request's source, for checking its where
+ * clauses at launch (build_tile_ir's parse belongs to the compile). */
+static int build_where_contract(tj_fn *f, const tj_compile_request *req)
+{
+    where_contract *w = &f->where;
+    w->program = tj_parse_program(f->ctx, req->file ? req->file : "<source>", req->source, req->len);
+    w->kernel = w->program ? tj_program_find_kernel(w->program, req->kernel) : -1;
+    w->dims = tj_alloc(f->ctx, sizeof *w->dims * (f->tile->nparams * TJ_MAX_RANK + 1));
+    return w->kernel < 0;
+}
+
+/* ---- compiling, with events ------------------------------------------------------------- */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* "X: f32[4,1000], Y: f32[4,1000] strides [1,4], n: i32": the arguments a
+ * compile was for. */
+static void args_text(const tj_kernel *k, const tj_arg *args, uint32_t nargs, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+#define PUT(...) (len += len < size ? (size_t)snprintf(buf + len, size - len, __VA_ARGS__) : 0)
+    for (uint32_t i = 0; i < nargs && i < k->nparams; i++) {
+        const tj_tensor *t = &args[i].tensor;
+        PUT("%s%s: %s", i ? ", " : "", k->params[i].name, tj_dtype_name(args[i].is_tensor ? t->dtype : k->params[i].dtype));
+        if (!args[i].is_tensor)
+            continue;
+        int64_t row_major = 1, contiguous = 1;
+        for (int d = t->rank; d-- > 0; row_major *= t->shape[d])
+            contiguous &= t->shape[d] == 1 || t->strides[d] == row_major;
+        for (int d = 0; d < t->rank; d++)
+            PUT("%s%lld", d ? "," : "[", (long long)t->shape[d]);
+        PUT("%s", t->rank ? "]" : "[]");
+        for (int d = 0; !contiguous && d < t->rank; d++)
+            PUT("%s%lld%s", d ? "," : " strides [", (long long)t->strides[d], d + 1 == t->rank ? "]" : "");
+    }
+#undef PUT
+}
+
+static void report(tj_jit *j, const tj_fn *f, const tj_compile_request *req, tj_event_kind kind, tj_build_source from,
+                   double ms)
+{
+    pthread_mutex_lock(&j->lock);
+    tj_event_handler h = j->on_event;
+    void *ud = j->on_event_ud;
+    pthread_mutex_unlock(&j->lock);
+    if (!h)
+        return;
+    char signature[512], config[256];
+    args_text(f->tile, req->args, req->nargs, signature, sizeof signature);
+    tj_tune_config_text(f->tile->config, f->tile->nconfig, config, sizeof config);
+    tj_event e = {kind, f->tile->name, signature, config, req->reason ? req->reason : "tj_jit_compile", from, ms};
+    h(ud, &e);
+}
+
+/* Everything after the front end for a new kernel key: the where clauses
+ * kept for launches, then (CUDA) the binary from the disk cache or built. */
+static int finish_fn(tj_fn *f, const tj_compile_request *req, tj_build_source *from, tj_rt_error *err)
+{
+    if (run_guarded(f, build_where_contract, req, err))
+        return 1;
+    *from = TJ_BUILT;
+    if (f->jit->kind == TJ_DEVICE_CPU) {
+        tj_jit_cache_count_compile(f->jit->cache);
+        return 0;
+    }
+    if (!load_cached(f)) {
+        *from = TJ_FROM_DISK;
+        return 0;
+    }
+    return build_binary(f, req, err);
+}
+
+static void add_fn(tj_jit *j, tj_fn *f)
+{
+    f->refs = 1; /* the caller's */
+    pthread_mutex_lock(&j->lock);
+    f->next = j->fns;
+    j->fns = f;
+    pthread_mutex_unlock(&j->lock);
+    tj_jit_cache_put(j->cache, &f->key, f);
+}
+
+/* A new tj_fn for the request, or the cached one with the same kernel key;
+ * the event handler hears of the tuning and the compile. */
 static tj_fn *compile_fn(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
+    double t0 = now_ms();
+    tj_jit_stats before;
+    tj_jit_get_stats(j, &before);
     tj_fn *f = calloc(1, sizeof *f);
     tj_ctx *c = f ? tj_ctx_new() : NULL;
     if (!c) {
@@ -316,23 +431,22 @@ static tj_fn *compile_fn(tj_jit *j, const tj_compile_request *req, tj_rt_error *
         fn_free(f);
         return NULL;
     }
+    tj_build_source from = TJ_FROM_MEMORY;
     tj_fn *same = tj_jit_cache_get(j->cache, &f->key);
     if (same) {
         fn_free(f);
-        return same;
-    }
-    if (j->kind == TJ_DEVICE_CUDA && load_cached(f) && build_binary(f, req, err)) {
+        f = same;
+    } else if (finish_fn(f, req, &from, err)) {
         fn_free(f);
         return NULL;
+    } else {
+        add_fn(j, f);
     }
-    if (j->kind == TJ_DEVICE_CPU)
-        tj_jit_cache_count_compile(j->cache);
-    f->refs = 1; /* the caller's */
-    pthread_mutex_lock(&j->lock);
-    f->next = j->fns;
-    j->fns = f;
-    pthread_mutex_unlock(&j->lock);
-    tj_jit_cache_put(j->cache, &f->key, f);
+    tj_jit_stats after;
+    tj_jit_get_stats(j, &after);
+    if (after.tunings > before.tunings)
+        report(j, f, req, TJ_EVENT_TUNE, from, now_ms() - t0);
+    report(j, f, req, TJ_EVENT_COMPILE, from, now_ms() - t0);
     return f;
 }
 
@@ -346,28 +460,112 @@ tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err
     return f;
 }
 
+/* The newest diagnostic since `before`, into err. */
+static void take_diag(tj_ctx *c, uint32_t before, tj_rt_error *err)
+{
+    uint32_t n = tj_diag_count(c);
+    set_error(err, "%s", n > before ? tj_diag_get(c, n - 1)->msg : "launch failed");
+}
+
+/* ---- the contract: a function runs only where it is valid ----------------------------- */
+
 /* The specialization facts of f must hold for these arguments. */
 static int check_facts(const tj_kernel *k, const tj_arg *args, tj_rt_error *err)
 {
+    static const char *const why[] = {
+        "its data is not 16-byte aligned", "its innermost stride is not 1",
+        "a dim is not divisible by 16", "a stride is not divisible by 16"};
     for (uint32_t i = 0; k->facts && i < k->nparams; i++) {
         const tj_facts *fa = &k->facts[i];
         const tj_tensor *t = &args[i].tensor;
         if (!args[i].is_tensor)
             continue;
-        int ok = !fa->aligned16 || ((uintptr_t)t->data & 15) == 0;
-        ok &= !fa->unit_stride || t->rank == 0 || t->strides[t->rank - 1] == 1;
-        for (int d = 0; d < t->rank; d++) {
-            ok &= !fa->dim_div16[d] || t->shape[d] % 16 == 0;
-            ok &= !fa->stride_div16[d] || t->strides[d] % 16 == 0;
+        int broken = fa->aligned16 && ((uintptr_t)t->data & 15) ? 0 : -1;
+        if (broken < 0 && fa->unit_stride && t->rank > 0 && t->strides[t->rank - 1] != 1)
+            broken = 1;
+        for (int d = 0; broken < 0 && d < t->rank; d++) {
+            if (fa->dim_div16[d] && t->shape[d] % 16)
+                broken = 2;
+            else if (fa->stride_div16[d] && t->strides[d] % 16)
+                broken = 3;
         }
-        if (!ok) {
-            set_error(err, "argument '%s' breaks a specialization this kernel was compiled for "
-                           "(alignment, unit stride, or a dim or stride divisible by 16): compile it again for these arguments",
-                      k->params[i].name);
+        if (broken >= 0) {
+            if (err)
+                snprintf(err->msg, sizeof err->msg,
+                         "argument '%s' breaks a specialization kernel '%s' was compiled for: %s; compile it for "
+                         "these arguments (or launch through tj_dispatch)",
+                         k->params[i].name, k->name, why[broken]);
             return 1;
         }
     }
     return 0;
+}
+
+/* Binds the dim names of f's parameters to the arguments' sizes (which
+ * tj_check_args found consistent). */
+static uint32_t bind_dims(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_binding *dims)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nparams && i < nargs; i++)
+        for (int d = 0; args[i].is_tensor && d < k->params[i].rank; d++)
+            if (k->params[i].dim_names[d])
+                dims[n++] = (tj_binding){k->params[i].dim_names[d], args[i].tensor.shape[d]};
+    return n;
+}
+
+static const tj_binding *find_binding(const tj_binding *b, uint32_t n, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (b[i].name && strlen(b[i].name) == len && !strncmp(b[i].name, name, len))
+            return &b[i];
+    return NULL;
+}
+
+/* "BLOCK=256, N=1000": the values of the names in a where clause, from
+ * the configuration or else the dims. */
+static void clause_values(const char *clause, const tj_kernel *k, const tj_binding *dims, uint32_t ndims, char *buf,
+                          size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (const char *s = clause; *s && len < size;) {
+        size_t n = 0;
+        while ((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= 'a' && s[n] <= 'z') || s[n] == '_' ||
+               (n && s[n] >= '0' && s[n] <= '9'))
+            n++;
+        const tj_binding *b = n ? find_binding(k->config, k->nconfig, s, n) : NULL;
+        if (n && !b)
+            b = find_binding(dims, ndims, s, n);
+        if (b && !strstr(buf, b->name)) {
+            int w = snprintf(buf + len, size - len, "%s%s=%lld", len ? ", " : "", b->name, (long long)b->value);
+            len = w < 0 ? size : len + (size_t)w;
+        }
+        s += n ? n : 1;
+    }
+}
+
+/* The where clauses that chose f's configuration must hold for the dims
+ * of these arguments. err NULL: a probe, which allocates nothing. */
+static int check_where(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
+{
+    const where_contract *w = &f->where;
+    uint32_t ndims = bind_dims(f->tile, args, nargs, w->dims), before = tj_diag_count(f->ctx);
+    const char *clause = NULL;
+    int ok = tj_config_satisfies(f->ctx, w->program, w->kernel, f->tile->config, f->tile->nconfig, w->dims, ndims,
+                                 err ? &clause : NULL);
+    if (ok == 1)
+        return 0;
+    if (ok < 0) {
+        take_diag(f->ctx, before, err);
+    } else if (err) {
+        char values[256];
+        clause_values(clause, f->tile, w->dims, ndims, values, sizeof values);
+        snprintf(err->msg, sizeof err->msg,
+                 "kernel '%s' was compiled for other shapes: its where clause '%s' does not hold for these "
+                 "arguments (%s); compile it for them (or launch through tj_dispatch)",
+                 f->tile->name, clause, values);
+    }
+    return 1;
 }
 
 static int launch_cuda(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, const int64_t grid[3],
@@ -386,63 +584,40 @@ static int launch_cuda(tj_fn *f, const tj_arg *args, uint32_t nargs, void *strea
     return tj_cuda_launch_kernel(&f->function, &d, f->spec, args, nargs, err);
 }
 
-/* The newest diagnostic since `before`, into err. */
-static void take_diag(tj_ctx *c, uint32_t before, tj_rt_error *err)
+/* Arguments f has not seen: the checks of its Tile IR (dtypes, ranks,
+ * specialized dims), the grid, and its where clauses. */
+static int check_new_shapes(tj_fn *f, const tj_arg *args, uint32_t nargs, int64_t grid[3], tj_rt_error *err)
 {
-    uint32_t n = tj_diag_count(c);
-    set_error(err, "%s", n > before ? tj_diag_get(c, n - 1)->msg : "launch failed");
+    uint32_t before = tj_diag_count(f->ctx);
+    if (tj_check_args(f->tile, args, nargs) || tj_eval_grid(f->tile, args, nargs, grid)) {
+        take_diag(f->ctx, before, err);
+        return 1;
+    }
+    return check_where(f, args, nargs, err);
 }
 
-static int same_launch_shape(const tj_arg *a, const tj_arg *b)
-{
-    if (a->is_tensor != b->is_tensor)
-        return 0;
-    if (!a->is_tensor)
-        return a->scalar.i == b->scalar.i; /* the same 8 bytes, float or int */
-    const tj_tensor *x = &a->tensor, *y = &b->tensor;
-    size_t n = sizeof(int64_t) * (size_t)(x->rank > 0 && x->rank <= TJ_MAX_RANK ? x->rank : 0);
-    return x->dtype == y->dtype && x->rank == y->rank && !x->data == !y->data && !memcmp(x->shape, y->shape, n) &&
-           !memcmp(x->strides, y->strides, n);
-}
-
-static int memo_hit(const launch_memo *m, const tj_arg *args, uint32_t nargs)
-{
-    if (!m->valid || m->nargs != nargs)
-        return 0;
-    for (uint32_t i = 0; i < nargs; i++)
-        if (!same_launch_shape(&m->args[i], &args[i]))
-            return 0;
-    return 1;
-}
-
-static void memo_store(launch_memo *m, const tj_arg *args, uint32_t nargs, const int64_t grid[3])
-{
-    m->valid = nargs <= MEMO_ARGS;
-    if (!m->valid)
-        return;
-    m->nargs = nargs;
-    memcpy(m->args, args, sizeof *args * nargs);
-    memcpy(m->grid, grid, sizeof m->grid);
-}
-
-/* Checks the arguments and evaluates the grid. These report into f's
- * context, which launches on several threads share: hence the lock. */
+/* Checks the arguments and evaluates the grid, unless they have the shapes
+ * of the last ones that passed. The checks report into f's context, which
+ * launches on several threads share: hence the lock. */
 static int prepare_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, int64_t grid[3], tj_rt_error *err)
 {
     pthread_mutex_lock(&f->check_lock);
     int rc = 0;
-    if (memo_hit(&f->memo, args, nargs)) {
-        memcpy(grid, f->memo.grid, sizeof f->memo.grid);
-    } else {
-        uint32_t before = tj_diag_count(f->ctx);
-        rc = tj_check_args(f->tile, args, nargs) || tj_eval_grid(f->tile, args, nargs, grid);
-        if (rc)
-            take_diag(f->ctx, before, err);
-        else
-            memo_store(&f->memo, args, nargs, grid);
+    if (tj_memo_hit(&f->memo, args, nargs)) {
+        memcpy(grid, f->memo_grid, sizeof f->memo_grid);
+    } else if (!(rc = check_new_shapes(f, args, nargs, grid, err))) {
+        tj_memo_store(&f->memo, args, nargs);
+        memcpy(f->memo_grid, grid, sizeof f->memo_grid);
     }
     pthread_mutex_unlock(&f->check_lock);
     return rc;
+}
+
+int tj_fn_check(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
+{
+    int64_t grid[3];
+    return prepare_launch(f, args, nargs, grid, err) ||
+           (f->jit->kind == TJ_DEVICE_CUDA && check_facts(f->spec, args, err));
 }
 
 int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err)
@@ -461,4 +636,20 @@ int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_
         take_diag(f->ctx, before, err);
     pthread_mutex_unlock(&f->check_lock);
     return rc;
+}
+
+tj_tensor tj_tensor_contiguous(void *data, tj_dtype dtype, int rank, const int64_t *shape)
+{
+    tj_tensor t = {.data = data, .dtype = dtype, .rank = rank};
+    if (rank < 0 || rank > TJ_MAX_RANK) {
+        t.dtype = TJ_DT_INVALID; /* refused by every launch */
+        return t;
+    }
+    int64_t stride = 1;
+    for (int d = rank; d-- > 0;) {
+        t.shape[d] = shape[d];
+        t.strides[d] = stride;
+        stride *= shape[d];
+    }
+    return t;
 }

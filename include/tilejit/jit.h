@@ -6,11 +6,17 @@
  *       .args = args, .nargs = 2}, &err);
  *   tj_fn_launch(f, args, 2, stream, &err);   // any number of times
  *
- * A tj_fn is specialized on what the example arguments of the request showed:
- * the sizes of dims used as tile extents, unit innermost strides, 16-byte
- * aligned bases, dims divisible by 16. Launching it with arguments that break
- * one of those is an error naming the argument (compile another tj_fn). The
- * launch itself allocates nothing and may be called from several threads.
+ * The contract: a tj_fn never runs where it is invalid. It carries what
+ * its configuration relies on: the `where` clauses that chose its tile
+ * parameters, the sizes of dims used as tile extents, and (CUDA) the facts
+ * the example arguments showed (unit innermost strides, 16-byte aligned
+ * bases, dims and strides divisible by 16). A launch whose shapes differ
+ * from the last that passed checks them all again; one that breaks any is
+ * an error naming the clause or argument and the values. Launches with the
+ * shapes of the last pass skip the checks (only alignment is checked each
+ * time). To launch a kernel at any shape, use tj_dispatch
+ * (tilejit/dispatch.h), which compiles what each signature needs. The
+ * launch allocates nothing and may be called from several threads.
  */
 #ifndef TILEJIT_JIT_H
 #define TILEJIT_JIT_H
@@ -47,6 +53,7 @@ typedef struct tj_compile_request {
     const tj_arg *args;       /* example arguments: shapes, strides, alignment */
     uint32_t nargs;
     const char *arch;         /* PTX arch; NULL: from the device (sm_90a, sm_80) */
+    const char *reason;       /* why it is compiled, for the event handler; NULL: "tj_jit_compile" */
 } tj_compile_request;
 
 /* Front end, passes, lowering, code generation and module load. Errors carry
@@ -54,6 +61,42 @@ typedef struct tj_compile_request {
 tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err);
 
 int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err);
+/* 0 when f may be launched with these arguments (the launch's checks,
+ * without launching); err may be NULL. */
+int tj_fn_check(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err);
+/* The configuration f was compiled with: every tile parameter, warps and
+ * stages included (owned by f). Returns the count. */
+uint32_t tj_fn_config(const tj_fn *f, const tj_binding **config);
+
+/* A row-major tensor over `data`: strides from the shape. A rank outside
+ * 0..TJ_MAX_RANK gives a tensor every launch refuses. */
+tj_tensor tj_tensor_contiguous(void *data, tj_dtype dtype, int rank, const int64_t *shape);
+
+/* ---- events: every compile and tuning, for the embedder ---- */
+
+typedef enum tj_event_kind { TJ_EVENT_COMPILE, TJ_EVENT_TUNE } tj_event_kind;
+typedef enum tj_build_source {
+    TJ_BUILT,       /* lowered and code-generated (the cpu: front end and passes) */
+    TJ_FROM_MEMORY, /* the front end ran; the kernel was compiled before */
+    TJ_FROM_DISK,   /* the front end ran; the binary came from the disk cache */
+} tj_build_source;
+
+typedef struct tj_event {
+    tj_event_kind kind;
+    const char *kernel;
+    const char *signature; /* the arguments: "X: f32[4,1000], Y: f32[4,1000]" */
+    const char *config;    /* the configuration chosen: "BLOCK=1024,warps=4,stages=2" */
+    const char *reason;    /* the request's reason, e.g. tj_dispatch's "new signature ..." */
+    tj_build_source from;
+    double ms;             /* wall time of the compile (a tuning: included) */
+} tj_event;
+
+/* Called after every successful compile that was not answered from the
+ * memory cache (the memory hits cost microseconds), and after every tuning
+ * run, on the compiling thread; the strings live only during the call.
+ * NULL: none (the default). */
+typedef void (*tj_event_handler)(void *ud, const tj_event *e);
+void tj_jit_set_event_handler(tj_jit *j, tj_event_handler handler, void *ud);
 
 /* ---- the cache (tilejit/cache.h) and the tuner (tilejit/autotune.h) ----
  *
@@ -72,6 +115,8 @@ void tj_fn_release(tj_fn *f);
  * TJ_TUNE_MISSING the example arguments' tensors must point to host memory
  * with representative data (or be NULL: random data). */
 void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode);
+tj_tune_mode tj_jit_tune_mode(tj_jit *j);
+int tj_jit_ordinal(const tj_jit *j); /* the CUDA device's; 0 on the cpu */
 
 typedef struct tj_jit_stats {
     uint64_t memory_hits; /* compiles answered from the memory cache */
