@@ -1,9 +1,10 @@
 /* Context, arena and source registry. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx_internal.h"
+#include "ir/ctx_internal.h"
 
 enum { CHUNK_MIN = 64 * 1024 };
 
@@ -47,6 +48,10 @@ static void out_of_memory(tj_ctx *c)
 
 void *tj_alloc(tj_ctx *c, size_t size)
 {
+    /* A size whose rounding (or chunk header) would wrap is no request
+     * malloc could meet: it would otherwise become a tiny allocation. */
+    if (size > SIZE_MAX - sizeof(tj_chunk) - 15)
+        out_of_memory(c);
     size = (size + 15) & ~(size_t)15;
     tj_chunk *k = c->chunks;
     if (!k || k->cap - k->used < size) {
@@ -81,7 +86,7 @@ void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
         return arr;
     uint32_t n = *cap ? *cap : 8;
     while (n < need)
-        n *= 2;
+        n = n > UINT32_MAX / 2 ? need : n * 2; /* doubling past 2^31 would wrap to 0 */
     arr = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
     *cap = n;
     return arr;

@@ -1,0 +1,44 @@
+/* The arena: sizes that cannot be met report out of memory (through the
+ * context's guard) instead of wrapping to a small block. */
+#include <criterion/criterion.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include "tilejit/tilejit.h"
+
+/* 1 when tj_alloc(c, size) unwound to the guard (out of memory). */
+static int alloc_fails(tj_ctx *c, size_t size)
+{
+    jmp_buf jb;
+    jmp_buf *outer = tj_ctx_swap_guard(c, &jb);
+    if (setjmp(jb)) {
+        tj_ctx_swap_guard(c, outer);
+        return 1;
+    }
+    void *volatile p = tj_alloc(c, size);
+    (void)p;
+    tj_ctx_swap_guard(c, outer);
+    return 0;
+}
+
+Test(ctx_alloc, sizes_that_would_wrap_are_out_of_memory)
+{
+    tj_ctx *c = tj_ctx_new();
+    cr_assert(alloc_fails(c, SIZE_MAX));
+    cr_assert(alloc_fails(c, SIZE_MAX - 8));
+    cr_assert(alloc_fails(c, SIZE_MAX - 15));
+    cr_assert(!alloc_fails(c, 100));
+    tj_ctx_free(c);
+}
+
+/* It used to double 2^31 to 0 and loop for ever. */
+Test(ctx_alloc, growing_past_2_to_the_31_does_not_wrap, .timeout = 10)
+{
+    tj_ctx *c = tj_ctx_new();
+    uint32_t cap = 1u << 31;
+    /* elem 0: no memory is touched; only the capacity arithmetic runs. */
+    void *arr = tj_grow(c, NULL, &cap, (1u << 31) + 1, 0);
+    (void)arr;
+    cr_assert_geq(cap, (1u << 31) + 1);
+    tj_ctx_free(c);
+}
