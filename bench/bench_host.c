@@ -35,7 +35,7 @@ static const example examples[] = {
  * after the front end; ptxas and the driver are not included). */
 static int tile_to_ptx(tj_kernel *ir)
 {
-    tj_kernel *simt = tj_lower_pipeline(tj_kernel_clone(ir), NULL, 0);
+    tj_kernel *simt = tj_compile_simt(tj_kernel_clone(ir), NULL);
     if (!simt)
         return 1;
     tj_buf ptx = {0};

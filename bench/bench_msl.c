@@ -41,12 +41,10 @@ static tj_kernel *lower(tj_ctx *c, const char *dir, const example *ex)
     int ki = p ? tj_program_find_kernel(p, ex->kernel) : -1;
     tj_binding *config;
     uint32_t nconfig;
-    tj_kernel *k = NULL, *simt = NULL;
+    tj_kernel *k = NULL;
     if (ki >= 0 && !tj_select_config(c, p, ki, NULL, 0, ex->dims, ex->ndims, &config, &nconfig))
         k = tj_build_kernel(c, p, ki, config, nconfig, ex->dims, ex->ndims);
-    if (k && !tj_verify(k) && !tj_pass_specialize(k))
-        simt = tj_lower_simt(k, &(tj_lower_options){.target = TJ_LOWER_METAL});
-    return simt && !tj_optimize(simt, 0) ? simt : NULL;
+    return k && !tj_verify(k) ? tj_compile_simt(k, &(tj_pipeline_options){.lower.target = TJ_LOWER_METAL}) : NULL;
 }
 
 int main(int argc, char **argv)

@@ -121,15 +121,12 @@ static int compile_steps(tj_cuda *cu, tj_nvjitlink *l, const example *e, const c
                           ? NULL
                           : tj_build_kernel(c, p, k, config, nconfig, dims, ndims);
     int bad = !tile || tj_optimize(tile, 0);
-    tj_kernel *spec = bad ? NULL : tj_kernel_clone(tile);
-    if (spec) {
-        tj_facts_from_args(spec, args, (uint32_t)e->nparams);
-        bad = tj_pass_specialize(spec) || tj_optimize(spec, 0);
-    }
+    tj_kernel *simt = bad ? NULL : tj_kernel_clone(tile);
+    tj_pipeline_options o = {.args = args, .nargs = (uint32_t)e->nparams};
+    bad = bad || tj_pipeline_run(&simt, TJ_STEP_FACTS, TJ_STEP_KEY, &o);
     double t1 = bench_now_us();
-    tj_kernel *simt = bad ? NULL : tj_lower_simt(spec, &(tj_lower_options){0});
     tj_buf ptx = {0};
-    bad = bad || !simt || tj_optimize(simt, 0) || tj_emit_ptx(simt, "sm_90a", &ptx);
+    bad = bad || tj_pipeline_run(&simt, TJ_STEP_KEY, TJ_STEP_END, NULL) || tj_emit_ptx(simt, "sm_90a", &ptx);
     double t2 = bench_now_us();
     void *cubin = NULL;
     size_t size = 0;

@@ -8,7 +8,7 @@
 #ifndef TJ_SIMT_WALK_H
 #define TJ_SIMT_WALK_H
 
-#include "tilejit/lower.h"
+#include "tilejit/codegen.h"
 
 /* Region nesting deeper than this is refused (the walk recurses). */
 enum { SIMT_MAX_DEPTH = 200 };

@@ -2,7 +2,6 @@
 #include <setjmp.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/ast.h"
 
 const tj_binding fe_default_tiles[FE_NDEFAULT_TILES] = {{"warps", 4}, {"stages", 2}};

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/build.h"
 
 /* ---- values and errors ----------------------------------------------------- */

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 #include "frontend/build.h"
 

@@ -3,7 +3,6 @@
  * body that are bound before the loop (if.c does `if`). */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/build.h"
 
 int fe_build_enter(fe_builder *lw, tj_loc loc)

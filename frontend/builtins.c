@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 
 static fe_val bi_program_id(fe_builder *lw, const fe_expr *call, const fe_builtin *b);

@@ -1,6 +1,5 @@
 /* tj_check_program: every kernel of a file through configuration
  * selection, building and the verifier, as `tilejit check` does. */
-#include "ctx_internal.h"
 #include "frontend/ast.h"
 
 enum { PLACEHOLDER_DIM = 64 }; /* the size dims take when used as extents */

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/ast.h"
 #include "frontend/consteval.h"
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/build.h"
 
 static tj_dtype signed_of_size(int bytes)

@@ -2,7 +2,6 @@
  * `fn NAME(params) -> TYPE { body }`, with the checks on their names. */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 #include "frontend/parser.h"
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 
 /* v converted to a declared type (`f32` accepts any shape of f32 elements;

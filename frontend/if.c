@@ -4,7 +4,6 @@
  * a branch, and those bound at the end of both branches. */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/build.h"
 
 typedef struct merge {

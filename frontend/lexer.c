@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/lexer.h"
 
 static const struct { const char *word; fe_tok_kind kind; } keywords[] = {

@@ -2,7 +2,6 @@
  * (`x[:, None]`), tuple elements; and load, store and the atomics. */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 #include "frontend/build.h"
 

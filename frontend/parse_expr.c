@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/parser.h"
 
 fe_expr *fe_new_expr(fe_parser *p, fe_expr_kind kind, const fe_token *at)

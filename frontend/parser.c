@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/parser.h"
 
 /* ---- tokens ------------------------------------------------------------ */

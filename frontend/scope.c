@@ -3,7 +3,6 @@
  * (integer literals), and the dims that become specializations. */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/builtins.h"
 #include "frontend/build.h"
 

@@ -1,7 +1,6 @@
 /* Name maps and name sets. */
 #include <string.h>
 
-#include "ctx_internal.h"
 #include "frontend/strmap.h"
 
 static uint32_t hash_name(const char *s)

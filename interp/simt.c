@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "interp/simt.h"
-#include "tilejit/lower.h"
+#include "tilejit/interp.h"
 
 enum { SIMT_MAX_DEPTH = 256, SIMT_MAX_WIDTH = 16, SIMT_POISON = 0xA5 };
 

@@ -1,4 +1,5 @@
-/* The context's private layout, shared by ir/ctx.c, ir/diag.c and ir/types.c. */
+/* The context's private layout, shared by ir/ctx.c, ir/diag.c and ir/types.c
+ * (and nothing outside ir/: the layering check enforces it). */
 #ifndef TJ_CTX_INTERNAL_H
 #define TJ_CTX_INTERNAL_H
 
@@ -33,7 +34,5 @@ struct tj_ctx {
     uint32_t hcap;
 };
 
-/* Grows an arena array of elem-sized items to hold at least `need`. */
-void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem);
 
 #endif

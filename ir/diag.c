@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
+#include "ir/ctx_internal.h"
 
 static char *vformat(tj_ctx *c, const char *fmt, va_list ap)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx_internal.h"
+#include "ir/ctx_internal.h"
 
 static const tj_op_info op_table[TJ_OP_COUNT] = {
     [TJ_OP_INVALID] = {"invalid", 0, TJ_ATTR_NONE, 0},

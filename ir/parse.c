@@ -7,9 +7,9 @@
 #include <setjmp.h>
 #include <string.h>
 
-#include "ctx_internal.h"
-#include "parse_internal.h"
-#include "text_internal.h"
+#include "ir/ctx_internal.h"
+#include "ir/parse_internal.h"
+#include "ir/text.h"
 
 /* ---- kernels ---------------------------------------------------------------------- */
 

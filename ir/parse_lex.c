@@ -2,8 +2,8 @@
  * look ahead freely. */
 #include <string.h>
 
-#include "ctx_internal.h"
-#include "parse_internal.h"
+#include "ir/ctx_internal.h"
+#include "ir/parse_internal.h"
 
 typedef struct lexer {
     tj_ctx *c;

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctx_internal.h"
-#include "text_internal.h"
+#include "ir/ctx_internal.h"
+#include "ir/text.h"
 
 int tj_op_region_count(tj_op op)
 {

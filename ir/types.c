@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctx_internal.h"
+#include "ir/ctx_internal.h"
 
 static const struct { const char *name; int size; } dtype_table[TJ_DT_COUNT] = {
     [TJ_DT_INVALID] = {"invalid", 0},

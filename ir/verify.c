@@ -10,9 +10,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "ctx_internal.h"
-#include "text_internal.h"
-#include "verify_internal.h"
+#include "ir/ctx_internal.h"
+#include "ir/text.h"
+#include "ir/verify_internal.h"
 
 void tj_verify_fail(tj_verifier *v, tj_ref r, const char *fmt, ...)
 {

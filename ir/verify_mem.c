@@ -1,7 +1,7 @@
 /* The verifier's rules for memory: view, load, store and the atomics. */
 #include <inttypes.h>
 
-#include "verify_internal.h"
+#include "ir/verify_internal.h"
 
 /* The shape a view's axes give, built up axis by axis. */
 typedef struct view_shape {

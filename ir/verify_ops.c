@@ -2,8 +2,8 @@
  * and their semantics"). Operands are known to be valid visible values. */
 #include <inttypes.h>
 
-#include "text_internal.h"
-#include "verify_internal.h"
+#include "ir/text.h"
+#include "ir/verify_internal.h"
 
 int tj_verify_result(V *v, tj_ref r, tj_type expected)
 {

@@ -1,7 +1,7 @@
 /* The verifier's rules for ops with regions: the operands and results of
  * for and if, and the signature of every region (its block arguments and
  * the values its yield passes back). */
-#include "verify_internal.h"
+#include "ir/verify_internal.h"
 
 /* ---- for and if -------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * level, the value types of one thread, and the SIMT-only ops. */
 #include <inttypes.h>
 
-#include "verify_internal.h"
+#include "ir/verify_internal.h"
 
 enum { SIMT_VECTOR_BYTES = 16 };
 

@@ -2,7 +2,7 @@
 #ifndef TJ_CANON_H
 #define TJ_CANON_H
 
-#include "pass_util.h"
+#include "passes/pass_util.h"
 
 typedef struct tj_canon {
     tj_kernel *k;

@@ -8,8 +8,7 @@
  * condition is inlined, `for` with no iteration is replaced by its initial
  * values, and `proj` of such a tuple, of a loop-invariant carried value or
  * of an `if` whose branches agree is the element itself. */
-#include "canon.h"
-#include "ctx_internal.h"
+#include "passes/canon.h"
 
 /* Enough for any kernel a front end writes: each sweep finishes the
  * rewrites it enables in program order. */

@@ -8,7 +8,7 @@
  * store runs between them). */
 #include <string.h>
 
-#include "pass_util.h"
+#include "passes/pass_util.h"
 
 typedef struct cse {
     tj_kernel *k;

@@ -7,7 +7,7 @@
  * definition (later in the block, or inside a later region), so by the
  * time the walk reaches a definition its use count is final; removing an
  * instruction releases its operands, which the walk reaches afterwards. */
-#include "pass_util.h"
+#include "passes/pass_util.h"
 
 typedef struct dce {
     tj_kernel *k;

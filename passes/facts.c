@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "passes/facts.h"
-#include "tilejit/lower.h"
+#include "tilejit/passes.h"
 
 enum { DIV_CAP = 1 << 30, MAX_DEPTH = 64 };
 

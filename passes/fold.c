@@ -8,8 +8,8 @@
  * round differently. */
 #include <math.h>
 
-#include "fold.h"
-#include "tilejit/interp.h"
+#include "passes/fold.h"
+#include "tilejit/ir.h"
 
 /* uint64 -> int64 two's complement, without implementation-defined casts. */
 static int64_t u2i(uint64_t v)

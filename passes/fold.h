@@ -3,7 +3,7 @@
 #ifndef TJ_FOLD_H
 #define TJ_FOLD_H
 
-#include "pass_util.h"
+#include "passes/pass_util.h"
 
 /* Folds `op` applied to the constants a[0..nargs) of dtype `in` (for
  * `select`, a[0] is the bool condition and `in` the dtype of a[1], a[2]),

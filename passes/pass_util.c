@@ -3,8 +3,7 @@
 #include <setjmp.h>
 #include <string.h>
 
-#include "ctx_internal.h"
-#include "fold.h"
+#include "passes/fold.h"
 
 int tj_pass_guarded(tj_kernel *k, tj_pass_impl fn, int *changed)
 {

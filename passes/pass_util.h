@@ -4,7 +4,7 @@
 #ifndef TJ_PASS_UTIL_H
 #define TJ_PASS_UTIL_H
 
-#include "text_internal.h"
+#include "ir/text.h"
 #include "tilejit/passes.h"
 
 /* The deepest region nesting a pass walks (that of the printer, the parser

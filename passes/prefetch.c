@@ -18,7 +18,7 @@
  * are left alone (a prefetched read could pass a write). */
 #include <string.h>
 
-#include "pass_util.h"
+#include "passes/pass_util.h"
 
 /* Per instruction of the body: how it depends on the loop variable. */
 enum { INVARIANT = 0, MOVES = 1, TAINTED = 2 };

@@ -6,8 +6,8 @@
  * x * 1.0, x / 1.0, x - 0.0 and x + -0.0 give x for every x (NaN and -0.0
  * included), but x + 0.0 turns -0.0 into 0.0, and x * 0.0 is not 0.0 for
  * NaN, infinities or negative x. */
-#include "canon.h"
-#include "fold.h"
+#include "passes/canon.h"
+#include "passes/fold.h"
 
 static tj_inst *inst(const tj_canon *cx, tj_ref r) { return &cx->k->insts[r]; }
 

@@ -2,7 +2,7 @@
  * and k->spec) become constants, and every VIEW records which bounds checks
  * are dead and how coarse the rest are (TJ_VIEW_* flags, docs/simt.md). */
 #include "passes/facts.h"
-#include "tilejit/lower.h"
+#include "tilejit/passes.h"
 
 enum { MAX_CHUNK_LOG2 = 15 };
 

@@ -4,7 +4,7 @@
 
 #include <pthread.h>
 
-#include "cache_jit.h"
+#include "runtime/cache_jit.h"
 
 enum { TJ_TUNE_MAX_CONFIGS = 4096, TJ_TUNE_MAX_THREADS = 16 };
 

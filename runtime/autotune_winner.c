@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "autotune_internal.h"
+#include "runtime/autotune_internal.h"
 
 static tj_cache_key generation_key(void)
 {

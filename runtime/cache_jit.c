@@ -288,19 +288,23 @@ void tj_jit_binary_free(tj_jit_binary *b)
 
 /* ---- the build steps the jit and the tuner share ---------------------------------------- */
 
+/* The pipeline up to the cache key, on a copy of the optimized Tile IR. */
 tj_kernel *tj_jit_specialize(const tj_kernel *tile, const tj_arg *args, uint32_t nargs)
 {
     tj_kernel *k = tj_kernel_clone(tile);
-    tj_facts_from_args(k, args, nargs);
-    return tj_pass_specialize(k) || tj_optimize(k, 0) ? NULL : k;
+    tj_pipeline_options o = {.args = args, .nargs = nargs};
+    return k && !tj_pipeline_run(&k, TJ_STEP_FACTS, TJ_STEP_KEY, &o) ? k : NULL;
 }
 
+/* The rest of the pipeline, then PTX. */
 int tj_jit_lower_ptx(const tj_kernel *spec, const char *arch, tj_kernel **simt, const char **ptx)
 {
     *ptx = NULL;
-    *simt = tj_lower_simt(spec, &(tj_lower_options){0});
-    if (!*simt || tj_optimize(*simt, 0))
+    *simt = (tj_kernel *)spec; /* the prefetch step works on a copy */
+    if (tj_pipeline_run(simt, TJ_STEP_KEY, TJ_STEP_END, NULL)) {
+        *simt = NULL;
         return 1;
+    }
     tj_buf text = {0};
     int rc = tj_emit_ptx(*simt, arch, &text);
     *ptx = tj_strndup(spec->ctx, text.data ? text.data : "", text.len);

@@ -116,12 +116,12 @@ const tj_kernel *tj_metal_compile(tj_metal *m, const tj_kernel *tile, const tj_a
     tj_kernel *simt = NULL;
     tj_buf msl = {0};
     if (!tj_check_args(tile, args, nargs)) {
-        tj_kernel *k = tj_kernel_clone(tile);
-        tj_facts_from_args(k, args, nargs);
-        if (!tj_pass_specialize(k))
-            simt = tj_lower_simt(k, &(tj_lower_options){.target = TJ_LOWER_METAL});
+        tj_pipeline_options o = {.lower.target = TJ_LOWER_METAL, .args = args, .nargs = nargs};
+        simt = tj_kernel_clone(tile);
+        if (simt && tj_pipeline_run(&simt, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_END, &o))
+            simt = NULL;
     }
-    if (!simt || tj_optimize(simt, 0) || tj_emit_msl(simt, &msl)) {
+    if (!simt || tj_emit_msl(simt, &msl)) {
         snprintf(err->msg, sizeof err->msg, "%s", tj_diag_render(tile->ctx));
         tj_buf_free(&msl);
         return NULL;

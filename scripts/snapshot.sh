@@ -44,4 +44,6 @@ while IFS= read -r test; do
         echo "exit $?" >>"$out/$name"
     done < <(grep 'RUN:' "$test" | sed 's/^.*RUN:[[:space:]]*//')
 done < <(find "$root/tests/lit" -name '*.tj' -o -name '*.tjir' | sort)
+# paths as ROOT, so that two checkouts compare
+find "$out" -type f -exec sed -i "s#$root#ROOT#g" {} +
 echo "snapshot: $(ls "$out" | wc -l) files in $out"

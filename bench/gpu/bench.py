@@ -265,7 +265,7 @@ def flop_row(name, shape, flops, best, error, peer_ms, peer):
     return row
 
 
-# stages > 1 puts the operands in copy rings (cp.async, passes/lower_ring.c):
+# stages > 1 puts the operands in copy rings (cp.async, lower/ring.c):
 # deeper rings and BK = 64 cost shared memory, not registers.
 MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                   for bm, bn, bk, w, s in ((128, 128, 32, 4, 3), (128, 128, 32, 4, 4), (128, 128, 64, 4, 3),

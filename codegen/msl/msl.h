@@ -26,8 +26,7 @@
 #ifndef TJ_MSL_H
 #define TJ_MSL_H
 
-#include "tilejit/metal.h"
-#include "tilejit/lower.h"
+#include "tilejit/codegen.h"
 #include "codegen/simt_walk.h"
 
 enum { MS_MAX_COMPONENTS = 16 };
@@ -208,8 +207,6 @@ void ms_write_args_struct(const msl_emitter *e, tj_buf *out);
 void ms_write_signature(const msl_emitter *e, tj_buf *out);
 /* The byte pointers b<p> of the tensors, at the top of the body. */
 void ms_write_prologue(const msl_emitter *e, tj_buf *out);
-/* written[p] = 1 for each tensor parameter a store or an atomic targets. */
-void ms_tensor_writes(const tj_kernel *k, uint8_t *written);
 
 /* ---- msl_helpers.c ---- */
 void ms_write_helpers(const msl_emitter *e, tj_buf *out);

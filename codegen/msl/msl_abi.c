@@ -35,7 +35,7 @@ static void trace_addresses(const tj_kernel *k, int32_t *addr)
     }
 }
 
-void ms_tensor_writes(const tj_kernel *k, uint8_t *written)
+void tj_msl_tensor_writes(const tj_kernel *k, uint8_t *written)
 {
     int32_t *addr = tj_alloc(k->ctx, sizeof *addr * k->ninsts);
     trace_addresses(k, addr);
@@ -161,7 +161,7 @@ int ms_plan_params(msl_emitter *e)
     int32_t *scalars = tj_alloc(e->c, sizeof *scalars * (k->nparams + 1));
     if (tj_msl_block_layout(k, sizes, strides, scalars) < 0)
         return e->failed = 1, -1;
-    ms_tensor_writes(k, e->written);
+    tj_msl_tensor_writes(k, e->written);
     return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "codegen/msl/msl.h"
-#include "tilejit/tilejit.h"
+#include "tilejit/codegen.h"
 
 /* ---- diagnostics ------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /* Butterfly reductions as Metal's SIMD-group and quad-group reductions.
  *
  * The lowering reduces across lanes with a butterfly of steps
- * x' = op(x, shfl_xor(x, m)) (passes/lower_reduce.c). Five consecutive
+ * x' = op(x, shfl_xor(x, m)) (lower/reduce.c). Five consecutive
  * steps of one op over the masks 1, 2, 4, 8 and 16, in any order, leave
  * every lane holding op over the 32 lanes: metal::simd_<op>(x). Two steps
  * over the masks 1 and 2 leave op over the lane's quad (lanes 4q .. 4q+3,

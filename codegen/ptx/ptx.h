@@ -18,7 +18,7 @@
 #ifndef TJ_PTX_H
 #define TJ_PTX_H
 
-#include "tilejit/lower.h"
+#include "tilejit/codegen.h"
 #include "codegen/simt_walk.h"
 
 typedef enum ptx_cls { PX_PRED, PX_B16, PX_B32, PX_B64, PX_F32, PX_F64, PX_NCLS } ptx_cls;

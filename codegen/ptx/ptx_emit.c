@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "codegen/ptx/ptx.h"
-#include "tilejit/tilejit.h"
+#include "tilejit/codegen.h"
 
 /* The PTX ISA version written for each target: the lowest that has every
  * instruction the generator uses there (sm_90a needs 8.0). */

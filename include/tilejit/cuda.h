@@ -26,16 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tilejit/interp.h"
+#include "tilejit/args.h"
 #include "tilejit/ir.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct tj_rt_error {
-    char msg[512];
-} tj_rt_error;
 
 typedef struct tj_cuda tj_cuda;
 typedef struct tj_cuda_module tj_cuda_module;

@@ -65,6 +65,12 @@ void tj_diag_truncate(tj_ctx *c, uint32_t n);
  * the context's arena. */
 const char *tj_diag_render(tj_ctx *c);
 
+/* An error message for entry points that have no context to report into
+ * (the runtime: devices, the cache, the JIT). */
+typedef struct tj_rt_error {
+    char msg[512];
+} tj_rt_error;
+
 /* Out-of-memory recovery: the library's entry points call tj_ctx_guard
  * through TJ_GUARD; an allocation failure below them unwinds there with an
  * "out of memory" diagnostic instead of aborting. */

@@ -18,6 +18,8 @@
 
 #include "tilejit/diag.h"
 
+#define TILEJIT_VERSION "0.1.0" /* also in the cache key of every compiled binary */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +52,15 @@ int tj_dtype_is_float(tj_dtype dt);
 int tj_dtype_is_int(tj_dtype dt);   /* signed or unsigned integer, not bool */
 int tj_dtype_is_signed(tj_dtype dt);
 int tj_dtype_bits(tj_dtype dt);     /* bool: 1 */
+
+/* f16 / bf16 conversions with round-to-nearest-even (ir/half.c). */
+uint16_t tj_f32_to_f16(float f);
+float tj_f16_to_f32(uint16_t h);
+uint16_t tj_f32_to_bf16(float f);
+float tj_bf16_to_f32(uint16_t h);
+/* From a double in one rounding step (f64 -> f32 -> f16 would round twice). */
+uint16_t tj_f64_to_f16(double d);
+uint16_t tj_f64_to_bf16(double d);
 
 /* ---- types ---------------------------------------------------------------- */
 
@@ -226,6 +237,11 @@ typedef struct tj_facts {
 /* A kernel is either Tile IR (program-level tiles) or SIMT IR (one thread's
  * scalars and short vectors; see docs/simt.md). */
 typedef enum tj_level { TJ_LEVEL_TILE = 0, TJ_LEVEL_SIMT = 1 } tj_level;
+
+/* Shared memory a program may use: CUDA 227 KiB (sm_90 with the opt-in
+ * attribute), Metal 32 KiB of threadgroup memory. The lowering plans within
+ * them and the code generators check them. */
+enum { TJ_SMEM_LIMIT_CUDA = 227 * 1024, TJ_SMEM_LIMIT_METAL = 32 * 1024 };
 
 typedef struct tj_kernel {
     tj_ctx *ctx;

@@ -13,24 +13,14 @@
 #ifndef TILEJIT_METAL_H
 #define TILEJIT_METAL_H
 
-#include "tilejit/cuda.h" /* tj_rt_error */
-#include "tilejit/interp.h"
+#include "tilejit/args.h"
+#include "tilejit/codegen.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- the kernel ABI of tj_emit_msl ------------------------------------------
- * [[buffer(i)]], i = 0 .. ntensors-1: the i-th tensor parameter, in
- * declaration order, bound at its first element (index 0 of every axis).
- * [[buffer(ntensors)]]: one constant block: every tensor's strides (long
- * each, in elements), then every tensor's sizes (int each), then every
- * scalar parameter (bool as 1 byte, f16 as half, bf16 as its ushort bits),
- * each group in declaration order and each field at its natural alignment
- * (tj_msl_block_layout); absent when the kernel has no parameters. Threadgroups: the kernel's grid; threads per
- * threadgroup: simt->nthreads in x. */
-enum { TJ_MSL_MAX_TENSORS = 30, TJ_MSL_MAX_BLOCK = 4096 };
-
+/* ---- launching what tj_emit_msl made (its ABI: tilejit/codegen.h) ----------- */
 typedef struct tj_msl_args {
     uint32_t ntensors;
     void *data[TJ_MSL_MAX_TENSORS];       /* each tensor's first element */
@@ -48,20 +38,6 @@ typedef struct tj_msl_args {
  * checks them against the parameters, evaluates the grid, packs the
  * block. Returns 0, or -1 after reporting a diagnostic. */
 int tj_msl_pack_args(const tj_kernel *simt, const tj_arg *args, uint32_t nargs, tj_msl_args *out);
-
-/* The byte offset of each field of the block: for parameter p, axis a:
- * size_off[p][a], stride_off[p][a]; for a scalar p: scalar_off[p][0];
- * -1 where there is none. Returns the block's size, or -1 (too large,
- * reported). Both the generator and the host use it. */
-int tj_msl_block_layout(const tj_kernel *k, int32_t (*size_off)[TJ_MAX_RANK],
-                        int32_t (*stride_off)[TJ_MAX_RANK], int32_t *scalar_off);
-
-/* The Metal Shading Language version a tj_emit_msl source needs, read from
- * its first line: "// tilejit: MSL 3.0", or "// tilejit: MSL 3.1" when it
- * uses bfloat simdgroup matrices. Numbered as MTLLanguageVersion; a source
- * without that line (hand-written) gets TJ_MSL_3_0. */
-enum { TJ_MSL_3_0 = 3 << 16, TJ_MSL_3_1 = (3 << 16) + 1 };
-uint32_t tj_msl_version(const char *msl);
 
 /* ---- the Metal runtime ---------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 
 static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
 {
-    tj_kernel *simt = tj_lower_pipeline(tile, opt, 1);
+    tj_kernel *simt = tj_compile_simt(tile, &(tj_pipeline_options){.lower = opt ? *opt : (tj_lower_options){0}, .verify = 1});
     if (!simt)
         return;
     tj_buf out = {0};

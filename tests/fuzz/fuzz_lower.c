@@ -90,8 +90,9 @@ static void reset_simt(lc_run *run)
 static void check_target(lc_run *run, const tj_kernel *kc, tj_lower_target target, const lc_opts *o)
 {
     const char *name = target == TJ_LOWER_METAL ? "metal" : "cuda";
-    tj_kernel *simt = tj_lower_simt(kc, &(tj_lower_options){.warps = o->warps[0], .target = target});
-    if (!simt || tj_verify(simt) || tj_optimize(simt, 1))
+    tj_kernel *simt = (tj_kernel *)kc; /* the prefetch step works on a copy */
+    tj_pipeline_options po = {.lower = {.warps = o->warps[0], .target = target}, .verify = 1};
+    if (tj_pipeline_run(&simt, TJ_STEP_PREFETCH, TJ_STEP_END, &po))
         return;
     reset_simt(run);
     if (tj_simt_run(simt, run->simt, run->nparams))

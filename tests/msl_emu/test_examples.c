@@ -86,11 +86,11 @@ static int prepare(example *ex)
         printf("FAIL %s %s: front end: %s\n", ex->file, ex->kernel, tj_diag_render(c));
         return 0;
     }
-    tj_kernel *kc = tj_kernel_clone(ex->tile);
-    tj_facts_from_args(kc, ex->run.simt, ex->run.nparams);
-    if (!tj_pass_specialize(kc))
-        ex->simt = tj_lower_simt(kc, &(tj_lower_options){.warps = ex->warps, .target = TJ_LOWER_METAL});
-    if (!ex->simt || tj_verify(ex->simt) || tj_optimize(ex->simt, 1)) {
+    /* the pipeline the Metal runtime runs */
+    tj_pipeline_options o = {.lower = {.warps = ex->warps, .target = TJ_LOWER_METAL},
+                             .args = ex->run.simt, .nargs = ex->run.nparams, .verify = 1};
+    ex->simt = tj_kernel_clone(ex->tile);
+    if (tj_pipeline_run(&ex->simt, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_END, &o)) {
         printf("FAIL %s %s: lowering: %s\n", ex->file, ex->kernel, tj_diag_render(c));
         return 0;
     }

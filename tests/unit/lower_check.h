@@ -269,15 +269,14 @@ static inline int lc_run_kernel(lc_run *run, const tj_kernel *k, int warps, cons
         fprintf(stderr, "%s: interpreter failed:\n%s", what, tj_diag_render(run->c));
         return 0;
     }
-    tj_kernel *kc = tj_kernel_clone(k);
-    if (o->facts)
-        tj_facts_from_args(kc, run->simt, run->nparams);
-    if (!o->no_specialize && tj_pass_specialize(kc))
+    /* the pipeline's steps, less those the options leave out */
+    tj_pipeline_options po = {
+        .lower.warps = warps, .args = o->facts ? run->simt : NULL, .nargs = run->nparams, .verify = 1};
+    tj_kernel *simt = tj_kernel_clone(k);
+    tj_step specialized = o->no_specialize ? TJ_STEP_SPECIALIZE : TJ_STEP_SPECIALIZE + 1;
+    if (tj_pipeline_run(&simt, TJ_STEP_FACTS, specialized, &po))
         return 0;
-    tj_lower_options opt = {.warps = warps};
-    tj_kernel *simt = tj_lower_simt(kc, &opt);
-    /* as the JIT does: the Tile IR passes run on the SIMT kernel too */
-    if (!simt || tj_verify(simt) || (!o->no_optimize && tj_optimize(simt, 1))) {
+    if (tj_pipeline_run(&simt, TJ_STEP_PREFETCH, o->no_optimize ? TJ_STEP_OPTIMIZE_SIMT : TJ_STEP_END, &po)) {
         fprintf(stderr, "%s: lowering failed:\n%s", what, tj_diag_render(run->c));
         if (simt && getenv("LC_DUMP"))
             lc_print("simt", simt);

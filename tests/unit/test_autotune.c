@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/autotune_internal.h"
+#include "runtime/autotune_internal.h"
 #include "cache_test_util.h"
 #include "tilejit/autotune.h"
 #include "tilejit/tilejit.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/cache_jit.h"
+#include "runtime/cache_jit.h"
 #include "tilejit/tilejit.h"
 
 static const char softmax_src[] =

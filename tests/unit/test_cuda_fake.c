@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../runtime/cuda_internal.h"
+#include "runtime/cuda_internal.h"
 #include "tilejit/tilejit.h"
 
 #define PRIMARY ((CUcontext)(uintptr_t)0xc0)

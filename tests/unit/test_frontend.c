@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../../frontend/lexer.h"
+#include "frontend/lexer.h"
 #include "tilejit/tilejit.h"
 
 static tj_ctx *ctx;

@@ -196,7 +196,7 @@ Test(lower, matmul_bf16_loop)
     cr_assert(lc_check_tj(MATMUL, "matmul", &o));
 }
 
-/* Copy rings (lower_ring.c): 2, 3 and 4 slots, partial tiles on every axis
+/* Copy rings (lower/ring.c): 2, 3 and 4 slots, partial tiles on every axis
  * (zero-filled copies), a row stride that is not a multiple of 16 bytes (no
  * ring: K = 84), and an operand with `other = 1.0` (registers) beside one
  * in a ring. */

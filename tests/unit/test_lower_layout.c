@@ -1,8 +1,8 @@
-/* Layouts (passes/layout.c): the map (thread, register) -> element, its
+/* Layouts (lower/layout.h): the map (thread, register) -> element, its
  * inverse, owners, canonical layouts, slices and transfers. */
 #include <criterion/criterion.h>
 
-#include "../../passes/layout.h"
+#include "lower/layout.h"
 #include "tilejit/tilejit.h"
 
 static tj_ctx *ctx;

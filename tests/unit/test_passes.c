@@ -177,8 +177,8 @@ static void lit_same_results(tj_kernel *k)
  * tj_optimize, on the SIMT interpreter. */
 static void lit_simt_same_results(tj_kernel *k)
 {
-    tj_kernel *simt = k->level == TJ_LEVEL_SIMT ? k : tj_lower_simt(k, &(tj_lower_options){0});
-    if (!simt) {
+    tj_kernel *simt = k;
+    if (k->level == TJ_LEVEL_TILE && tj_pipeline_run(&simt, TJ_STEP_PREFETCH, TJ_STEP_OPTIMIZE_SIMT, NULL)) {
         tj_diag_clear(k->ctx);
         return;
     }

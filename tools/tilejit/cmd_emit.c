@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tilejit/lower.h"
+#include "tilejit/tilejit.h"
 
 typedef struct emit_target {
     const char *name;
@@ -26,26 +26,29 @@ static int emit_ir_opt(tj_kernel *k, const char *arch, tj_buf *out)
     return emit_ir(k, arch, out);
 }
 
-/* The JIT's steps before code generation, specialized on the dims given
- * with --shape (and, with --contiguous, on the facts of contiguous tensors). */
-static tj_kernel *lower_to_simt(tj_kernel *k) { return tj_lower_pipeline(k, NULL, 1); }
+/* The JIT's pipeline, specialized on the dims given with --shape (and, with
+ * --contiguous, on the facts of contiguous tensors), verified after each step. */
+static tj_kernel *lower_to_simt(tj_kernel *k, tj_lower_target target)
+{
+    return tj_compile_simt(k, &(tj_pipeline_options){.lower.target = target, .verify = 1});
+}
 
 static int emit_simt(tj_kernel *k, const char *arch, tj_buf *out)
 {
-    tj_kernel *simt = lower_to_simt(k);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA);
     return simt ? emit_ir(simt, arch, out) : -1;
 }
 
 static int emit_ptx(tj_kernel *k, const char *arch, tj_buf *out)
 {
-    tj_kernel *simt = lower_to_simt(k);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA);
     return simt ? tj_emit_ptx(simt, arch, out) : -1;
 }
 
 static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
 {
     (void)arch;
-    tj_kernel *simt = tj_lower_pipeline(k, &(tj_lower_options){.target = TJ_LOWER_METAL}, 1);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_METAL);
     return simt ? tj_emit_msl(simt, out) : -1;
 }
 

@@ -27,7 +27,7 @@
  * 0 bytes). */
 #include <string.h>
 
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 #include "passes/pass_util.h"
 
 struct lw_ring {

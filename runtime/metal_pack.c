@@ -1,8 +1,10 @@
 /* The host side of the MSL kernel ABI: tj_msl_pack_args turns a launch's
- * arguments into what a Metal dispatch binds (tilejit/metal.h). */
+ * arguments into what a Metal dispatch binds (tilejit/metal.h), by the
+ * layout the generator shares (tj_msl_block_layout, tilejit/codegen.h). */
 #include <string.h>
 
-#include "codegen/msl/msl.h"
+#include "tilejit/interp.h"
+#include "tilejit/metal.h"
 
 /* The bytes reachable from a tensor's first element: [lo, hi). */
 static void extent(const tj_tensor *t, int64_t *lo, int64_t *hi)
@@ -95,7 +97,7 @@ int tj_msl_pack_args(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_
     if (bytes < 0)
         return -1;
     uint8_t *written = tj_alloc(k->ctx, k->nparams + 1);
-    ms_tensor_writes(k, written);
+    tj_msl_tensor_writes(k, written);
     for (uint32_t p = 0; p < k->nparams; p++) {
         const tj_param *pp = &k->params[p];
         if (pp->rank == 0) {

@@ -2,7 +2,7 @@
  * inverse, canonical layouts and transfer checks (see layout.h). */
 #include <string.h>
 
-#include "passes/layout.h"
+#include "lower/layout.h"
 
 static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 

@@ -2,13 +2,13 @@
  * grid block, assigns layouts, then walks the body, keeping for every tile
  * value the array of per-thread SIMT registers; for, if and proj carry
  * every register of every carried tile. The op families live in
- * lower_elementwise.c, lower_shape.c, lower_memory.c, lower_reduce.c,
- * lower_scan.c, lower_sort.c and lower_dot.c. */
+ * lower/elementwise.c, lower/shape.c, lower/memory.c, lower/reduce.c,
+ * lower/scan.c, lower/sort.c and lower/dot.c. */
 #include <setjmp.h>
 #include <string.h>
 
 #include "passes/facts.h"
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 #include "tilejit/passes.h"
 
 enum { MAX_NESTING = 200 };
@@ -110,11 +110,11 @@ static int lower_leaf(lw *w, tj_ref r)
 
 /* ---- control flow ---------------------------------------------------------- */
 
-/* Carried value of a loop that travels as c fragments (lower_mma.c). */
+/* Carried value of a loop that travels as c fragments (lower/mma.c). */
 typedef struct lw_carry {
     tj_ref dot; /* TJ_NONE: it travels as registers */
     lw_mma plan;
-    int ring;   /* a slot of a copy ring: it travels in shared memory (lower_ring.c) */
+    int ring;   /* a slot of a copy ring: it travels in shared memory (lower/ring.c) */
 } lw_carry;
 
 static uint32_t parts_of(const lw_carry *carry, const tj_layout **lays, uint32_t k)
@@ -369,7 +369,7 @@ static int lower_inst(lw *w, tj_ref r)
         w->vals[r] = w->vals[w->same_as[r]];
         return 1;
     }
-    if (w->ring_of[r]) /* a load its ring copies, or the trans() of a slot (lower_ring.c) */
+    if (w->ring_of[r]) /* a load its ring copies, or the trans() of a slot (lower/ring.c) */
         return 1;
     switch (in->op) {
     case TJ_OP_PARAM:
@@ -506,11 +506,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
 {
     if (w->src->level != TJ_LEVEL_TILE || !w->src->body || !w->src->grid)
         return lw_fail(w, "not a Tile IR kernel");
-    /* loads in loops go `stages - 1` iterations ahead (passes/prefetch.c) */
-    tj_kernel *piped = tj_kernel_clone(w->src);
-    if (!piped || tj_pass_prefetch(piped) || tj_pass_dce(piped))
-        return NULL;
-    const tj_kernel *k = w->src = piped;
+    const tj_kernel *k = w->src;
     if (!pick_warps(w, opt))
         return NULL;
     w->target = opt ? opt->target : TJ_LOWER_CUDA;
@@ -557,16 +553,3 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
     tj_ctx_swap_guard(k->ctx, old);
     return d;
 }
-
-static int lower_in_place(tj_kernel *k, tj_lower_target target)
-{
-    tj_kernel *d = tj_lower_simt(k, &(tj_lower_options){.target = target});
-    if (!d)
-        return 1;
-    *k = *d; /* both live in the context's arena */
-    return 0;
-}
-
-int tj_pass_lower_simt(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA); }
-
-int tj_pass_lower_simt_metal(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_METAL); }

@@ -12,7 +12,7 @@
  * happened). */
 #include <string.h>
 
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 enum { SMEM_ALIGN = 16 };
 

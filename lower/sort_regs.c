@@ -1,4 +1,4 @@
-/* sort in registers: the bitonic network of lower_sort.c, but each stage
+/* sort in registers: the bitonic network of lower/sort.c, but each stage
  * exchanges elements where they live. In a blocked layout without replicas
  * along the sorted axis, with a power-of-two line, the bits of an element's
  * position split into register bits (size_per_thread, repetitions), lane
@@ -6,7 +6,7 @@
  * thread (compare-exchange in place), lanes (shfl_xor) or warps (through
  * shared memory). Keys travel with their positions, which break ties, so
  * the result is the stable sort; stages are unrolled at compile time. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 typedef struct rsort {
     lw *w;

@@ -1,7 +1,7 @@
 /* Shape ops: arange (each register's coordinate), and broadcast, reshape
  * and permute as transfers: free when the layouts line up (the layout
  * assignment tries to make them so), else through shared memory. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts)
 {

@@ -1,30 +1,46 @@
-/* The pass registry and pipelines: tj_run_passes runs a comma-separated
- * list of passes by name, tj_optimize the default pipeline (`ir-opt`).
- * TJ_DUMP=after-all, or a comma-separated list of pass names, prints the
- * IR to stderr after each pass (or those). */
+/* The passes by name: tj_run_passes runs a comma-separated list of them,
+ * tj_optimize the optimization rounds (`ir-opt`, the pipeline's optimize
+ * steps). TJ_DUMP=after-all, or a comma-separated list of pass and step
+ * names, prints the IR to stderr after each pass (or those); TJ_VERIFY=1
+ * verifies after each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pass_util.h"
-#include "tilejit/lower.h"
+#include "passes/pass_util.h"
+#include "pipeline/pipeline_internal.h"
 
 typedef struct pass_entry {
     const char *name;
     tj_pass_fn fn;     /* the public entry point */
     tj_pass_impl impl; /* the same pass reporting whether it changed the IR,
                           or NULL (the pass then counts as changing it) */
+    int steps;         /* runs pipeline steps, which print and verify themselves */
 } pass_entry;
 
-/* A pass of another file registers with one line: {"name", tj_pass_name, NULL}. */
+/* The pipeline's steps from prefetch to the lowering, in place. */
+static int lower_in_place(tj_kernel *k, tj_lower_target target)
+{
+    tj_pipeline_options o = {.lower.target = target};
+    tj_kernel *simt = k;
+    if (tj_pipeline_run(&simt, TJ_STEP_PREFETCH, TJ_STEP_OPTIMIZE_SIMT, &o))
+        return 1;
+    *k = *simt; /* both live in the context's arena */
+    return 0;
+}
+
+static int lower_simt_cuda(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA); }
+static int lower_simt_metal(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_METAL); }
+
+/* A pass of another file registers with one line: {"name", tj_pass_name, NULL, 0}. */
 static const pass_entry pass_table[] = {
-    {"canonicalize", tj_pass_canonicalize, tj_canonicalize_run},
-    {"cse", tj_pass_cse, tj_cse_run},
-    {"dce", tj_pass_dce, tj_dce_run},
-    {"specialize", tj_pass_specialize, NULL},
-    {"prefetch", tj_pass_prefetch, NULL},
-    {"lower-simt", tj_pass_lower_simt, NULL},
-    {"lower-simt-metal", tj_pass_lower_simt_metal, NULL},
+    {"canonicalize", tj_pass_canonicalize, tj_canonicalize_run, 0},
+    {"cse", tj_pass_cse, tj_cse_run, 0},
+    {"dce", tj_pass_dce, tj_dce_run, 0},
+    {"specialize", tj_pass_specialize, NULL, 0},
+    {"prefetch", tj_pass_prefetch, NULL, 0},
+    {"lower-simt", lower_simt_cuda, NULL, 1},
+    {"lower-simt-metal", lower_simt_metal, NULL, 1},
 };
 enum { NPASSES = sizeof pass_table / sizeof pass_table[0] };
 
@@ -87,6 +103,23 @@ static void dump_if_wanted(const tj_kernel *k, const char *pass)
     tj_buf_free(&text);
 }
 
+static int verify_wanted(int verify)
+{
+    const char *env = getenv("TJ_VERIFY");
+    return verify || (env && *env && strcmp(env, "0"));
+}
+
+int tj_pipeline_after(tj_kernel *k, const char *name, int verify)
+{
+    dump_if_wanted(k, name);
+    if (verify_wanted(verify) && tj_verify(k)) {
+        tj_error(k->ctx, "internal error: the IR of kernel '%s' does not verify after pass '%s'",
+                 k->name, name);
+        return 1;
+    }
+    return 0;
+}
+
 static int run_one(tj_kernel *k, const pass_entry *p, int verify, int *changed)
 {
     *changed = 1;
@@ -94,13 +127,7 @@ static int run_one(tj_kernel *k, const pass_entry *p, int verify, int *changed)
         tj_error(k->ctx, "pass '%s' failed on kernel '%s'", p->name, k->name);
         return 1;
     }
-    dump_if_wanted(k, p->name);
-    if (verify && tj_verify(k)) {
-        tj_error(k->ctx, "internal error: the IR of kernel '%s' does not verify after pass '%s'",
-                 k->name, p->name);
-        return 1;
-    }
-    return 0;
+    return p->steps ? 0 : tj_pipeline_after(k, p->name, verify);
 }
 
 static void report_unknown(tj_kernel *k, const char *name, size_t len)

@@ -1,6 +1,6 @@
 /* Elementwise ops: the same op once per register, on operands read in the
  * result's layout. Scalars are one register held by every thread. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 static tj_ref elem_op(lw *w, const tj_inst *in, tj_dtype dt, const tj_ref *ops)
 {

@@ -1,7 +1,7 @@
 /* Where registers are: layouts interned per lowering, and the SIMT values
  * of a register's coordinates and owner test, hoisted to the prologue
  * (they depend only on the thread index). */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 const tj_layout *lw_intern(lw *w, const tj_layout *l)
 {

@@ -5,7 +5,7 @@
  * when facts and the specialize pass's VIEW flags prove it safe. Scatters
  * with repeated indices store only the last element in row-major order. */
 #include "passes/facts.h"
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 #include "passes/pass_util.h"
 
 enum { AX_INDEX, AX_EXTENT, AX_GATHER };
@@ -263,7 +263,7 @@ static int lower_load(lw *w, tj_ref r)
     return 1;
 }
 
-/* ---- load into shared memory: asynchronous copies (lower_ring.c) ---- */
+/* ---- load into shared memory: asynchronous copies (lower/ring.c) ---- */
 
 /* The bytes of one copy of load r, when it can go to shared memory as
  * cp_async copies: a view without gathers, no mask, out-of-range elements

@@ -7,7 +7,7 @@
  * 32 bits (exact: the result is cast back). */
 #include <math.h>
 
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 tj_dtype lw_acc_dtype(tj_dtype dt)
 {

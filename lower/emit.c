@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 typedef struct memo_ent {
     int kind;

@@ -6,7 +6,7 @@
  * exactly, since every float is a double. */
 #include <string.h>
 
-#include "interp/interp.h"
+#include "tilejit/ir.h"
 
 typedef struct half_format {
     int mbits; /* stored mantissa bits */

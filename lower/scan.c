@@ -7,7 +7,7 @@
  * and replicas along the axis come after every real element in scan order,
  * so they only spoil themselves; they are refreshed from their owners at
  * the end. Axis -1 scans the flattened tile. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 enum { MAX_TUPLE = 16 };
 

@@ -14,7 +14,7 @@
  *     and the body yields another layout (then that one)
  * A value whose producer and consumer disagree is converted by the lowering
  * (lw_regs_in): rematerialized when soft, else through shared memory. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 static int assign_block(lw *w, tj_block_id b);
 

@@ -1,11 +1,11 @@
 /* dot through the matrix atom: tiles and fragments through shared memory
- * (lower_mma.c has the plan and the product). Operands are stored as tiles
+ * (lower/mma.c has the plan and the product). Operands are stored as tiles
  * with padded rows; for Metal, where fragments are opaque, accumulators go in
  * through shared memory (mma_load {role = c}) and results come back out
  * (mma_store, then a read in the dot's layout), in rounds of rows when the
  * whole result would not fit; a loop that only accumulates through one dot
  * carries the fragments instead (lw_mma_carried). */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 #include "passes/pass_util.h"
 
 enum {

@@ -1,9 +1,9 @@
-/* dot with FMAs, where the matrix atom does not apply (lower_mma.c): both operands are staged
+/* dot with FMAs, where the matrix atom does not apply (lower/mma.c): both operands are staged
  * in shared memory, row-major, and every thread accumulates its own output
  * registers in a SIMT loop over k, loading each operand element it needs
  * once per k. Accumulation runs in the result's dtype (f16/bf16 and tf32
  * inputs in f32, i8 in i32), k in order, as the interpreter does. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 enum { MAX_UNROLL = 8, MAX_UNROLLED_FMAS = 512 };
 

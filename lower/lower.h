@@ -1,5 +1,5 @@
 /* The lowering Tile IR -> SIMT IR: state and helpers shared by the
- * passes/lower_*.c files (docs/simt.md).
+ * files of lower/ (docs/simt.md).
  *
  * Every Tile IR tile (or scalar) becomes, in each thread, one SIMT value
  * per register of its layout: lw_val.regs[r] holds the element that
@@ -10,8 +10,9 @@
 #ifndef TJ_PASSES_LOWER_SIMT_H
 #define TJ_PASSES_LOWER_SIMT_H
 
-#include "passes/layout.h"
+#include "lower/layout.h"
 #include "tilejit/lower.h"
+#include "tilejit/passes.h"
 
 /* Registers one tile may take per thread; larger tiles are refused. */
 enum { TJ_LOWER_MAX_REGS = 2048 };
@@ -20,7 +21,7 @@ typedef struct lw_val {
     const tj_layout *lay; /* tiles and scalars */
     tj_ref *regs;         /* lay->nregs SIMT values */
     tj_ref *frags;        /* instead of regs: a loop-carried dot accumulator as
-                             c fragments (lower_mma.c) */
+                             c fragments (lower/mma.c) */
     uint32_t nfrags;
     struct lw_val *elems; /* tuples */
     uint32_t nelems;
@@ -34,7 +35,7 @@ typedef struct lw_lay {
     uint32_t nelems;
 } lw_lay;
 
-typedef struct lw_memo lw_memo; /* hoisted-value cache (lower_emit.c) */
+typedef struct lw_memo lw_memo; /* hoisted-value cache (lower/emit.c) */
 
 /* A loop being lowered: where code that must run before it goes. */
 typedef struct lw_scope {
@@ -44,12 +45,12 @@ typedef struct lw_scope {
     tj_block_id outer;      /* the SIMT block holding dst_loop (last, while its body is lowered) */
     struct lw_scope *up;    /* the enclosing loop */
     tj_ref iv, lo, step;    /* SIMT values: the loop variable and its range */
-    int rings_ready;        /* this iteration's ring slots were awaited (lower_ring.c) */
+    int rings_ready;        /* this iteration's ring slots were awaited (lower/ring.c) */
     int copies_pending;     /* ... and the copies of the tile d ahead are yet to be issued */
 } lw_scope;
-typedef struct lw_ring lw_ring; /* lower_ring.c */
-typedef struct lw_conv lw_conv; /* converted-value cache (lower_convert.c) */
-typedef struct lw_xfer lw_xfer; /* transfer-map cache (lower_convert.c) */
+typedef struct lw_ring lw_ring; /* lower/ring.c */
+typedef struct lw_conv lw_conv; /* converted-value cache (lower/convert.c) */
+typedef struct lw_xfer lw_xfer; /* transfer-map cache (lower/convert.c) */
 
 typedef struct lw {
     tj_ctx *c;
@@ -63,7 +64,7 @@ typedef struct lw {
     uint32_t hoist_pos;    /* hoisted values are inserted at entry[hoist_pos] */
     int hoisting;          /* lw_emit hoists */
     lw_val *vals;          /* per Tile IR instruction */
-    lw_lay *lay;           /* per Tile IR instruction (lower_layout.c) */
+    lw_lay *lay;           /* per Tile IR instruction (lower/assign_layouts.c) */
     const tj_layout **interned;
     uint32_t ninterned, icap;
     lw_memo *memo;
@@ -71,7 +72,7 @@ typedef struct lw {
     lw_xfer *xfer;
     int64_t *div;          /* divisibility of Tile IR scalars (facts.h) */
     uint32_t smem_top, smem_bytes;
-    uint32_t smem_pinned;  /* bytes at the bottom held by the loops being lowered (lower_mma.c) */
+    uint32_t smem_pinned;  /* bytes at the bottom held by the loops being lowered (lower/mma.c) */
     int no_pins;           /* lw_mma_pin_loop pins nothing (the retry after an overflow) */
     int pinned_any, smem_overflow;
     uint32_t *dot_region;  /* per Tile IR dot: 1 + its pinned staging offset, 0: none */
@@ -81,8 +82,8 @@ typedef struct lw {
     int smem_dirty;        /* shared memory was read since the last barrier */
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
-    tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower_mma.c) */
-    lw_ring *rings;        /* cp_async rings feeding dots (lower_ring.c) */
+    tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower/mma.c) */
+    lw_ring *rings;        /* cp_async rings feeding dots (lower/ring.c) */
     uint32_t nrings;
     uint32_t *ring_of;     /* per Tile IR instruction: 1 + the ring standing for its value
                               (a load it copies, trans() of a slot), 0: none */
@@ -91,7 +92,7 @@ typedef struct lw {
     tj_loc loc;            /* the instruction being lowered */
 } lw;
 
-/* ---- lower_emit.c: SIMT instructions ---- */
+/* ---- lower/emit.c: SIMT instructions ---- */
 tj_type lw_sty(lw *w, tj_dtype dt);
 tj_dtype lw_dt(const lw *w, tj_ref v);
 tj_ref lw_emit(lw *w, tj_op op, tj_type t, const tj_ref *args, uint32_t n);
@@ -131,7 +132,7 @@ int lw_error(lw *w, const char *fmt, ...)
 #endif
     ;
 
-/* ---- lower_coord.c: where registers are ---- */
+/* ---- lower/coord.c: where registers are ---- */
 const tj_layout *lw_intern(lw *w, const tj_layout *l);
 const tj_layout *lw_canonical(lw *w, tj_type t);
 const tj_layout *lw_scalar_layout(lw *w);
@@ -156,7 +157,7 @@ tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t r, int d);
 /* sum(coord[d] * wts[d]) for register r (i32); hoisted. */
 tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t r, const int64_t *wts);
 
-/* ---- lower_convert.c: moving values between layouts ---- */
+/* ---- lower/convert.c: moving values between layouts ---- */
 tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l);
 /* tj_layout_transfer_map, remembered per (src, dst, weights): the check
  * visits every register of every thread, and lowering asks the same
@@ -168,7 +169,7 @@ tj_ref *lw_transfer(lw *w, const lw_val *v, const tj_layout *dst, const int64_t 
  * frame axis. */
 void lw_refresh_replicas(lw *w, const tj_layout *l, tj_ref *regs, int only_axis);
 
-/* ---- shared memory (lower_convert.c) ---- */
+/* ---- shared memory (lower/convert.c) ---- */
 void lw_smem_begin(lw *w);  /* an operation starts using shared memory */
 uint32_t lw_smem_alloc(lw *w, uint64_t bytes);
 void lw_smem_end(lw *w);
@@ -178,11 +179,11 @@ void lw_smem_store(lw *w, tj_ref addr, tj_ref v);
 tj_ref lw_smem_load(lw *w, tj_ref addr, tj_dtype dt);
 int lw_smem_size(tj_dtype dt);
 
-/* ---- lower_layout.c ---- */
+/* ---- lower/assign_layouts.c ---- */
 int lw_assign_layouts(lw *w);
 int lw_is_soft(const lw *w, tj_ref r);
 
-/* ---- lower_simt.c ---- */
+/* ---- lower/lower.c ---- */
 int lw_lower_block(lw *w, tj_block_id src_block, tj_ref *yield);
 lw_val *lw_val_of(lw *w, tj_ref r);
 const tj_type_info *lw_src_type(const lw *w, tj_ref r);
@@ -209,8 +210,8 @@ tj_ref lw_tensor_stride(lw *w, uint32_t param, int axis);
 int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, tj_ref *out, uint32_t nout);
 
 /* ---- one file per op family ---- */
-/* The registers of elementwise op r (lower_elementwise.c) or of arange /
- * broadcast r (lower_shape.c) computed in layout l. */
+/* The registers of elementwise op r (lower/elementwise.c) or of arange /
+ * broadcast r (lower/shape.c) computed in layout l. */
 tj_ref *lw_elem_regs(lw *w, tj_ref r, const tj_layout *l);
 tj_ref *lw_shape_regs(lw *w, tj_ref r, const tj_layout *l);
 /* For broadcast, reshape and permute r: the result's element at coord is
@@ -219,7 +220,7 @@ int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts);
 int lw_lower_elementwise(lw *w, tj_ref r);
 int lw_lower_shape(lw *w, tj_ref r);
 int lw_lower_memory(lw *w, tj_ref r);
-/* Load r as cp_async copies into shared memory (lower_memory.c): the bytes
+/* Load r as cp_async copies into shared memory (lower/memory.c): the bytes
  * of one copy, 0 when it cannot go that way; the copies into the buffer at
  * buf + shift (u32 bytes; TJ_NONE: 0) of rows ld elements apart. */
 int lw_async_copy_bytes(lw *w, tj_ref r);
@@ -229,7 +230,7 @@ int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
 int lw_lower_dot(lw *w, tj_ref r);
 
-/* lower_mma.c: dot through the matrix atom. A plan says how the atoms of
+/* lower/mma.c: dot through the matrix atom. A plan says how the atoms of
  * the product are spread over the warps. */
 typedef struct lw_mma {
     tj_dtype in;                /* input dtype (the accumulator is f32) */
@@ -239,7 +240,7 @@ typedef struct lw_mma {
     int64_t lda, ldb, ldc;      /* padded row strides in shared memory */
     int wm, wn;                 /* the warp grid over the atoms */
     int64_t tm, tn;             /* atoms per warp */
-    int regs;                   /* the result lives in registers (lower_mma_regs.c) */
+    int regs;                   /* the result lives in registers (lower/mma_regs.c) */
     int bt;                     /* b is trans(x): x is staged, b loaded from it (role bt) */
 } lw_mma;
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
@@ -255,7 +256,7 @@ typedef struct lw_atoms {
 lw_atoms lw_mma_locate(lw *w, const lw_mma *p);
 /* mma_load of a fragment; rows 8-15 at row `half` (0: the next 8 rows). */
 tj_ref lw_mma_load(lw *w, int role, tj_dtype in, tj_ref addr, int64_t ld, int64_t half);
-/* lower_mma_smem.c: a tile into a buffer of padded rows; fragments to and
+/* lower/mma_smem.c: a tile into a buffer of padded rows; fragments to and
  * from registers of layout l through shared memory. */
 void lw_mma_store_tile(lw *w, const tj_layout *l, const tj_ref *regs, uint32_t buf, int64_t ld);
 /* The index of register i's element in a row-major buffer whose rows (all
@@ -278,7 +279,7 @@ int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
  * accumulator operand and its yielded result), when that dot uses the
  * atom (*p its plan): the loop then carries the c fragments. */
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
-/* Before a loop: staging regions of its own for its dots (lower_mma.c,
+/* Before a loop: staging regions of its own for its dots (lower/mma.c,
  * "one barrier a product"), above w->smem_pinned, which it raises; the
  * caller restores it after the loop. */
 void lw_mma_pin_loop(lw *w, tj_ref loop);
@@ -286,7 +287,7 @@ void lw_mma_pin_loop(lw *w, tj_ref loop);
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
 
-/* lower_ring.c: loads that feed a dot from `stages - 1` iterations ahead
+/* lower/ring.c: loads that feed a dot from `stages - 1` iterations ahead
  * (passes/prefetch.c) copied by cp_async into a ring of shared memory. */
 void lw_ring_plan(lw *w);                      /* finds the rings of every loop */
 int lw_ring_slot(const lw *w, tj_ref loop, uint32_t k); /* carried value k is a ring slot */
@@ -300,24 +301,24 @@ int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot 
  * after the first fragment loads of the dot that awaited its slots. */
 void lw_ring_issue(lw *w);
 
-/* lower_mma_regs.c: results in the registers of the PTX fragment layout */
+/* lower/mma_regs.c: results in the registers of the PTX fragment layout */
 int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates);
 const tj_layout *lw_mma_result_layout(lw *w, const lw_mma *p);
 tj_ref *lw_mma_pack_c(lw *w, const lw_mma *p, const tj_ref *regs);
 tj_ref *lw_mma_unpack_c(lw *w, const lw_mma *p, const tj_layout *l, const tj_ref *c);
 tj_ref *lw_mma_a_from_registers(lw *w, const lw_mma *p, tj_ref a);
 
-/* sort (lower_sort.c): whether (ka, ia) comes before (kb, ib): by key (NaN
+/* sort (lower/sort.c): whether (ka, ia) comes before (kb, ib): by key (NaN
  * above everything, descending reverses), then by position; positions from
  * pad_from on (when not 0) are padding and come last. */
 tj_ref lw_sort_before(lw *w, int descending, int64_t pad_from, tj_ref ka, tj_ref ia, tj_ref kb, tj_ref ib);
-/* lower_sort_regs.c: sorts key[] (with positions pos[]) along `axis` in
+/* lower/sort_regs.c: sorts key[] (with positions pos[]) along `axis` in
  * registers, shuffles and shared memory when the layout allows; line[r]
  * is register r's line index times the line length. 0: not applicable. */
 int lw_sort_in_registers(lw *w, const tj_layout *l, int axis, int descending, tj_ref *key, tj_ref *pos,
                          const tj_ref *line);
 
-/* Combining two values for reductions and scans (lower_reduce.c). */
+/* Combining two values for reductions and scans (lower/reduce.c). */
 tj_ref lw_combine(lw *w, tj_op op, tj_ref a, tj_ref b);
 tj_dtype lw_acc_dtype(tj_dtype dt);
 

@@ -1,8 +1,8 @@
 /* Pieces of the text form shared by the printer, the parser and the verifier
  * (and any pass that wants to name an instruction in a diagnostic the way
  * tj_print_kernel numbers it). */
-#ifndef TJ_TEXT_INTERNAL_H
-#define TJ_TEXT_INTERNAL_H
+#ifndef TJ_IR_TEXT_H
+#define TJ_IR_TEXT_H
 
 #include "tilejit/ir.h"
 

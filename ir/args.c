@@ -5,7 +5,7 @@
  * tensor has memory. */
 #include <string.h>
 
-#include "interp/interp.h"
+#include "tilejit/args.h"
 
 /* In-bounds offsets stay below 2^60 bytes from the data pointer. */
 #define SPAN_LIMIT_BYTES ((int64_t)1 << 60)

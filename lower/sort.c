@@ -6,7 +6,7 @@
  * -0 equals +0, as in the interpreter. The network runs as SIMT loops over
  * its stages; in every stage each thread compare-exchanges a fixed number
  * of pairs (pairs past the end go to a scratch pair). */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 typedef struct sorter {
     lw *w;
@@ -152,7 +152,7 @@ static void set_results(lw *w, tj_ref r, const tj_layout *l, tj_ref *keys, tj_re
     v->elems[1] = (lw_val){.lay = l, .regs = vals};
 }
 
-/* The network in registers (lower_sort_regs.c) when the layout allows;
+/* The network in registers (lower/sort_regs.c) when the layout allows;
  * values then follow their positions through shared memory. */
 static int sort_registers(sorter *s, tj_ref r, int axis, const lw_val *kv, const tj_ref *vals, const int64_t *rowst)
 {

@@ -17,7 +17,7 @@
  *
  * A 16-bit a operand already in the c layout of the same warp rows (wn = 1,
  * as FlashAttention's P) is packed into a fragments from registers too. */
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 
 enum { LANES_ROWS = 8, LANES_COLS = 4, COLS_PER_LANE = 2 };
 

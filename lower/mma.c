@@ -8,12 +8,12 @@
  * fragments of its atom columns once per k step and multiplies every pair.
  *
  * For CUDA the result stays in the registers of the fragment layout
- * (lower_mma_regs.c); for Metal, where fragments are opaque, accumulators and
- * results go through shared memory (lower_mma_smem.c). Operands that do not
+ * (lower/mma_regs.c); for Metal, where fragments are opaque, accumulators and
+ * results go through shared memory (lower/mma_smem.c). Operands that do not
  * change in a loop are loaded as fragments once, before it. */
 #include <string.h>
 
-#include "passes/lower_simt.h"
+#include "lower/lower.h"
 #include "passes/pass_util.h"
 
 enum {
@@ -114,7 +114,7 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
 }
 
 /* Register results: atom i of warp row wi starts at row 8 wi + 16 wm i,
- * atom j of warp column wj at column 8 wj + 8 wn j (lower_mma_regs.c). */
+ * atom j of warp column wj at column 8 wj + 8 wn j (lower/mma_regs.c). */
 static lw_atoms locate_interleaved(lw *w, const lw_mma *p)
 {
     int was = w->hoisting;
@@ -182,7 +182,7 @@ typedef struct operand {
     uint32_t buf;
     tj_ref *pre;
     tj_ref shift; /* added to buf at run time (u32 bytes; TJ_NONE: 0) */
-    int ring;     /* buf + shift is a slot of a copy ring (lower_ring.c) */
+    int ring;     /* buf + shift is a slot of a copy ring (lower/ring.c) */
 } operand;
 
 /* Fragment i (atom row of a, atom column of b) of k step k0 from o's buffer. */
