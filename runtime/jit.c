@@ -93,6 +93,8 @@ void tj_fn_release(tj_fn *f)
         fn_release(f);
 }
 
+void tj_fn_retain(tj_fn *f) { fn_retain(f); }
+
 tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
 {
     tj_jit *j = calloc(1, sizeof *j);
@@ -366,20 +368,24 @@ static void args_text(const tj_kernel *k, const tj_arg *args, uint32_t nargs, ch
 #undef PUT
 }
 
-static void report(tj_jit *j, const tj_fn *f, const tj_compile_request *req, tj_event_kind kind, tj_build_source from,
-                   double ms)
+void tj_jit_emit_event(tj_jit *j, const tj_event *e)
 {
     pthread_mutex_lock(&j->lock);
     tj_event_handler h = j->on_event;
     void *ud = j->on_event_ud;
     pthread_mutex_unlock(&j->lock);
-    if (!h)
-        return;
+    if (h)
+        h(ud, e);
+}
+
+static void report(tj_jit *j, const tj_fn *f, const tj_compile_request *req, tj_event_kind kind, tj_build_source from,
+                   double ms)
+{
     char signature[512], config[256];
     args_text(f->tile, req->args, req->nargs, signature, sizeof signature);
     tj_tune_config_text(f->tile->config, f->tile->nconfig, config, sizeof config);
     tj_event e = {kind, f->tile->name, signature, config, req->reason ? req->reason : "tj_jit_compile", from, ms};
-    h(ud, &e);
+    tj_jit_emit_event(j, &e);
 }
 
 /* Everything after the front end for a new kernel key: the where clauses

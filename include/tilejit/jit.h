@@ -97,6 +97,8 @@ typedef struct tj_event {
  * NULL: none (the default). */
 typedef void (*tj_event_handler)(void *ud, const tj_event *e);
 void tj_jit_set_event_handler(tj_jit *j, tj_event_handler handler, void *ud);
+/* Hands e to the handler (for tj_dispatch's tunings). */
+void tj_jit_emit_event(tj_jit *j, const tj_event *e);
 
 /* ---- the cache (tilejit/cache.h) and the tuner (tilejit/autotune.h) ----
  *
@@ -109,6 +111,7 @@ void tj_jit_set_event_handler(tj_jit *j, tj_event_handler handler, void *ud);
 /* Gives up the caller's hold on f (optional: without it f lives until
  * tj_jit_close). f may stay in the memory cache, and be returned again. */
 void tj_fn_release(tj_fn *f);
+void tj_fn_retain(tj_fn *f); /* another hold, for tj_fn_release */
 
 /* How tile parameters that a request leaves unbound are chosen
  * (default TJ_TUNE_STORED: a stored tuning winner, never timing). With

@@ -1,0 +1,235 @@
+/* tj_dispatch_tune: times a signature's configurations (CUDA: the tuner
+ * of tilejit/autotune.h; the cpu: the reference interpreter) and keeps the
+ * fastest in the signature's entry. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/dispatch_internal.h"
+
+typedef void (*progress_fn)(void *, uint32_t, uint32_t, const tj_tune_result *);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static tj_tune_request tune_request(const tj_dispatch *d, const tj_arg *args, uint32_t nargs, progress_fn progress,
+                                    void *ud)
+{
+    const tj_compile_request *r = &d->req;
+    return (tj_tune_request){
+        .file = r->file, .source = r->source, .len = r->len, .kernel = r->kernel, .params = r->params,
+        .nparams = r->nparams, .args = args, .nargs = nargs, .mode = TJ_TUNE_MISSING,
+        .progress = progress, .progress_ud = ud,
+    };
+}
+
+/* ---- CUDA: random data in device memory, outcomes in the disk cache ---------------------- */
+
+static int tune_cuda(tj_dispatch *d, const tj_arg *args, uint32_t nargs, progress_fn progress, void *ud,
+                     tj_tune_report *out, tj_rt_error *err)
+{
+    tj_arg *random = malloc(sizeof *random * (nargs + 1));
+    if (!random) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return 1;
+    }
+    for (uint32_t i = 0; i < nargs; i++) {
+        random[i] = args[i];
+        random[i].tensor.data = NULL; /* the device fills it: ours may be device memory */
+    }
+    tj_tune_request tr = tune_request(d, random, nargs, progress, ud);
+    tj_tune_device *dev = tj_tune_device_cuda(tj_jit_cuda(d->jit), d->req.arch, random, nargs, err);
+    int rc = !dev || tj_tune(dev, tj_jit_disk_cache(d->jit), &tr, out, err);
+    tj_tune_device_free(dev);
+    free(random);
+    return rc;
+}
+
+/* ---- the cpu: the interpreter, on copies ------------------------------------------------- */
+
+/* A copy of each tensor's span (zeros where data is NULL), so that timing
+ * runs never write the caller's memory; *bufs gets what to free. */
+static int copy_tensors(const tj_arg *args, uint32_t nargs, tj_arg *copy, void **bufs)
+{
+    for (uint32_t i = 0; i < nargs; i++) {
+        const tj_tensor *t = &args[i].tensor;
+        copy[i] = args[i];
+        bufs[i] = NULL;
+        if (!args[i].is_tensor || t->rank < 0 || t->rank > TJ_MAX_RANK)
+            continue;
+        int64_t lo = 0, hi = 0, empty = 0;
+        for (int k = 0; k < t->rank; k++) {
+            empty |= t->shape[k] <= 0;
+            int64_t reach = (t->shape[k] - 1) * t->strides[k];
+            lo += reach < 0 ? reach : 0;
+            hi += reach > 0 ? reach : 0;
+        }
+        size_t elem = (size_t)tj_dtype_size(t->dtype), bytes = empty ? 0 : (size_t)(hi - lo + 1) * elem;
+        if (!(bufs[i] = calloc(1, bytes ? bytes : 1)))
+            return 1;
+        if (t->data && bytes)
+            memcpy(bufs[i], (const char *)t->data + lo * (int64_t)elem, bytes);
+        copy[i].tensor.data = (char *)bufs[i] - lo * (int64_t)elem;
+    }
+    return 0;
+}
+
+static int by_seconds(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of three runs after a warm-up. */
+static int time_fn(tj_fn *f, const tj_arg *args, uint32_t nargs, double *seconds, tj_rt_error *err)
+{
+    double runs[3];
+    if (tj_fn_launch(f, args, nargs, NULL, err))
+        return 1;
+    for (int i = 0; i < 3; i++) {
+        double t0 = now_s();
+        if (tj_fn_launch(f, args, nargs, NULL, err))
+            return 1;
+        runs[i] = now_s() - t0;
+    }
+    qsort(runs, 3, sizeof *runs, by_seconds);
+    *seconds = runs[1];
+    return 0;
+}
+
+static void time_config(tj_dispatch *d, const tj_arg *args, uint32_t nargs, tj_tune_result *r, tj_tune_report *out)
+{
+    char config[256], reason[300];
+    tj_tune_config_text(r->config, r->nconfig, config, sizeof config);
+    snprintf(reason, sizeof reason, "tuning: configuration %s", config);
+    tj_compile_request req = d->req;
+    req.params = r->config;
+    req.nparams = r->nconfig;
+    req.args = args;
+    req.nargs = nargs;
+    req.reason = reason;
+    tj_rt_error err = {{0}};
+    tj_fn *f = tj_jit_compile(d->jit, &req, &err);
+    out->built++;
+    if (!f || time_fn(f, args, nargs, &r->seconds, &err)) {
+        r->status = TJ_TUNE_FAILED;
+        snprintf(r->note, sizeof r->note, "%.*s", (int)sizeof r->note - 1, err.msg);
+    } else {
+        r->status = TJ_TUNE_OK;
+        out->timed++;
+    }
+    tj_fn_release(f);
+}
+
+static int tune_cpu(tj_dispatch *d, const tj_arg *args, uint32_t nargs, progress_fn progress, void *ud,
+                    tj_tune_report *out, tj_rt_error *err)
+{
+    tj_tune_request tr = tune_request(d, args, nargs, NULL, NULL);
+    if (tj_tune(NULL, NULL, &tr, out, err)) /* enumerated and pruned, nothing timed */
+        return 1;
+    tj_arg *copy = malloc(sizeof *copy * (nargs + 1));
+    void **bufs = calloc(nargs + 1, sizeof *bufs);
+    int rc = !copy || !bufs || copy_tensors(args, nargs, copy, bufs);
+    for (uint32_t i = 0; !rc && i < out->nresults; i++) {
+        tj_tune_result *r = &out->results[i];
+        if (r->status == TJ_TUNE_UNTIMED)
+            time_config(d, copy, nargs, r, out);
+        if (r->status == TJ_TUNE_OK && (out->best < 0 || out->results[out->best].status != TJ_TUNE_OK ||
+                                        r->seconds < out->results[out->best].seconds))
+            out->best = (int)i;
+        if (progress)
+            progress(ud, i + 1, out->nresults, r);
+    }
+    for (uint32_t i = 0; bufs && i < nargs; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(copy);
+    if (rc)
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+    else if ((rc = out->results[out->best].status != TJ_TUNE_OK))
+        snprintf(err->msg, sizeof err->msg, "no configuration of kernel '%s' ran: %s", d->req.kernel,
+                 out->results[out->best].note);
+    return rc;
+}
+
+/* ---- keeping the winner ------------------------------------------------------------------ */
+
+/* A malloc'ed copy of a configuration, its names in the same block. */
+static tj_binding *copy_config(const tj_binding *config, uint32_t n)
+{
+    size_t size = sizeof *config * (n + 1);
+    for (uint32_t i = 0; i < n; i++)
+        size += strlen(config[i].name) + 1;
+    tj_binding *copy = malloc(size);
+    char *names = (char *)(copy + n + 1);
+    for (uint32_t i = 0; copy && i < n; i++) {
+        size_t len = strlen(config[i].name) + 1;
+        copy[i] = (tj_binding){memcpy(names, config[i].name, len), config[i].value};
+        names += len;
+    }
+    return copy;
+}
+
+/* The winner becomes the entry's configuration; its functions retire
+ * (held: the memo or another thread may still point at one). */
+static int keep_winner(tj_dispatch *d, dispatch_entry *e, const tj_tune_result *best)
+{
+    tj_binding *config = copy_config(best->config, best->nconfig);
+    if (!config)
+        return 1;
+    for (uint32_t i = 0; i < e->nfns; i++) {
+        if (d->nretired == d->retired_cap) {
+            uint32_t cap = d->retired_cap ? 2 * d->retired_cap : 8;
+            tj_fn **grown = realloc(d->retired, sizeof *grown * cap);
+            if (!grown) {
+                free(config);
+                return 1;
+            }
+            d->retired = grown;
+            d->retired_cap = cap;
+        }
+        d->retired[d->nretired++] = e->fns[i];
+    }
+    e->nfns = 0;
+    free(e->tuned);
+    e->tuned = config;
+    e->ntuned = best->nconfig;
+    d->memo_fn = NULL;
+    return 0;
+}
+
+static void report_tuning(tj_dispatch *d, const tj_arg *args, uint32_t nargs, const tj_tune_result *best,
+                          double seconds)
+{
+    char signature[512], config[256];
+    tj_dispatch_signature_text(d, args, nargs, signature, sizeof signature);
+    tj_tune_config_text(best->config, best->nconfig, config, sizeof config);
+    tj_event e = {TJ_EVENT_TUNE, d->req.kernel, signature, config, "tj_dispatch_tune", TJ_BUILT, 1e3 * seconds};
+    tj_jit_emit_event(d->jit, &e);
+}
+
+int tj_dispatch_tune_entry(tj_dispatch *d, dispatch_entry *e, const tj_arg *args, uint32_t nargs,
+                           progress_fn progress, void *ud, tj_tune_report *out, tj_rt_error *err)
+{
+    tj_rt_error ignored;
+    err = err ? err : &ignored;
+    double t0 = now_s();
+    int rc = tj_jit_device(d->jit) == TJ_DEVICE_CUDA ? tune_cuda(d, args, nargs, progress, ud, out, err)
+                                                       : tune_cpu(d, args, nargs, progress, ud, out, err);
+    if (rc)
+        return 1;
+    out->wall_seconds = now_s() - t0;
+    const tj_tune_result *best = &out->results[out->best];
+    report_tuning(d, args, nargs, best, out->wall_seconds);
+    if (keep_winner(d, e, best)) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return 1;
+    }
+    return 0;
+}
