@@ -91,6 +91,8 @@ static int parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+/* TILEJIT_CACHE_MAX=0 is a cap of 0, as tj_cache_evict(c, 0) reads it:
+ * nothing is kept on disk. */
 static uint64_t max_bytes_setting(tj_cache *c, uint64_t given)
 {
     const char *env = getenv("TILEJIT_CACHE_MAX");
@@ -152,7 +154,15 @@ static int make_dirs(char *path)
     return -1;
 }
 
-static void setup_dir(tj_cache *c, char *root)
+/* A query (no_create) leaves a missing directory missing: the cache is then
+ * empty, neither readable nor writable, and says nothing. */
+static int missing_for_query(const char *dir, int no_create)
+{
+    struct stat st;
+    return no_create && stat(dir, &st) != 0 && errno == ENOENT;
+}
+
+static void setup_dir(tj_cache *c, char *root, int no_create)
 {
     size_t n = strlen(root) + sizeof "/v1";
     if (n > TJ_CACHE_DIR_MAX) {
@@ -163,6 +173,10 @@ static void setup_dir(tj_cache *c, char *root)
     if (!dir)
         return;
     snprintf(dir, n, "%s/v1", root);
+    if (missing_for_query(dir, no_create)) {
+        c->dir = dir;
+        return;
+    }
     if (make_dirs(dir) != 0) {
         tj_cache_warn(c, "tilejit cache: cannot use directory %s: %s; caching in memory only", root, strerror(errno));
         free(dir);
@@ -186,7 +200,7 @@ tj_cache *tj_cache_open(const tj_cache_options *opt)
     c->max_bytes = max_bytes_setting(c, opt ? opt->max_bytes : 0);
     char *root = root_setting(c, opt ? opt->dir : NULL);
     if (root)
-        setup_dir(c, root);
+        setup_dir(c, root, opt && opt->no_create);
     free(root);
     return c;
 }
@@ -281,12 +295,20 @@ static int open_temp(tj_cache *c, const char *path, char *tmp)
     return -1;
 }
 
-static int write_entry(tj_cache *c, const char *path, const void *img, size_t size)
+/* What a failed store means for the cache. */
+typedef enum store_failure {
+    STORE_OK,
+    STORE_SKIPPED,   /* this entry only: its path is taken (a directory), or
+                      * its temporary file vanished (a concurrent clear) */
+    STORE_DIR_FAILS, /* the directory takes no files (read-only, full) */
+} store_failure;
+
+static store_failure write_entry(tj_cache *c, const char *path, const void *img, size_t size)
 {
     char tmp[TJ_CACHE_PATH_MAX];
     int fd = open_temp(c, path, tmp);
     if (fd < 0)
-        return -1;
+        return STORE_DIR_FAILS;
     int rc = write_all(fd, img, size);
     if (rc == 0)
         mark_used(fd);
@@ -295,39 +317,44 @@ static int write_entry(tj_cache *c, const char *path, const void *img, size_t si
         rc = -1;
         saved = errno;
     }
+    store_failure result = rc ? STORE_DIR_FAILS : STORE_OK;
     if (rc == 0 && rename(tmp, path) != 0) {
-        rc = -1;
+        result = STORE_SKIPPED;
         saved = errno;
     }
-    if (rc != 0)
+    if (result != STORE_OK)
         unlink(tmp);
     errno = saved;
-    return rc;
+    return result;
 }
 
 int tj_cache_store(tj_cache *c, const tj_cache_entry *e)
 {
     if (!tj_cache_writable(c))
         return 1;
+    if (!c->max_bytes) { /* a cap of 0 keeps nothing */
+        tj_cache_evict(c, 0);
+        return 1;
+    }
     size_t size;
     void *img = tj_cache_entry_encode(e, &size);
     if (!img)
         return 1;
     char path[TJ_CACHE_PATH_MAX];
     tj_cache_entry_path(c, &e->key, path);
-    int rc = write_entry(c, path, img, size);
+    store_failure rc = write_entry(c, path, img, size);
     int err = errno;
     free(img);
-    if (rc != 0) {
+    if (rc == STORE_DIR_FAILS) {
         pthread_mutex_lock(&c->lock);
         c->writable = 0;
         pthread_mutex_unlock(&c->lock);
         tj_cache_warn(c, "tilejit cache: cannot write to %s: %s; caching in memory only", c->dir, strerror(err));
-        return 1;
     }
+    if (rc != STORE_OK)
+        return 1;
     count(c, &c->stores);
-    if (c->max_bytes)
-        tj_cache_evict(c, c->max_bytes);
+    tj_cache_evict(c, c->max_bytes);
     return 0;
 }
 
@@ -355,43 +382,70 @@ int tj_cache_read_file(int fd, uint64_t size, void **out)
     return 0;
 }
 
+int tj_cache_open_regular(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+        return fd;
+    close(fd);
+    errno = EINVAL;
+    return -1;
+}
+
+int tj_cache_remove_odd(const char *path, const struct stat *st)
+{
+    return (S_ISDIR(st->st_mode) ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
 /* Removes the file at path if it is still the one that was read (a
  * writer may have renamed a good entry over it meanwhile). */
 static void drop_if_same(tj_cache *c, const char *path, const struct stat *read_st)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && st.st_ino == read_st->st_ino && st.st_dev == read_st->st_dev)
-        unlink(path);
+    if (lstat(path, &st) == 0 && st.st_ino == read_st->st_ino && st.st_dev == read_st->st_dev)
+        tj_cache_remove_odd(path, &st);
     count(c, &c->dropped);
 }
 
-int tj_cache_load(tj_cache *c, tj_cache_kind kind, const tj_cache_key *k, tj_cache_entry *out)
+/* The entry image at path (malloc'ed) when it is a valid one of that kind
+ * and key; NULL otherwise, after removing what is there when it is damaged
+ * or not a regular file. */
+static void *read_valid(tj_cache *c, const char *path, tj_cache_kind kind, const tj_cache_key *k,
+                        tj_cache_entry *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!tj_cache_readable(c)) {
-        count(c, &c->misses);
-        return 1;
-    }
-    char path[TJ_CACHE_PATH_MAX];
-    tj_cache_entry_path(c, k, path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     void *img = NULL;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
-        count(c, &c->misses);
-        return 1;
+    int fd = tj_cache_open_regular(path, &st);
+    if (fd < 0) {
+        if (errno == EINVAL) /* a FIFO, a directory, ...: not an entry */
+            drop_if_same(c, path, &st);
+        return NULL;
     }
     int bad = tj_cache_read_file(fd, (uint64_t)st.st_size, &img) != 0 ||
               tj_cache_entry_decode(img, (size_t)st.st_size, kind, k, out) != NULL;
     if (!bad)
         mark_used(fd);
     close(fd);
-    if (bad) {
-        free(img);
+    if (!bad)
+        return img;
+    free(img);
+    drop_if_same(c, path, &st);
+    return NULL;
+}
+
+int tj_cache_load(tj_cache *c, tj_cache_kind kind, const tj_cache_key *k, tj_cache_entry *out)
+{
+    memset(out, 0, sizeof *out);
+    char path[TJ_CACHE_PATH_MAX];
+    void *img = NULL;
+    if (tj_cache_readable(c)) {
+        tj_cache_entry_path(c, k, path);
+        img = read_valid(c, path, kind, k, out);
+    }
+    if (!img) {
         memset(out, 0, sizeof *out);
-        drop_if_same(c, path, &st);
         count(c, &c->misses);
         return 1;
     }

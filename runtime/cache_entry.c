@@ -13,6 +13,7 @@
  *
  * The lengths must add up to the file's size exactly (a truncated or
  * extended file is rejected before the checksum is computed). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,18 +42,33 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-/* A text section carries its NUL; an empty one is empty. */
-static size_t text_section(size_t len, int present) { return present ? len + 1 : 0; }
+/* A text section carries its NUL; an empty one is empty. SIZE_MAX bytes
+ * (no room for the NUL) is refused by entry_size. */
+static size_t text_section(size_t len, int present)
+{
+    return !present ? 0 : len < SIZE_MAX ? len + 1 : SIZE_MAX;
+}
+
+/* Header, sections and checksum, or 0 when that overflows or exceeds what
+ * a load would read (TJ_CACHE_ENTRY_MAX): such an entry is never written. */
+static size_t entry_size(size_t meta, size_t ptx, size_t bin)
+{
+    uint64_t max = TJ_CACHE_ENTRY_MAX - HEADER_BYTES - CHECKSUM_BYTES;
+    if (meta > max || ptx > max - meta || bin > max - meta - ptx)
+        return 0;
+    return HEADER_BYTES + meta + ptx + bin + CHECKSUM_BYTES;
+}
 
 void *tj_cache_entry_encode(const tj_cache_entry *e, size_t *size)
 {
     size_t meta = text_section(e->meta_len, e->meta != NULL);
     size_t ptx = text_section(e->ptx_len, e->ptx != NULL && e->ptx_len > 0);
     size_t bin = e->bin ? e->bin_len : 0;
-    size_t total = HEADER_BYTES + meta + ptx + bin + CHECKSUM_BYTES;
-    unsigned char *img = calloc(1, total), *p = img + HEADER_BYTES;
+    size_t total = entry_size(meta, ptx, bin);
+    unsigned char *img = total ? calloc(1, total) : NULL;
     if (!img)
         return NULL;
+    unsigned char *p = img + HEADER_BYTES;
     memcpy(img, magic, sizeof magic);
     put_u32(img + 8, FORMAT);
     put_u32(img + 12, (uint32_t)e->kind);
@@ -132,23 +148,30 @@ const char *tj_cache_entry_decode(const void *image, size_t size, tj_cache_kind 
     return NULL;
 }
 
-int tj_cache_meta_get(const char *meta, const char *name, char *buf, size_t n)
+const char *tj_cache_meta_find(const char *meta, const char *name, size_t *len)
 {
     size_t nlen = strlen(name);
     for (const char *line = meta; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t llen = end ? (size_t)(end - line) : strlen(line);
         if (llen > nlen && !memcmp(line, name, nlen) && line[nlen] == ' ') {
-            size_t vlen = llen - nlen - 1;
-            if (vlen >= n)
-                return -1;
-            memcpy(buf, line + nlen + 1, vlen);
-            buf[vlen] = 0;
-            return 0;
+            *len = llen - nlen - 1;
+            return line + nlen + 1;
         }
         line = end ? end + 1 : NULL;
     }
-    return -1;
+    return NULL;
+}
+
+int tj_cache_meta_get(const char *meta, const char *name, char *buf, size_t n)
+{
+    size_t vlen;
+    const char *v = tj_cache_meta_find(meta, name, &vlen);
+    if (!v || vlen >= n)
+        return -1;
+    memcpy(buf, v, vlen);
+    buf[vlen] = 0;
+    return 0;
 }
 
 void tj_cache_entry_free(tj_cache_entry *e)

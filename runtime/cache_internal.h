@@ -3,6 +3,7 @@
 #define TJ_CACHE_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "tilejit/cache.h"
 
@@ -10,7 +11,7 @@ struct tj_cache {
     pthread_mutex_t lock; /* guards everything below but `dir` */
     char *dir;            /* $ROOT/v1; NULL: memory only */
     int readable, writable;
-    uint64_t max_bytes;
+    uint64_t max_bytes;   /* 0: nothing is kept (stores are evicted at once) */
     char *warning;        /* the first warning; later ones are dropped */
     int delivered;        /* the handler has seen it */
     tj_cache_warn_fn warn_fn;
@@ -30,7 +31,8 @@ enum { TJ_CACHE_PATH_MAX = 4096, TJ_CACHE_DIR_MAX = 3900 };
 /* ---- cache_entry.c: the file format ---- */
 
 /* Serializes e: header, metadata, PTX, binary, checksum. malloc'ed; NULL
- * when out of memory. */
+ * when out of memory, or when the sizes overflow or the entry would be over
+ * TJ_CACHE_ENTRY_MAX (no load would read it). */
 void *tj_cache_entry_encode(const tj_cache_entry *e, size_t *size);
 /* Checks an image read from a file and points out's sections into it
  * (out->storage stays NULL). kind 0 and key NULL accept any. NULL when
@@ -51,5 +53,12 @@ void tj_cache_warn(tj_cache *c, const char *fmt, ...)
 /* Reads a whole file (at most TJ_CACHE_ENTRY_MAX bytes) into a malloc'ed
  * buffer; 0 on success. */
 int tj_cache_read_file(int fd, uint64_t size, void **out);
+/* Opens PATH for reading only when it is a regular file, without blocking
+ * (a FIFO at an entry's path must not hang the cache): the descriptor and
+ * *st, or -1 (errno EINVAL for a file of another kind: *st says which). */
+int tj_cache_open_regular(const char *path, struct stat *st);
+/* Removes whatever is at PATH that is not an entry (a FIFO, a socket, an
+ * empty directory); 0 when it is gone. */
+int tj_cache_remove_odd(const char *path, const struct stat *st);
 
 #endif

@@ -216,17 +216,24 @@ static int meta_uint(const char *meta, const char *name, uint32_t max, uint32_t 
     return 0;
 }
 
+/* Line NAME of the metadata is exactly `want` (of any length). */
+static int meta_is(const char *meta, const char *name, const char *want, size_t want_len)
+{
+    size_t len;
+    const char *v = tj_cache_meta_find(meta, name, &len);
+    return v && len == want_len && !memcmp(v, want, len);
+}
+
 /* The entry describes a kernel with spec's name and parameters. */
 static int meta_fits(const tj_cache_entry *e, const tj_kernel *spec, tj_jit_binary *out)
 {
-    char name[256], abi[2048];
-    tj_buf want = {0};
-    abi_text(spec, &want);
-    int ok = tj_cache_meta_get(e->meta, "kernel", name, sizeof name) == 0 && !strcmp(name, spec->name) &&
-             tj_cache_meta_get(e->meta, "abi", abi, sizeof abi) == 0 && !strcmp(abi, want.data ? want.data : "") &&
+    tj_buf abi = {0};
+    abi_text(spec, &abi);
+    int ok = meta_is(e->meta, "kernel", spec->name, strlen(spec->name)) &&
+             meta_is(e->meta, "abi", abi.data ? abi.data : "", abi.len) &&
              meta_uint(e->meta, "threads", MAX_THREADS, &out->nthreads) == 0 && out->nthreads > 0 &&
              meta_uint(e->meta, "smem", MAX_SMEM, &out->smem_bytes) == 0 && e->ptx_len > 0;
-    tj_buf_free(&want);
+    tj_buf_free(&abi);
     return ok;
 }
 

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +15,19 @@
 
 #include "runtime/cache_internal.h"
 
-enum { STALE_TEMP_SECONDS = 3600 };
+/* A temporary file is another process's work in progress unless it has
+ * not changed for a minute and its process is gone from this machine, or
+ * has not changed for an hour (its pid may be reused, or be another
+ * machine's on a shared directory). */
+enum { STALE_TEMP_SECONDS = 60, ABANDONED_TEMP_SECONDS = 3600 };
 
 typedef struct scan_file {
-    char name[TJ_CACHE_KEY_HEX + 16];
+    char name[TJ_CACHE_KEY_HEX + 48];
     uint64_t bytes;
     struct timespec used;
     int temp;
+    int odd; /* not a regular file (a FIFO, a directory): never an entry */
+    mode_t mode;
 } scan_file;
 
 typedef struct scan {
@@ -51,7 +58,7 @@ static int add_file(scan *s, const char *dir, const char *name, int temp)
     if (strlen(name) >= sizeof s->files[0].name)
         return 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    if (lstat(path, &st) != 0)
         return 0;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
@@ -66,15 +73,19 @@ static int add_file(scan *s, const char *dir, const char *name, int temp)
     f->bytes = (uint64_t)st.st_size;
     f->used = st.st_mtim;
     f->temp = temp;
+    f->odd = !S_ISREG(st.st_mode);
+    f->mode = st.st_mode;
     return 0;
 }
 
+/* The files named like entries and temporary files; a directory that is
+ * missing (a query did not create it, or someone removed it) is empty. */
 static int scan_dir(const char *dir, scan *s)
 {
     memset(s, 0, sizeof *s);
     DIR *d = opendir(dir);
     if (!d)
-        return -1;
+        return errno == ENOENT ? 0 : -1;
     struct dirent *de;
     int temp, rc = 0;
     while (rc == 0 && (de = readdir(d)))
@@ -102,18 +113,29 @@ static void sort_by_last_use(scan *s)
         qsort(s->files, s->n, sizeof *s->files, by_last_use);
 }
 
-static int remove_file(const char *dir, const char *name)
+static int remove_file(const char *dir, const scan_file *f)
 {
     char path[TJ_CACHE_PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+    struct stat st = {.st_mode = f->mode};
+    snprintf(path, sizeof path, "%s/%s", dir, f->name);
+    return tj_cache_remove_odd(path, &st);
 }
 
 /* ---- eviction and clearing ------------------------------------------------------------- */
 
+/* HEX.tjc.tmp.PID.N: is PID a live process here? (EPERM: alive, not ours.) */
+static int writer_alive(const char *name)
+{
+    const char *p = name + 2 * TJ_CACHE_KEY_BYTES + strlen(TJ_CACHE_TMP_MARK);
+    char *end;
+    long pid = strtol(p, &end, 10);
+    return pid > 0 && *end == '.' && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 static int stale_temp(const scan_file *f)
 {
-    return f->temp && time(NULL) - f->used.tv_sec > STALE_TEMP_SECONDS;
+    time_t age = time(NULL) - f->used.tv_sec;
+    return f->temp && (age > ABANDONED_TEMP_SECONDS || (age > STALE_TEMP_SECONDS && !writer_alive(f->name)));
 }
 
 uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes)
@@ -124,13 +146,13 @@ uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes)
     uint64_t total = 0, removed = 0;
     for (size_t i = 0; i < s.n; i++) {
         if (stale_temp(&s.files[i]))
-            remove_file(c->dir, s.files[i].name);
-        else if (!s.files[i].temp)
+            remove_file(c->dir, &s.files[i]);
+        else if (!s.files[i].temp && !s.files[i].odd)
             total += s.files[i].bytes;
     }
     sort_by_last_use(&s);
     for (size_t i = 0; i < s.n && total > max_bytes; i++) {
-        if (s.files[i].temp || remove_file(c->dir, s.files[i].name))
+        if (s.files[i].temp || s.files[i].odd || remove_file(c->dir, &s.files[i]))
             continue;
         total -= s.files[i].bytes;
         removed++;
@@ -152,9 +174,12 @@ int tj_cache_clear(tj_cache *c, uint64_t *removed)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < s.n; i++) {
-        if (remove_file(c->dir, s.files[i].name))
+        const scan_file *f = &s.files[i];
+        if (f->temp && !stale_temp(f))
+            continue; /* another process is writing it */
+        if (remove_file(c->dir, f))
             rc = -1;
-        else if (!s.files[i].temp)
+        else if (!f->temp)
             (*removed)++;
     }
     free(s.files);
@@ -168,13 +193,14 @@ static int read_entry(const char *dir, const scan_file *f, tj_cache_entry *e)
 {
     char path[TJ_CACHE_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, f->name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = tj_cache_open_regular(path, &st);
     void *img = NULL;
     if (fd < 0)
         return -1;
-    int rc = tj_cache_read_file(fd, f->bytes, &img);
+    int rc = tj_cache_read_file(fd, (uint64_t)st.st_size, &img);
     close(fd);
-    if (rc == 0 && tj_cache_entry_decode(img, (size_t)f->bytes, 0, NULL, e) == NULL) {
+    if (rc == 0 && tj_cache_entry_decode(img, (size_t)st.st_size, 0, NULL, e) == NULL) {
         e->storage = img;
         return 0;
     }
@@ -216,7 +242,7 @@ static void describe(const tj_cache_entry *e, tj_cache_item *it)
 int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), void *ud)
 {
     scan s;
-    if (!tj_cache_readable(c) || scan_dir(c->dir, &s))
+    if (!c->dir || scan_dir(c->dir, &s))
         return -1;
     sort_by_last_use(&s);
     int n = 0;
@@ -251,7 +277,8 @@ static int peek_kind(const char *dir, const scan_file *f)
     char path[TJ_CACHE_PATH_MAX];
     unsigned char head[16];
     snprintf(path, sizeof path, "%s/%s", dir, f->name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = tj_cache_open_regular(path, &st);
     if (fd < 0)
         return 0;
     ssize_t r = read(fd, head, sizeof head);
@@ -272,8 +299,10 @@ int tj_cache_stats_get(tj_cache *c, tj_cache_stats *out)
     out->evicted = c->evicted;
     pthread_mutex_unlock(&c->lock);
     scan s;
-    if (!tj_cache_readable(c) || scan_dir(c->dir, &s))
-        return c->dir ? -1 : 0;
+    if (!c->dir)
+        return 0;
+    if (scan_dir(c->dir, &s))
+        return -1;
     for (size_t i = 0; i < s.n; i++) {
         const scan_file *f = &s.files[i];
         if (f->temp) {

@@ -111,8 +111,13 @@ typedef struct tj_cache_options {
     /* NULL: $TILEJIT_CACHE_DIR, else $HOME/.cache/tilejit. "" or
      * TILEJIT_CACHE_DIR="" / TILEJIT_CACHE=off: memory only, silently. */
     const char *dir;
-    /* 0: $TILEJIT_CACHE_MAX (bytes, or with a K, M or G suffix), else 1 GiB. */
+    /* 0: $TILEJIT_CACHE_MAX (bytes, or with a K, M or G suffix), else 1 GiB.
+     * TILEJIT_CACHE_MAX=0 is a cap of 0, as in tj_cache_evict(c, 0):
+     * nothing is kept on disk. */
     uint64_t max_bytes;
+    /* For read-only queries (stats, list): a missing directory is not
+     * created; the cache is then empty, and memory only without a warning. */
+    int no_create;
 } tj_cache_options;
 
 /* Opens (creating it when missing) the cache directory. Never fails for
@@ -153,19 +158,26 @@ typedef struct tj_cache_entry {
 
 /* Writes the entry atomically (temporary file, then rename), then evicts
  * least recently used entries above the size cap. 0 when stored; 1 when
- * not (memory only, or writing failed: then the cache becomes memory only
- * with its one warning). */
+ * not: memory only, a cap of 0, or writing failed. A directory that takes
+ * no files (read-only, full) makes the cache memory only with its one
+ * warning; a failure of this entry alone (its path taken by a directory,
+ * its temporary file removed by someone else) skips only this store. */
 int tj_cache_store(tj_cache *c, const tj_cache_entry *e);
 /* 0 and the entry when a valid one of that kind and key exists (its
  * access time is updated); 1 when not. A truncated, garbled or foreign
- * file is removed and counted in stats.dropped. */
+ * file, or anything but a regular file (a FIFO is never opened for a
+ * blocking read), is removed and counted in stats.dropped. */
 int tj_cache_load(tj_cache *c, tj_cache_kind kind, const tj_cache_key *k, tj_cache_entry *out);
 /* Removes the entry (e.g. one whose contents a caller found unusable). */
 void tj_cache_drop(tj_cache *c, const tj_cache_key *k);
 void tj_cache_entry_free(tj_cache_entry *e);
 
-/* The value of line NAME in metadata text, copied into buf; 0 when found. */
+/* The value of line NAME in metadata text, copied into buf; 0 when found
+ * (and it fits). */
 int tj_cache_meta_get(const char *meta, const char *name, char *buf, size_t n);
+/* The same in place, of any length: the value's start (not NUL-terminated)
+ * and *len, or NULL. */
+const char *tj_cache_meta_find(const char *meta, const char *name, size_t *len);
 
 typedef struct tj_cache_stats {
     /* the directory, by scanning it */
@@ -187,11 +199,15 @@ typedef struct tj_cache_item {
 /* Calls fn for every entry, least recently used first; returns the count
  * (or -1 when memory only). fn returning non-zero stops the walk. */
 int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), void *ud);
-/* Removes every entry and temporary file; *removed counts entries.
- * 0 on success. */
+/* Removes every entry, whatever is not a regular file at an entry's path
+ * (a FIFO, an empty directory), and stale temporary files (see
+ * tj_cache_evict); *removed counts entries. Temporary files other
+ * processes are writing stay. 0 on success. */
 int tj_cache_clear(tj_cache *c, uint64_t *removed);
 /* Removes least recently used entries until the total is at most
- * max_bytes (and temporary files an hour old); returns how many went. */
+ * max_bytes (0: all of them), and stale temporary files: untouched for a
+ * minute and their process gone from this machine, or untouched for an
+ * hour; returns how many entries went. */
 uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes);
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ empty err
 [ "$(values out.npy)" = "1.5 2.25 2.0 12.0 105.0 " ] || fail "add: out.npy holds $(values out.npy)"
 [ "$(npy read out.npy | sed -n 1p)" = "<f4 5" ] || fail "add: out.npy header changed"
 same x.npy x.orig
-ls ./*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
+ls ./*.tmp.* ./*tilejit-tmp* >/dev/null 2>&1 && fail "temporary files left behind"
 
 # the output may be larger than a tile and need not be a multiple of it
 npy write x.npy '<f4' 3000 arange

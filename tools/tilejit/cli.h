@@ -4,11 +4,17 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "tilejit/tilejit.h"
 
 /* Exit statuses (CLI.md). */
 enum { CLI_OK = 0, CLI_ERROR = 1, CLI_USAGE = 2 };
+
+/* tj_check_args's size rule, every dim in [0, 2^31), checked where a size
+ * first arrives (a .npy header, --shape) so that nothing that large is
+ * allocated or read before the error. */
+#define CLI_MAX_DIM INT32_MAX
 
 /* Which options a subcommand accepts (cli_command.options). */
 enum {
@@ -94,19 +100,27 @@ void cli_file_note(tj_ctx *c, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* Atomic replacement of files: open a temporary beside PATH, write it,
- * then commit (fsync + rename over PATH, keeping PATH's permissions) or
- * discard it. Several files can be prepared before any is committed, so
- * an error leaves every one untouched. */
+/* replace.c: replacing files all or nothing (docs/limits.md). prepare
+ * checks an output (a regular file or a new one, writable; a symbolic link
+ * is followed to the file it names); open makes the temporary file beside
+ * that file; close flushes it; commit_all renames every prepared file into
+ * place or, when one rename fails, puts back those already replaced.
+ * Errors are reported naming the path; 0 on success. */
 typedef struct cli_tmpfile {
-    const char *path;
-    char *tmp;
+    const char *path;   /* as given */
+    const char *target; /* the file replaced: path, or where its link leads */
+    char *tmp, *backup;
     FILE *f;
-    int mode; /* PATH's permission bits, or -1 when PATH is new */
+    int mode;           /* the target's permission bits, or -1 when it is new */
+    int exists;
+    dev_t dev;          /* the target's identity when it exists */
+    ino_t ino;
 } cli_tmpfile;
-int cli_tmp_open(tj_ctx *c, const char *path, cli_tmpfile *t);
-int cli_tmp_close(tj_ctx *c, cli_tmpfile *t); /* flush and close; 0 ok */
-int cli_tmp_commit(tj_ctx *c, cli_tmpfile *t);
+int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t);
+int cli_tmp_same_file(const cli_tmpfile *a, const cli_tmpfile *b);
+int cli_tmp_open(tj_ctx *c, cli_tmpfile *t);
+int cli_tmp_close(tj_ctx *c, cli_tmpfile *t);
+int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n);
 void cli_tmp_discard(cli_tmpfile *t);
 /* Moves a tj_buf's text into the arena (and frees the buffer). */
 const char *cli_buf_take(tj_ctx *c, tj_buf *b);
@@ -151,7 +165,8 @@ int cmd_tune(tj_ctx *c, const cli_opts *o);  /* cmd_tune.c */
 int cmd_cache(tj_ctx *c, const cli_opts *o); /* cmd_cache.c */
 
 /* cmd_cache.c: the disk cache (tilejit/cache.h) with its warning as a
- * diagnostic of c; NULL when out of memory. */
-struct tj_cache *cli_open_cache(tj_ctx *c);
+ * diagnostic of c; NULL when out of memory. create 0: a missing directory
+ * stays missing (for queries). */
+struct tj_cache *cli_open_cache(tj_ctx *c, int create);
 
 #endif

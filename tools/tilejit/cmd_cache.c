@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tilejit/cache.h"
@@ -29,9 +30,10 @@ static void warn_into_diagnostics(void *ud, const char *msg)
 }
 
 /* The cache as the library opens it, with its warning as a diagnostic. */
-tj_cache *cli_open_cache(tj_ctx *c)
+tj_cache *cli_open_cache(tj_ctx *c, int create)
 {
-    tj_cache *cache = tj_cache_open(NULL);
+    tj_cache_options opt = {.no_create = !create};
+    tj_cache *cache = tj_cache_open(&opt);
     if (!cache)
         tj_error(c, "out of memory");
     else
@@ -53,7 +55,9 @@ static int show_stats(tj_ctx *c, tj_cache *cache)
     }
     format_bytes(st.bytes, used, sizeof used);
     format_bytes(tj_cache_max_bytes(cache), cap, sizeof cap);
-    printf("directory: %s%s\n", tj_cache_dir(cache), tj_cache_writable(cache) ? "" : " (read-only)");
+    int missing = access(tj_cache_dir(cache), F_OK) != 0;
+    printf("directory: %s%s\n", tj_cache_dir(cache),
+           missing ? " (not created yet)" : tj_cache_writable(cache) ? "" : " (read-only)");
     printf("entries: %llu (%llu kernels, %llu tuning records)\n", (unsigned long long)st.entries,
            (unsigned long long)st.kernels, (unsigned long long)st.tune_records);
     printf("size: %s of at most %s\n", used, cap);
@@ -117,7 +121,7 @@ int cmd_cache(tj_ctx *c, const cli_opts *o)
             action = i;
     if (action < 0)
         return cli_usage_error(o->cmd, "expected one of: stats, list, clear");
-    tj_cache *cache = cli_open_cache(c);
+    tj_cache *cache = cli_open_cache(c, 0); /* none of these creates the directory */
     if (!cache)
         return CLI_ERROR;
     int rc = action == 0 ? show_stats(c, cache) : action == 1 ? list_entries(c, cache) : clear_entries(c, cache);

@@ -52,34 +52,48 @@ static const char *output_path(tj_ctx *c, const cli_opts *o, const run_tensor *t
     return cli_buf_take(c, &b);
 }
 
-/* Writes every stored-to tensor to a temporary file first and renames
- * them only when all were written, so a failure leaves every file as it
- * was. */
-static int write_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, const unsigned char *written)
+/* Checks every output before the kernel runs (cli_tmp_prepare), and that
+ * no two name one file: one would silently lose the other's result. */
+static int prepare_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, const unsigned char *written,
+                           cli_tmpfile *tmp)
 {
     uint32_t n = rs->k->nparams;
-    cli_tmpfile *tmp = tj_alloc(c, (n + 1) * sizeof *tmp);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *path = written[i] ? output_path(c, o, &rs->tensors[i], rs->k->params[i].name) : NULL;
+        if (path && cli_tmp_prepare(c, path, &tmp[i]))
+            return -1;
+        for (uint32_t j = 0; path && j < i; j++)
+            if (tmp[j].path && cli_tmp_same_file(&tmp[j], &tmp[i])) {
+                cli_file_error(c, path, "%s and %s are both outputs and name this one file; nothing was written",
+                               rs->tensors[j].what, rs->tensors[i].what);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* Writes every prepared output to its temporary file, then commits them all
+ * or none, so a failure leaves every file as it was. */
+static int write_outputs(tj_ctx *c, const run_state *rs, cli_tmpfile *tmp)
+{
+    uint32_t n = rs->k->nparams;
     int failed = 0;
     for (uint32_t i = 0; i < n && !failed; i++) {
-        const run_tensor *t = &rs->tensors[i];
-        const char *path = written[i] ? output_path(c, o, t, rs->k->params[i].name) : NULL;
-        if (!path)
+        if (!tmp[i].path)
             continue;
         run_convert_back(rs, i);
-        failed = cli_tmp_open(c, path, &tmp[i]) != 0;
-        if (!failed && npy_write(tmp[i].f, &t->file)) {
-            cli_file_error(c, path, "cannot write: %s", strerror(errno));
+        failed = cli_tmp_open(c, &tmp[i]) != 0;
+        if (!failed && npy_write(tmp[i].f, &rs->tensors[i].file)) {
+            cli_file_error(c, tmp[i].path, "cannot write: %s", strerror(errno));
             failed = 1;
         }
         failed = failed || cli_tmp_close(c, &tmp[i]);
     }
-    for (uint32_t i = 0; i < n; i++) {
-        if (failed)
-            cli_tmp_discard(&tmp[i]);
-        else
-            failed = cli_tmp_commit(c, &tmp[i]) != 0;
-    }
-    return failed ? -1 : 0;
+    if (!failed)
+        return cli_tmp_commit_all(c, tmp, n);
+    for (uint32_t i = 0; i < n; i++)
+        cli_tmp_discard(&tmp[i]);
+    return -1;
 }
 
 static int make_output_dir(tj_ctx *c, const char *dir)
@@ -153,10 +167,11 @@ int cmd_run(tj_ctx *c, const cli_opts *o)
     if (tj_optimize(opt, o->check) || tj_check_args(opt, rs.args, k.nparams))
         return CLI_ERROR;
     unsigned char *written = tj_alloc(c, k.nparams + 1);
+    cli_tmpfile *outputs = tj_alloc(c, (k.nparams + 1) * sizeof *outputs);
     cli_written_params(ref, written);
-    if (launch(c, o, dev, &rs, ref, opt, written))
+    if (prepare_outputs(c, o, &rs, written, outputs) || launch(c, o, dev, &rs, ref, opt, written))
         return CLI_ERROR;
     if (o->output && make_output_dir(c, o->output))
         return CLI_ERROR;
-    return write_outputs(c, o, &rs, written) ? CLI_ERROR : CLI_OK;
+    return write_outputs(c, &rs, outputs) ? CLI_ERROR : CLI_OK;
 }

@@ -196,7 +196,7 @@ int cmd_tune(tj_ctx *c, const cli_opts *o)
         return CLI_ERROR;
     tj_cuda *cu = NULL;
     tj_tune_device *dev = NULL;
-    tj_cache *cache = cli_open_cache(c);
+    tj_cache *cache = cli_open_cache(c, 1);
     if (!cache || open_device(c, d, &rs, k.nparams, &cu, &dev)) {
         tj_cache_close(cache);
         if (cu)

@@ -1,12 +1,9 @@
-/* Reading sources, reporting about files, and replacing files atomically. */
+/* Reading sources, reporting about files, and writing text output. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -79,82 +76,7 @@ const char *cli_buf_take(tj_ctx *c, tj_buf *b)
     return s;
 }
 
-/* ---- atomic replacement ---------------------------------------------------------- */
-
-int cli_tmp_open(tj_ctx *c, const char *path, cli_tmpfile *t)
-{
-    struct stat st;
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    t->mode = stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
-    size_t cap = strlen(path) + 48;
-    t->tmp = tj_alloc(c, cap);
-    /* O_EXCL with a fresh name rather than mkstemp, so a new file gets the
-     * permissions the umask gives (mkstemp would make it 0600). */
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        snprintf(t->tmp, cap, "%s.tmp.%ld.%u", path, (long)getpid(), attempt);
-        int fd = open(t->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno == EEXIST)
-            continue;
-        if (fd >= 0 && (t->f = fdopen(fd, "wb")) != NULL)
-            return 0;
-        int err = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(t->tmp);
-        }
-        cli_file_error(c, path, "cannot write: %s", strerror(err));
-        t->tmp = NULL;
-        return -1;
-    }
-    cli_file_error(c, path, "cannot create a temporary file beside it");
-    t->tmp = NULL;
-    return -1;
-}
-
-int cli_tmp_close(tj_ctx *c, cli_tmpfile *t)
-{
-    if (!t->f)
-        return 0;
-    int fd = fileno(t->f);
-    int bad = fflush(t->f) != 0 || ferror(t->f) || fsync(fd) != 0 ||
-              (t->mode >= 0 && fchmod(fd, (mode_t)t->mode) != 0);
-    int err = bad ? errno : 0;
-    if (fclose(t->f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    t->f = NULL;
-    if (bad) {
-        cli_file_error(c, t->path, "cannot write: %s", strerror(err));
-        cli_tmp_discard(t);
-        return -1;
-    }
-    return 0;
-}
-
-int cli_tmp_commit(tj_ctx *c, cli_tmpfile *t)
-{
-    if (!t->tmp)
-        return 0;
-    if (rename(t->tmp, t->path) != 0) {
-        cli_file_error(c, t->path, "cannot replace: %s", strerror(errno));
-        cli_tmp_discard(t);
-        return -1;
-    }
-    t->tmp = NULL;
-    return 0;
-}
-
-void cli_tmp_discard(cli_tmpfile *t)
-{
-    if (t->f)
-        fclose(t->f);
-    t->f = NULL;
-    if (t->tmp)
-        unlink(t->tmp);
-    t->tmp = NULL;
-}
+/* ---- text output ---------------------------------------------------------------- */
 
 int cli_write_text(tj_ctx *c, const char *path, const char *text, size_t len)
 {
@@ -166,12 +88,12 @@ int cli_write_text(tj_ctx *c, const char *path, const char *text, size_t len)
         return 0;
     }
     cli_tmpfile t;
-    if (cli_tmp_open(c, path, &t))
+    if (cli_tmp_prepare(c, path, &t) || cli_tmp_open(c, &t))
         return -1;
     if (fwrite(text, 1, len, t.f) != len) {
         cli_file_error(c, path, "cannot write: %s", strerror(errno));
         cli_tmp_discard(&t);
         return -1;
     }
-    return cli_tmp_close(c, &t) || cli_tmp_commit(c, &t) ? -1 : 0;
+    return cli_tmp_close(c, &t) || cli_tmp_commit_all(c, &t, 1) ? -1 : 0;
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -296,29 +297,80 @@ static long read_preamble(tj_ctx *c, FILE *f, const char *path, const char *what
     return (long)len;
 }
 
-/* Checks that exactly `bytes` of data follow (regular files by size,
- * others by reading to the end). */
-static int read_data(tj_ctx *c, FILE *f, const char *path, const char *what, npy_array *a, uint64_t bytes)
+static void report_truncated(tj_ctx *c, const char *path, const char *what, uint64_t want, uint64_t have)
+{
+    cli_file_error(c, path, "%s: array data truncated: the header promises %llu bytes, the file holds %llu", what,
+                   (unsigned long long)want, (unsigned long long)have);
+}
+
+/* The bytes left in f when it is a regular file; -1 for a pipe or the like. */
+static int64_t bytes_left(FILE *f)
 {
     struct stat st;
     long pos = ftell(f);
-    if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) && pos >= 0) {
-        uint64_t have = (uint64_t)st.st_size > (uint64_t)pos ? (uint64_t)st.st_size - (uint64_t)pos : 0;
-        if (have < bytes) {
-            cli_file_error(c, path, "%s: array data truncated: the header promises %llu bytes, the file holds %llu",
-                           what, (unsigned long long)bytes, (unsigned long long)have);
-            return -1;
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || pos < 0)
+        return -1;
+    return st.st_size > pos ? (int64_t)st.st_size - pos : 0;
+}
+
+/* Reads what a pipe delivers, up to `bytes`, into a buffer that grows with
+ * it: a header claiming gigabytes costs nothing until they arrive. Returns
+ * a malloc'ed buffer (NULL when out of memory) and *got. */
+static unsigned char *read_growing(FILE *f, uint64_t bytes, uint64_t *got)
+{
+    size_t cap = 0;
+    unsigned char *buf = NULL;
+    *got = 0;
+    while (*got < bytes) {
+        if (*got == cap) {
+            uint64_t want = cap ? 2 * (uint64_t)cap : 1 << 16;
+            cap = (size_t)(want < bytes ? want : bytes);
+            unsigned char *grown = realloc(buf, cap);
+            if (!grown) {
+                free(buf);
+                return NULL;
+            }
+            buf = grown;
         }
+        size_t n = fread(buf + *got, 1, cap - (size_t)*got, f);
+        if (!n)
+            break;
+        *got += n;
     }
-    if (bytes > SIZE_MAX - 16) {
+    return buf ? buf : malloc(1);
+}
+
+/* The array's data: exactly `bytes`, checked against a regular file's size
+ * before anything is allocated, and read as it arrives from anything else. */
+static int read_data(tj_ctx *c, FILE *f, const char *path, const char *what, npy_array *a, uint64_t bytes)
+{
+    int64_t left = bytes_left(f);
+    if (bytes > SIZE_MAX - 64) {
         cli_file_error(c, path, "%s: array of %llu bytes is too large", what, (unsigned long long)bytes);
         return -1;
     }
-    a->data = tj_alloc(c, bytes ? (size_t)bytes : 1);
-    size_t got = fread(a->data, 1, (size_t)bytes, f);
+    if (left >= 0 && (uint64_t)left < bytes) {
+        report_truncated(c, path, what, bytes, (uint64_t)left);
+        return -1;
+    }
+    uint64_t got;
+    if (left >= 0) {
+        a->data = tj_alloc(c, bytes ? (size_t)bytes : 1);
+        got = fread(a->data, 1, (size_t)bytes, f);
+    } else {
+        unsigned char *buf = read_growing(f, bytes, &got);
+        if (!buf) {
+            cli_file_error(c, path, "%s: out of memory reading %llu bytes", what, (unsigned long long)bytes);
+            return -1;
+        }
+        if (got == bytes) {
+            a->data = tj_alloc(c, bytes ? (size_t)bytes : 1);
+            memcpy(a->data, buf, (size_t)bytes);
+        }
+        free(buf);
+    }
     if (got != bytes) {
-        cli_file_error(c, path, "%s: array data truncated: the header promises %llu bytes, the file holds %llu",
-                       what, (unsigned long long)bytes, (unsigned long long)got);
+        report_truncated(c, path, what, bytes, got);
         return -1;
     }
     if (fgetc(f) != EOF) {
@@ -331,8 +383,34 @@ static int read_data(tj_ctx *c, FILE *f, const char *path, const char *what, npy
     return 0;
 }
 
-static int read_body(tj_ctx *c, FILE *f, const char *path, const char *what, npy_array *a)
+/* Elements and bytes from the header's shape; every dim obeys the size rule
+ * (so a 2^31-element array is refused before its data is read). */
+static int array_bytes(tj_ctx *c, const char *path, const char *what, npy_array *a, uint64_t *bytes)
 {
+    a->numel = 1;
+    for (int i = 0; i < a->rank; i++) {
+        if (a->shape[i] > CLI_MAX_DIM) {
+            cli_file_error(c, path, "%s: dim %d is %lld; sizes must be in [0, 2^31)", what, i,
+                           (long long)a->shape[i]);
+            return -1;
+        }
+        uint64_t d = (uint64_t)a->shape[i];
+        if (d && a->numel > UINT64_MAX / d) {
+            cli_file_error(c, path, "%s: the shape in the header is too large", what);
+            return -1;
+        }
+        a->numel *= d;
+    }
+    int overflow;
+    *bytes = npy_bytes(a->numel, tj_dtype_size(a->dtype), &overflow);
+    if (overflow)
+        cli_file_error(c, path, "%s: the shape in the header is too large", what);
+    return overflow ? -1 : 0;
+}
+
+int npy_read_stream(tj_ctx *c, FILE *f, const char *path, const char *what, npy_array *a)
+{
+    memset(a, 0, sizeof *a);
     long hlen = read_preamble(c, f, path, what);
     if (hlen < 0)
         return -1;
@@ -346,22 +424,8 @@ static int read_body(tj_ctx *c, FILE *f, const char *path, const char *what, npy
         cli_file_error(c, path, "%s: bad .npy header: %s", what, h.err);
         return -1;
     }
-    a->numel = 1;
-    for (int i = 0; i < a->rank; i++) {
-        uint64_t d = (uint64_t)a->shape[i];
-        if (d && a->numel > UINT64_MAX / d) {
-            cli_file_error(c, path, "%s: the shape in the header is too large", what);
-            return -1;
-        }
-        a->numel *= d;
-    }
-    int overflow;
-    uint64_t bytes = npy_bytes(a->numel, tj_dtype_size(a->dtype), &overflow);
-    if (overflow) {
-        cli_file_error(c, path, "%s: the shape in the header is too large", what);
-        return -1;
-    }
-    return read_data(c, f, path, what, a, bytes);
+    uint64_t bytes;
+    return array_bytes(c, path, what, a, &bytes) || read_data(c, f, path, what, a, bytes) ? -1 : 0;
 }
 
 int npy_read(tj_ctx *c, const char *path, const char *what, npy_array *a)
@@ -372,7 +436,7 @@ int npy_read(tj_ctx *c, const char *path, const char *what, npy_array *a)
         cli_file_error(c, path, "%s: cannot open: %s", what, strerror(errno));
         return -1;
     }
-    int rc = read_body(c, f, path, what, a);
+    int rc = npy_read_stream(c, f, path, what, a);
     fclose(f);
     return rc;
 }

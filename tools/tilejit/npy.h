@@ -26,6 +26,9 @@ typedef struct npy_array {
 /* Reads PATH into arena memory. Errors are reported as `PATH: error: WHAT:
  * ...` (WHAT names the argument, e.g. "argument 'X'"). 0 on success. */
 int npy_read(tj_ctx *c, const char *path, const char *what, npy_array *a);
+/* The same from an open stream (PATH only names it in messages). Data
+ * from a pipe is read as it arrives, never allocated ahead of it. */
+int npy_read_stream(tj_ctx *c, FILE *f, const char *path, const char *what, npy_array *a);
 /* Writes the array (header and data, in a->order) to f. 0 on success. */
 int npy_write(FILE *f, const npy_array *a);
 /* '<' or '>': this machine's byte order. */

@@ -150,7 +150,11 @@ static void set_layout(tj_tensor *tt, tj_dtype dt, const npy_array *a)
     for (int d = a->rank - 1; d >= 0; d--) {
         tt->shape[d] = a->shape[d];
         tt->strides[d] = stride;
-        stride *= a->shape[d] ? a->shape[d] : 1;
+        /* Saturates: only an empty array gets here with a product past
+         * int64 (shape (0, 2^31-1, ...)), and tj_check_args refuses such
+         * a stride where an axis could reach it. */
+        int64_t extent = a->shape[d] ? a->shape[d] : 1;
+        stride = stride > INT64_MAX / extent ? INT64_MAX : stride * extent;
     }
 }
 
@@ -191,6 +195,10 @@ static int make_random_tensor(tj_ctx *c, run_state *rs, uint32_t i, run_rng *rng
             return -1;
         }
         a->shape[d] = j >= 0 ? rs->dims[j].value : p->dim_sizes[d];
+        if (a->shape[d] > CLI_MAX_DIM) {
+            tj_error(c, "%s: dim %d is %lld; sizes must be in [0, 2^31)", t->what, d, (long long)a->shape[d]);
+            return -1;
+        }
         uint64_t extent = (uint64_t)a->shape[d];
         a->numel = extent && a->numel > MAX_RANDOM_BYTES / extent ? MAX_RANDOM_BYTES + 1 : a->numel * extent;
     }
@@ -280,6 +288,15 @@ static int check_arg_names(tj_ctx *c, const cli_opts *o, const cli_kernel *k)
     return bad;
 }
 
+/* --shape N=2147483648 fails here, before any tensor of that size is made. */
+static int check_shape_option(tj_ctx *c, const tj_binding *b)
+{
+    if (b->value <= CLI_MAX_DIM)
+        return 0;
+    tj_error(c, "--shape %s=%lld: sizes must be in [0, 2^31)", b->name, (long long)b->value);
+    return 1;
+}
+
 int run_bind_args(tj_ctx *c, const cli_opts *o, const cli_kernel *k, run_state *rs)
 {
     memset(rs, 0, sizeof *rs);
@@ -287,7 +304,9 @@ int run_bind_args(tj_ctx *c, const cli_opts *o, const cli_kernel *k, run_state *
     rs->args = tj_alloc(c, (k->nparams + 1) * sizeof *rs->args);
     rs->tensors = tj_alloc(c, (k->nparams + 1) * sizeof *rs->tensors);
     int bad = check_arg_names(c, o, k);
-    for (uint32_t i = 0; i < o->nshapes; i++) {
+    for (uint32_t i = 0; i < o->nshapes && !bad; i++)
+        bad = check_shape_option(c, &o->shapes[i]);
+    for (uint32_t i = 0; i < o->nshapes && !bad; i++) {
         tj_buf from = {0};
         tj_buf_printf(&from, "--shape %s=%lld", o->shapes[i].name, (long long)o->shapes[i].value);
         add_dim(c, rs, o->shapes[i].name, o->shapes[i].value, cli_buf_take(c, &from));

@@ -1,0 +1,248 @@
+/* Replacing files all or nothing (cli.h, docs/limits.md): every output is
+ * checked first (regular or new, writable, no two naming one file; a
+ * symbolic link is written through), written to a temporary file beside
+ * the file it replaces, and renamed over it only when all were written. A
+ * rename that still fails puts back the files already replaced, from hard
+ * links kept to their old contents. Temporary files are named
+ * FILE.tilejit-tmp.PID.N; those a killed run left (over a minute old, their
+ * process gone) are removed when a later run writes into that directory. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define TMP_MARK ".tilejit-tmp."
+enum { STALE_TMP_SECONDS = 60 };
+
+/* ---- checking an output ------------------------------------------------------------ */
+
+/* Where a symbolic link leads (arena memory), or NULL after reporting. */
+static const char *link_target(tj_ctx *c, const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (!real) {
+        cli_file_error(c, path, "cannot write through the symbolic link: %s", strerror(errno));
+        return NULL;
+    }
+    const char *target = tj_strdup(c, real);
+    free(real);
+    return target;
+}
+
+/* The file is there and may not be replaced: not a regular file, or
+ * read-only (by its mode: root may write anything, but a 0444 file says
+ * "keep"). Reports and returns 1. */
+static int refuse_existing(tj_ctx *c, const char *path, const struct stat *st, const char *target)
+{
+    if (S_ISDIR(st->st_mode))
+        cli_file_error(c, path, "cannot write: it is a directory; nothing was written");
+    else if (!S_ISREG(st->st_mode))
+        cli_file_error(c, path, "cannot write: not a regular file; nothing was written");
+    else if (!(st->st_mode & 0222) || access(target, W_OK) != 0)
+        cli_file_error(c, path, "cannot write: the file is read-only (mode %04o); nothing was written",
+                       (unsigned)(st->st_mode & 07777));
+    else
+        return 0;
+    return 1;
+}
+
+int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t)
+{
+    struct stat st;
+    memset(t, 0, sizeof *t);
+    t->path = t->target = path;
+    t->mode = -1;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0; /* a new file */
+        cli_file_error(c, path, "cannot write: %s", strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode) && (!(t->target = link_target(c, path)) || stat(t->target, &st) != 0)) {
+        if (t->target)
+            cli_file_error(c, path, "cannot write through the symbolic link: %s", strerror(errno));
+        return -1;
+    }
+    if (refuse_existing(c, path, &st, t->target))
+        return -1;
+    t->exists = 1;
+    t->dev = st.st_dev;
+    t->ino = st.st_ino;
+    t->mode = (int)(st.st_mode & 07777);
+    return 0;
+}
+
+int cli_tmp_same_file(const cli_tmpfile *a, const cli_tmpfile *b)
+{
+    if (a->exists && b->exists)
+        return a->dev == b->dev && a->ino == b->ino;
+    return !strcmp(a->target, b->target);
+}
+
+/* ---- temporary files ----------------------------------------------------------------- */
+
+/* DIR of PATH, "." for a bare name (arena memory). */
+static const char *dir_of(tj_ctx *c, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    return slash == path ? "/" : tj_strndup(c, path, (size_t)(slash - path));
+}
+
+/* NAME.tilejit-tmp.PID.N left by a process that is gone, over a minute ago. */
+static int stale_tmp(const char *dir, const char *name, time_t now)
+{
+    const char *mark = strstr(name, TMP_MARK);
+    char *end, path[4096];
+    if (!mark)
+        return 0;
+    long pid = strtol(mark + strlen(TMP_MARK), &end, 10);
+    struct stat st;
+    if (pid <= 0 || *end != '.' || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return 0;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < STALE_TMP_SECONDS)
+        return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Removes the stale temporary files of DIR (best effort). */
+static void remove_stale_tmps(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    char path[4096];
+    for (struct dirent *de; (de = readdir(d));)
+        if (stale_tmp(dir, de->d_name, now) && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
+            unlink(path);
+    closedir(d);
+}
+
+/* Creates TARGET.tilejit-tmp.PID.N (O_EXCL, so no other writer has it) with
+ * the permissions the umask gives; the name goes into buf. */
+static int create_beside(const char *target, char *buf, size_t cap, int flags)
+{
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        snprintf(buf, cap, "%s%s%ld.%u", target, TMP_MARK, (long)getpid(), attempt);
+        int fd = open(buf, flags | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+int cli_tmp_open(tj_ctx *c, cli_tmpfile *t)
+{
+    size_t cap = strlen(t->target) + sizeof TMP_MARK + 32;
+    t->tmp = tj_alloc(c, cap);
+    remove_stale_tmps(dir_of(c, t->target));
+    int fd = create_beside(t->target, t->tmp, cap, O_WRONLY);
+    if (fd >= 0 && (t->f = fdopen(fd, "wb")) != NULL)
+        return 0;
+    int err = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(t->tmp);
+    }
+    cli_file_error(c, t->path, "cannot write: %s", strerror(err));
+    t->tmp = NULL;
+    return -1;
+}
+
+int cli_tmp_close(tj_ctx *c, cli_tmpfile *t)
+{
+    if (!t->f)
+        return 0;
+    int fd = fileno(t->f);
+    int bad = fflush(t->f) != 0 || ferror(t->f) || fsync(fd) != 0 ||
+              (t->mode >= 0 && fchmod(fd, (mode_t)t->mode) != 0);
+    int err = bad ? errno : 0;
+    if (fclose(t->f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    t->f = NULL;
+    if (bad) {
+        cli_file_error(c, t->path, "cannot write: %s", strerror(err));
+        cli_tmp_discard(t);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_tmp_discard(cli_tmpfile *t)
+{
+    if (t->f)
+        fclose(t->f);
+    t->f = NULL;
+    if (t->tmp)
+        unlink(t->tmp);
+    t->tmp = NULL;
+}
+
+/* ---- committing ---------------------------------------------------------------------------- */
+
+/* A hard link to the target's old contents, so a later failure can put it
+ * back. Without hard links (some file systems) there is no undo for this
+ * one; the rename itself is still atomic. */
+static void keep_backup(tj_ctx *c, cli_tmpfile *t)
+{
+    if (!t->exists)
+        return;
+    size_t cap = strlen(t->target) + sizeof TMP_MARK + 32;
+    t->backup = tj_alloc(c, cap);
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        /* The pid right after the mark, as stale_tmp reads it. */
+        snprintf(t->backup, cap, "%s%s%ld.bak%u", t->target, TMP_MARK, (long)getpid(), attempt);
+        if (link(t->target, t->backup) == 0)
+            return;
+        if (errno != EEXIST)
+            break;
+    }
+    t->backup = NULL;
+}
+
+/* Puts back what commit_all replaced of t: the old file, or no file. */
+static void undo(cli_tmpfile *t)
+{
+    if (t->backup ? rename(t->backup, t->target) == 0 : !t->exists && unlink(t->target) == 0)
+        t->backup = NULL;
+}
+
+int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n)
+{
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (t[i].tmp)
+            keep_backup(c, &t[i]);
+    for (; done < n; done++)
+        if (t[done].tmp && rename(t[done].tmp, t[done].target) != 0)
+            break;
+    int failed = done < n;
+    if (failed) {
+        cli_file_error(c, t[done].path, "cannot replace: %s; no output was changed", strerror(errno));
+        for (uint32_t i = 0; i < done; i++)
+            if (t[i].tmp)
+                undo(&t[i]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (t[i].backup)
+            unlink(t[i].backup);
+        t[i].backup = NULL;
+        if (i >= done)
+            cli_tmp_discard(&t[i]);
+        t[i].tmp = NULL;
+    }
+    return failed ? -1 : 0;
+}
