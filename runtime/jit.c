@@ -499,7 +499,7 @@ static int check_facts(const tj_kernel *k, const tj_arg *args, tj_rt_error *err)
             if (err)
                 snprintf(err->msg, sizeof err->msg,
                          "argument '%s' breaks a specialization kernel '%s' was compiled for: %s; compile it for "
-                         "these arguments (or launch through tj_dispatch)",
+                         "these arguments, or launch through a dispatching entry (tj_dispatch, tilejit.Kernel)",
                          k->params[i].name, k->name, why[broken]);
             return 1;
         }
@@ -568,7 +568,8 @@ static int check_where(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error
         clause_values(clause, f->tile, w->dims, ndims, values, sizeof values);
         snprintf(err->msg, sizeof err->msg,
                  "kernel '%s' was compiled for other shapes: its where clause '%s' does not hold for these "
-                 "arguments (%s); compile it for them (or launch through tj_dispatch)",
+                 "arguments (%s); compile it for them, or launch through a dispatching entry "
+                 "(tj_dispatch, tilejit.Kernel)",
                  f->tile->name, clause, values);
     }
     return 1;
