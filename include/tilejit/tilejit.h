@@ -12,5 +12,7 @@
 #include "tilejit/lower.h"
 #include "tilejit/codegen.h"
 #include "tilejit/pipeline.h"
+#include "tilejit/jit.h"      /* the embedding API: compile, launch, cache, tune */
+#include "tilejit/dispatch.h" /* one kernel at every shape */
 
 #endif
