@@ -4,6 +4,8 @@
 #   ./scripts/setup.sh demo   ... then run every example (scripts/demo.sh)
 #   ./scripts/setup.sh test   ... then build build-asan/ (ASan + UBSan) too and
 #                             run the whole test suite in both
+# demo and test also install the Python package (pip install .) with numpy,
+# ml_dtypes and pytest into a virtual environment, .venv/.
 # Packages are installed with apt-get only when one is missing (as root, or
 # through sudo); a machine without apt-get (e.g. the GPU machine), or where
 # apt-get fails, goes on without them. Re-running it is fast: nothing is
@@ -20,7 +22,7 @@ case $mode in
     ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)
-packages="cmake gcc make libcriterion-dev llvm-22-tools clang-22 libclang-rt-22-dev python3"
+packages="cmake gcc make libcriterion-dev llvm-22-tools clang-22 libclang-rt-22-dev python3 python3-venv pkg-config"
 
 # A package counts as present when dpkg has it installed or, for the tools,
 # when the command is on PATH (e.g. a cmake from pip).
@@ -92,9 +94,27 @@ run_tests() {
   $1: ${line:-no test summary (see $log)} [$result]"
 }
 
+# python_package: .venv with numpy, ml_dtypes, pytest, scikit-build-core and
+# tilejit itself (pip install ., built incrementally in build-pip/). A venv
+# because Debian's pip refuses system installs. Without venv support or a
+# package index it goes on: the Python tests then skip, saying why.
+python_package() {
+    venv=$root/.venv
+    if [ ! -x "$venv/bin/python" ] && ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        echo "setup: python3 -m venv failed (python3-venv missing?); the Python tests will skip" >&2
+        return 0
+    fi
+    if ! "$venv/bin/python" -m pip install -q numpy ml_dtypes pytest scikit-build-core ||
+        ! "$venv/bin/python" -m pip install -q --no-build-isolation "$root"; then
+        echo "setup: could not install the Python package into .venv (no package index?); going on" >&2
+    fi
+}
+
 install_packages
 require_tools
 build build
+[ -z "$mode" ] || python_package
 
 case $mode in
 demo) exec "$root/scripts/demo.sh" ;;

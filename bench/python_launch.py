@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Host cost of launching tilejit kernels from Python (issue 11's targets:
+a cached kernel <= 10 us, a new signature that hits the memory cache
+<= 5 us more), beside Triton and a PyTorch op on cuda when present.
+
+    PYTHONPATH=python python3 bench/python_launch.py [--json OUT] [--n N]
+
+cpu (NumPy): an empty grid (M = 0 rows: the checks and the call, no
+program runs) measures the host overhead alone; a 1 x 16 launch adds the
+interpreter's run. cuda (torch tensors): launches with no synchronization
+in the loop, so the figure is the host's cost per launch (the GPU queue
+absorbs the kernels); the same for a Triton kernel and torch.softmax.
+Whatever is missing is skipped with the reason printed.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+SOFTMAX = os.path.join(ROOT, "examples", "softmax.tj")
+
+
+def per_call_us(fn, n):
+    """The median over 5 rounds of n calls, in microseconds per call."""
+    fn()
+    rounds = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        rounds.append((time.perf_counter() - t0) / n * 1e6)
+    return sorted(rounds)[2]
+
+
+def first_launches_us(make, shapes, kernels=10):
+    """The first launch of each shape on fresh Kernels, whose compiled
+    functions the jit's memory cache already holds (a warm-up Kernel over
+    the same source compiled them): per launch, in microseconds."""
+    import tilejit
+    warm = tilejit.kernel(SOFTMAX, "softmax")
+    calls = [make(s) for s in shapes]
+    for args in calls:
+        warm(*args)
+    fresh = [tilejit.kernel(SOFTMAX, "softmax") for _ in range(kernels)]
+    t0 = time.perf_counter()
+    for k in fresh:
+        for args in calls:
+            k(*args)
+    return (time.perf_counter() - t0) / (kernels * len(calls)) * 1e6
+
+
+def bench_cpu(n, rows):
+    try:
+        import numpy as np
+        import tilejit
+    except ImportError as e:
+        print(f"skip cpu: {e}")
+        return
+    k = tilejit.kernel(SOFTMAX, "softmax")
+    empty = np.zeros((0, 16), np.float32)
+    out = np.zeros((0, 16), np.float32)
+    rows["cpu empty grid (host overhead)"] = per_call_us(lambda: k(empty, out), n)
+    x, y = np.ones((1, 16), np.float32), np.zeros((1, 16), np.float32)
+    rows["cpu 1x16 softmax (host + interpreter)"] = per_call_us(lambda: k(x, y), n // 10)
+    fn = k.compile(empty, out)
+    rows["cpu empty grid, fixed Function"] = per_call_us(lambda: fn(empty, out), n)
+    empty_of = lambda n: (np.zeros((0, n), np.float32), np.zeros((0, n), np.float32))  # noqa: E731
+    rows["cpu new shape, same bucket (dispatch table)"] = first_launches_us(empty_of, range(257, 512, 2))
+    rows["cpu new bucket, memory-cache hit (tj_jit_compile)"] = first_launches_us(
+        empty_of, [2 ** a for a in range(14)])
+
+
+def bench_cuda(n, rows):
+    try:
+        import torch
+    except ImportError as e:
+        print(f"skip cuda: {e}")
+        return
+    if not torch.cuda.is_available():
+        print("skip cuda: torch sees no CUDA device")
+        return
+    import tilejit
+    k = tilejit.kernel(SOFTMAX, "softmax")
+    x = torch.randn(64, 1000, device="cuda")
+    y = torch.empty_like(x)
+    k(x, y)
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.softmax(x, dim=1), atol=1e-5), "tilejit softmax is wrong on cuda"
+    rows["cuda tilejit softmax 64x1000 (host per launch)"] = per_call_us(lambda: k(x, y), n)
+    torch.cuda.synchronize()
+    pair_of = lambda n: (torch.randn(64, n, device="cuda"), torch.empty(64, n, device="cuda"))  # noqa: E731
+    rows["cuda tilejit new shape, same bucket"] = first_launches_us(pair_of, range(513, 1024, 8))
+    rows["cuda tilejit new bucket, memory-cache hit"] = first_launches_us(pair_of, [2 ** a for a in range(14)])
+    torch.cuda.synchronize()
+    rows["cuda torch.softmax 64x1000 (host per launch)"] = per_call_us(lambda: torch.softmax(x, dim=1), n)
+    torch.cuda.synchronize()
+    bench_triton(x, y, n, rows)
+
+
+def bench_triton(x, y, n, rows):
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as e:
+        print(f"skip triton: {e}")
+        return
+
+    @triton.jit
+    def softmax_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        v = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+        e = tl.exp(v - tl.max(v, 0))
+        tl.store(y_ptr + row * n_cols + cols, e / tl.sum(e, 0), mask=cols < n_cols)
+
+    def launch():
+        softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024)
+
+    import torch
+    rows["cuda triton softmax 64x1000 (host per launch)"] = per_call_us(launch, n)
+    torch.cuda.synchronize()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--n", type=int, default=20000, help="calls per round")
+    args = ap.parse_args()
+    rows = {}
+    bench_cpu(args.n, rows)
+    bench_cuda(args.n, rows)
+    for name, us in rows.items():
+        print(f"{name:50s} {us:8.2f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
