@@ -1,5 +1,6 @@
 /* Small queries on the AST, and the out-of-memory guard of the entry points. */
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/ast.h"
@@ -20,12 +21,35 @@ int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg)
     return 1;
 }
 
+int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
+{
+    const char *rule = NULL;
+    char buf[96];
+    if (!strcmp(name, "warps") && (v < 1 || v > FE_MAX_WARPS || (v & (v - 1)))) {
+        snprintf(buf, sizeof buf, "a power of two from 1 to %d (of 32 threads: at most %d threads)", FE_MAX_WARPS,
+                 32 * FE_MAX_WARPS);
+        rule = buf;
+    } else if (!strcmp(name, "stages") && (v < 1 || v > FE_MAX_STAGES)) {
+        snprintf(buf, sizeof buf, "from 1 to %d (1 prefetches nothing)", FE_MAX_STAGES);
+        rule = buf;
+    } else if (!strcmp(name, "fastmath") && v != 0 && v != 1) {
+        rule = "0 or 1";
+    }
+    if (rule)
+        snprintf(why, cap, "%s must be %s", name, rule);
+    return !rule;
+}
+
 const fe_fn *fe_find_fn(const tj_program *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->nfns; i++)
-        if (!strcmp(p->fns[i].name, name))
-            return &p->fns[i];
-    return NULL;
+    const int32_t *i = fe_strmap_find(&p->fn_index, name);
+    return i ? &p->fns[*i] : NULL;
+}
+
+int fe_find_kernel(const tj_program *p, const char *name)
+{
+    const int32_t *i = fe_strmap_find(&p->kernel_index, name);
+    return i ? *i : -1;
 }
 
 int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis)
@@ -95,36 +119,48 @@ void fe_assigned_names(tj_ctx *c, const fe_block *b, fe_names *out)
     collect(c, b, out);
 }
 
+const fe_expr *fe_expr_chain_leaf(const fe_expr *e)
+{
+    while (e->kind == E_BINARY)
+        e = e->lhs;
+    return e;
+}
+
+/* Both walk down left operands in a loop: only right operands recurse. */
 int fe_expr_same(const fe_expr *a, const fe_expr *b)
 {
-    if (!a || !b)
-        return a == b;
-    if (a->kind != b->kind || a->op != b->op || a->nitems != b->nitems || a->nkw)
-        return 0;
-    switch (a->kind) {
-    case E_INT: case E_BOOL: return a->ival == b->ival;
-    case E_FLOAT: return a->fval == b->fval;
-    case E_NAME: return !strcmp(a->name, b->name);
-    case E_UNARY: case E_BINARY: break;
-    default: return 0; /* calls may differ (program_id is not an issue, but keep it simple) */
+    for (;; a = a->lhs, b = b->lhs) {
+        if (!a || !b)
+            return a == b;
+        if (a->kind != b->kind || a->op != b->op || a->nitems != b->nitems || a->nkw)
+            return 0;
+        switch (a->kind) {
+        case E_INT: case E_BOOL: return a->ival == b->ival;
+        case E_FLOAT: return a->fval == b->fval;
+        case E_NAME: return !strcmp(a->name, b->name);
+        case E_UNARY: case E_BINARY: break;
+        default: return 0; /* calls may differ (program_id is not an issue, but keep it simple) */
+        }
+        if (!fe_expr_same(a->rhs, b->rhs))
+            return 0;
     }
-    return fe_expr_same(a->lhs, b->lhs) && fe_expr_same(a->rhs, b->rhs);
 }
 
 int fe_expr_mentions(const fe_expr *e, const char *name)
 {
-    if (!e)
-        return 0;
-    if (e->kind == E_NAME || e->kind == E_CALL)
-        if (!strcmp(e->name, name))
+    for (; e; e = e->lhs) {
+        if ((e->kind == E_NAME || e->kind == E_CALL) && !strcmp(e->name, name))
             return 1;
-    for (uint32_t i = 0; i < e->nitems; i++)
-        if (fe_expr_mentions(e->items[i], name))
+        for (uint32_t i = 0; i < e->nitems; i++)
+            if (fe_expr_mentions(e->items[i], name))
+                return 1;
+        for (uint32_t i = 0; i < e->nkw; i++)
+            if (fe_expr_mentions(e->kw[i].value, name))
+                return 1;
+        if (fe_expr_mentions(e->rhs, name))
             return 1;
-    for (uint32_t i = 0; i < e->nkw; i++)
-        if (fe_expr_mentions(e->kw[i].value, name))
-            return 1;
-    return fe_expr_mentions(e->lhs, name) || fe_expr_mentions(e->rhs, name);
+    }
+    return 0;
 }
 
 tj_loc fe_expr_start(const fe_expr *e)

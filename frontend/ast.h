@@ -36,7 +36,7 @@ struct fe_expr {
     fe_expr_kind kind;
     tj_loc loc;          /* operators: the operator; calls: the callee */
     uint32_t begin, end; /* source span, for quoting */
-    uint32_t height;     /* 1 + the largest height of a sub-expression */
+    uint32_t height;     /* nesting: a binary operator's left operand is not nested */
     uint32_t size;       /* the number of nodes (saturating) */
     int64_t ival;
     double fval;
@@ -44,6 +44,10 @@ struct fe_expr {
     fe_tok_kind op;
     tj_dtype dtype;
     fe_expr *lhs, *rhs;
+    /* The left operand of a binary operator points to it: a long chain
+     * `a + b + c ...` is a deep tree, which walkers climb without recursion
+     * (fe_expr_chain_leaf). NULL elsewhere. */
+    const fe_expr *up;
     fe_expr **items;
     uint32_t nitems;
     fe_kwarg *kw;
@@ -130,6 +134,9 @@ struct tj_program {
     fe_fn *fns;
     uint32_t nfns;
     uint32_t kcap, fcap;
+    /* name -> index of its first declaration, so that name checks and
+     * lookups stay linear in the size of the file */
+    fe_strmap kernel_index, fn_index;
 };
 
 /* Limits that keep hostile input from exhausting the stack, the memory or
@@ -141,6 +148,11 @@ enum {
     FE_MAX_PARAMS = 256,      /* parameters and tile parameters of a kernel */
     FE_MAX_FN_PARAMS = 1024,  /* parameters of an fn helper */
     FE_MAX_INSTS = 1 << 20,   /* instructions of a built kernel */
+    FE_MAX_WORK = 1 << 21,    /* AST nodes visited to build a kernel (inlining included) */
+    /* what the back end supports; the front end cannot see its headers,
+     * test_frontend checks these against them */
+    FE_MAX_WARPS = 32,        /* TJ_MAX_WARPS: warps of 32 threads, 1024 threads */
+    FE_MAX_STAGES = 4,        /* TJ_MAX_STAGES: slots of a copy ring */
 };
 
 /* Runs fn(arg) so that running out of memory below it reports "out of
@@ -148,6 +160,8 @@ enum {
 int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);
 
 const fe_fn *fe_find_fn(const tj_program *p, const char *name);
+/* The index of kernel `name`, or -1. */
+int fe_find_kernel(const tj_program *p, const char *name);
 /* The first (param, axis) that declares dim `name`; 0 if none. */
 int fe_find_dim(const fe_kernel *kd, const char *name, uint32_t *param, int *axis);
 /* The declared tile parameter `name`, or NULL. */
@@ -166,6 +180,14 @@ int fe_name_in(const char *name, const char *const *names, uint32_t n);
  * when it does not declare them. */
 enum { FE_NDEFAULT_TILES = 2 };
 extern const tj_binding fe_default_tiles[FE_NDEFAULT_TILES];
+/* warps, stages and fastmath take only the values the back end supports:
+ * 1 when `name = v` is fine, else 0 with the rule in why[cap]. */
+int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap);
+
+/* The first operand of the chain of binary operators headed by e (e itself
+ * when e is no binary operator): a walker evaluates it, then climbs back
+ * to e through `up`, so chains cost no stack. */
+const fe_expr *fe_expr_chain_leaf(const fe_expr *e);
 
 /* Whether e uses the name `name` anywhere. */
 int fe_expr_mentions(const fe_expr *e, const char *name);

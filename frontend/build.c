@@ -89,6 +89,18 @@ const char *fe_val_desc(fe_builder *lw, fe_val v)
 
 /* ---- configuration ----------------------------------------------------------- */
 
+/* A value bound from outside (-D, the API) that the back end cannot take;
+ * declared values were checked by the parser. */
+static int check_given_value(fe_builder *lw, const tj_binding *b)
+{
+    char why[160];
+    if (fe_check_tile_value(b->name, b->value, why, sizeof why))
+        return 1;
+    fe_err(lw, lw->kd->loc, "kernel '%s' is given %s = %lld, which is not supported: %s", lw->kd->name, b->name,
+           (long long)b->value, why);
+    return 0;
+}
+
 /* kernel->config: every declared tile parameter, then warps and stages
  * with their defaults when the kernel does not declare them. */
 static int bind_config(fe_builder *lw, const tj_binding *config, uint32_t n)
@@ -111,6 +123,8 @@ static int bind_config(fe_builder *lw, const tj_binding *config, uint32_t n)
         if (!fe_find_tile(kd, d->name))
             k->config[k->nconfig++] = given ? *given : *d;
     }
+    for (uint32_t i = 0; i < k->nconfig; i++)
+        ok &= check_given_value(lw, &k->config[i]);
     for (uint32_t i = 0; i < n; i++) {
         if (!config[i].name || !fe_find_binding(k->config, k->nconfig, config[i].name)) {
             fe_err(lw, kd->loc, "kernel '%s' has no tile parameter '%s'", kd->name,

@@ -55,7 +55,11 @@ typedef struct fe_builder {
     uint32_t frame_base, scope_base;
     fe_strmap index;   /* name -> its latest binding in vars, or -1 */
     const fe_fn *inlining[FE_MAX_INLINE]; /* fn calls being inlined */
+    const fe_expr *calls[FE_MAX_INLINE];  /* and the calls, outermost first */
     uint32_t ninlining;
+    /* expressions and statements built so far, fn bodies once per call:
+     * bounded by FE_MAX_WORK even where inlining emits nothing */
+    uint64_t work;
     int in_grid;       /* building the grid: integer arithmetic only */
     uint32_t depth;    /* recursion budget, FE_MAX_LOWER_DEPTH */
     int too_deep;      /* too deep or too large: reported once, then stop */
@@ -162,7 +166,8 @@ tj_ref fe_emit_arg(fe_builder *lw, uint32_t index, tj_type t);
 tj_ref fe_emit_proj(fe_builder *lw, tj_ref tuple, uint32_t index, tj_type t);
 int fe_build_enter(fe_builder *lw, tj_loc loc);
 void fe_build_leave(fe_builder *lw);
-fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, const fe_val *args, uint32_t nargs);
+/* Inlines fn at `call`; args[0..nargs) are converted in place. */
+fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, fe_val *args, uint32_t nargs);
 fe_val fe_build_index(fe_builder *lw, const fe_expr *e);
 
 #endif

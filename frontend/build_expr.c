@@ -154,6 +154,25 @@ static fe_val unary(fe_builder *lw, const fe_expr *e)
     return fe_emit_val(lw, e->op == T_MINUS ? TJ_OP_NEG : TJ_OP_NOT, a.type, &a.ref, 1);
 }
 
+/* e and the binary operators below it on the left, in a loop: a chain
+ * `a + b + c ...` of any length costs no stack. */
+static fe_val binary_chain(fe_builder *lw, const fe_expr *e)
+{
+    const fe_expr *x = fe_expr_chain_leaf(e);
+    fe_val acc = fe_build_expr(lw, x);
+    while (x != e) {
+        x = x->up;
+        if (x != e && !fe_build_enter(lw, x->loc)) /* e was entered by fe_build_expr */
+            return fe_error_val();
+        fe_val b = fe_build_expr(lw, x->rhs);
+        lw->loc = x->loc;
+        acc = fe_binop(lw, x->op, acc, b, x->loc);
+        if (x != e)
+            fe_build_leave(lw);
+    }
+    return acc;
+}
+
 static fe_val tuple(fe_builder *lw, const fe_expr *e)
 {
     fe_val t = {.kind = V_TUPLE, .n = e->nitems};
@@ -171,12 +190,7 @@ static fe_val dispatch(fe_builder *lw, const fe_expr *e)
     case E_BOOL: return bool_const(lw, (int)e->ival);
     case E_NAME: return fe_lookup(lw, e->name, e->loc);
     case E_UNARY: return unary(lw, e);
-    case E_BINARY: {
-        fe_val a = fe_build_expr(lw, e->lhs);
-        fe_val b = fe_build_expr(lw, e->rhs);
-        lw->loc = e->loc;
-        return fe_binop(lw, e->op, a, b, e->loc);
-    }
+    case E_BINARY: return binary_chain(lw, e);
     case E_CALL: return fe_build_call(lw, e);
     case E_INDEX: return fe_build_index(lw, e);
     case E_TUPLE: return tuple(lw, e);
@@ -239,21 +253,30 @@ static fe_const_status resolve(void *ud, const fe_expr *name, int64_t *out)
     return fe_dim_value(lw, name->name, name->loc, out) ? FE_CONST_OK : FE_CONST_ERR;
 }
 
-fe_const_status fe_build_const(fe_builder *lw, const fe_expr *e, int allow_dims, int64_t *out)
+/* Also counts the work (evaluated without fe_build_enter). */
+static fe_const_status eval_const(fe_builder *lw, const fe_expr *e, int allow_dims, int64_t *out, const fe_expr **culprit)
 {
+    lw->work += e->size;
     const_ctx cc = {lw, allow_dims};
     fe_const_env env = {resolve, &cc, NULL};
-    return fe_const_eval(&env, e, out);
+    fe_const_status s = fe_const_eval(&env, e, out);
+    *culprit = env.culprit;
+    return s;
+}
+
+fe_const_status fe_build_const(fe_builder *lw, const fe_expr *e, int allow_dims, int64_t *out)
+{
+    const fe_expr *culprit;
+    return eval_const(lw, e, allow_dims, out, &culprit);
 }
 
 int fe_require_const(fe_builder *lw, const fe_expr *e, const char *what, int64_t *out)
 {
-    const_ctx cc = {lw, 1};
-    fe_const_env env = {resolve, &cc, NULL};
-    fe_const_status s = fe_const_eval(&env, e, out);
-    if (s == FE_CONST_NOT && env.culprit->kind == E_NAME && !fe_name_known(lw, env.culprit->name))
-        fe_lookup(lw, env.culprit->name, env.culprit->loc); /* says why the name is unknown */
+    const fe_expr *culprit;
+    fe_const_status s = eval_const(lw, e, 1, out, &culprit);
+    if (s == FE_CONST_NOT && culprit->kind == E_NAME && !fe_name_known(lw, culprit->name))
+        fe_lookup(lw, culprit->name, culprit->loc); /* says why the name is unknown */
     else if (s == FE_CONST_NOT)
-        fe_err(lw, env.culprit->loc, "%s must be a compile-time constant", what);
+        fe_err(lw, culprit->loc, "%s must be a compile-time constant", what);
     return s == FE_CONST_OK;
 }

@@ -5,10 +5,31 @@
 
 #include "frontend/build.h"
 
+/* Names the outermost inlined call: that is where the user can cut the
+ * expansion (helpers calling helpers multiply the work). */
+static void report_work_limit(fe_builder *lw, tj_loc loc)
+{
+    if (!lw->ninlining) {
+        fe_err(lw, loc, "kernel '%s' is too large: building it visits more than %d expressions and statements",
+               lw->kd->name, FE_MAX_WORK);
+        return;
+    }
+    const fe_fn *inner = lw->inlining[lw->ninlining - 1];
+    fe_err(lw, lw->calls[0]->loc,
+           "inlining '%s' here visits more than %d expressions and statements (the limit; reached %u calls deep, in '%s'): "
+           "fn helpers are inlined at every call, so calls nested in helpers multiply",
+           lw->inlining[0]->name, FE_MAX_WORK, lw->ninlining, inner->name);
+}
+
 int fe_build_enter(fe_builder *lw, tj_loc loc)
 {
     if (lw->too_deep)
         return 0;
+    if (++lw->work > FE_MAX_WORK) {
+        report_work_limit(lw, loc);
+        lw->too_deep = 1;
+        return 0;
+    }
     if (lw->depth >= FE_MAX_LOWER_DEPTH) {
         fe_err(lw, loc, "the program nests too deeply to compile (fn calls included)");
         lw->too_deep = 1;

@@ -180,7 +180,7 @@ static fe_val bi_program_id(fe_builder *lw, const fe_expr *call, const fe_builti
     return fe_value(r, i32);
 }
 
-/* arange(N) or arange(START, STOP): compile-time bounds. */
+/* arange(N) or arange(START, STOP): compile-time bounds, i32 values. */
 static fe_val bi_arange(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
     int64_t lo = 0, hi;
@@ -188,7 +188,12 @@ static fe_val bi_arange(fe_builder *lw, const fe_expr *call, const fe_builtin *b
         return fe_error_val();
     if (!fe_require_const(lw, call->items[call->nitems - 1], "arange's size", &hi))
         return fe_error_val();
-    int64_t n = hi - lo;
+    if (hi <= lo)
+        return fe_err(lw, call->loc, "arange: the stop (%lld) must be greater than the start (%lld)", (long long)hi,
+                      (long long)lo);
+    if (lo < INT32_MIN || hi - 1 > INT32_MAX)
+        return fe_err(lw, call->loc, "arange: the values %lld to %lld do not fit i32", (long long)lo, (long long)(hi - 1));
+    int64_t n = hi - lo; /* both fit i32: no overflow */
     tj_type t = fe_tile_type64(lw, TJ_DT_I32, 1, &n, call->loc);
     if (!t)
         return fe_error_val();

@@ -19,13 +19,7 @@ const char *tj_program_kernel_name(const tj_program *p, uint32_t i)
     return p && i < p->nkernels ? p->kernels[i].name : NULL;
 }
 
-int tj_program_find_kernel(const tj_program *p, const char *name)
-{
-    for (uint32_t i = 0; p && name && i < p->nkernels; i++)
-        if (!strcmp(p->kernels[i].name, name))
-            return (int)i;
-    return -1;
-}
+int tj_program_find_kernel(const tj_program *p, const char *name) { return p && name ? fe_find_kernel(p, name) : -1; }
 
 static const fe_kernel *kernel_at(const tj_program *p, int i)
 {

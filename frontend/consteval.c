@@ -89,10 +89,25 @@ static fe_const_status eval_call(fe_const_env *env, const fe_expr *e, int64_t *o
     return FE_CONST_OK;
 }
 
+/* A chain of binary operators, from its first operand up to e. */
+static fe_const_status eval_chain(fe_const_env *env, const fe_expr *e, int64_t *out)
+{
+    const fe_expr *x = fe_expr_chain_leaf(e);
+    int64_t acc = 0, b;
+    fe_const_status s = fe_const_eval(env, x, &acc);
+    while (s == FE_CONST_OK && x != e) {
+        x = x->up;
+        if ((s = fe_const_eval(env, x->rhs, &b)) == FE_CONST_OK)
+            acc = fe_fold_int(x->op, acc, b);
+    }
+    *out = acc;
+    return s;
+}
+
 /* The recursion is bounded by the expression's height (the parser's limit). */
 fe_const_status fe_const_eval(fe_const_env *env, const fe_expr *e, int64_t *out)
 {
-    int64_t a, b;
+    int64_t a;
     fe_const_status s;
     switch (e->kind) {
     case E_INT:
@@ -108,10 +123,7 @@ fe_const_status fe_const_eval(fe_const_env *env, const fe_expr *e, int64_t *out)
         *out = e->op == T_MINUS ? wrap_sub(0, a) : e->op == T_NOT ? !a : ~a;
         return FE_CONST_OK;
     case E_BINARY:
-        if ((s = fe_const_eval(env, e->lhs, &a)) != FE_CONST_OK || (s = fe_const_eval(env, e->rhs, &b)) != FE_CONST_OK)
-            return s;
-        *out = fe_fold_int(e->op, a, b);
-        return FE_CONST_OK;
+        return eval_chain(env, e, out);
     case E_CALL:
         return eval_call(env, e, out);
     default:

@@ -20,13 +20,19 @@ static void name_error(fe_parser *p, tj_loc loc, const char *fmt, const char *na
     fe_report(p, loc, fmt, name);
 }
 
-static int parse_signed_int(fe_parser *p, int64_t *out)
+/* A value of tile parameter `name`; warps, stages and fastmath are checked
+ * here, where the value has a location. */
+static int parse_tile_value(fe_parser *p, const char *name, int64_t *out)
 {
+    const fe_token *first = fe_peek(p);
     int neg = fe_accept(p, T_MINUS);
     const fe_token *t = fe_expect(p, T_INT, "an integer");
     if (!t)
         return 0;
     *out = neg ? -t->ival : t->ival;
+    char why[160];
+    if (!fe_check_tile_value(name, *out, why, sizeof why))
+        fe_report(p, first->loc, "%s = %lld is not supported: %s", name, (long long)*out, why);
     return 1;
 }
 
@@ -175,7 +181,7 @@ static int parse_const(fe_parser *p, fe_kernel *k, tile_caps *cap)
             return 0;
         tj_tile_param *t = new_tile(p, k, cap, name);
         int64_t *v = tj_alloc(p->c, sizeof *v);
-        if (!t || !parse_signed_int(p, v))
+        if (!t || !parse_tile_value(p, t->name, v))
             return 0;
         t->values = v;
         t->nvalues = 1;
@@ -191,7 +197,7 @@ static int parse_values(fe_parser *p, tj_tile_param *t)
     while (fe_peek(p)->kind != T_RBRACKET) {
         vals = tj_grow(p->c, vals, &vcap, t->nvalues + 1, sizeof *vals);
         t->values = vals;
-        if (!parse_signed_int(p, &vals[t->nvalues++]))
+        if (!parse_tile_value(p, t->name, &vals[t->nvalues++]))
             return 0;
         if (!fe_accept(p, T_COMMA))
             break;
@@ -272,38 +278,44 @@ static int parse_header(fe_parser *p, fe_kernel *k)
 
 /* ---- names ---------------------------------------------------------------- */
 
-/* Parameter, dim and tile parameter names: unique and not reserved. */
+/* Whether `name` was in `seen` already (it is now). */
+static int seen_before(fe_parser *p, fe_strmap *seen, const char *name)
+{
+    int32_t *v = fe_strmap_put(p->c, seen, name);
+    int before = *v >= 0;
+    *v = 0;
+    return before;
+}
+
+/* Parameter, dim and tile parameter names: unique and not reserved (hash
+ * sets keep this linear in the number of names). */
 static void check_kernel_names(fe_parser *p, const fe_kernel *k)
 {
+    fe_strmap params = {0}, dims = {0}, tiles = {0};
     for (uint32_t i = 0; i < k->nparams; i++) {
-        const tj_param *a = &k->params[i];
-        if (is_reserved(a->name))
-            name_error(p, k->plocs[i].loc, "'%s' is reserved for a tile parameter", a->name);
-        for (uint32_t j = 0; j < i; j++)
-            if (!strcmp(a->name, k->params[j].name))
-                name_error(p, k->plocs[i].loc, "duplicate parameter '%s'", a->name);
-        for (int d = 0; d < a->rank; d++) {
-            const char *dn = a->dim_names[d];
-            if (dn && (is_reserved(dn) || tj_dtype_from_name(dn, strlen(dn))))
-                name_error(p, k->plocs[i].dim_locs[d], "'%s' cannot be a dim name", dn);
-            uint32_t j;
-            if (dn && fe_find_param(k, dn, &j))
-                name_error(p, k->plocs[i].dim_locs[d], "dim '%s' has the name of a parameter", dn);
-        }
+        const char *name = k->params[i].name;
+        if (is_reserved(name))
+            name_error(p, k->plocs[i].loc, "'%s' is reserved for a tile parameter", name);
+        if (seen_before(p, &params, name))
+            name_error(p, k->plocs[i].loc, "duplicate parameter '%s'", name);
     }
+    for (uint32_t i = 0; i < k->nparams; i++)
+        for (int d = 0; d < k->params[i].rank; d++) {
+            const char *dn = k->params[i].dim_names[d];
+            if (!dn)
+                continue;
+            if (is_reserved(dn) || tj_dtype_from_name(dn, strlen(dn)))
+                name_error(p, k->plocs[i].dim_locs[d], "'%s' cannot be a dim name", dn);
+            if (fe_strmap_find(&params, dn))
+                name_error(p, k->plocs[i].dim_locs[d], "dim '%s' has the name of a parameter", dn);
+            seen_before(p, &dims, dn);
+        }
     for (uint32_t i = 0; i < k->ntiles; i++) {
         const char *tn = k->tiles[i].name;
-        for (uint32_t j = 0; j < i; j++)
-            if (!strcmp(tn, k->tiles[j].name))
-                name_error(p, k->tile_locs[i], "duplicate tile parameter '%s'", tn);
-        for (uint32_t j = 0; j < k->nparams; j++) {
-            const tj_param *a = &k->params[j];
-            int clash = !strcmp(tn, a->name);
-            for (int d = 0; d < a->rank; d++)
-                clash |= a->dim_names[d] && !strcmp(tn, a->dim_names[d]);
-            if (clash)
-                name_error(p, k->tile_locs[i], "tile parameter '%s' has the name of a parameter or dim", tn);
-        }
+        if (seen_before(p, &tiles, tn))
+            name_error(p, k->tile_locs[i], "duplicate tile parameter '%s'", tn);
+        if (fe_strmap_find(&params, tn) || fe_strmap_find(&dims, tn))
+            name_error(p, k->tile_locs[i], "tile parameter '%s' has the name of a parameter or dim", tn);
     }
 }
 
@@ -318,9 +330,11 @@ void fe_parse_kernel(fe_parser *p, tj_program *prog)
         return;
     check_kernel_names(p, &k);
     fe_parse_body(p, &k.body);
-    for (uint32_t i = 0; i < prog->nkernels; i++)
-        if (!strcmp(prog->kernels[i].name, k.name))
-            name_error(p, k.loc, "duplicate kernel '%s'", k.name);
+    int32_t *first = fe_strmap_put(p->c, &prog->kernel_index, k.name);
+    if (*first >= 0)
+        name_error(p, k.loc, "duplicate kernel '%s'", k.name);
+    else
+        *first = (int32_t)prog->nkernels;
     prog->kernels = tj_grow(p->c, prog->kernels, &prog->kcap, prog->nkernels + 1, sizeof *prog->kernels);
     prog->kernels[prog->nkernels++] = k;
 }
@@ -339,6 +353,7 @@ static fe_expr *parse_fn_type(fe_parser *p)
 static int parse_fparam_list(fe_parser *p, fe_fn *f)
 {
     uint32_t cap = 0;
+    fe_strmap seen = {0};
     while (fe_peek(p)->kind != T_RPAREN) {
         const fe_token *name = fe_expect(p, T_IDENT, "a parameter name");
         if (!name || !fe_expect(p, T_COLON, "':' and a type after the parameter name"))
@@ -350,9 +365,8 @@ static int parse_fparam_list(fe_parser *p, fe_fn *f)
         fe_expr *type = parse_fn_type(p);
         if (!type)
             return 0;
-        for (uint32_t i = 0; i < f->nparams; i++)
-            if (!strcmp(f->params[i].name, name->text))
-                name_error(p, name->loc, "duplicate parameter '%s'", name->text);
+        if (seen_before(p, &seen, name->text))
+            name_error(p, name->loc, "duplicate parameter '%s'", name->text);
         f->params = tj_grow(p->c, f->params, &cap, f->nparams + 1, sizeof *f->params);
         f->params[f->nparams++] = (fe_fparam){name->text, name->loc, type};
         if (!fe_accept(p, T_COMMA))
@@ -409,10 +423,13 @@ void fe_parse_fn(fe_parser *p, tj_program *prog)
     if (!parse_fparams(p, &f) || (fe_accept(p, T_ARROW) && !parse_ret(p, &f)))
         return;
     fe_parse_body(p, &f.body);
+    int32_t *first = fe_strmap_put(p->c, &prog->fn_index, f.name);
     if (fe_builtin_find(f.name) || tj_dtype_from_name(f.name, strlen(f.name)))
         name_error(p, f.loc, "fn '%s' has the name of a built-in function", f.name);
-    else if (fe_find_fn(prog, f.name))
+    else if (*first >= 0)
         name_error(p, f.loc, "duplicate fn '%s'", f.name);
+    if (*first < 0)
+        *first = (int32_t)prog->nfns;
     prog->fns = tj_grow(p->c, prog->fns, &prog->fcap, prog->nfns + 1, sizeof *prog->fns);
     prog->fns[prog->nfns++] = f;
 }

@@ -58,6 +58,7 @@ static int enter_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call)
         fe_err(lw, call->loc, "fn calls nest more than %d deep", FE_MAX_INLINE);
         return 0;
     }
+    lw->calls[lw->ninlining] = call;
     lw->inlining[lw->ninlining++] = fn;
     return 1;
 }
@@ -82,23 +83,22 @@ static fe_val run_body(fe_builder *lw, const fe_fn *fn)
     return conform_result(lw, fn, fe_build_expr(lw, last->value), last->loc);
 }
 
-fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, const fe_val *args, uint32_t nargs)
+fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, fe_val *args, uint32_t nargs)
 {
     if (nargs != fn->nparams)
         return fe_err(lw, call->loc, "%s() takes %u argument%s, got %u", fn->name, fn->nparams,
                       fn->nparams == 1 ? "" : "s", nargs);
     if (!enter_fn(lw, fn, call))
         return fe_error_val();
-    fe_val *vals = tj_alloc(lw->c, sizeof *vals * (nargs ? nargs : 1));
     for (uint32_t i = 0; i < nargs; i++) {
         char what[160];
         snprintf(what, sizeof what, "argument '%s' of '%s'", fn->params[i].name, fn->name);
-        vals[i] = conform(lw, args[i], fn->params[i].type, i < call->nitems ? call->items[i]->loc : call->loc, what);
+        args[i] = conform(lw, args[i], fn->params[i].type, i < call->nitems ? call->items[i]->loc : call->loc, what);
     }
     uint32_t scope = lw->scope_base, frame = fe_push_frame(lw);
     lw->scope_base = lw->nvars;
     for (uint32_t i = 0; i < nargs; i++)
-        fe_bind(lw, fn->params[i].name, vals[i]);
+        fe_bind(lw, fn->params[i].name, args[i]);
     fe_val result = run_body(lw, fn);
     fe_pop_frame(lw, frame);
     lw->scope_base = scope;

@@ -22,15 +22,17 @@ static uint32_t size_of(const fe_expr *e) { return e ? e->size : 0; }
 static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
 /* Extends e's span to the last consumed token and computes its height,
- * which bounds the recursion of everything that walks it later (a long
- * chain `a + b + c + ...` is parsed by a loop but is a deep tree). */
+ * which bounds the recursion of everything that walks it later. A chain
+ * `a + b + c + ...` is a deep tree but not nested: walkers go down left
+ * operands in a loop (fe_expr_chain_leaf), so those do not count. */
 static fe_expr *finish(fe_parser *p, fe_expr *e)
 {
     if (!e)
         return NULL;
     if (fe_prev(p)->end > e->end)
         e->end = fe_prev(p)->end;
-    uint32_t h = max_u32(height_of(e->lhs), height_of(e->rhs));
+    uint32_t lhs_height = height_of(e->lhs) - (e->kind == E_BINARY);
+    uint32_t h = max_u32(lhs_height, height_of(e->rhs));
     uint64_t size = 1 + (uint64_t)size_of(e->lhs) + size_of(e->rhs);
     for (uint32_t i = 0; i < e->nitems; i++) {
         h = max_u32(h, height_of(e->items[i]));
@@ -48,6 +50,17 @@ static fe_expr *finish(fe_parser *p, fe_expr *e)
         return NULL;
     }
     return e;
+}
+
+fe_expr *fe_new_binary(fe_parser *p, const fe_token *at, fe_tok_kind op, fe_expr *lhs, fe_expr *rhs)
+{
+    fe_expr *e = fe_new_expr(p, E_BINARY, at);
+    e->op = op;
+    e->lhs = lhs;
+    e->rhs = rhs;
+    e->begin = lhs->begin;
+    lhs->up = e;
+    return finish(p, e);
 }
 
 static void push_item(fe_parser *p, fe_expr *e, fe_expr *item, uint32_t *cap)
@@ -338,12 +351,7 @@ static fe_expr *parse_power(fe_parser *p)
     fe_leave(p);
     if (!exp)
         return NULL;
-    fe_expr *e = fe_new_expr(p, E_BINARY, t);
-    e->op = T_POW;
-    e->lhs = base;
-    e->rhs = exp;
-    e->begin = base->begin;
-    return finish(p, e);
+    return fe_new_binary(p, t, T_POW, base, exp);
 }
 
 static fe_expr *parse_unary(fe_parser *p)
@@ -377,12 +385,7 @@ static fe_expr *parse_binary(fe_parser *p, int min_prec)
         fe_expr *rhs = parse_binary(p, prec + 1);
         if (!rhs)
             return NULL;
-        fe_expr *e = fe_new_expr(p, E_BINARY, t);
-        e->op = t->kind;
-        e->lhs = lhs;
-        e->rhs = rhs;
-        e->begin = lhs->begin;
-        lhs = finish(p, e);
+        lhs = fe_new_binary(p, t, t->kind, lhs, rhs);
     }
     return lhs;
 }

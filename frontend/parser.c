@@ -361,15 +361,8 @@ static fe_stmt *parse_simple(fe_parser *p, const fe_token *first)
             fe_syntax_error(p, t, "'%s' needs a single name on its left", fe_tok_name(t->kind));
             return NULL;
         }
-        fe_expr *op = fe_new_expr(p, E_BINARY, t);
-        op->op = aug;
-        op->lhs = lhs;
-        op->rhs = rhs;
-        op->begin = lhs->begin;
-        op->end = rhs->end;
-        op->height = rhs->height + 1;
-        op->size = rhs->size < UINT32_MAX - 1 ? rhs->size + 2 : UINT32_MAX;
-        rhs = op;
+        if (!(rhs = fe_new_binary(p, t, aug, lhs, rhs)))
+            return NULL;
     }
     s->value = rhs;
     return s;
@@ -422,16 +415,35 @@ typedef struct parse_job {
     tj_program *result;
 } parse_job;
 
+/* The source as the lexer and the diagnostics see it: CR and CRLF line
+ * ends become LF (lines, columns and quoted lines know only LF), and a
+ * UTF-8 byte order mark, which some editors write, is dropped. */
+static char *normalize_source(tj_ctx *c, const char *text, size_t len, size_t *out_len)
+{
+    static const char bom[] = "\xef\xbb\xbf";
+    size_t i = len >= 3 && !memcmp(text, bom, 3) ? 3 : 0, n = 0;
+    char *out = tj_alloc(c, len + 1);
+    for (; i < len; i++) {
+        if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
+            continue;
+        out[n++] = text[i] == '\r' ? '\n' : text[i];
+    }
+    *out_len = n;
+    return out;
+}
+
 static void parse_file(void *arg)
 {
     parse_job *job = arg;
     tj_ctx *c = job->c;
     tj_program *prog = tj_alloc(c, sizeof *prog);
     prog->ctx = c;
-    prog->file = tj_source_add(c, job->file, job->text, job->len);
+    size_t len;
+    const char *text = normalize_source(c, job->text, job->len, &len);
+    prog->file = tj_source_add(c, job->file, text, len);
     prog->text = tj_source_text(c, prog->file, NULL);
     fe_parser p = {.c = c, .file = prog->file};
-    fe_lexer_init(&p.lx, c, prog->file, prog->text, job->len);
+    fe_lexer_init(&p.lx, c, prog->file, prog->text, len);
     while (!p.fatal) {
         fe_skip_newlines(&p);
         const fe_token *t = fe_peek(&p);

@@ -59,6 +59,8 @@ int fe_enter(fe_parser *p, const fe_token *at);
 void fe_leave(fe_parser *p);
 
 fe_expr *fe_new_expr(fe_parser *p, fe_expr_kind kind, const fe_token *at);
+/* `lhs OP rhs` with the operator token `at` (NULL when too deep). */
+fe_expr *fe_new_binary(fe_parser *p, const fe_token *at, fe_tok_kind op, fe_expr *lhs, fe_expr *rhs);
 /* An expression; NULL after a syntax error. */
 fe_expr *fe_parse_expr(fe_parser *p);
 /* `e` or `e1, e2, ...` (a tuple without parentheses). */
@@ -67,12 +69,6 @@ fe_expr *fe_parse_expr_list(fe_parser *p);
 fe_expr *fe_parse_type(fe_parser *p);
 /* A dtype name token -> its dtype, or an error naming the token. */
 tj_dtype fe_parse_dtype(fe_parser *p, const fe_token *t);
-
-/* Declarations (decl.c): a kernel or fn, appended to the program. */
-void fe_parse_kernel(fe_parser *p, tj_program *prog);
-void fe_parse_fn(fe_parser *p, tj_program *prog);
-/* A `{ ... }` block of statements (parser.c). */
-void fe_parse_body(fe_parser *p, fe_block *b);
 
 /* Declarations (decl.c): a kernel or fn, appended to the program. */
 void fe_parse_kernel(fe_parser *p, tj_program *prog);

@@ -184,7 +184,7 @@ Test(frontend, deep_nesting_is_an_error_not_a_crash)
     free(text);
 }
 
-Test(frontend, long_operator_chain_is_bounded)
+Test(frontend, long_operator_chain_is_not_nesting)
 {
     enum { N = 20000 };
     char *text = malloc(4 * N + 64);
@@ -195,8 +195,7 @@ Test(frontend, long_operator_chain_is_bounded)
         q += 4;
     }
     strcpy(q, " }\n");
-    cr_assert_null(parse(text));
-    cr_assert(strstr(tj_diag_render(ctx), "nested too deeply"));
+    cr_assert(parse(text), "%s", tj_diag_render(ctx));
     free(text);
 }
 
