@@ -49,6 +49,21 @@ if ! skip bench; then
   step "GPU benchmarks vs PyTorch and Triton"
   TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"
 fi
+if ! skip python; then
+  step "Python: pytest on the GPU (tests/python) and the launch cost beside Triton and PyTorch"
+  TJ_PYTHON=python3 sh "$root/tests/python/run.sh" "$root" "$build/libtilejit.so" 2>&1 | tee "$out/pytest.log" | tail -15 || status=1
+  PYTHONPATH="$root/python" TILEJIT_LIB="$build/libtilejit.so" python3 "$root/bench/python_launch.py" \
+    --json "$out/python_launch.json" 2>&1 | tee "$out/python_launch.log"
+fi
+
+if ! skip pip; then
+  step "pip: the package builds from source with cmake alone (no network: --no-build-isolation)"
+  rm -rf "$build/pip-target"
+  python3 -m pip install -q --no-build-isolation --no-deps --target "$build/pip-target" "$root" >"$out/pip.log" 2>&1 &&
+    (cd /tmp && PYTHONPATH="$build/pip-target" python3 -c "import tilejit, numpy as np; print('installed tilejit', tilejit.__version__, 'from', tilejit.__file__)") ||
+    { tail -20 "$out/pip.log"; status=1; }
+fi
+
 if ! skip sanitizer; then
   step "compute-sanitizer memcheck"
   for t in "$build"/tests/gpu/gpu_*; do
