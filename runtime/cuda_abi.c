@@ -49,8 +49,7 @@ static int put_tensor(const tj_kernel *k, const tj_param *param, const tj_tensor
                           "got %s of rank %d",
                           k->name, param->name, tj_dtype_name(param->dtype), param->rank,
                           tj_dtype_name(t->dtype), t->rank);
-    uint64_t base = (uint64_t)(uintptr_t)t->data;
-    if (put(p, &base, 8))
+    if (tj_cu_put_pointer(p, t->data))
         return overflow(k, param, err);
     for (int i = 0; i < t->rank; i++) {
         if (t->shape[i] < 0 || t->shape[i] > INT32_MAX)
@@ -90,13 +89,18 @@ static uint64_t scalar_bits(tj_dtype dt, const tj_arg *a)
     }
 }
 
-static int put_scalar(const tj_kernel *k, const tj_param *param, const tj_arg *a, tj_cuda_params *p,
-                      tj_rt_error *err)
+int tj_cu_put_pointer(tj_cuda_params *p, const void *ptr)
 {
-    uint32_t size = (uint32_t)tj_dtype_size(param->dtype);
+    uint64_t base = (uint64_t)(uintptr_t)ptr;
+    return put(p, &base, 8);
+}
+
+int tj_cu_put_scalar(tj_cuda_params *p, tj_dtype dt, const tj_arg *a)
+{
+    uint32_t size = (uint32_t)tj_dtype_size(dt);
     if (size == 0)
-        return tj_rt_fail(err, "kernel '%s', parameter '%s': invalid dtype", k->name, param->name);
-    uint64_t bits = scalar_bits(param->dtype, a);
+        return 1;
+    uint64_t bits = scalar_bits(dt, a);
     union {
         uint8_t u8;
         uint16_t u16;
@@ -109,7 +113,15 @@ static int put_scalar(const tj_kernel *k, const tj_param *param, const tj_arg *a
     case 4: v.u32 = (uint32_t)bits; break;
     default: v.u64 = bits;
     }
-    return put(p, &v, size) ? overflow(k, param, err) : 0;
+    return put(p, &v, size);
+}
+
+static int put_scalar(const tj_kernel *k, const tj_param *param, const tj_arg *a, tj_cuda_params *p,
+                      tj_rt_error *err)
+{
+    if (tj_dtype_size(param->dtype) == 0)
+        return tj_rt_fail(err, "kernel '%s', parameter '%s': invalid dtype", k->name, param->name);
+    return tj_cu_put_scalar(p, param->dtype, a) ? overflow(k, param, err) : 0;
 }
 
 int tj_cuda_marshal(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_cuda_params *out,

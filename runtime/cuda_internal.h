@@ -191,6 +191,14 @@ void tj_cu_leave(const tj_cuda *cu, int pushed);
         return tj_cu_check(&(cu)->api, r_, what, (err), __VA_ARGS__);                        \
     } while (0)
 
+/* ---- cuda_abi.c ---- */
+
+/* Appends one PTX parameter to p, aligned to its size: a pointer (.u64), or
+ * a scalar of dtype dt from a's union (as tj_cuda_marshal does); 1 when p is
+ * full or dt has no size. */
+int tj_cu_put_pointer(tj_cuda_params *p, const void *ptr);
+int tj_cu_put_scalar(tj_cuda_params *p, tj_dtype dt, const tj_arg *a);
+
 /* ---- cuda_device.c ---- */
 
 /* tj_cuda_describe's device lines through `api`; returns the count, or -1

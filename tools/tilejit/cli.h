@@ -31,6 +31,7 @@ enum {
     OPT_FILES = 1 << 10, /* several FILEs (check) rather than one */
     OPT_TUNE = 1 << 11,  /* --tune */
     OPT_CONTIGUOUS = 1 << 12, /* --contiguous */
+    OPT_LAUNCH = 1 << 13, /* --grid, --block, --shared (CUDA C kernels) */
 };
 
 /* ARG=VALUE as written on the command line. */
@@ -59,6 +60,7 @@ typedef struct cli_opts {
     int tune;            /* --tune: time untuned configurations first */
     int contiguous;      /* --contiguous: compile for contiguous, aligned tensors */
     uint64_t seed;       /* --random=SEED; 0 by default */
+    const char *grid, *block, *shared; /* --grid X[,Y,Z], --block X[,Y,Z], --shared BYTES */
     int help;
 } cli_opts;
 
@@ -155,6 +157,12 @@ void cli_written_params(const tj_kernel *k, unsigned char *written);
 /* "X: f32[M, 128]" for messages; cli_param_list joins them with ", ". */
 const char *cli_param_decl(tj_ctx *c, const tj_param *p);
 const char *cli_param_list(tj_ctx *c, const cli_kernel *k);
+
+/* cuda_c.c: FILE.cu (CUDA C through NVRTC) for check, emit and run. */
+int cli_is_cuda_c(const char *path);
+int cli_check_cuda_c(tj_ctx *c, const char *path);
+int cli_emit_cuda_c(tj_ctx *c, const cli_opts *o);
+int cli_run_cuda_c(tj_ctx *c, const cli_opts *o);
 
 /* The subcommands. */
 int cmd_check(tj_ctx *c, const cli_opts *o);

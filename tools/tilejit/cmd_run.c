@@ -54,8 +54,8 @@ static const char *output_path(tj_ctx *c, const cli_opts *o, const run_tensor *t
 
 /* Checks every output before the kernel runs (cli_tmp_prepare), and that
  * no two name one file: one would silently lose the other's result. */
-static int prepare_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, const unsigned char *written,
-                           cli_tmpfile *tmp)
+int run_prepare_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, const unsigned char *written,
+                        cli_tmpfile *tmp)
 {
     uint32_t n = rs->k->nparams;
     for (uint32_t i = 0; i < n; i++) {
@@ -74,7 +74,7 @@ static int prepare_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, co
 
 /* Writes every prepared output to its temporary file, then commits them all
  * or none, so a failure leaves every file as it was. */
-static int write_outputs(tj_ctx *c, const run_state *rs, cli_tmpfile *tmp)
+int run_write_outputs(tj_ctx *c, const run_state *rs, cli_tmpfile *tmp)
 {
     uint32_t n = rs->k->nparams;
     int failed = 0;
@@ -96,7 +96,7 @@ static int write_outputs(tj_ctx *c, const run_state *rs, cli_tmpfile *tmp)
     return -1;
 }
 
-static int make_output_dir(tj_ctx *c, const char *dir)
+int run_make_output_dir(tj_ctx *c, const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
@@ -152,8 +152,10 @@ static int launch(tj_ctx *c, const cli_opts *o, const run_device *dev, const run
 int cmd_run(tj_ctx *c, const cli_opts *o)
 {
     int rc = check_usage(c, o);
-    if (rc != CLI_OK)
-        return rc;
+    if (rc != CLI_OK || cli_is_cuda_c(o->files[0]))
+        return rc != CLI_OK ? rc : cli_run_cuda_c(c, o);
+    if (o->grid || o->block || o->shared)
+        return cli_usage_error(o->cmd, "--grid, --block and --shared are for CUDA C kernels (FILE.cu)");
     const run_device *dev = run_find_device(c, o->device);
     cli_kernel k;
     run_state rs;
@@ -169,9 +171,9 @@ int cmd_run(tj_ctx *c, const cli_opts *o)
     unsigned char *written = tj_alloc(c, k.nparams + 1);
     cli_tmpfile *outputs = tj_alloc(c, (k.nparams + 1) * sizeof *outputs);
     cli_written_params(ref, written);
-    if (prepare_outputs(c, o, &rs, written, outputs) || launch(c, o, dev, &rs, ref, opt, written))
+    if (run_prepare_outputs(c, o, &rs, written, outputs) || launch(c, o, dev, &rs, ref, opt, written))
         return CLI_ERROR;
-    if (o->output && make_output_dir(c, o->output))
+    if (o->output && run_make_output_dir(c, o->output))
         return CLI_ERROR;
-    return write_outputs(c, &rs, outputs) ? CLI_ERROR : CLI_OK;
+    return run_write_outputs(c, &rs, outputs) ? CLI_ERROR : CLI_OK;
 }

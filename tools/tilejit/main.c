@@ -8,7 +8,8 @@
 static const cli_command commands[] = {
     {"check", cmd_check, OPT_FILES, "check FILE...",
      "Parses, type-checks and verifies every kernel of each FILE ('-': stdin).\n"
-     "Diagnostics go to stderr as FILE:LINE:COL: error: ... with the source line.\n"},
+     "Diagnostics go to stderr as FILE:LINE:COL: error: ... with the source line.\n"
+     "A CUDA C file (FILE.cu) is compiled by NVRTC, which must be installed.\n"},
     {"emit", cmd_emit, OPT_KERNEL | OPT_TARGET | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CONTIGUOUS,
      "emit FILE -k KERNEL --target TARGET [-D NAME=INT]... [--shape NAME=INT]... [--contiguous] [-o OUT]",
      "Prints one kernel compiled for TARGET:\n"
@@ -17,6 +18,8 @@ static const cli_command commands[] = {
      "  simt          SIMT IR: what one thread does, after lowering\n"
      "  ptx[:sm_XX]   PTX for an NVIDIA arch (default sm_90a; e.g. ptx:sm_80)\n"
      "  msl           Metal Shading Language (Metal 3)\n"
+     "A CUDA C file (FILE.cu) has one target, ptx[:sm_XX]: the PTX NVRTC makes (no GPU\n"
+     "needed); KERNEL may be 'NAME<TEMPLATE ARGS>' and -D defines macros.\n"
      "Options:\n"
      "  -k, --kernel NAME     the kernel to compile\n"
      "  --target TARGET       what to print (above)\n"
@@ -28,9 +31,10 @@ static const cli_command commands[] = {
      "  -o, --output OUT      write to OUT instead of stdout\n"},
     {"run", cmd_run,
      OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS |
-         OPT_TUNE,
+         OPT_TUNE | OPT_LAUNCH,
      "run FILE -k KERNEL [--device cpu|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
-     "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...",
+     "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...\n"
+     "  tilejit run FILE.cu -k KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--shared BYTES] [ARG=VALUE]...",
      "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
      "stores to are written back to their files, same shape and dtype. f32 arrays\n"
      "for f16/bf16 parameters (and back) are converted, with a note; bf16 is also\n"
@@ -50,6 +54,11 @@ static const cli_command commands[] = {
      "  --random[=SEED]       fill tensors not given as ARG=PATH with seeded random data\n"
      "                        (floats in [-1, 1), small integers, bools; SEED 0 default)\n"
      "  -o, --output DIR      with --random: write the outputs as DIR/ARG.npy\n"
+     "  --grid, --block X[,Y,Z]  FILE.cu: the launch's grid and block (CUDA C kernels,\n"
+     "                        compiled by NVRTC; KERNEL may be 'NAME<TEMPLATE ARGS>'; a\n"
+     "                        pointer parameter takes a 1-D array, and is written back\n"
+     "                        unless it points to const; -D defines macros)\n"
+     "  --shared BYTES        FILE.cu: dynamic shared memory\n"
      "Nothing is written when the command fails.\n"},
     {"devices", cmd_devices, 0, "devices", "Lists the devices and whether each can run kernels.\n"},
     {"tune", cmd_tune, OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_RANDOM | OPT_ARGS,

@@ -68,6 +68,8 @@ static const option_spec option_table[] = {
     {OPT_CHECK, 0, "check", VAL_NONE},         {OPT_TIME, 0, "time", VAL_NONE},
     {OPT_RANDOM, 0, "random", VAL_OPTIONAL},  {OPT_TUNE, 0, "tune", VAL_NONE},
     {OPT_CONTIGUOUS, 0, "contiguous", VAL_NONE},
+    {OPT_LAUNCH, 0, "grid", VAL_REQUIRED},     {OPT_LAUNCH, 0, "block", VAL_REQUIRED},
+    {OPT_LAUNCH, 0, "shared", VAL_REQUIRED},
 };
 
 static const option_spec *find_long(const char *name, size_t len)
@@ -154,6 +156,9 @@ static int apply_option(parse_state *s, const option_spec *spec, const char *opt
     case OPT_TIME: o->time = 1; return CLI_OK;
     case OPT_TUNE: o->tune = 1; return CLI_OK;
     case OPT_CONTIGUOUS: o->contiguous = 1; return CLI_OK;
+    case OPT_LAUNCH: /* one bit, three options: the name picks the field */
+        return set_once(s, spec->long_name[0] == 'g' ? &o->grid : spec->long_name[0] == 'b' ? &o->block : &o->shared,
+                        opt, value);
     case OPT_RANDOM: {
         int64_t seed = 0;
         if (value && (cli_parse_int(value, &seed) || seed < 0))

@@ -23,6 +23,14 @@ typedef struct run_state {
     uint32_t ndims, dimcap;
 } run_state;
 
+/* cmd_run.c: the outputs of a run, shared with CUDA C kernels (cuda_c.c):
+ * prepare checks every output path before anything runs; write commits
+ * them all or none. */
+int run_prepare_outputs(tj_ctx *c, const cli_opts *o, const run_state *rs, const unsigned char *written,
+                        cli_tmpfile *tmp);
+int run_write_outputs(tj_ctx *c, const run_state *rs, cli_tmpfile *tmp);
+int run_make_output_dir(tj_ctx *c, const char *dir);
+
 /* run_args.c: reads, converts, parses or makes every argument and binds
  * the dims. Reports every problem (naming the argument and file); 0 when
  * all arguments are good. */
