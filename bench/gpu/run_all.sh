@@ -45,6 +45,11 @@ if ! skip cache; then
   "$build/bench/cache_bench" "$root/examples" 2>&1 | tee "$out/cache_bench.log"
 fi
 
+if ! skip nvrtc; then
+  step "CUDA C through NVRTC (cold compile beside NVRTC's time, disk hit in a fresh process)"
+  "$build/bench/nvrtc_bench" 2>&1 | tee "$out/nvrtc_bench.log" || status=1
+fi
+
 if ! skip bench; then
   step "GPU benchmarks vs PyTorch and Triton"
   TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"
