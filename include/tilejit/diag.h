@@ -71,6 +71,9 @@ typedef struct tj_rt_error {
     char msg[512];
 } tj_rt_error;
 
+/* Whether an array argument of n items is usable: NULL only when empty. */
+static inline int tj_array_ok(const void *a, uint64_t n) { return a != NULL || n == 0; }
+
 /* Out-of-memory recovery: the library's entry points call tj_ctx_guard
  * through TJ_GUARD; an allocation failure below them unwinds there with an
  * "out of memory" diagnostic instead of aborting. */
