@@ -1,0 +1,206 @@
+/* The LLVM back end's private interface, shared by the files of codegen/llvm/.
+ *
+ * One Tile IR kernel becomes one LLVM function that runs a range of
+ * programs. Every tile value owns a buffer (an alloca of the entry block,
+ * so LLVM sees distinct objects and needs no alias checks) of its dtype's
+ * value type; a scalar (rank 0) is a plain SSA value. Each tile op is a
+ * loop (or a loop nest) over such buffers, which -O2 vectorizes for the
+ * host CPU. Value types: bool i8 (0 or 1), integers their width, f16/bf16
+ * a float holding the rounded value (they compute in f32), f32 float,
+ * f64 double. docs/cpu.md describes the scheme. */
+#ifndef TJ_CODEGEN_LLVM_H
+#define TJ_CODEGEN_LLVM_H
+
+#include <llvm-c/Core.h>
+
+#include "tilejit/cpu.h"
+
+/* A VIEW: the tensor parameter and what each of its axes takes. */
+typedef struct lg_view {
+    uint32_t param;
+    int rank;
+    int32_t kind[TJ_MAX_RANK];     /* TJ_VIEW_INDEX, TJ_VIEW_GATHER or a slice extent */
+    LLVMValueRef at[TJ_MAX_RANK];  /* index or slice start (i64); gather: NULL */
+    tj_ref gather[TJ_MAX_RANK];    /* gather: the index tile */
+} lg_view;
+
+/* The LLVM form of one Tile IR value. */
+typedef struct lval {
+    LLVMValueRef v;       /* rank 0: the value; tile: its buffer */
+    int in_memory;        /* rank 0 while its instruction is emitted: v is
+                             a one-element buffer (loops store the result) */
+    lg_view *view;        /* VIEW */
+    struct lval *elems;   /* TUPLE: one per element */
+    uint32_t nelems;
+} lval;
+
+/* One kernel being generated. */
+typedef struct lg {
+    const tj_kernel *k;
+    tj_ctx *ctx;
+    LLVMContextRef lc;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMBuilderRef pro;             /* at the end of the prologue */
+    LLVMValueRef fn, args;          /* the program function, its tj_arg array */
+    LLVMValueRef pid[3], nprog[3];  /* i64 */
+    LLVMBasicBlockRef entry;        /* holds the allocas */
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
+    lval *vals;                     /* one per instruction */
+    lg_view *views;                 /* one per instruction (VIEWs use theirs) */
+    lval *tuple_slots;              /* the elements of every tuple value */
+    void *fields;                   /* tensor fields read in the prologue */
+    uint64_t frame;                 /* bytes of allocas so far */
+    int vector_bits;                /* the host's widest vector (128, 256, 512) */
+    int failed;
+} lg;
+
+/* ---- llvm_types.c: dtypes, constants, rounding, memory form ---- */
+LLVMTypeRef lg_type(const lg *g, tj_dtype dt);     /* value type */
+LLVMTypeRef lg_mem_type(const lg *g, tj_dtype dt); /* as tensors hold it */
+LLVMValueRef lg_const_int(const lg *g, tj_dtype dt, int64_t v);
+LLVMValueRef lg_const_float(const lg *g, tj_dtype dt, double v);
+LLVMValueRef lg_i64(const lg *g, int64_t v);
+LLVMValueRef lg_i32(const lg *g, int64_t v);
+/* Rounds a computed value to its dtype: f16/bf16 from f32, bool to 0/1;
+ * other dtypes as they are. */
+LLVMValueRef lg_round(lg *g, tj_dtype dt, LLVMValueRef v);
+/* Memory form <-> value form. */
+LLVMValueRef lg_from_mem(lg *g, tj_dtype dt, LLVMValueRef m);
+LLVMValueRef lg_to_mem(lg *g, tj_dtype dt, LLVMValueRef v);
+/* An integer value as i64 (sign- or zero-extended by dtype). */
+LLVMValueRef lg_to_i64(lg *g, tj_dtype dt, LLVMValueRef v);
+/* A bool value (i8) as i1, and back. */
+LLVMValueRef lg_truth(lg *g, LLVMValueRef v);
+LLVMValueRef lg_bool(lg *g, LLVMValueRef c);
+/* Calls intrinsic `name` overloaded on the type of args[0]. */
+LLVMValueRef lg_intrinsic(lg *g, const char *name, LLVMValueRef *args, unsigned n);
+/* Calls (declaring on first use) an external function of type fty. */
+LLVMValueRef lg_call_extern(lg *g, const char *name, LLVMTypeRef fty, LLVMValueRef *args, unsigned n);
+
+/* ---- llvm_loop.c: buffers, elements, loops ---- */
+/* A buffer of n elements of type t in the entry block. */
+LLVMValueRef lg_buffer(lg *g, LLVMTypeRef t, uint64_t n);
+/* Element i (i64) of value r: a scalar is every element of itself. */
+LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i);
+void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v);
+LLVMValueRef lg_elem_ptr(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i);
+/* Gives instruction r its buffer before it is computed; a scalar result
+ * gets a one-element one, read back once r is emitted (lg_settle). */
+void lg_alloc_result(lg *g, tj_ref r);
+void lg_settle(lg *g, tj_ref r);
+/* Copies n elements between buffers of dtype dt. */
+void lg_copy(lg *g, tj_dtype dt, LLVMValueRef dst, LLVMValueRef src, uint64_t n);
+
+typedef struct lg_loop {
+    LLVMBasicBlockRef head, body, exit;
+    LLVMValueRef i, next; /* i64 counter */
+} lg_loop;
+/* for (i = lo; i < hi; i++): the builder is left in the body. */
+lg_loop lg_loop_begin(lg *g, LLVMValueRef lo, LLVMValueRef hi, const char *name);
+void lg_loop_end(lg *g, lg_loop *l);
+/* Elements of a tile, 0..n-1: a loop, or the one element of a scalar. */
+LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n);
+void lg_each_end(lg *g, lg_loop *l, uint64_t n);
+/* Loops over every coordinate of a shape, outer axes outside; returns the
+ * row-major flat index (0, with no loop, for rank 0). */
+typedef struct lg_nest {
+    int rank;
+    lg_loop loop[TJ_MAX_RANK];
+    LLVMValueRef c[TJ_MAX_RANK]; /* i64 coordinates */
+    LLVMValueRef flat;
+} lg_nest;
+LLVMValueRef lg_nest_begin(lg *g, lg_nest *n, int rank, const int32_t *shape);
+void lg_nest_end(lg *g, lg_nest *n);
+/* Reassociation for float reductions (so they vectorize). */
+void lg_allow_reassoc(LLVMValueRef inst);
+
+/* ---- llvm_emit.c ---- */
+int lg_emit_block(lg *g, tj_block_id b, tj_ref *yield);
+int lg_fail(lg *g, tj_ref r, const char *what);
+const tj_type_info *lg_ti(const lg *g, tj_ref r);
+/* Elements of a tile value; 0 for a scalar (no loop, no buffer). */
+uint64_t lg_count(const lg *g, tj_ref r);
+static inline const tj_inst *lg_in(const lg *g, tj_ref r) { return &g->k->insts[r]; }
+static inline lval *lg_val(const lg *g, tj_ref r) { return &g->vals[r]; }
+/* Field of the parameter's tj_arg: the tensor's data pointer, size and
+ * stride (i64) along axis a, or the scalar (as the parameter's value type). */
+LLVMValueRef lg_tensor_data(lg *g, uint32_t param);
+LLVMValueRef lg_tensor_size(lg *g, uint32_t param, int axis);
+LLVMValueRef lg_tensor_stride(lg *g, uint32_t param, int axis);
+
+/* ---- op families: each emits instruction r; 0 or lg_fail ---- */
+/* llvm_arith.c: binary arithmetic and comparisons, on scalar values. */
+LLVMValueRef lg_binary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef lg_compare(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
+int lg_emit_elementwise(lg *g, tj_ref r);               /* every TJ_OPF_ELEM op */
+/* llvm_unary.c */
+LLVMValueRef lg_unary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a);
+/* llvm_math.c: exp, tanh, erf on f32 in vectorizable straight-line code */
+LLVMValueRef lg_math_f32(lg *g, tj_op op, LLVMValueRef x);
+/* llvm_cast.c */
+LLVMValueRef lg_cast(lg *g, tj_dtype to, tj_dtype from, LLVMValueRef v);
+/* llvm_shape.c */
+int lg_emit_arange(lg *g, tj_ref r);
+int lg_emit_broadcast(lg *g, tj_ref r);
+int lg_emit_permute(lg *g, tj_ref r);
+/* llvm_reduce.c */
+int lg_emit_reduce(lg *g, tj_ref r);
+/* llvm_scan.c */
+int lg_emit_cumulative(lg *g, tj_ref r);
+int lg_emit_scan(lg *g, tj_ref r);
+/* llvm_sort.c */
+int lg_emit_sort(lg *g, tj_ref r);
+/* llvm_dot.c */
+int lg_emit_dot(lg *g, tj_ref r);
+/* llvm_mem.c: view, load, store, atomics */
+int lg_emit_view(lg *g, tj_ref r);
+int lg_emit_load(lg *g, tj_ref r);
+int lg_emit_store(lg *g, tj_ref r);
+int lg_emit_atomic(lg *g, tj_ref r);
+/* llvm_ctrl.c: for, if, proj */
+int lg_emit_for(lg *g, tj_ref r);
+int lg_emit_if(lg *g, tj_ref r);
+
+/* ---- llvm_sort.c: the helper the generated code calls ---- */
+/* Stable sort of n (key, index) pairs by key (unsigned order); tmp holds n
+ * pairs. Keys and indices are parallel arrays. */
+void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx);
+
+/* ---- llvm_emit.c: the whole kernel ---- */
+/* Adds "tj_programs" and "tj_frame_bytes" for Tile IR kernel k to mod
+ * (whose data layout is set); 0, or -1 after a diagnostic. */
+int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits);
+/* The generated entry point: runs programs [begin, end) of the grid. */
+typedef void (*tj_cpu_entry)(const tj_arg *args, int64_t begin, int64_t end, const int64_t *grid);
+
+/* ---- llvm_jit.c, llvm_pool.c: the tj_cpu object ---- */
+#include <pthread.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/TargetMachine.h>
+
+struct tj_cpu_fn {
+    tj_cpu *cpu;
+    tj_cpu_entry entry;
+    int64_t frame_bytes; /* stack one program's tiles take */
+    struct tj_cpu_fn *next;
+};
+
+typedef struct tj_cpu_pool tj_cpu_pool; /* llvm_pool.c */
+
+struct tj_cpu {
+    LLVMOrcLLJITRef jit;
+    LLVMTargetRef target;
+    char *triple, *cpu_name, *features, *target_text;
+    int vector_bits;
+    pthread_mutex_t lock; /* fns, nloaded */
+    tj_cpu_fn *fns;
+    unsigned nloaded;
+    tj_cpu_pool *pool;
+    int threads;
+};
+
+int tj_cpu_pool_start(tj_cpu *cpu, int threads, char *err, size_t cap);
+void tj_cpu_pool_stop(tj_cpu *cpu);
+
+#endif

@@ -1,0 +1,319 @@
+/* The host target, -O2, object code and ORC LLJIT: everything between an
+ * LLVM module and a callable kernel. Each kernel is linked into a JITDylib
+ * of its own (the generated symbol names are the same in every kernel),
+ * which resolves libm and libc from the process and the sort helper from
+ * this library. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, strdup */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/llvm/llvm.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void set_err(char *err, size_t cap, const char *what, char *llvm_msg)
+{
+    if (err && cap)
+        snprintf(err, cap, "cpu back end: %s%s%s", what, llvm_msg ? ": " : "", llvm_msg ? llvm_msg : "");
+}
+
+static void set_llvm_err(char *err, size_t cap, const char *what, LLVMErrorRef e)
+{
+    char *msg = LLVMGetErrorMessage(e);
+    set_err(err, cap, what, msg);
+    LLVMDisposeErrorMessage(msg);
+}
+
+int tj_cpu_available(const char **why)
+{
+    if (why)
+        *why = NULL;
+    return 1;
+}
+
+static int vector_bits_of(const char *features)
+{
+    if (strstr(features, "+avx512f"))
+        return 512;
+    if (strstr(features, "+avx"))
+        return 256;
+    return 128;
+}
+
+/* Host name and features, the target and its triple; 0 or -1. */
+static int host_target(tj_cpu *cpu, char *err, size_t cap)
+{
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    char *name = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    cpu->triple = LLVMGetDefaultTargetTriple();
+    char *msg = NULL;
+    int rc = LLVMGetTargetFromTriple(cpu->triple, &cpu->target, &msg);
+    if (rc)
+        set_err(err, cap, "no LLVM target for this host", msg);
+    else {
+        cpu->cpu_name = strdup(name);
+        cpu->features = strdup(features);
+        size_t n = strlen(name) + strlen(features) + 2;
+        cpu->target_text = malloc(n);
+        if (cpu->cpu_name && cpu->features && cpu->target_text)
+            snprintf(cpu->target_text, n, "%s %s", name, features);
+        else
+            rc = -1, set_err(err, cap, "out of memory", NULL);
+        cpu->vector_bits = vector_bits_of(features);
+    }
+    LLVMDisposeMessage(msg);
+    LLVMDisposeMessage(name);
+    LLVMDisposeMessage(features);
+    return rc ? -1 : 0;
+}
+
+static LLVMTargetMachineRef new_machine(const tj_cpu *cpu)
+{
+    return LLVMCreateTargetMachine(cpu->target, cpu->triple, cpu->cpu_name, cpu->features, LLVMCodeGenLevelAggressive,
+                                   LLVMRelocPIC, LLVMCodeModelSmall);
+}
+
+tj_cpu *tj_cpu_new(int threads, char *err, size_t cap)
+{
+    tj_cpu *cpu = calloc(1, sizeof *cpu);
+    if (!cpu) {
+        set_err(err, cap, "out of memory", NULL);
+        return NULL;
+    }
+    pthread_mutex_init(&cpu->lock, NULL);
+    if (host_target(cpu, err, cap)) {
+        tj_cpu_free(cpu);
+        return NULL;
+    }
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&cpu->jit, NULL);
+    if (e) {
+        set_llvm_err(err, cap, "cannot create the JIT", e);
+        cpu->jit = NULL;
+        tj_cpu_free(cpu);
+        return NULL;
+    }
+    if (tj_cpu_pool_start(cpu, threads, err, cap)) {
+        tj_cpu_free(cpu);
+        return NULL;
+    }
+    return cpu;
+}
+
+void tj_cpu_free(tj_cpu *cpu)
+{
+    if (!cpu)
+        return;
+    tj_cpu_pool_stop(cpu);
+    for (tj_cpu_fn *f = cpu->fns, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
+    if (cpu->jit)
+        LLVMConsumeError(LLVMOrcDisposeLLJIT(cpu->jit));
+    LLVMDisposeMessage(cpu->triple);
+    free(cpu->cpu_name);
+    free(cpu->features);
+    free(cpu->target_text);
+    pthread_mutex_destroy(&cpu->lock);
+    free(cpu);
+}
+
+const char *tj_cpu_target(const tj_cpu *cpu) { return cpu ? cpu->target_text : ""; }
+
+/* The module through -O2 for the host and out as object code. */
+static int optimize_and_emit(tj_cpu *cpu, const tj_kernel *k, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                             tj_buf *object)
+{
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        tj_error(k->ctx, "kernel '%s': cpu back end made invalid LLVM IR (a bug): %.400s", k->name, msg);
+        LLVMDisposeMessage(msg);
+        return -1;
+    }
+    LLVMDisposeMessage(msg);
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+    LLVMErrorRef e = LLVMRunPasses(mod, "default<O2>", tm, opts);
+    LLVMDisposePassBuilderOptions(opts);
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        tj_error(k->ctx, "kernel '%s': cpu back end: LLVM -O2 failed: %s", k->name, m);
+        LLVMDisposeErrorMessage(m);
+        return -1;
+    }
+    LLVMMemoryBufferRef mb = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &mb)) {
+        tj_error(k->ctx, "kernel '%s': cpu back end: no machine code: %s", k->name, msg);
+        LLVMDisposeMessage(msg);
+        return -1;
+    }
+    tj_buf_append(object, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+    LLVMDisposeMemoryBuffer(mb);
+    (void)cpu;
+    return 0;
+}
+
+int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
+{
+    if (k->level != TJ_LEVEL_TILE) {
+        tj_error(k->ctx, "kernel '%s': the cpu back end takes Tile IR, not SIMT IR", k->name);
+        return -1;
+    }
+    double t0 = now_ms();
+    LLVMContextRef lc = LLVMContextCreate();
+    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, lc);
+    LLVMTargetMachineRef tm = new_machine(cpu);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, dl);
+    LLVMSetTarget(mod, cpu->triple);
+    int rc = lg_build_function(mod, k, cpu->vector_bits);
+    double t1 = now_ms();
+    if (!rc)
+        rc = optimize_and_emit(cpu, k, mod, tm, object);
+    if (times) {
+        times->codegen_ms = t1 - t0;
+        times->opt_ms = now_ms() - t1;
+        times->link_ms = 0;
+    }
+    LLVMDisposeModule(mod);
+    LLVMDisposeTargetData(dl);
+    LLVMDisposeTargetMachine(tm);
+    LLVMContextDispose(lc);
+    return rc;
+}
+
+/* ---- loading ---- */
+
+typedef struct lookup_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    int finished;
+    LLVMErrorRef err;
+    LLVMOrcSymbolStringPoolEntryRef names[2];
+    uint64_t addr[2];
+} lookup_wait;
+
+static void lookup_done(LLVMErrorRef e, LLVMOrcCSymbolMapPairs res, size_t n, void *ctx)
+{
+    lookup_wait *w = ctx;
+    pthread_mutex_lock(&w->lock);
+    w->err = e;
+    for (size_t i = 0; !e && i < n; i++)
+        for (int j = 0; j < 2; j++)
+            if (res[i].Name == w->names[j])
+                w->addr[j] = res[i].Sym.Address;
+    w->finished = 1;
+    pthread_cond_signal(&w->done);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Addresses of tj_programs and tj_frame_bytes in jd (same order). */
+static LLVMErrorRef lookup_entry(tj_cpu *cpu, LLVMOrcJITDylibRef jd, uint64_t addr[2])
+{
+    LLVMOrcCJITDylibSearchOrderElement order[1] = {{jd, LLVMOrcJITDylibLookupFlagsMatchAllSymbols}};
+    LLVMOrcCLookupSetElement syms[2] = {
+        {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_programs"), LLVMOrcSymbolLookupFlagsRequiredSymbol},
+        {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_frame_bytes"), LLVMOrcSymbolLookupFlagsRequiredSymbol}};
+    lookup_wait w = {.finished = 0, .names = {syms[0].Name, syms[1].Name}};
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.done, NULL);
+    LLVMOrcExecutionSessionLookup(LLVMOrcLLJITGetExecutionSession(cpu->jit), LLVMOrcLookupKindStatic, order, 1,
+                                  syms, 2, lookup_done, &w);
+    pthread_mutex_lock(&w.lock);
+    while (!w.finished)
+        pthread_cond_wait(&w.done, &w.lock);
+    pthread_mutex_unlock(&w.lock);
+    pthread_mutex_destroy(&w.lock);
+    pthread_cond_destroy(&w.done);
+    addr[0] = w.addr[0];
+    addr[1] = w.addr[1];
+    return w.err;
+}
+
+/* A JITDylib that sees the process (libm, memcpy) and the sort helper. */
+static LLVMErrorRef new_dylib(tj_cpu *cpu, LLVMOrcJITDylibRef *jd)
+{
+    char name[32];
+    pthread_mutex_lock(&cpu->lock);
+    snprintf(name, sizeof name, "tj_kernel_%u", cpu->nloaded++);
+    pthread_mutex_unlock(&cpu->lock);
+    LLVMErrorRef e = LLVMOrcExecutionSessionCreateJITDylib(LLVMOrcLLJITGetExecutionSession(cpu->jit), jd, name);
+    if (e)
+        return e;
+    LLVMOrcDefinitionGeneratorRef gen;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(cpu->jit), NULL, NULL);
+    if (e)
+        return e;
+    LLVMOrcJITDylibAddGenerator(*jd, gen);
+    LLVMOrcCSymbolMapPair helper = {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_cpu_sort_pairs"),
+                                    {(LLVMOrcJITTargetAddress)(uintptr_t)&tj_cpu_sort_pairs,
+                                     {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+    return LLVMOrcJITDylibDefine(*jd, LLVMOrcAbsoluteSymbols(&helper, 1));
+}
+
+tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, size_t cap)
+{
+    LLVMOrcJITDylibRef jd;
+    LLVMErrorRef e = new_dylib(cpu, &jd);
+    if (e) {
+        set_llvm_err(err, cap, "cannot make a JIT library", e);
+        return NULL;
+    }
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, len, "tj_kernel.o");
+    e = LLVMOrcLLJITAddObjectFile(cpu->jit, jd, mb);
+    uint64_t addr[2] = {0, 0};
+    if (!e)
+        e = lookup_entry(cpu, jd, addr);
+    if (e) {
+        set_llvm_err(err, cap, "cannot link the kernel", e);
+        return NULL;
+    }
+    tj_cpu_fn *f = calloc(1, sizeof *f);
+    if (!f) {
+        set_err(err, cap, "out of memory", NULL);
+        return NULL;
+    }
+    f->cpu = cpu;
+    f->entry = (tj_cpu_entry)(uintptr_t)addr[0];
+    f->frame_bytes = *(const int64_t *)(uintptr_t)addr[1];
+    pthread_mutex_lock(&cpu->lock);
+    f->next = cpu->fns;
+    cpu->fns = f;
+    pthread_mutex_unlock(&cpu->lock);
+    return f;
+}
+
+tj_cpu_fn *tj_cpu_compile(tj_cpu *cpu, const tj_kernel *k, tj_cpu_times *times)
+{
+    tj_buf obj = {0};
+    tj_cpu_fn *f = NULL;
+    if (!tj_cpu_compile_object(cpu, k, &obj, times)) {
+        char err[512];
+        double t0 = now_ms();
+        f = tj_cpu_load(cpu, obj.data, obj.len, err, sizeof err);
+        if (!f)
+            tj_error(k->ctx, "kernel '%s': %s", k->name, err);
+        if (times)
+            times->link_ms = now_ms() - t0;
+    }
+    tj_buf_free(&obj);
+    return f;
+}

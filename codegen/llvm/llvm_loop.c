@@ -1,0 +1,134 @@
+/* Tile buffers, element access and counted loops: what every op family
+ * builds its loops from. */
+#include "codegen/llvm/llvm.h"
+
+/* Buffers live in the entry block: fixed-size allocas that LLVM treats as
+ * distinct objects (no alias checks in the vectorized loops). Aligned to
+ * a cache line, so vector accesses never split one. */
+LLVMValueRef lg_buffer(lg *g, LLVMTypeRef t, uint64_t n)
+{
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+    LLVMValueRef first = LLVMGetFirstInstruction(g->entry);
+    if (first)
+        LLVMPositionBuilderBefore(g->b, first);
+    else
+        LLVMPositionBuilderAtEnd(g->b, g->entry);
+    LLVMValueRef a = LLVMBuildAlloca(g->b, LLVMArrayType2(t, n), "tile");
+    LLVMSetAlignment(a, 64);
+    LLVMPositionBuilderAtEnd(g->b, here);
+    g->frame += (n * LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) + 63) & ~(uint64_t)63;
+    return a;
+}
+
+LLVMValueRef lg_elem_ptr(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i)
+{
+    return LLVMBuildGEP2(g->b, lg_type(g, dt), buf, &i, 1, "");
+}
+
+LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i)
+{
+    const tj_type_info *ti = lg_ti(g, r);
+    if (ti->rank == 0 && !lg_val(g, r)->in_memory)
+        return lg_val(g, r)->v;
+    return LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i), "");
+}
+
+void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v)
+{
+    const tj_type_info *ti = lg_ti(g, r);
+    if (ti->rank == 0 && !lg_val(g, r)->in_memory)
+        lg_val(g, r)->v = v;
+    else
+        LLVMBuildStore(g->b, v, lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i));
+}
+
+void lg_alloc_result(lg *g, tj_ref r)
+{
+    const tj_type_info *ti = lg_ti(g, r);
+    if (ti->kind != TJ_TK_TILE)
+        return;
+    lg_val(g, r)->v = lg_buffer(g, lg_type(g, ti->dtype), tj_type_numel(g->ctx, lg_in(g, r)->type));
+    lg_val(g, r)->in_memory = ti->rank == 0;
+}
+
+void lg_settle(lg *g, tj_ref r)
+{
+    lval *v = lg_val(g, r);
+    if (v->in_memory) {
+        v->v = LLVMBuildLoad2(g->b, lg_type(g, lg_ti(g, r)->dtype), v->v, "");
+        v->in_memory = 0;
+    }
+}
+
+void lg_copy(lg *g, tj_dtype dt, LLVMValueRef dst, LLVMValueRef src, uint64_t n)
+{
+    uint64_t bytes = n * LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), lg_type(g, dt));
+    LLVMBuildMemCpy(g->b, dst, 64, src, 64, lg_i64(g, (int64_t)bytes));
+}
+
+lg_loop lg_loop_begin(lg *g, LLVMValueRef lo, LLVMValueRef hi, const char *name)
+{
+    lg_loop l;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    l.head = LLVMAppendBasicBlockInContext(g->lc, g->fn, name);
+    l.body = LLVMAppendBasicBlockInContext(g->lc, g->fn, "body");
+    l.exit = LLVMAppendBasicBlockInContext(g->lc, g->fn, "exit");
+    LLVMBuildBr(g->b, l.head);
+    LLVMPositionBuilderAtEnd(g->b, l.head);
+    l.i = LLVMBuildPhi(g->b, g->i64, "i");
+    LLVMAddIncoming(l.i, &lo, &pre, 1);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, l.i, hi, ""), l.body, l.exit);
+    LLVMPositionBuilderAtEnd(g->b, l.body);
+    l.next = NULL;
+    return l;
+}
+
+void lg_loop_end(lg *g, lg_loop *l)
+{
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    l->next = LLVMBuildNSWAdd(g->b, l->i, lg_i64(g, 1), "");
+    LLVMBuildBr(g->b, l->head);
+    LLVMAddIncoming(l->i, &l->next, &latch, 1);
+    LLVMPositionBuilderAtEnd(g->b, l->exit);
+}
+
+LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n)
+{
+    if (n == 0) { /* a scalar: no loop */
+        l->head = NULL;
+        return lg_i64(g, 0);
+    }
+    *l = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)n), "each");
+    return l->i;
+}
+
+void lg_each_end(lg *g, lg_loop *l, uint64_t n)
+{
+    if (n && l->head)
+        lg_loop_end(g, l);
+}
+
+void lg_allow_reassoc(LLVMValueRef inst)
+{
+    if (LLVMCanValueUseFastMathFlags(inst))
+        LLVMSetFastMathFlags(inst, LLVMFastMathAllowReassoc | LLVMFastMathAllowContract);
+}
+
+LLVMValueRef lg_nest_begin(lg *g, lg_nest *n, int rank, const int32_t *shape)
+{
+    n->rank = rank;
+    LLVMValueRef flat = lg_i64(g, 0);
+    for (int a = 0; a < rank; a++) {
+        n->loop[a] = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, shape[a]), "nest");
+        n->c[a] = n->loop[a].i;
+        flat = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, flat, lg_i64(g, shape[a]), ""), n->c[a], "");
+    }
+    n->flat = flat;
+    return flat;
+}
+
+void lg_nest_end(lg *g, lg_nest *n)
+{
+    for (int a = n->rank - 1; a >= 0; a--)
+        lg_loop_end(g, &n->loop[a]);
+}

@@ -1,0 +1,330 @@
+/* view, load, store and atomics.
+ *
+ * A VIEW emits nothing: it records each tensor axis's index, slice start
+ * or gather tile, and the memory ops loop over the view's groups (each
+ * slice, and all gather axes together as one group of the gather tile's
+ * elements) in row-major order, as the interpreter's offset tables do.
+ * An element is touched only when every coordinate is inside its dim and
+ * its mask is set; masked-off or out-of-bounds loads give `other` (absent:
+ * 0), atomics give 0. When a view without gathers or a mask lies wholly
+ * inside the tensor (the common case: every program but the last), a
+ * second loop nest without any check runs instead, which LLVM vectorizes.
+ * Stores and atomics go in row-major order: the last duplicate wins. */
+#include "codegen/llvm/llvm.h"
+
+int lg_emit_view(lg *g, tj_ref r)
+{
+    const tj_inst *in = lg_in(g, r);
+    const tj_inst *t = lg_in(g, in->args[0]);
+    const tj_type_info *tt = lg_ti(g, in->args[0]);
+    if (t->op != TJ_OP_PARAM || tt->kind != TJ_TK_TENSOR || in->nlist != (uint32_t)tt->rank ||
+        in->nargs != in->nlist + 1)
+        return lg_fail(g, r, "needs a tensor parameter and one operand per axis");
+    lg_view *v = &g->views[r];
+    v->param = (uint32_t)t->imm;
+    v->rank = tt->rank;
+    for (int a = 0; a < tt->rank; a++) {
+        tj_ref x = in->args[a + 1];
+        v->kind[a] = in->list[a];
+        if (v->kind[a] == TJ_VIEW_GATHER)
+            v->gather[a] = x;
+        else
+            v->at[a] = lg_to_i64(g, lg_ti(g, x)->dtype, lg_elem(g, x, lg_i64(g, 0)));
+    }
+    lg_val(g, r)->view = v;
+    return 0;
+}
+
+/* The loops over a view's groups, with each element's offset and whether
+ * it is inside the tensor. */
+typedef struct view_walk {
+    lg_nest nest;
+    LLVMValueRef flat, off, inside; /* inside: i1, NULL on the checked-free path */
+} view_walk;
+
+static int has_gather(const lg_view *v)
+{
+    for (int a = 0; a < v->rank; a++)
+        if (v->kind[a] == TJ_VIEW_GATHER)
+            return 1;
+    return 0;
+}
+
+static LLVMValueRef stride_of(lg *g, const lg_view *v, int a)
+{
+    const tj_facts *f = g->k->facts ? &g->k->facts[v->param] : NULL;
+    if (a == v->rank - 1 && f && f->unit_stride)
+        return lg_i64(g, 1);
+    return lg_tensor_stride(g, v->param, a);
+}
+
+/* 0 <= c < dim as one unsigned comparison. */
+static LLVMValueRef in_dim(lg *g, LLVMValueRef c, LLVMValueRef dim)
+{
+    return LLVMBuildICmp(g->b, LLVMIntULT, c, dim, "");
+}
+
+static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
+{
+    int32_t len[TJ_MAX_RANK];
+    int ngroups = 0, gathered = 0;
+    for (int a = 0; a < v->rank; a++) {
+        if (v->kind[a] > 0)
+            len[ngroups++] = v->kind[a];
+        else if (v->kind[a] == TJ_VIEW_GATHER && !gathered++)
+            len[ngroups++] = (int32_t)tj_type_numel(g->ctx, lg_in(g, v->gather[a])->type);
+    }
+    w->flat = lg_nest_begin(g, &w->nest, ngroups, len);
+    LLVMValueRef off = lg_i64(g, 0), inside = checked ? LLVMConstInt(g->i1, 1, 0) : NULL;
+    int grp = 0, gather_grp = -1;
+    for (int a = 0; a < v->rank; a++) {
+        LLVMValueRef c;
+        if (v->kind[a] == TJ_VIEW_INDEX) {
+            c = v->at[a];
+        } else if (v->kind[a] > 0) {
+            c = LLVMBuildAdd(g->b, v->at[a], w->nest.c[grp++], "");
+        } else {
+            if (gather_grp < 0)
+                gather_grp = grp++;
+            tj_ref x = v->gather[a];
+            c = lg_to_i64(g, lg_ti(g, x)->dtype, lg_elem(g, x, w->nest.c[gather_grp]));
+        }
+        if (checked)
+            inside = LLVMBuildAnd(g->b, inside, in_dim(g, c, lg_tensor_size(g, v->param, a)), "");
+        off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, c, stride_of(g, v, a), ""), "");
+    }
+    w->off = off;
+    w->inside = inside;
+}
+
+/* Whether the whole view is inside the tensor (no gathers). */
+static LLVMValueRef view_inside(lg *g, const lg_view *v)
+{
+    LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+    for (int a = 0; a < v->rank; a++) {
+        LLVMValueRef dim = lg_tensor_size(g, v->param, a), c;
+        if (v->kind[a] == TJ_VIEW_INDEX) {
+            c = in_dim(g, v->at[a], dim);
+        } else { /* start >= 0 && start + extent <= dim, no overflow: start < 2^62 */
+            LLVMValueRef end = LLVMBuildAdd(g->b, v->at[a], lg_i64(g, v->kind[a]), "");
+            c = LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntULT, v->at[a], lg_i64(g, (int64_t)1 << 62), ""),
+                             LLVMBuildICmp(g->b, LLVMIntSLE, end, dim, ""), "");
+        }
+        ok = LLVMBuildAnd(g->b, ok, c, "");
+    }
+    return ok;
+}
+
+static LLVMValueRef elem_addr(lg *g, const lg_view *v, tj_dtype dt, LLVMValueRef off)
+{
+    return LLVMBuildGEP2(g->b, lg_mem_type(g, dt), lg_tensor_data(g, v->param), &off, 1, "");
+}
+
+/* What one element does, on either path; `go` (i1 or NULL) says whether
+ * it may touch memory. */
+typedef void (*elem_fn)(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go);
+
+static LLVMValueRef element_go(lg *g, tj_ref mask, view_walk *w)
+{
+    LLVMValueRef go = w->inside;
+    if (mask) {
+        LLVMValueRef m = lg_truth(g, lg_elem(g, mask, w->flat));
+        go = go ? LLVMBuildAnd(g->b, go, m, "") : m;
+    }
+    return go;
+}
+
+/* The checked nest, and when the view may be wholly inside and unmasked,
+ * the unchecked one beside it. */
+static void walk_view(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn)
+{
+    LLVMBasicBlockRef fast = NULL, slow = NULL, done = NULL;
+    if (!has_gather(v) && !mask) {
+        fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "inside");
+        slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "checked");
+        done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
+        LLVMBuildCondBr(g->b, view_inside(g, v), fast, slow);
+        LLVMPositionBuilderAtEnd(g->b, fast);
+        view_walk w;
+        walk_begin(g, &w, v, 0);
+        fn(g, r, v, &w, NULL);
+        lg_nest_end(g, &w.nest);
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, slow);
+    }
+    view_walk w;
+    walk_begin(g, &w, v, 1);
+    fn(g, r, v, &w, element_go(g, mask, &w));
+    lg_nest_end(g, &w.nest);
+    if (done) {
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, done);
+    }
+}
+
+/* if (go) { then } with the value of then, or `otherwise`. */
+typedef struct guard {
+    LLVMBasicBlockRef pre, then, join;
+} guard;
+
+static guard guard_begin(lg *g, LLVMValueRef go)
+{
+    guard gd = {LLVMGetInsertBlock(g->b), LLVMAppendBasicBlockInContext(g->lc, g->fn, "touch"),
+                LLVMAppendBasicBlockInContext(g->lc, g->fn, "touched")};
+    LLVMBuildCondBr(g->b, go, gd.then, gd.join);
+    LLVMPositionBuilderAtEnd(g->b, gd.then);
+    return gd;
+}
+
+static LLVMValueRef guard_end(lg *g, guard *gd, LLVMValueRef v, LLVMValueRef otherwise)
+{
+    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, gd->join);
+    LLVMPositionBuilderAtEnd(g->b, gd->join);
+    if (!v)
+        return NULL;
+    LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(v), "");
+    LLVMValueRef vals[2] = {v, otherwise};
+    LLVMBasicBlockRef from[2] = {then_end, gd->pre};
+    LLVMAddIncoming(phi, vals, from, 2);
+    return phi;
+}
+
+static void load_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
+{
+    const tj_inst *in = lg_in(g, r);
+    tj_dtype dt = lg_ti(g, r)->dtype;
+    LLVMValueRef val;
+    if (!go) {
+        val = LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), "");
+        lg_set_elem(g, r, w->flat, lg_from_mem(g, dt, val));
+        return;
+    }
+    LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], w->flat) : LLVMConstNull(lg_type(g, dt));
+    guard gd = guard_begin(g, go);
+    val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), ""));
+    lg_set_elem(g, r, w->flat, guard_end(g, &gd, val, other));
+}
+
+static void store_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
+{
+    const tj_inst *in = lg_in(g, r);
+    tj_dtype dt = lg_ti(g, in->args[1])->dtype;
+    guard gd;
+    if (go)
+        gd = guard_begin(g, go);
+    LLVMValueRef x = lg_to_mem(g, dt, lg_elem(g, in->args[1], w->flat));
+    LLVMBuildStore(g->b, x, elem_addr(g, v, dt, w->off));
+    if (go)
+        guard_end(g, &gd, NULL, NULL);
+}
+
+static const lg_view *view_of(lg *g, tj_ref r)
+{
+    const lg_view *v = lg_val(g, lg_in(g, r)->args[0])->view;
+    if (!v)
+        lg_fail(g, r, "the first operand is not a view");
+    return v;
+}
+
+int lg_emit_load(lg *g, tj_ref r)
+{
+    const lg_view *v = view_of(g, r);
+    if (!v)
+        return -1;
+    lg_alloc_result(g, r);
+    walk_view(g, r, v, lg_in(g, r)->args[1], load_elem);
+    return 0;
+}
+
+int lg_emit_store(lg *g, tj_ref r)
+{
+    const lg_view *v = view_of(g, r);
+    if (!v)
+        return -1;
+    walk_view(g, r, v, lg_in(g, r)->args[2], store_elem);
+    return 0;
+}
+
+/* ---- atomics ---- */
+
+static tj_op atomic_combine(tj_op op)
+{
+    return op == TJ_OP_ATOMIC_ADD ? TJ_OP_ADD : op == TJ_OP_ATOMIC_MAX ? TJ_OP_MAX : TJ_OP_MIN;
+}
+
+/* The read-modify-write LLVM has, when it means what the interpreter
+ * does: integer add/max/min, f32/f64 add. 0: none (a CAS loop instead). */
+static int native_rmw(tj_op op, tj_dtype dt, LLVMAtomicRMWBinOp *out)
+{
+    int sign = tj_dtype_is_signed(dt);
+    if (tj_dtype_is_int(dt)) {
+        *out = op == TJ_OP_ATOMIC_ADD ? LLVMAtomicRMWBinOpAdd
+               : op == TJ_OP_ATOMIC_MAX ? (sign ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax)
+                                        : (sign ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
+        return 1;
+    }
+    if (op == TJ_OP_ATOMIC_ADD && (dt == TJ_DT_F32 || dt == TJ_DT_F64)) {
+        *out = LLVMAtomicRMWBinOpFAdd;
+        return 1;
+    }
+    return 0;
+}
+
+/* old = *p; *p = round(old OP x), by compare-and-swap on the bits. */
+static LLVMValueRef cas_loop(lg *g, tj_op op, tj_dtype dt, LLVMValueRef p, LLVMValueRef x)
+{
+    LLVMTypeRef bits = LLVMIntTypeInContext(g->lc, (unsigned)tj_dtype_size(dt) * 8), mt = lg_mem_type(g, dt);
+    LLVMValueRef first = LLVMBuildLoad2(g->b, bits, p, "");
+    LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(first, (unsigned)tj_dtype_size(dt));
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->lc, g->fn, "cas");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "cased");
+    LLVMBuildBr(g->b, loop);
+    LLVMPositionBuilderAtEnd(g->b, loop);
+    LLVMValueRef old = LLVMBuildPhi(g->b, bits, "");
+    LLVMValueRef oldv = lg_from_mem(g, dt, LLVMBuildBitCast(g->b, old, mt, ""));
+    LLVMValueRef now = lg_round(g, dt, lg_binary(g, op, dt, oldv, x));
+    LLVMValueRef nbits = LLVMBuildBitCast(g->b, lg_to_mem(g, dt, now), bits, "");
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(g->b, p, old, nbits, LLVMAtomicOrderingSequentiallyConsistent,
+                                               LLVMAtomicOrderingSequentiallyConsistent, 0);
+    LLVMValueRef seen = LLVMBuildExtractValue(g->b, pair, 0, "");
+    LLVMValueRef vals[2] = {first, seen};
+    LLVMBasicBlockRef from[2] = {pre, loop};
+    LLVMAddIncoming(old, vals, from, 2);
+    LLVMBuildCondBr(g->b, LLVMBuildExtractValue(g->b, pair, 1, ""), done, loop);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    return oldv;
+}
+
+static void atomic_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
+{
+    const tj_inst *in = lg_in(g, r);
+    tj_dtype dt = lg_ti(g, in->args[1])->dtype;
+    LLVMValueRef x = lg_elem(g, in->args[1], w->flat);
+    guard gd = guard_begin(g, go);
+    LLVMValueRef p = elem_addr(g, v, dt, w->off), old;
+    LLVMAtomicRMWBinOp rmw;
+    if (native_rmw(in->op, dt, &rmw))
+        old = LLVMBuildAtomicRMW(g->b, rmw, p, x, LLVMAtomicOrderingSequentiallyConsistent, 0);
+    else
+        old = cas_loop(g, atomic_combine(in->op), dt, p, x);
+    LLVMValueRef res = guard_end(g, &gd, old, LLVMConstNull(lg_type(g, dt)));
+    if (in->type && lg_ti(g, r)->kind == TJ_TK_TILE)
+        lg_set_elem(g, r, w->flat, res);
+}
+
+int lg_emit_atomic(lg *g, tj_ref r)
+{
+    const lg_view *v = view_of(g, r);
+    if (!v)
+        return -1;
+    lg_alloc_result(g, r);
+    /* always checked: the fast path exists for vectorizable accesses only */
+    view_walk w;
+    walk_begin(g, &w, v, 1);
+    atomic_elem(g, r, v, &w, element_go(g, lg_in(g, r)->args[2], &w));
+    lg_nest_end(g, &w.nest);
+    return 0;
+}

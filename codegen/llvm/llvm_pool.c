@@ -1,0 +1,201 @@
+/* The thread pool that runs a grid's programs, and the launch.
+ *
+ * Workers (one per thread asked for) sleep on a condition variable; a
+ * launch publishes the job, wakes as many as it has chunks for and hands
+ * out chunks of programs through one atomic counter. The launching thread
+ * takes chunks too when one program's tiles fit its stack comfortably
+ * (workers have large stacks for the kernels whose tiles do not).
+ * Launches take turns. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "codegen/llvm/llvm.h"
+#include "tilejit/interp.h"
+
+enum {
+    WORKER_STACK = 64 << 20,      /* bytes: tiles of a program live on the stack */
+    CALLER_FRAME_MAX = 256 << 10, /* the launching thread runs programs up to this */
+    CHUNKS_PER_THREAD = 4,        /* balance against the counter's traffic */
+};
+
+struct tj_cpu_pool {
+    pthread_mutex_t lock, launch;
+    pthread_cond_t wake, idle;
+    pthread_t *workers;
+    int nworkers, started, stop;
+    uint64_t generation;
+    /* the job of the current generation */
+    tj_cpu_entry entry;
+    const tj_arg *args;
+    const int64_t *grid;
+    int64_t total, chunk;
+    atomic_llong next;
+    int want, joined, active;
+};
+
+static void run_chunks(tj_cpu_pool *p)
+{
+    for (;;) {
+        int64_t s = atomic_fetch_add(&p->next, p->chunk);
+        if (s >= p->total)
+            return;
+        int64_t e = s + p->chunk < p->total ? s + p->chunk : p->total;
+        p->entry(p->args, s, e, p->grid);
+    }
+}
+
+static void *worker(void *arg)
+{
+    tj_cpu_pool *p = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->stop && p->generation == seen)
+            pthread_cond_wait(&p->wake, &p->lock);
+        if (p->stop)
+            break;
+        seen = p->generation;
+        if (p->joined >= p->want)
+            continue;
+        p->joined++;
+        p->active++;
+        pthread_mutex_unlock(&p->lock);
+        run_chunks(p);
+        pthread_mutex_lock(&p->lock);
+        if (--p->active == 0)
+            pthread_cond_signal(&p->idle);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* threads > 0, else $TILEJIT_CPU_THREADS, else every online core. */
+static int thread_count(int threads)
+{
+    if (threads > 0)
+        return threads;
+    const char *env = getenv("TILEJIT_CPU_THREADS");
+    if (env && atoi(env) > 0)
+        return atoi(env);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int tj_cpu_pool_start(tj_cpu *cpu, int threads, char *err, size_t cap)
+{
+    tj_cpu_pool *p = calloc(1, sizeof *p);
+    cpu->threads = thread_count(threads);
+    if (p)
+        p->workers = calloc((size_t)cpu->threads, sizeof *p->workers);
+    if (!p || !p->workers) {
+        free(p);
+        snprintf(err, cap, "cpu back end: out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->launch, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    cpu->pool = p;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, WORKER_STACK);
+    for (int i = 0; i < cpu->threads; i++) {
+        if (pthread_create(&p->workers[i], &attr, worker, p)) {
+            snprintf(err, cap, "cpu back end: cannot start worker thread %d of %d", i + 1, cpu->threads);
+            pthread_attr_destroy(&attr);
+            return -1;
+        }
+        p->nworkers++;
+    }
+    pthread_attr_destroy(&attr);
+    return 0;
+}
+
+void tj_cpu_pool_stop(tj_cpu *cpu)
+{
+    tj_cpu_pool *p = cpu->pool;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nworkers; i++)
+        pthread_join(p->workers[i], NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->launch);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->idle);
+    free(p->workers);
+    free(p);
+    cpu->pool = NULL;
+}
+
+int tj_cpu_threads(const tj_cpu *cpu) { return cpu ? cpu->threads : 0; }
+
+int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t grid[3], char *err, size_t cap)
+{
+    (void)nargs;
+    tj_cpu_pool *p = f->cpu->pool;
+    int64_t total = grid[0] * grid[1] * grid[2];
+    if (total <= 0)
+        return 0;
+    if (f->frame_bytes > WORKER_STACK - (1 << 20)) {
+        snprintf(err, cap, "cpu back end: one program's tiles take %lld bytes, more than a worker's %d MiB stack",
+                 (long long)f->frame_bytes, WORKER_STACK >> 20);
+        return -1;
+    }
+    int caller = f->frame_bytes <= CALLER_FRAME_MAX, threads = f->cpu->threads;
+    int64_t chunk = total / ((int64_t)threads * CHUNKS_PER_THREAD);
+    chunk = chunk > 0 ? chunk : 1;
+    int64_t nchunks = (total + chunk - 1) / chunk, want = nchunks - caller;
+    want = want < threads - caller ? want : threads - caller;
+    if (want <= 0 && caller) { /* one chunk: no thread to wake */
+        f->entry(args, 0, total, grid);
+        return 0;
+    }
+    pthread_mutex_lock(&p->launch);
+    pthread_mutex_lock(&p->lock);
+    p->entry = f->entry;
+    p->args = args;
+    p->grid = grid;
+    p->total = total;
+    p->chunk = chunk;
+    atomic_store(&p->next, 0);
+    p->want = (int)want;
+    p->joined = p->active = 0;
+    p->generation++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    if (caller)
+        run_chunks(p);
+    pthread_mutex_lock(&p->lock);
+    if (!caller)
+        while (p->joined < p->want || p->active)
+            pthread_cond_wait(&p->idle, &p->lock);
+    p->want = p->joined; /* late workers skip this job */
+    while (p->active)
+        pthread_cond_wait(&p->idle, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->launch);
+    return 0;
+}
+
+int tj_cpu_run_kernel(tj_cpu *cpu, const tj_kernel *k, const tj_arg *args, uint32_t nargs)
+{
+    int64_t grid[3];
+    if (tj_eval_grid(k, args, nargs, grid))
+        return -1;
+    tj_cpu_fn *f = tj_cpu_compile(cpu, k, NULL);
+    if (!f)
+        return -1;
+    char err[256];
+    if (tj_cpu_run(f, args, nargs, grid, err, sizeof err)) {
+        tj_error(k->ctx, "kernel '%s': %s", k->name, err);
+        return -1;
+    }
+    return 0;
+}
