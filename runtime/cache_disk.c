@@ -394,9 +394,9 @@ int tj_cache_open_regular(const char *path, struct stat *st)
     return -1;
 }
 
-int tj_cache_remove_odd(const char *path, const struct stat *st)
+int tj_cache_remove(const char *path, int is_dir)
 {
-    return (S_ISDIR(st->st_mode) ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+    return (is_dir ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 /* Removes the file at path if it is still the one that was read (a
@@ -405,7 +405,7 @@ static void drop_if_same(tj_cache *c, const char *path, const struct stat *read_
 {
     struct stat st;
     if (lstat(path, &st) == 0 && st.st_ino == read_st->st_ino && st.st_dev == read_st->st_dev)
-        tj_cache_remove_odd(path, &st);
+        tj_cache_remove(path, S_ISDIR(st.st_mode));
     count(c, &c->dropped);
 }
 

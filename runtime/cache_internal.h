@@ -3,7 +3,6 @@
 #define TJ_CACHE_INTERNAL_H
 
 #include <pthread.h>
-#include <sys/stat.h>
 
 #include "tilejit/cache.h"
 
@@ -56,9 +55,10 @@ int tj_cache_read_file(int fd, uint64_t size, void **out);
 /* Opens PATH for reading only when it is a regular file, without blocking
  * (a FIFO at an entry's path must not hang the cache): the descriptor and
  * *st, or -1 (errno EINVAL for a file of another kind: *st says which). */
+struct stat;
 int tj_cache_open_regular(const char *path, struct stat *st);
-/* Removes whatever is at PATH that is not an entry (a FIFO, a socket, an
- * empty directory); 0 when it is gone. */
-int tj_cache_remove_odd(const char *path, const struct stat *st);
+/* Removes what is at PATH, a file of any kind or (is_dir) an empty
+ * directory; 0 when it is gone. */
+int tj_cache_remove(const char *path, int is_dir);
 
 #endif

@@ -26,8 +26,8 @@ typedef struct scan_file {
     uint64_t bytes;
     struct timespec used;
     int temp;
-    int odd; /* not a regular file (a FIFO, a directory): never an entry */
-    mode_t mode;
+    int odd;    /* not a regular file (a FIFO, a directory): never an entry */
+    int is_dir;
 } scan_file;
 
 typedef struct scan {
@@ -74,7 +74,7 @@ static int add_file(scan *s, const char *dir, const char *name, int temp)
     f->used = st.st_mtim;
     f->temp = temp;
     f->odd = !S_ISREG(st.st_mode);
-    f->mode = st.st_mode;
+    f->is_dir = S_ISDIR(st.st_mode);
     return 0;
 }
 
@@ -116,9 +116,8 @@ static void sort_by_last_use(scan *s)
 static int remove_file(const char *dir, const scan_file *f)
 {
     char path[TJ_CACHE_PATH_MAX];
-    struct stat st = {.st_mode = f->mode};
     snprintf(path, sizeof path, "%s/%s", dir, f->name);
-    return tj_cache_remove_odd(path, &st);
+    return tj_cache_remove(path, f->is_dir);
 }
 
 /* ---- eviction and clearing ------------------------------------------------------------- */

@@ -98,18 +98,16 @@ static const char *dir_of(tj_ctx *c, const char *path)
     return slash == path ? "/" : tj_strndup(c, path, (size_t)(slash - path));
 }
 
-/* NAME.tilejit-tmp.PID.N left by a process that is gone, over a minute ago. */
-static int stale_tmp(const char *dir, const char *name, time_t now)
+/* PATH (named NAME.tilejit-tmp.PID.N) was left by a process that is gone,
+ * over a minute ago. */
+static int stale_tmp(const char *name, const char *path, time_t now)
 {
     const char *mark = strstr(name, TMP_MARK);
-    char *end, path[4096];
-    if (!mark)
-        return 0;
-    long pid = strtol(mark + strlen(TMP_MARK), &end, 10);
+    char *end = NULL;
     struct stat st;
-    if (pid <= 0 || *end != '.' || snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-        return 0;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < STALE_TMP_SECONDS)
+    long pid = mark ? strtol(mark + strlen(TMP_MARK), &end, 10) : 0;
+    if (pid <= 0 || *end != '.' || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        now - st.st_mtime < STALE_TMP_SECONDS)
         return 0;
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
@@ -123,31 +121,51 @@ static void remove_stale_tmps(const char *dir)
     time_t now = time(NULL);
     char path[4096];
     for (struct dirent *de; (de = readdir(d));)
-        if (stale_tmp(dir, de->d_name, now) && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
+        if (strstr(de->d_name, TMP_MARK) && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path &&
+            stale_tmp(de->d_name, path, now))
             unlink(path);
     closedir(d);
 }
 
-/* Creates TARGET.tilejit-tmp.PID.N (O_EXCL, so no other writer has it) with
- * the permissions the umask gives; the name goes into buf. */
-static int create_beside(const char *target, char *buf, size_t cap, int flags)
+/* Makes what NAME names beside TARGET: a new file (its descriptor) or a
+ * hard link to TARGET (0); -1 with errno EEXIST when NAME is taken. */
+typedef int (*make_fn)(const char *name, const char *target);
+
+/* With the permissions the umask gives (mkstemp would make it 0600). */
+static int make_file(const char *name, const char *target)
+{
+    (void)target;
+    return open(name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+}
+
+static int make_link(const char *name, const char *target) { return link(target, name); }
+
+/* Room for any name make_beside gives (arena memory). */
+static char *name_room(tj_ctx *c, const char *target, size_t *cap)
+{
+    *cap = strlen(target) + sizeof TMP_MARK + 32;
+    return tj_alloc(c, *cap);
+}
+
+/* TARGET.tilejit-tmp.PID.TAGN for the first N free (the pid right after the
+ * mark, as stale_tmp reads it): what make returned, the name in buf. */
+static int make_beside(const char *target, const char *tag, make_fn make, char *buf, size_t cap)
 {
     for (unsigned attempt = 0; attempt < 100; attempt++) {
-        snprintf(buf, cap, "%s%s%ld.%u", target, TMP_MARK, (long)getpid(), attempt);
-        int fd = open(buf, flags | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
+        snprintf(buf, cap, "%s%s%ld.%s%u", target, TMP_MARK, (long)getpid(), tag, attempt);
+        int rc = make(buf, target);
+        if (rc >= 0 || errno != EEXIST)
+            return rc;
     }
-    errno = EEXIST;
-    return -1;
+    return -1; /* errno is EEXIST */
 }
 
 int cli_tmp_open(tj_ctx *c, cli_tmpfile *t)
 {
-    size_t cap = strlen(t->target) + sizeof TMP_MARK + 32;
-    t->tmp = tj_alloc(c, cap);
+    size_t cap;
+    t->tmp = name_room(c, t->target, &cap);
     remove_stale_tmps(dir_of(c, t->target));
-    int fd = create_beside(t->target, t->tmp, cap, O_WRONLY);
+    int fd = make_beside(t->target, "", make_file, t->tmp, cap);
     if (fd >= 0 && (t->f = fdopen(fd, "wb")) != NULL)
         return 0;
     int err = errno;
@@ -200,17 +218,10 @@ static void keep_backup(tj_ctx *c, cli_tmpfile *t)
 {
     if (!t->exists)
         return;
-    size_t cap = strlen(t->target) + sizeof TMP_MARK + 32;
-    t->backup = tj_alloc(c, cap);
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        /* The pid right after the mark, as stale_tmp reads it. */
-        snprintf(t->backup, cap, "%s%s%ld.bak%u", t->target, TMP_MARK, (long)getpid(), attempt);
-        if (link(t->target, t->backup) == 0)
-            return;
-        if (errno != EEXIST)
-            break;
-    }
-    t->backup = NULL;
+    size_t cap;
+    t->backup = name_room(c, t->target, &cap);
+    if (make_beside(t->target, "bak", make_link, t->backup, cap) != 0)
+        t->backup = NULL;
 }
 
 /* Puts back what commit_all replaced of t: the old file, or no file. */
