@@ -155,6 +155,9 @@ enum {
     FE_MAX_STAGES = 4,        /* TJ_MAX_STAGES: slots of a copy ring */
 };
 
+/* Bytes of a source file: token offsets and columns are 32-bit. */
+#define FE_MAX_SOURCE (1u << 31)
+
 /* Runs fn(arg) so that running out of memory below it reports "out of
  * memory" and returns 0 instead of aborting (the entry points use it). */
 int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);

@@ -436,6 +436,12 @@ static void parse_file(void *arg)
 {
     parse_job *job = arg;
     tj_ctx *c = job->c;
+    if (job->len > FE_MAX_SOURCE) {
+        uint32_t file = tj_source_add(c, job->file, "", 0);
+        tj_diag_report(c, TJ_SEV_ERROR, file, 0, 0, "the file is larger than %u bytes, the front end's limit",
+                       FE_MAX_SOURCE);
+        return;
+    }
     tj_program *prog = tj_alloc(c, sizeof *prog);
     prog->ctx = c;
     size_t len;

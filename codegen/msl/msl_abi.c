@@ -139,6 +139,16 @@ static int check_name(msl_emitter *e, const char *s)
     return 0;
 }
 
+/* The first instruction that reads parameter p: where an error about the
+ * parameter points (the front end gives it the place of that use). */
+static tj_ref param_use(const tj_kernel *k, uint32_t p)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].op == TJ_OP_PARAM && k->insts[r].imm == p)
+            return r;
+    return TJ_NONE;
+}
+
 int ms_plan_params(msl_emitter *e)
 {
     const tj_kernel *k = e->k;
@@ -149,11 +159,11 @@ int ms_plan_params(msl_emitter *e)
     uint32_t ntensors = 0;
     for (uint32_t p = 0; p < k->nparams; p++) {
         if (k->params[p].dtype == TJ_DT_F64)
-            return ms_fail(e, 0, "parameter '%s' is f64, which does not exist in Metal", k->params[p].name);
+            return ms_fail(e, param_use(k, p), "parameter '%s' is f64, which does not exist in Metal", k->params[p].name);
         if (k->params[p].rank > 0)
             e->tensor_slot[p] = (uint8_t)ntensors++;
         if (ntensors > TJ_MSL_MAX_TENSORS)
-            return ms_fail(e, 0, "more than %d tensor parameters (Metal binds at most 31 buffers)",
+            return ms_fail(e, param_use(k, p), "more than %d tensor parameters (Metal binds at most 31 buffers)",
                            TJ_MSL_MAX_TENSORS);
     }
     int32_t (*sizes)[TJ_MAX_RANK] = tj_alloc(e->c, sizeof *sizes * (k->nparams + 1));

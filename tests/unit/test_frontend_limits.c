@@ -3,10 +3,12 @@
  * back end's limits on warps, stages and fastmath are the front end's,
  * and line ends and byte order marks of other editors are accepted.
  * Large inputs are generated here, not committed. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "frontend/ast.h"
 #include "lower/layout.h"
@@ -209,4 +211,34 @@ Test(limits, a_byte_order_mark_is_skipped)
 {
     static const char bom[] = "\xef\xbb\xbf# a comment first\nkernel k(X: f32[N])\n  grid (1)\n{\n    y = q\n}\n";
     expect_error_on_line_5(bom, strlen(bom));
+}
+
+/* 2^31 + 1 bytes of zero pages that are never touched: the size is
+ * refused before the text is read. */
+Test(limits, a_source_over_2_gib_is_refused)
+{
+    size_t len = (size_t)FE_MAX_SOURCE + 1;
+    char *text = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    cr_assert_neq(text, MAP_FAILED);
+    cr_assert_null(tj_parse_program(ctx, "big.tj", text, len));
+    cr_assert(diag_has("big.tj: error: the file is larger than 2147483648 bytes"), "%s", tj_diag_render(ctx));
+    munmap(text, len);
+}
+
+/* ---- back-end errors about the kernel name its place ----------------------------- */
+
+Test(limits, an_f64_parameter_on_metal_is_reported_where_it_is_used)
+{
+    tj_program *p = parse("kernel k(X: f32[N], s: f64) grid (1) {\n"
+                          "  store(X[0:32], f32(load(X[0:32]) * s))\n}\n");
+    tj_binding cfg[] = {{"warps", 1}};
+    tj_kernel *k = tj_build_kernel(ctx, p, 0, cfg, 1, NULL, 0);
+    tj_lower_options opt = {.target = TJ_LOWER_METAL};
+    tj_kernel *simt = k ? tj_lower_simt(k, &opt) : NULL;
+    cr_assert(simt, "%s", tj_diag_render(ctx));
+    tj_buf out = {0};
+    cr_assert_neq(tj_emit_msl(simt, &out), 0);
+    tj_buf_free(&out);
+    cr_assert(diag_has("t.tj:2:38: error: msl: parameter 's' is f64, which does not exist in Metal"), "%s",
+              tj_diag_render(ctx));
 }
