@@ -92,6 +92,7 @@ def bench_cuda(n, rows):
     assert torch.allclose(y, torch.softmax(x, dim=1), atol=1e-5), "tilejit softmax is wrong on cuda"
     rows["cuda tilejit softmax 64x1000 (host per launch)"] = per_call_us(lambda: k(x, y), n)
     torch.cuda.synchronize()
+    bench_cuda_parts(k, x, y, n // 4, rows)
     pair_of = lambda n: (torch.randn(64, n, device="cuda"), torch.empty(64, n, device="cuda"))  # noqa: E731
     rows["cuda tilejit new shape, same bucket"] = first_launches_us(pair_of, range(513, 1024, 8))
     rows["cuda tilejit new bucket, memory-cache hit"] = first_launches_us(pair_of, [2 ** a for a in range(14)])
@@ -99,6 +100,34 @@ def bench_cuda(n, rows):
     rows["cuda torch.softmax 64x1000 (host per launch)"] = per_call_us(lambda: torch.softmax(x, dim=1), n)
     torch.cuda.synchronize()
     bench_triton(x, y, n, rows)
+
+
+def bench_cuda_parts(k, x, y, n, rows):
+    """Where a tilejit launch's host time goes: the framework's stream
+    query, the DLPack exports, and the C call alone on exports made once."""
+    import ctypes
+    import torch
+    from tilejit import _lib
+    rows["cuda part: torch.cuda.current_stream().cuda_stream"] = per_call_us(
+        lambda: torch.cuda.current_stream(0).cuda_stream, n)
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw:
+        rows["cuda part: torch._C._cuda_getCurrentRawStream"] = per_call_us(lambda: raw(0), n)
+    s = torch.cuda.current_stream(0).cuda_stream or 1
+    rows["cuda part: x.__dlpack__(stream=s)"] = per_call_us(lambda: x.__dlpack__(stream=s), n)
+    rows["cuda part: x.__dlpack__()"] = per_call_us(lambda: x.__dlpack__(), n)
+    rows["cuda part: x.__dlpack__(stream=-1)"] = per_call_us(lambda: x.__dlpack__(stream=-1), n)
+    cap = x.__dlpack__()
+    rows["cuda part: capsule pointer (ctypes)"] = per_call_us(lambda: _lib.capsule_pointer(cap, b"dltensor"), n)
+    d = next((v for v in k._dispatches.values() if v.cuda), None)
+    if d is not None:
+        caps = [x.__dlpack__(), y.__dlpack__()]
+        bufs = d.take()
+        for i, c in zip(d.tensors, caps):
+            bufs.ptrs[i] = _lib.capsule_pointer(c, b"dltensor")
+        rows["cuda part: tj_dispatch_launch_dlpack (C, one ctypes call)"] = per_call_us(
+            lambda: d.lib.tj_dispatch_launch_dlpack(d.h, bufs.args, bufs.ptrs, d.n, s, bufs.err), n)
+    torch.cuda.synchronize()
 
 
 def bench_triton(x, y, n, rows):

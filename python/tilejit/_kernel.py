@@ -16,6 +16,8 @@ _lock = threading.Lock()
 _lib_handle = None
 _jits = {}  # (device kind, ordinal) -> jit handle, open for the process's life
 _events = []  # the handlers given to on_event
+_stream_queries = {}  # array type -> its framework's current-stream query
+_sync_free = {}  # array type -> whether its __dlpack__ takes stream=-1
 
 
 def _library():
@@ -69,16 +71,45 @@ def _device_of(array):
     raise TilejitError(f"arrays on DLPack device type {dtype} are not supported (cpu and cuda are)")
 
 
-def _current_stream(array, ordinal):
-    """The handle of the array framework's current CUDA stream."""
-    module = type(array).__module__.split(".")[0]
+def _stream_query(kind):
+    """For an array type, a function ordinal -> its framework's current CUDA
+    stream handle (0: the default stream), made once per type."""
+    query = _stream_queries.get(kind)
+    if query is None:
+        query = _stream_queries[kind] = _make_stream_query(kind)
+    return query
+
+
+def _make_stream_query(kind):
+    module = kind.__module__.split(".")[0]
     if module == "torch":
         import torch
-        return torch.cuda.current_stream(ordinal).cuda_stream
+        # what current_stream(ordinal).cuda_stream reads, without making a Stream object (2 us)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        return raw if raw else (lambda ordinal: torch.cuda.current_stream(ordinal).cuda_stream)
     if module == "cupy":
         import cupy
-        return cupy.cuda.get_current_stream().ptr
-    return 0  # the legacy default stream
+        return lambda ordinal: cupy.cuda.get_current_stream().ptr
+    return lambda ordinal: 0  # the legacy default stream
+
+
+def _current_stream(array, ordinal):
+    """The handle of the array framework's current CUDA stream."""
+    return _stream_query(type(array))(ordinal)
+
+
+def _export_on_stream(array, stream, first_kind):
+    """array.__dlpack__ for a launch on `stream`. An array of the type whose
+    framework gave the stream is already ordered on it: DLPack's stream -1
+    asks the producer for no synchronization (saves an event per tensor);
+    a producer that refuses -1 gets the stream itself from then on."""
+    kind = type(array)
+    if kind is first_kind and _sync_free.get(kind, True):
+        try:
+            return array.__dlpack__(stream=-1)
+        except (TypeError, ValueError, BufferError):
+            _sync_free[kind] = False
+    return array.__dlpack__(stream=stream)
 
 
 def _is_bfloat16(array):
@@ -141,11 +172,12 @@ class _Dispatch:
         """Scalars into bufs.args, tensors' DLTensors into bufs.ptrs.
         Returns what must stay alive, and the dtype overrides."""
         args, ptrs, keep, overrides = bufs.args, bufs.ptrs, [], None
+        first_kind = type(values[self.tensors[0]]) if self.tensors else None
         try:
             for i in self.tensors:
                 v = values[i]
                 try:
-                    cap = v.__dlpack__() if stream is None else v.__dlpack__(stream=stream)
+                    cap = v.__dlpack__() if stream is None else _export_on_stream(v, stream, first_kind)
                     ptrs[i] = capsule_pointer(cap, _DLTENSOR)
                 except BufferError:
                     ptrs[i], cap, dtype = _export_special(v, stream)

@@ -74,8 +74,8 @@ def test_launches_on_the_current_stream(softmax):
     wait behind the sleep: a launch on any other stream would have written y
     while the sleep still runs."""
     cupy = pytest.importorskip("cupy", reason="CuPy is not installed (for non-blocking streams)")
-    busy = torch.cuda.ExternalStream(cupy.cuda.Stream(non_blocking=True).ptr)
-    probe = torch.cuda.ExternalStream(cupy.cuda.Stream(non_blocking=True).ptr)
+    owners = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)  # keep them alive
+    busy, probe = (torch.cuda.ExternalStream(s.ptr) for s in owners)
     x = torch.randn(64, 1000, device="cuda")
     y = torch.zeros_like(x)
     torch.cuda.synchronize()
