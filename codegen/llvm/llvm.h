@@ -29,6 +29,8 @@ typedef struct lval {
     LLVMValueRef v;       /* rank 0: the value; tile: its buffer */
     int in_memory;        /* rank 0 while its instruction is emitted: v is
                              a one-element buffer (loops store the result) */
+    int fused;            /* an elementwise tile computed where it is used:
+                             no buffer, no loop of its own (llvm_arith.c) */
     lg_view *view;        /* VIEW */
     struct lval *elems;   /* TUPLE: one per element */
     uint32_t nelems;
@@ -49,6 +51,8 @@ typedef struct lg {
     lval *vals;                     /* one per instruction */
     lg_view *views;                 /* one per instruction (VIEWs use theirs) */
     lval *tuple_slots;              /* the elements of every tuple value */
+    uint32_t *uses;                 /* per instruction: operand uses */
+    tj_ref *user;                   /* per instruction: its (last) user */
     void *fields;                   /* tensor fields read in the prologue */
     uint64_t frame;                 /* bytes of allocas so far */
     int vector_bits;                /* the host's widest vector (128, 256, 512) */
@@ -134,6 +138,8 @@ LLVMValueRef lg_tensor_stride(lg *g, uint32_t param, int axis);
 LLVMValueRef lg_binary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef lg_compare(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 int lg_emit_elementwise(lg *g, tj_ref r);               /* every TJ_OPF_ELEM op */
+/* Element i of a fused elementwise value, computed from its operands'. */
+LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i);
 /* llvm_unary.c */
 LLVMValueRef lg_unary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a);
 /* llvm_math.c: exp, tanh, erf on f32 in vectorizable straight-line code */

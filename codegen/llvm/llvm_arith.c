@@ -158,11 +158,44 @@ static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x)
     return v ? lg_round(g, dt, v) : NULL;
 }
 
+/* Fusion: a tile with one use, in its own block, by an op that reads each
+ * of its elements once (elementwise ops, the value or mask of a store,
+ * reductions) is computed inside that op's loop instead of in a loop and
+ * a buffer of its own. Its operands still hold their values there: a
+ * buffer is rewritten only when its instruction runs again, after every
+ * use in the block (loads are never fused, so memory does not matter). */
+static int fusable(const lg *g, tj_ref r)
+{
+    tj_ref u = g->user[r];
+    if (g->uses[r] != 1 || !u || lg_ti(g, r)->rank == 0 || lg_in(g, u)->block != lg_in(g, r)->block)
+        return 0;
+    switch (lg_in(g, u)->op) {
+    case TJ_OP_STORE:
+        return lg_in(g, u)->args[0] != r;
+    case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
+    case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return 1;
+    default: return (tj_op_get(lg_in(g, u)->op)->flags & TJ_OPF_ELEM) != 0;
+    }
+}
+
+LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
+{
+    const tj_inst *in = lg_in(g, r);
+    LLVMValueRef x[3];
+    for (uint32_t a = 0; a < in->nargs; a++)
+        x[a] = lg_elem(g, in->args[a], i);
+    return compute(g, r, x);
+}
+
 int lg_emit_elementwise(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
     if (in->nargs < 1 || in->nargs > 3)
         return lg_fail(g, r, "elementwise op with an unexpected operand count");
+    if (fusable(g, r)) {
+        lg_val(g, r)->fused = 1;
+        return 0;
+    }
     lg_alloc_result(g, r);
     uint64_t n = lg_count(g, r);
     lg_loop l;

@@ -239,6 +239,19 @@ static int plan_tuples(lg *g)
     return 0;
 }
 
+/* How often each value is an operand, and of what (for fusion). */
+static void count_uses(lg *g)
+{
+    for (tj_ref r = 1; r < g->k->ninsts; r++) {
+        const tj_inst *in = lg_in(g, r);
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] && in->args[a] < g->k->ninsts) {
+                g->uses[in->args[a]]++;
+                g->user[in->args[a]] = r;
+            }
+    }
+}
+
 static void add_attr(lg *g, LLVMValueRef fn, unsigned idx, const char *name)
 {
     unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
@@ -307,6 +320,8 @@ static void release(lg *g)
     free(g->views);
     free(g->fields);
     free(g->tuple_slots);
+    free(g->uses);
+    free(g->user);
     if (g->b)
         LLVMDisposeBuilder(g->b);
     if (g->pro)
@@ -320,12 +335,15 @@ int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits)
     g.vals = calloc(k->ninsts, sizeof *g.vals);
     g.views = calloc(k->ninsts, sizeof *g.views);
     g.fields = calloc(k->nparams ? k->nparams : 1, sizeof(lg_param_fields));
+    g.uses = calloc(k->ninsts, sizeof *g.uses);
+    g.user = calloc(k->ninsts, sizeof *g.user);
     g.b = LLVMCreateBuilderInContext(g.lc);
     g.pro = LLVMCreateBuilderInContext(g.lc);
-    if (!g.vals || !g.views || !g.fields || plan_tuples(&g)) {
+    if (!g.vals || !g.views || !g.fields || !g.uses || !g.user || plan_tuples(&g)) {
         release(&g);
         return lg_fail(&g, TJ_NONE, "out of memory");
     }
+    count_uses(&g);
     LLVMBasicBlockRef prologue;
     lg_loop programs = begin_programs(&g, &prologue);
     tj_ref y;

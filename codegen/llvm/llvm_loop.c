@@ -30,6 +30,8 @@ LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i)
     const tj_type_info *ti = lg_ti(g, r);
     if (ti->rank == 0 && !lg_val(g, r)->in_memory)
         return lg_val(g, r)->v;
+    if (lg_val(g, r)->fused)
+        return lg_fused_elem(g, r, i);
     return LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i), "");
 }
 

@@ -17,7 +17,7 @@
 enum {
     WORKER_STACK = 64 << 20,      /* bytes: tiles of a program live on the stack */
     CALLER_FRAME_MAX = 256 << 10, /* the launching thread runs programs up to this */
-    CHUNKS_PER_THREAD = 4,        /* balance against the counter's traffic */
+    CHUNKS_PER_THREAD = 16,       /* balance (a busy machine stalls threads) against the counter's traffic */
 };
 
 struct tj_cpu_pool {

@@ -1,0 +1,285 @@
+/* The native cpu back end (tilejit/cpu.h) timed: memory-bound kernels and
+ * an f32 matmul (bench/cpu_numpy.py runs NumPy beside them and prints the
+ * ratios), every example native against the interpreter, and the compile
+ * time (LLVM -O2 and JIT link) of each kernel.
+ *
+ *   bench_cpu kernels|matmul|examples [EXAMPLES_DIR]
+ *
+ * Prints one line per figure: `kernel NAME BYTES SECONDS COMPILE_MS`,
+ * `matmul FLOPS SECONDS COMPILE_MS`, `example FILE KERNEL NATIVE_S
+ * INTERP_S COMPILE_MS`. Threads: TILEJIT_CPU_THREADS, else every core. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "tilejit/tilejit.h"
+#include "tilejit/cpu.h"
+
+enum { MAX_ARGS = 12 };
+
+typedef struct bench_kernel {
+    tj_ctx *c;
+    tj_kernel *tile;  /* as built: the interpreter runs it */
+    tj_kernel *spec;  /* optimized and specialized: compiled natively */
+    tj_arg args[MAX_ARGS];
+    uint32_t nargs;
+    int64_t grid[3];
+} bench_kernel;
+
+static void fill(tj_tensor *t, uint64_t *rng)
+{
+    size_t n = 1;
+    for (int a = 0; a < t->rank; a++)
+        n *= (size_t)t->shape[a];
+    for (size_t i = 0; i < n; i++) {
+        *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(*rng >> 11) / 9007199254740992.0 * 2 - 1;
+        switch (t->dtype) {
+        case TJ_DT_F32: ((float *)t->data)[i] = (float)u; break;
+        case TJ_DT_BF16: ((uint16_t *)t->data)[i] = tj_f32_to_bf16((float)u); break;
+        case TJ_DT_I32: ((int32_t *)t->data)[i] = (int32_t)((*rng >> 33) % 12); break;
+        default: memset((char *)t->data + i * (size_t)tj_dtype_size(t->dtype), 0, (size_t)tj_dtype_size(t->dtype));
+        }
+    }
+}
+
+/* "A=1,B=2" into bindings (names into a copy in the context). */
+static uint32_t bindings(tj_ctx *c, const char *s, tj_binding *out, uint32_t max)
+{
+    uint32_t n = 0;
+    while (s && *s && n < max) {
+        size_t len = strcspn(s, "=");
+        if (!s[len])
+            break;
+        out[n].name = tj_strndup(c, s, len);
+        out[n].value = strtoll(s + len + 1, NULL, 10);
+        n++;
+        s = strchr(s + len, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return n;
+}
+
+static double scalar_value(const char *scalars, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = scalars; s && *s;) {
+        if (!strncmp(s, name, n) && s[n] == '=')
+            return strtod(s + n + 1, NULL);
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Front end, random arguments, and the specialized copy for the cpu. */
+static int build(bench_kernel *b, const char *src, const char *kernel, const char *shapes, const char *defines,
+                 const char *scalars)
+{
+    tj_binding dims[16], defs[16], *config;
+    uint32_t nconfig, ndims, ndefs;
+    b->c = tj_ctx_new();
+    tj_program *p = tj_parse_program(b->c, kernel, src, strlen(src));
+    int k = p ? tj_program_find_kernel(p, kernel) : -1;
+    ndims = bindings(b->c, shapes, dims, 16);
+    ndefs = bindings(b->c, defines, defs, 16);
+    if (k < 0 || tj_select_config(b->c, p, k, defs, ndefs, dims, ndims, &config, &nconfig) ||
+        !(b->tile = tj_build_kernel(b->c, p, k, config, nconfig, dims, ndims))) {
+        fprintf(stderr, "%s: %s", kernel, tj_diag_render(b->c));
+        return -1;
+    }
+    uint64_t rng = 42;
+    const tj_param *params;
+    b->nargs = tj_kernel_params(p, k, &params);
+    for (uint32_t i = 0; i < b->nargs && i < MAX_ARGS; i++) {
+        const tj_param *pp = &params[i];
+        if (!pp->rank) {
+            double v = scalar_value(scalars, pp->name);
+            b->args[i] = tj_dtype_is_float(pp->dtype) ? (tj_arg){.scalar.f = v} : (tj_arg){.scalar.i = (int64_t)v};
+            continue;
+        }
+        int64_t shape[TJ_MAX_RANK];
+        size_t n = 1;
+        for (int a = 0; a < pp->rank; a++) {
+            shape[a] = pp->dim_sizes[a];
+            for (uint32_t d = 0; pp->dim_names[a] && d < ndims; d++)
+                if (!strcmp(dims[d].name, pp->dim_names[a]))
+                    shape[a] = dims[d].value;
+            n *= (size_t)shape[a];
+        }
+        void *data = aligned_alloc(64, (n * (size_t)tj_dtype_size(pp->dtype) + 63) & ~(size_t)63);
+        b->args[i] = (tj_arg){.is_tensor = 1, .tensor = tj_tensor_contiguous(data, pp->dtype, pp->rank, shape)};
+        fill(&b->args[i].tensor, &rng);
+    }
+    b->spec = tj_kernel_clone(b->tile);
+    tj_pipeline_options po = {.args = b->args, .nargs = b->nargs};
+    if (tj_pipeline_run(&b->spec, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_PREFETCH, &po) ||
+        tj_eval_grid(b->spec, b->args, b->nargs, b->grid)) {
+        fprintf(stderr, "%s: %s", kernel, tj_diag_render(b->c));
+        return -1;
+    }
+    return 0;
+}
+
+static void release(bench_kernel *b)
+{
+    for (uint32_t i = 0; i < b->nargs; i++)
+        if (b->args[i].is_tensor)
+            free(b->args[i].tensor.data);
+    tj_ctx_free(b->c);
+}
+
+/* The median of `reps` runs after one warm-up, in seconds. */
+static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps)
+{
+    double t[64];
+    char err[256];
+    reps = reps < 64 ? reps : 64;
+    tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
+    for (int i = 0; i < reps; i++) {
+        double t0 = bench_now_us();
+        tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
+        t[i] = (bench_now_us() - t0) * 1e-6;
+    }
+    return bench_median(t, reps);
+}
+
+static double time_interp(bench_kernel *b, int reps)
+{
+    double t[16];
+    for (int i = 0; i < reps; i++) {
+        double t0 = bench_now_us();
+        tj_interp_run(b->tile, b->args, b->nargs);
+        t[i] = (bench_now_us() - t0) * 1e-6;
+    }
+    return bench_median(t, reps);
+}
+
+static tj_cpu_fn *compile(tj_cpu *cpu, bench_kernel *b, double *ms)
+{
+    tj_cpu_times times;
+    tj_cpu_fn *f = tj_cpu_compile(cpu, b->spec, &times);
+    if (!f)
+        fprintf(stderr, "%s", tj_diag_render(b->c));
+    *ms = times.codegen_ms + times.opt_ms + times.link_ms;
+    fprintf(stderr, "bench_cpu: %s: compile %.1f ms (IR %.1f, -O2 and machine code %.1f, link %.1f)\n", b->spec->name,
+            *ms, times.codegen_ms, times.opt_ms, times.link_ms);
+    return f;
+}
+
+typedef struct memory_case {
+    const char *name, *file, *kernel, *shapes, *scalars;
+    double elems_moved; /* per element of the big tensor: reads + writes */
+} memory_case;
+
+static const memory_case MEMORY[] = {
+    {"add", "add.tj", "add", "N=16777216", "", 3},
+    {"gelu", "gelu.tj", "gelu", "N=16777216", "", 4},
+    {"softmax", "softmax.tj", "softmax", "M=16384,N=1024", "", 2},
+    {"layernorm", "layernorm.tj", "layernorm", "M=16384,N=1024", "eps=1e-5", 2},
+    {"rowsum", "rowsum.tj", "rowsum", "M=16384,N=1024", "", 1},
+    {"colsum", "colsum.tj", "colsum", "M=16384,N=1024", "", 1},
+};
+
+static int run_kernels(tj_cpu *cpu, const char *dir)
+{
+    for (size_t i = 0; i < sizeof MEMORY / sizeof *MEMORY; i++) {
+        const memory_case *m = &MEMORY[i];
+        size_t len;
+        char *src = bench_read_file(dir, m->file, &len);
+        bench_kernel b = {0};
+        double ms;
+        tj_cpu_fn *f = src && !build(&b, src, m->kernel, m->shapes, "", m->scalars) ? compile(cpu, &b, &ms) : NULL;
+        if (f) {
+            double s = time_native(f, &b, 15), n = (double)(16384.0 * 1024.0);
+            printf("kernel %s %.0f %.6f %.1f\n", m->name, n * 4 * m->elems_moved, s, ms);
+        }
+        fflush(stdout);
+        release(&b);
+        free(src);
+    }
+    return 0;
+}
+
+static const char MATMUL_F32[] = "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"
+                                 "    grid (cdiv(M, BM), cdiv(N, BN))\n"
+                                 "    tune BM in [64], BN in [64], BK in [64]\n"
+                                 "{\n"
+                                 "    m = program_id(0) * BM\n"
+                                 "    n = program_id(1) * BN\n"
+                                 "    acc = zeros(f32[BM, BN])\n"
+                                 "    for k in range(0, K, BK) {\n"
+                                 "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN]), acc, precision = \"ieee\")\n"
+                                 "    }\n"
+                                 "    store(C[m:m+BM, n:n+BN], acc)\n"
+                                 "}\n";
+
+static int run_matmul(tj_cpu *cpu, const char *defines)
+{
+    bench_kernel b = {0};
+    double ms;
+    tj_cpu_fn *f = !build(&b, MATMUL_F32, "mm", "M=1024,N=1024,K=1024", defines, "") ? compile(cpu, &b, &ms) : NULL;
+    if (f)
+        printf("matmul %s %.0f %.6f %.1f\n", defines, 2.0 * 1024 * 1024 * 1024, time_native(f, &b, 7), ms);
+    release(&b);
+    return f ? 0 : 1;
+}
+
+/* examples.txt: FILE KERNEL [--shape S] [-D D] [ARG=V]... */
+static int run_examples(tj_cpu *cpu, const char *dir)
+{
+    size_t len;
+    char *list = bench_read_file(dir, "examples.txt", &len);
+    if (!list)
+        return 1;
+    for (char *line = list, *end; *line; line = *end ? end + 1 : end) {
+        end = line + strcspn(line, "\n");
+        char copy[512], file[64], kernel[64], scalars[256] = "";
+        const char *shapes = "", *defines = "";
+        snprintf(copy, sizeof copy, "%.*s", (int)(end - line), line);
+        if (copy[0] == '#' || sscanf(copy, "%63s %63s", file, kernel) != 2)
+            continue;
+        char *w = strtok(copy, " \t");
+        w = strtok(NULL, " \t");
+        while ((w = strtok(NULL, " \t"))) {
+            if (!strcmp(w, "--shape"))
+                shapes = strtok(NULL, " \t");
+            else if (!strcmp(w, "-D"))
+                defines = strtok(NULL, " \t");
+            else
+                snprintf(scalars + strlen(scalars), sizeof scalars - strlen(scalars), "%s%s", *scalars ? "," : "", w);
+        }
+        char *src = bench_read_file(dir, file, &len);
+        bench_kernel b = {0};
+        double ms;
+        tj_cpu_fn *f = src && !build(&b, src, kernel, shapes, defines, scalars) ? compile(cpu, &b, &ms) : NULL;
+        if (f)
+            printf("example %s %s %s%s%s %.6f %.6f %.1f\n", file, kernel, shapes, *defines ? ";" : "", defines,
+                   time_native(f, &b, 21), time_interp(&b, 3), ms);
+        fflush(stdout);
+        release(&b);
+        free(src);
+    }
+    free(list);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "kernels", *dir = argc > 2 ? argv[2] : "examples";
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(0, err, sizeof err);
+    if (!cpu) {
+        fprintf(stderr, "bench_cpu: %s\n", err);
+        return 77;
+    }
+    fprintf(stderr, "bench_cpu: %d threads, %s\n", tj_cpu_threads(cpu), tj_cpu_target(cpu));
+    int rc = !strcmp(mode, "kernels")    ? run_kernels(cpu, dir)
+             : !strcmp(mode, "matmul")   ? run_matmul(cpu, argc > 2 ? argv[2] : "")
+             : !strcmp(mode, "examples") ? run_examples(cpu, dir)
+                                         : (fprintf(stderr, "usage: bench_cpu kernels|matmul|examples [DIR]\n"), 2);
+    tj_cpu_free(cpu);
+    return rc;
+}
