@@ -224,6 +224,12 @@ static void build_kernel(void *arg)
 tj_kernel *tj_build_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config,
                            uint32_t nconfig, const tj_binding *dims, uint32_t ndims)
 {
+    if (!c)
+        return NULL;
+    if (!tj_array_ok(config, nconfig) || !tj_array_ok(dims, ndims)) {
+        tj_error(c, "tj_build_kernel: NULL config or dims with a count");
+        return NULL;
+    }
     build_job job = {c, p, kernel, config, dims, nconfig, ndims, NULL};
     return fe_guarded(c, build_kernel, &job) ? job.result : NULL;
 }

@@ -45,7 +45,7 @@ static void check_all(void *arg)
 
 int tj_check_program(tj_ctx *c, const tj_program *p)
 {
-    if (!p)
+    if (!c || !p)
         return 1;
     uint32_t errors = tj_error_count(c);
     check_job job = {c, p};

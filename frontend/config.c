@@ -28,6 +28,8 @@ static const fe_kernel *kernel_at(const tj_program *p, int i)
 
 uint32_t tj_kernel_tile_params(const tj_program *p, int kernel, const tj_tile_param **out)
 {
+    if (!out)
+        return 0;
     const fe_kernel *kd = kernel_at(p, kernel);
     *out = kd ? kd->tiles : NULL;
     return kd ? kd->ntiles : 0;
@@ -35,6 +37,8 @@ uint32_t tj_kernel_tile_params(const tj_program *p, int kernel, const tj_tile_pa
 
 uint32_t tj_kernel_params(const tj_program *p, int kernel, const tj_param **out)
 {
+    if (!out)
+        return 0;
     const fe_kernel *kd = kernel_at(p, kernel);
     *out = kd ? kd->params : NULL;
     return kd ? kd->nparams : 0;
@@ -251,6 +255,12 @@ static void select_config(void *arg)
 int tj_select_config(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *given, uint32_t ngiven,
                      const tj_binding *dims, uint32_t ndims, tj_binding **out, uint32_t *nout)
 {
+    if (!c)
+        return 1;
+    if (!out || !nout || !tj_array_ok(given, ngiven) || !tj_array_ok(dims, ndims)) {
+        tj_error(c, "tj_select_config: NULL out, nout, or given or dims with a count");
+        return 1;
+    }
     select_job job = {c, p, kernel, given, dims, ngiven, ndims, out, nout, 1};
     *out = NULL;
     *nout = 0;

@@ -472,6 +472,12 @@ static void parse_file(void *arg)
 
 tj_program *tj_parse_program(tj_ctx *c, const char *file, const char *text, size_t len)
 {
+    if (!c)
+        return NULL;
+    if (!tj_array_ok(text, len)) {
+        tj_error(c, "tj_parse_program: NULL text of %zu bytes", len);
+        return NULL;
+    }
     parse_job job = {c, file, text ? text : "", text ? len : 0, NULL};
     return fe_guarded(c, parse_file, &job) ? job.result : NULL;
 }

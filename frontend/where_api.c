@@ -85,6 +85,12 @@ static void check_clauses(void *arg)
 int tj_config_satisfies(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config, uint32_t nconfig,
                         const tj_binding *dims, uint32_t ndims, const char **failed)
 {
+    if (!c)
+        return -1;
+    if (!tj_array_ok(config, nconfig) || !tj_array_ok(dims, ndims)) {
+        tj_error(c, "tj_config_satisfies: NULL config or dims with a count");
+        return -1;
+    }
     if (failed)
         *failed = NULL;
     if (!p || kernel < 0 || (uint32_t)kernel >= p->nkernels) {

@@ -269,6 +269,12 @@ static int run_guarded(const tj_kernel *k, const tj_arg *args, uint32_t nargs, i
 
 int tj_eval_grid(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3])
 {
+    if (!k)
+        return -1;
+    if (!grid) {
+        tj_error(k->ctx, "tj_eval_grid: NULL grid");
+        return -1;
+    }
     return run_guarded(k, args, nargs, grid, 0);
 }
 

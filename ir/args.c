@@ -172,6 +172,8 @@ static int check_spec(const tj_kernel *k, const tj_arg *args)
 
 int tj_check_args(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
 {
+    if (!k)
+        return -1;
     if (nargs != k->nparams || (nargs && !args)) {
         tj_error(k->ctx, "kernel '%s' takes %u argument%s, %u given", k->name, k->nparams,
                  k->nparams == 1 ? "" : "s", args ? nargs : 0);

@@ -31,6 +31,8 @@ void tj_ctx_free(tj_ctx *c)
 
 jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb)
 {
+    if (!c)
+        return NULL;
     jmp_buf *old = c->guard;
     c->guard = jb;
     return old;
@@ -48,6 +50,8 @@ static void out_of_memory(tj_ctx *c)
 
 void *tj_alloc(tj_ctx *c, size_t size)
 {
+    if (!c)
+        return NULL;
     /* A size whose rounding (or chunk header) would wrap is no request
      * malloc could meet: it would otherwise become a tiny allocation. */
     if (size > SIZE_MAX - sizeof(tj_chunk) - 15)
@@ -75,13 +79,15 @@ void *tj_alloc(tj_ctx *c, size_t size)
 void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size)
 {
     void *p = tj_alloc(c, new_size);
-    if (old)
+    if (old && p)
         memcpy(p, old, old_size < new_size ? old_size : new_size);
     return p;
 }
 
 void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
 {
+    if (!c || !cap)
+        return NULL;
     if (need <= *cap)
         return arr;
     uint32_t n = *cap ? *cap : 8;
@@ -94,32 +100,40 @@ void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
 
 char *tj_strndup(tj_ctx *c, const char *s, size_t n)
 {
+    if (!c || !tj_array_ok(s, n))
+        return NULL;
     char *p = tj_alloc(c, n + 1);
     memcpy(p, s, n);
     p[n] = 0;
     return p;
 }
 
-char *tj_strdup(tj_ctx *c, const char *s) { return tj_strndup(c, s, strlen(s)); }
+char *tj_strdup(tj_ctx *c, const char *s) { return s ? tj_strndup(c, s, strlen(s)) : NULL; }
 
 uint32_t tj_source_add(tj_ctx *c, const char *name, const char *text, size_t len)
 {
+    if (!c)
+        return 0;
+    if (!tj_array_ok(text, len)) {
+        tj_error(c, "tj_source_add: NULL text of %zu bytes", len);
+        return 0;
+    }
     c->sources = tj_grow(c, c->sources, &c->scap, c->nsources + 1, sizeof *c->sources);
     tj_source *s = &c->sources[c->nsources];
     s->name = tj_strdup(c, name ? name : "<input>");
-    s->text = tj_strndup(c, text, len);
+    s->text = tj_strndup(c, text ? text : "", len);
     s->len = len;
     return c->nsources++;
 }
 
 const char *tj_source_name(const tj_ctx *c, uint32_t file)
 {
-    return file && file < c->nsources ? c->sources[file].name : NULL;
+    return c && file && file < c->nsources ? c->sources[file].name : NULL;
 }
 
 const char *tj_source_text(const tj_ctx *c, uint32_t file, size_t *len)
 {
-    if (!file || file >= c->nsources)
+    if (!c || !file || file >= c->nsources)
         return NULL;
     if (len)
         *len = c->sources[file].len;

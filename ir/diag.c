@@ -18,9 +18,24 @@ static char *vformat(tj_ctx *c, const char *fmt, va_list ap)
     return s;
 }
 
+int tj_rt_fail(tj_rt_error *err, const char *fmt, ...)
+{
+    if (err && fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return 1;
+}
+
 void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
                     uint32_t col, const char *fmt, ...)
 {
+    if (!c || !fmt)
+        return;
+    if ((unsigned)sev > TJ_SEV_NOTE)
+        sev = TJ_SEV_ERROR; /* said by a caller with a bad severity, still said */
     va_list ap;
     va_start(ap, fmt);
     char *msg = vformat(c, fmt, ap);
@@ -31,14 +46,16 @@ void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
         c->nerrors++;
 }
 
-uint32_t tj_diag_count(const tj_ctx *c) { return c->ndiags; }
-uint32_t tj_error_count(const tj_ctx *c) { return c->nerrors; }
-const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i) { return i < c->ndiags ? &c->diags[i] : NULL; }
+uint32_t tj_diag_count(const tj_ctx *c) { return c ? c->ndiags : 0; }
+uint32_t tj_error_count(const tj_ctx *c) { return c ? c->nerrors : 0; }
+const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i) { return c && i < c->ndiags ? &c->diags[i] : NULL; }
 
 void tj_diag_clear(tj_ctx *c) { tj_diag_truncate(c, 0); }
 
 void tj_diag_truncate(tj_ctx *c, uint32_t n)
 {
+    if (!c)
+        return;
     while (c->ndiags > n)
         c->nerrors -= c->diags[--c->ndiags].sev == TJ_SEV_ERROR;
 }
@@ -86,6 +103,8 @@ static void render_source_line(const tj_ctx *c, const tj_diag *d, tj_buf *out)
 
 const char *tj_diag_render(tj_ctx *c)
 {
+    if (!c)
+        return "";
     tj_buf out = {0};
     for (uint32_t i = 0; i < c->ndiags; i++) {
         const tj_diag *d = &c->diags[i];

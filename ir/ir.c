@@ -16,6 +16,8 @@ const tj_op_info *tj_op_get(tj_op op) { return &op_table[op < TJ_OP_COUNT ? op :
 
 tj_op tj_op_from_name(const char *s, size_t len)
 {
+    if (!s)
+        return TJ_OP_INVALID;
     for (int o = 1; o < TJ_OP_COUNT; o++)
         if (strlen(op_table[o].name) == len && !memcmp(op_table[o].name, s, len))
             return (tj_op)o;
@@ -24,8 +26,40 @@ tj_op tj_op_from_name(const char *s, size_t len)
 
 /* ---- kernels and blocks --------------------------------------------------- */
 
+/* The builder's checks of ids: one the kernel does not have is reported in
+ * its context, naming the entry point. 0 when it is there. */
+static int no_block(const tj_kernel *k, tj_block_id b, const char *func)
+{
+    if (b && b < k->nblocks)
+        return 0;
+    tj_error(k->ctx, "%s: kernel '%s' has no block %u", func, k->name, b);
+    return 1;
+}
+
+static int no_inst(const tj_kernel *k, tj_ref r, const char *func)
+{
+    if (r && r < k->ninsts)
+        return 0;
+    tj_error(k->ctx, "%s: kernel '%s' has no instruction %u", func, k->name, r);
+    return 1;
+}
+
+static int no_array(const tj_kernel *k, const void *a, uint32_t n, const char *func)
+{
+    if (tj_array_ok(a, n))
+        return 0;
+    tj_error(k->ctx, "%s: NULL array of %u items", func, n);
+    return 1;
+}
+
 tj_kernel *tj_kernel_new(tj_ctx *c, const char *name)
 {
+    if (!c)
+        return NULL;
+    if (!name) {
+        tj_error(c, "tj_kernel_new: NULL name");
+        return NULL;
+    }
     tj_kernel *k = tj_alloc(c, sizeof *k);
     k->ctx = c;
     k->name = tj_strdup(c, name);
@@ -38,6 +72,8 @@ tj_kernel *tj_kernel_new(tj_ctx *c, const char *name)
 
 tj_block_id tj_block_new(tj_kernel *k, tj_ref owner)
 {
+    if (!k || (owner && no_inst(k, owner, "tj_block_new")))
+        return 0;
     k->blocks = tj_grow(k->ctx, k->blocks, &k->bcap, k->nblocks + 1, sizeof *k->blocks);
     k->blocks[k->nblocks] = (tj_block){.owner = owner};
     return k->nblocks++;
@@ -45,6 +81,12 @@ tj_block_id tj_block_new(tj_kernel *k, tj_ref owner)
 
 tj_ref tj_inst_new(tj_kernel *k, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
 {
+    if (!k || no_array(k, args, nargs, "tj_inst_new"))
+        return TJ_NONE;
+    if ((unsigned)op >= TJ_OP_COUNT) {
+        tj_error(k->ctx, "tj_inst_new: no op %d", (int)op);
+        return TJ_NONE;
+    }
     k->insts = tj_grow(k->ctx, k->insts, &k->icap, k->ninsts + 1, sizeof *k->insts);
     tj_ref r = k->ninsts++;
     k->insts[r] = (tj_inst){.op = op, .type = type};
@@ -54,6 +96,8 @@ tj_ref tj_inst_new(tj_kernel *k, tj_op op, tj_type type, const tj_ref *args, uin
 
 void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs)
 {
+    if (!k || no_inst(k, r, "tj_inst_set_args") || no_array(k, args, nargs, "tj_inst_set_args"))
+        return;
     tj_inst *in = &k->insts[r];
     if (nargs > in->nargs)
         in->args = tj_alloc(k->ctx, sizeof(tj_ref) * nargs);
@@ -64,6 +108,8 @@ void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs
 
 void tj_inst_set_list(tj_kernel *k, tj_ref r, const int32_t *list, uint32_t n)
 {
+    if (!k || no_inst(k, r, "tj_inst_set_list") || no_array(k, list, n, "tj_inst_set_list"))
+        return;
     tj_inst *in = &k->insts[r];
     in->list = n ? tj_alloc(k->ctx, sizeof(int32_t) * n) : NULL;
     if (n)
@@ -73,6 +119,8 @@ void tj_inst_set_list(tj_kernel *k, tj_ref r, const int32_t *list, uint32_t n)
 
 void tj_block_insert(tj_kernel *k, tj_block_id b, uint32_t pos, tj_ref r)
 {
+    if (!k || no_block(k, b, "tj_block_insert") || no_inst(k, r, "tj_block_insert"))
+        return;
     tj_block *blk = &k->blocks[b];
     blk->insts = tj_grow(k->ctx, blk->insts, &blk->cap, blk->ninsts + 1, sizeof(tj_ref));
     if (pos > blk->ninsts)
@@ -85,6 +133,8 @@ void tj_block_insert(tj_kernel *k, tj_block_id b, uint32_t pos, tj_ref r)
 
 void tj_block_remove(tj_kernel *k, tj_block_id b, uint32_t pos)
 {
+    if (!k || no_block(k, b, "tj_block_remove"))
+        return;
     tj_block *blk = &k->blocks[b];
     if (pos >= blk->ninsts)
         return;
@@ -95,7 +145,11 @@ void tj_block_remove(tj_kernel *k, tj_block_id b, uint32_t pos)
 
 tj_ref tj_emit(tj_kernel *k, tj_block_id b, tj_op op, tj_type type, const tj_ref *args, uint32_t nargs)
 {
+    if (!k || no_block(k, b, "tj_emit"))
+        return TJ_NONE;
     tj_ref r = tj_inst_new(k, op, type, args, nargs);
+    if (!r)
+        return TJ_NONE;
     tj_block_insert(k, b, k->blocks[b].ninsts, r);
     return r;
 }
@@ -103,19 +157,23 @@ tj_ref tj_emit(tj_kernel *k, tj_block_id b, tj_op op, tj_type type, const tj_ref
 tj_ref tj_emit_const_int(tj_kernel *k, tj_block_id b, tj_type t, int64_t v)
 {
     tj_ref r = tj_emit(k, b, TJ_OP_CONST, t, NULL, 0);
-    k->insts[r].imm = v;
+    if (r)
+        k->insts[r].imm = v;
     return r;
 }
 
 tj_ref tj_emit_const_float(tj_kernel *k, tj_block_id b, tj_type t, double v)
 {
     tj_ref r = tj_emit(k, b, TJ_OP_CONST, t, NULL, 0);
-    k->insts[r].fimm = v;
+    if (r)
+        k->insts[r].fimm = v;
     return r;
 }
 
 void tj_replace_uses(tj_kernel *k, tj_ref from, tj_ref to)
 {
+    if (!k)
+        return;
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_inst *in = &k->insts[r];
         for (uint32_t a = 0; a < in->nargs; a++)
@@ -135,6 +193,8 @@ static void *dup_mem(tj_ctx *c, const void *p, size_t n)
 
 tj_kernel *tj_kernel_clone(const tj_kernel *k)
 {
+    if (!k)
+        return NULL;
     tj_ctx *c = k->ctx;
     tj_kernel *n = tj_alloc(c, sizeof *n);
     *n = *k;
@@ -174,7 +234,7 @@ static int buf_reserve(tj_buf *b, size_t extra)
 
 void tj_buf_append(tj_buf *b, const char *s, size_t n)
 {
-    if (!buf_reserve(b, n))
+    if (!b || !tj_array_ok(s, n) || !buf_reserve(b, n))
         return;
     if (n) /* s may be NULL when n is 0 */
         memcpy(b->data + b->len, s, n);
@@ -184,6 +244,8 @@ void tj_buf_append(tj_buf *b, const char *s, size_t n)
 
 void tj_buf_printf(tj_buf *b, const char *fmt, ...)
 {
+    if (!b || !fmt)
+        return;
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
@@ -198,6 +260,8 @@ void tj_buf_printf(tj_buf *b, const char *fmt, ...)
 
 void tj_buf_free(tj_buf *b)
 {
+    if (!b)
+        return;
     free(b->data);
     *b = (tj_buf){0};
 }

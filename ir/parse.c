@@ -199,6 +199,12 @@ static int parse_kernels(parser *p, tj_kernel **out, int max)
 int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
                 tj_kernel **out, int max)
 {
+    if (!c)
+        return -1;
+    if (!tj_array_ok(text, len) || (max > 0 && !out)) {
+        tj_error(c, "tj_parse_ir: %s is NULL", text ? "out" : "text");
+        return -1;
+    }
     if (len > UINT32_MAX) {
         tj_diag_report(c, TJ_SEV_ERROR, 0, 0, 0, "%s: IR text larger than 4 GiB", file ? file : "<input>");
         return -1;

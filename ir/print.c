@@ -438,6 +438,8 @@ static void print_kernel_unguarded(const tj_kernel *k, tj_buf *out)
 
 void tj_print_kernel(const tj_kernel *k, tj_buf *out)
 {
+    if (!k || !out)
+        return;
     jmp_buf jb;
     jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);
     if (setjmp(jb)) {

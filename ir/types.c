@@ -16,6 +16,8 @@ int tj_dtype_size(tj_dtype dt) { return dt < TJ_DT_COUNT ? dtype_table[dt].size 
 
 tj_dtype tj_dtype_from_name(const char *s, size_t len)
 {
+    if (!s)
+        return TJ_DT_INVALID;
     for (int d = 1; d < TJ_DT_COUNT; d++)
         if (strlen(dtype_table[d].name) == len && !memcmp(dtype_table[d].name, s, len))
             return (tj_dtype)d;
@@ -94,7 +96,8 @@ static tj_type intern(tj_ctx *c, const tj_type_info *info)
 
 static tj_type shaped(tj_ctx *c, tj_type_kind kind, tj_dtype dt, int rank, const int32_t *shape)
 {
-    if (rank < 0 || rank > TJ_MAX_RANK || dt <= TJ_DT_INVALID || dt >= TJ_DT_COUNT)
+    if (!c || rank < 0 || rank > TJ_MAX_RANK || !tj_array_ok(shape, (uint64_t)rank) || dt <= TJ_DT_INVALID ||
+        dt >= TJ_DT_COUNT)
         return TJ_TYPE_NONE;
     tj_type_info info = {.kind = kind, .dtype = dt, .rank = rank};
     uint64_t n = 1;
@@ -123,7 +126,7 @@ tj_type tj_type_view(tj_ctx *c, tj_dtype dt, int rank, const int32_t *shape)
 
 tj_type tj_type_tensor(tj_ctx *c, tj_dtype dt, int rank)
 {
-    if (rank < 0 || rank > TJ_MAX_RANK || dt <= TJ_DT_INVALID || dt >= TJ_DT_COUNT)
+    if (!c || rank < 0 || rank > TJ_MAX_RANK || dt <= TJ_DT_INVALID || dt >= TJ_DT_COUNT)
         return TJ_TYPE_NONE;
     tj_type_info info = {.kind = TJ_TK_TENSOR, .dtype = dt, .rank = rank};
     return intern(c, &info);
@@ -131,6 +134,8 @@ tj_type tj_type_tensor(tj_ctx *c, tj_dtype dt, int rank)
 
 tj_type tj_type_tuple(tj_ctx *c, uint32_t n, const tj_type *elems)
 {
+    if (!c || !tj_array_ok(elems, n))
+        return TJ_TYPE_NONE;
     tj_type_info info = {.kind = TJ_TK_TUPLE, .nelems = n, .elems = elems};
     return intern(c, &info);
 }
@@ -148,7 +153,7 @@ tj_type tj_type_with_dtype(tj_ctx *c, tj_type t, tj_dtype dt)
 const tj_type_info *tj_type_get(const tj_ctx *c, tj_type t)
 {
     static const tj_type_info void_info = {.kind = TJ_TK_VOID};
-    return t && t < c->ntypes ? &c->types[t] : &void_info;
+    return c && t && t < c->ntypes ? &c->types[t] : &void_info;
 }
 
 int tj_type_is_scalar(const tj_ctx *c, tj_type t)
@@ -209,6 +214,8 @@ static void type_str(const tj_ctx *c, tj_type t, tj_buf *b)
 
 size_t tj_type_str(const tj_ctx *c, tj_type t, char *buf, size_t cap)
 {
+    if (!buf)
+        cap = 0; /* only the length is asked for */
     tj_buf b = {0};
     type_str(c, t, &b);
     size_t n = b.len;

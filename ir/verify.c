@@ -322,6 +322,8 @@ static int verify_unguarded(const tj_kernel *k)
 
 int tj_verify(const tj_kernel *k)
 {
+    if (!k)
+        return 1;
     jmp_buf jb;
     jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);
     if (setjmp(jb)) {

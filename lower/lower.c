@@ -535,6 +535,12 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
 
 tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
 {
+    if (!k)
+        return NULL;
+    if (opt && (unsigned)opt->target > TJ_LOWER_METAL) {
+        tj_error(k->ctx, "tj_lower_simt: no lowering target %d", (int)opt->target);
+        return NULL;
+    }
     lw w = {.c = k->ctx, .src = k};
     jmp_buf jb;
     jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);

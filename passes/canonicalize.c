@@ -245,4 +245,4 @@ int tj_canonicalize_run(tj_kernel *k, int *changed)
     return 0;
 }
 
-int tj_pass_canonicalize(tj_kernel *k) { return tj_pass_guarded(k, tj_canonicalize_run, NULL); }
+int tj_pass_canonicalize(tj_kernel *k) { return k ? tj_pass_guarded(k, tj_canonicalize_run, NULL) : 1; }

@@ -142,4 +142,4 @@ int tj_cse_run(tj_kernel *k, int *changed)
     return 0;
 }
 
-int tj_pass_cse(tj_kernel *k) { return tj_pass_guarded(k, tj_cse_run, NULL); }
+int tj_pass_cse(tj_kernel *k) { return k ? tj_pass_guarded(k, tj_cse_run, NULL) : 1; }

@@ -94,4 +94,4 @@ int tj_dce_run(tj_kernel *k, int *changed)
     return 0;
 }
 
-int tj_pass_dce(tj_kernel *k) { return tj_pass_guarded(k, tj_dce_run, NULL); }
+int tj_pass_dce(tj_kernel *k) { return k ? tj_pass_guarded(k, tj_dce_run, NULL) : 1; }

@@ -11,6 +11,12 @@ enum { DIV_CAP = 1 << 30, MAX_DEPTH = 64 };
 
 void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
 {
+    if (!k)
+        return;
+    if (!tj_array_ok(args, nargs)) {
+        tj_error(k->ctx, "tj_facts_from_args: NULL args with nargs = %u", nargs);
+        return;
+    }
     tj_facts *f = tj_alloc(k->ctx, sizeof *f * (k->nparams ? k->nparams : 1));
     for (uint32_t i = 0; i < k->nparams && i < nargs; i++) {
         const tj_tensor *t = &args[i].tensor;

@@ -287,4 +287,4 @@ static int prefetch_run(tj_kernel *k, int *changed)
     return 0;
 }
 
-int tj_pass_prefetch(tj_kernel *k) { return tj_pass_guarded(k, prefetch_run, NULL); }
+int tj_pass_prefetch(tj_kernel *k) { return k ? tj_pass_guarded(k, prefetch_run, NULL) : 1; }

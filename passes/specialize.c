@@ -73,6 +73,8 @@ static uint32_t view_flags(const tj_kernel *k, const int64_t *div, const tj_inst
 
 int tj_pass_specialize(tj_kernel *k)
 {
+    if (!k)
+        return 1;
     if (k->level != TJ_LEVEL_TILE) {
         tj_error(k->ctx, "specialize: kernel '%s' is not Tile IR", k->name);
         return 1;

@@ -68,8 +68,12 @@ const char *tj_step_name(tj_step s) { return s >= 0 && s < TJ_STEP_END ? steps[s
 
 int tj_pipeline_run(tj_kernel **k, tj_step from, tj_step to, const tj_pipeline_options *opt)
 {
-    if (!k || !*k || from < 0 || to > TJ_STEP_END || from > to)
+    if (!k || !*k)
         return 1;
+    if ((unsigned)from > TJ_STEP_END || (unsigned)to > TJ_STEP_END || from > to) {
+        tj_error((*k)->ctx, "tj_pipeline_run: steps %d to %d are not a range of tj_step", (int)from, (int)to);
+        return 1;
+    }
     const tj_pipeline_options none = {0}, *o = opt ? opt : &none;
     for (tj_step s = from; s < to; s++) {
         if (steps[s].run(k, o))

@@ -333,6 +333,13 @@ static void report_error(tune_run *t, tj_rt_error *err)
 
 int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj_tune_report *out, tj_rt_error *err)
 {
+    if (out)
+        *out = (tj_tune_report){.best = -1}; /* freeable whatever happens below */
+    if (!req || !out || !tj_array_ok(req->source, req->len) || !req->kernel || !tj_array_ok(req->params, req->nparams) ||
+        !tj_array_ok(req->args, req->nargs))
+        return tj_rt_fail(err, "tj_tune: NULL request or out, or a request with a NULL source, kernel, params or args");
+    if ((unsigned)req->mode > TJ_TUNE_OFF || req->threads < 0)
+        return tj_rt_fail(err, "tj_tune: tune mode %d or %d threads out of range", (int)req->mode, req->threads);
     double t0 = now_s();
     memset(out, 0, sizeof *out);
     out->best = -1;

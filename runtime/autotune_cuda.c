@@ -36,6 +36,12 @@ typedef struct loaded {
 
 void tj_tune_device_id(const tj_cuda_props *props, const char *arch, char *buf, size_t n)
 {
+    if (!buf || !n)
+        return;
+    if (!props || !arch) {
+        buf[0] = 0;
+        return;
+    }
     snprintf(buf, n, "%s/%s", props->name, arch);
 }
 
@@ -274,6 +280,10 @@ static int setup(cuda_tuner *ct, const tj_arg *args, tj_rt_error *err)
 tj_tune_device *tj_tune_device_cuda(tj_cuda *cu, const char *arch, const tj_arg *args, uint32_t nargs,
                                     tj_rt_error *err)
 {
+    if (!cu || !tj_array_ok(args, nargs)) {
+        tj_rt_fail(err, "tj_tune_device_cuda: NULL cuda, or NULL args with nargs = %u", nargs);
+        return NULL;
+    }
     cuda_tuner *ct = calloc(1, sizeof *ct);
     if (!ct)
         return NULL;

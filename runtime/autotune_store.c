@@ -192,6 +192,10 @@ void tj_tune_record_store(tune_run *t, const tune_item *it)
 
 void tj_tune_config_text(const tj_binding *config, uint32_t n, char *buf, size_t size)
 {
+    if (!buf || !size)
+        return;
+    if (!config)
+        n = 0;
     size_t len = 0;
     buf[0] = 0;
     for (uint32_t i = 0; i < n && len < size; i++) {

@@ -43,6 +43,8 @@ void tj_cache_warn(tj_cache *c, const char *fmt, ...)
 
 void tj_cache_set_warning_handler(tj_cache *c, tj_cache_warn_fn fn, void *ud)
 {
+    if (!c)
+        return;
     pthread_mutex_lock(&c->lock);
     c->warn_fn = fn;
     c->warn_ud = ud;
@@ -55,6 +57,8 @@ void tj_cache_set_warning_handler(tj_cache *c, tj_cache_warn_fn fn, void *ud)
 
 const char *tj_cache_warning(tj_cache *c)
 {
+    if (!c)
+        return NULL;
     pthread_mutex_lock(&c->lock);
     const char *w = c->warning;
     pthread_mutex_unlock(&c->lock);
@@ -215,11 +219,13 @@ void tj_cache_close(tj_cache *c)
     free(c);
 }
 
-const char *tj_cache_dir(const tj_cache *c) { return c->dir; }
-uint64_t tj_cache_max_bytes(const tj_cache *c) { return c->max_bytes; }
+const char *tj_cache_dir(const tj_cache *c) { return c ? c->dir : NULL; }
+uint64_t tj_cache_max_bytes(const tj_cache *c) { return c ? c->max_bytes : 0; }
 
 int tj_cache_readable(tj_cache *c)
 {
+    if (!c)
+        return 0;
     pthread_mutex_lock(&c->lock);
     int r = c->dir && c->readable;
     pthread_mutex_unlock(&c->lock);
@@ -228,6 +234,8 @@ int tj_cache_readable(tj_cache *c)
 
 int tj_cache_writable(tj_cache *c)
 {
+    if (!c)
+        return 0;
     pthread_mutex_lock(&c->lock);
     int w = c->dir && c->writable;
     pthread_mutex_unlock(&c->lock);
@@ -330,6 +338,9 @@ static store_failure write_entry(tj_cache *c, const char *path, const void *img,
 
 int tj_cache_store(tj_cache *c, const tj_cache_entry *e)
 {
+    if (!c || !e || (e->kind != TJ_CACHE_KERNEL && e->kind != TJ_CACHE_TUNE) || !tj_array_ok(e->meta, e->meta_len) ||
+        !tj_array_ok(e->ptx, e->ptx_len) || !tj_array_ok(e->bin, e->bin_len))
+        return 1;
     if (!tj_cache_writable(c))
         return 1;
     if (!c->max_bytes) { /* a cap of 0 keeps nothing */
@@ -437,6 +448,12 @@ static void *read_valid(tj_cache *c, const char *path, tj_cache_kind kind, const
 
 int tj_cache_load(tj_cache *c, tj_cache_kind kind, const tj_cache_key *k, tj_cache_entry *out)
 {
+    if (!out)
+        return 1;
+    if (!c || !k || (kind != TJ_CACHE_KERNEL && kind != TJ_CACHE_TUNE)) {
+        memset(out, 0, sizeof *out);
+        return 1;
+    }
     memset(out, 0, sizeof *out);
     char path[TJ_CACHE_PATH_MAX];
     void *img = NULL;
@@ -456,6 +473,8 @@ int tj_cache_load(tj_cache *c, tj_cache_kind kind, const tj_cache_key *k, tj_cac
 
 void tj_cache_drop(tj_cache *c, const tj_cache_key *k)
 {
+    if (!c || !k)
+        return;
     if (!tj_cache_writable(c))
         return;
     char path[TJ_CACHE_PATH_MAX];

@@ -150,6 +150,8 @@ const char *tj_cache_entry_decode(const void *image, size_t size, tj_cache_kind 
 
 const char *tj_cache_meta_find(const char *meta, const char *name, size_t *len)
 {
+    if (!meta || !name || !len)
+        return NULL;
     size_t nlen = strlen(name);
     for (const char *line = meta; line && *line;) {
         const char *end = strchr(line, '\n');
@@ -165,6 +167,8 @@ const char *tj_cache_meta_find(const char *meta, const char *name, size_t *len)
 
 int tj_cache_meta_get(const char *meta, const char *name, char *buf, size_t n)
 {
+    if (!buf || !n)
+        return -1;
     size_t vlen;
     const char *v = tj_cache_meta_find(meta, name, &vlen);
     if (!v || vlen >= n)

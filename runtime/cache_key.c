@@ -9,6 +9,12 @@ static const char hex_digits[] = "0123456789abcdef";
 
 void tj_cache_key_hex(const tj_cache_key *k, char out[TJ_CACHE_KEY_HEX])
 {
+    if (!out)
+        return;
+    if (!k) {
+        out[0] = 0;
+        return;
+    }
     for (int i = 0; i < TJ_CACHE_KEY_BYTES; i++) {
         out[2 * i] = hex_digits[k->bytes[i] >> 4];
         out[2 * i + 1] = hex_digits[k->bytes[i] & 15];
@@ -27,6 +33,8 @@ static int hex_value(char ch)
 
 int tj_cache_key_parse(const char *hex, tj_cache_key *k)
 {
+    if (!hex || !k)
+        return -1;
     for (int i = 0; i < TJ_CACHE_KEY_BYTES; i++) {
         int hi = hex_value(hex[2 * i]), lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
@@ -38,6 +46,8 @@ int tj_cache_key_parse(const char *hex, tj_cache_key *k)
 
 int tj_cache_key_equal(const tj_cache_key *a, const tj_cache_key *b)
 {
+    if (!a || !b)
+        return 0;
     return !memcmp(a->bytes, b->bytes, sizeof a->bytes);
 }
 
@@ -66,29 +76,41 @@ static void add_field(tj_key_builder *b, const char *field, int present, const v
 
 void tj_key_begin(tj_key_builder *b, const char *space)
 {
+    if (!b)
+        return;
     tj_hash_init(&b->h, TJ_CACHE_KEY_BYTES);
     tj_key_add_str(b, "space", space);
 }
 
 void tj_key_add_bytes(tj_key_builder *b, const char *field, const void *data, size_t n)
 {
+    if (!b || !field || !tj_array_ok(data, n))
+        return;
     add_field(b, field, 1, data, n);
 }
 
 void tj_key_add_str(tj_key_builder *b, const char *field, const char *s)
 {
+    if (!b || !field)
+        return;
     add_field(b, field, s != NULL, s ? s : "", s ? strlen(s) : 0);
 }
 
 void tj_key_add_int(tj_key_builder *b, const char *field, int64_t v)
 {
+    if (!b || !field)
+        return;
     uint8_t bytes[8];
     for (int i = 0; i < 8; i++)
         bytes[i] = (uint8_t)((uint64_t)v >> (8 * i));
     add_field(b, field, 1, bytes, sizeof bytes);
 }
 
-void tj_key_end(tj_key_builder *b, tj_cache_key *out) { tj_hash_final(&b->h, out->bytes); }
+void tj_key_end(tj_key_builder *b, tj_cache_key *out)
+{
+    if (b && out)
+        tj_hash_final(&b->h, out->bytes);
+}
 
 /* ---- the key of a compiled kernel -------------------------------------------------- */
 
@@ -100,6 +122,8 @@ void tj_key_end(tj_key_builder *b, tj_cache_key *out) { tj_hash_final(&b->h, out
 
 void tj_cache_key_compute(const tj_cache_key_parts *p, tj_cache_key *out)
 {
+    if (!p || !out)
+        return;
     tj_key_builder b;
     tj_key_begin(&b, "kernel");
     tj_key_add_str(&b, "tilejit", p->tilejit_version ? p->tilejit_version : TILEJIT_VERSION);

@@ -29,10 +29,8 @@ struct tj_lru {
 
 tj_lru *tj_lru_new(uint32_t capacity, void (*retain)(void *), void (*release)(void *))
 {
-    if (capacity < 1)
-        capacity = 1;
-    if (capacity > MAX_CAPACITY)
-        capacity = MAX_CAPACITY;
+    if (capacity < 1 || capacity > MAX_CAPACITY)
+        return NULL; /* an LRU of 0 holds nothing: a caller's mistake */
     tj_lru *l = calloc(1, sizeof *l);
     uint32_t nb = 16;
     while (nb < 2 * capacity)
@@ -126,6 +124,8 @@ static void unlink_bucket(tj_lru *l, int32_t i)
 
 void *tj_lru_get(tj_lru *l, const tj_cache_key *k)
 {
+    if (!l || !k)
+        return NULL;
     pthread_mutex_lock(&l->lock);
     int32_t i = find(l, k);
     void *v = NULL;
@@ -154,6 +154,8 @@ static void *evict_tail(tj_lru *l)
 
 void tj_lru_put(tj_lru *l, const tj_cache_key *k, void *v)
 {
+    if (!l || !k || !v)
+        return; /* NULL is what tj_lru_get returns for absent */
     void *dropped = NULL;
     if (l->retain)
         l->retain(v);
@@ -184,6 +186,8 @@ void tj_lru_put(tj_lru *l, const tj_cache_key *k, void *v)
 
 uint32_t tj_lru_count(tj_lru *l)
 {
+    if (!l)
+        return 0;
     pthread_mutex_lock(&l->lock);
     uint32_t n = l->count;
     pthread_mutex_unlock(&l->lock);

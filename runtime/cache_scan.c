@@ -139,6 +139,8 @@ static int stale_temp(const scan_file *f)
 
 uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes)
 {
+    if (!c)
+        return 0;
     scan s;
     if (!tj_cache_writable(c) || scan_dir(c->dir, &s))
         return 0;
@@ -165,6 +167,8 @@ uint64_t tj_cache_evict(tj_cache *c, uint64_t max_bytes)
 
 int tj_cache_clear(tj_cache *c, uint64_t *removed)
 {
+    if (!c || !removed)
+        return -1;
     scan s;
     *removed = 0;
     if (!c->dir)
@@ -240,6 +244,8 @@ static void describe(const tj_cache_entry *e, tj_cache_item *it)
 
 int tj_cache_list(tj_cache *c, int (*fn)(void *ud, const tj_cache_item *it), void *ud)
 {
+    if (!c || !fn)
+        return -1;
     scan s;
     if (!c->dir || scan_dir(c->dir, &s))
         return -1;
@@ -289,6 +295,8 @@ static int peek_kind(const char *dir, const scan_file *f)
 
 int tj_cache_stats_get(tj_cache *c, tj_cache_stats *out)
 {
+    if (!c || !out)
+        return -1;
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&c->lock);
     out->hits = c->hits;

@@ -127,6 +127,8 @@ static int put_scalar(const tj_kernel *k, const tj_param *param, const tj_arg *a
 int tj_cuda_marshal(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_cuda_params *out,
                     tj_rt_error *err)
 {
+    if (!k || !out || !tj_array_ok(args, nargs))
+        return tj_rt_fail(err, "tj_cuda_marshal: NULL kernel or out, or NULL args with nargs = %u", nargs);
     out->size = out->count = 0;
     if (nargs != k->nparams)
         return tj_rt_fail(err, "kernel '%s' takes %u arguments, got %u", k->name, k->nparams,
@@ -156,6 +158,8 @@ int tj_cuda_marshal(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_c
 int tj_cuda_launch_kernel(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
                           const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
 {
+    if (!f || !d || !k)
+        return tj_rt_fail(err, "tj_cuda_launch_kernel: NULL function, dims or kernel");
     tj_cuda_params params;
     if (tj_cuda_marshal(k, args, nargs, &params, err))
         return 1;

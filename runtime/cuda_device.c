@@ -62,6 +62,8 @@ static int query_props(const tj_cu_api *api, int ordinal, tj_cuda_props *out, tj
 
 int tj_cuda_device_props(const tj_cuda *cu, int ordinal, tj_cuda_props *out, tj_rt_error *err)
 {
+    if (!cu || !out)
+        return tj_rt_fail(err, "tj_cuda_device_props: NULL cuda or out");
     if (ordinal < 0 || ordinal >= cu->ndevices)
         return tj_rt_fail(err, "no CUDA device %d: there are %d", ordinal, cu->ndevices);
     return query_props(&cu->api, ordinal, out, err);
@@ -113,6 +115,8 @@ int tj_cu_list_devices(const tj_cu_api *api, char *buf, size_t n, tj_rt_error *e
 
 int tj_cuda_describe(char *buf, size_t n)
 {
+    if (!buf)
+        n = 0; /* only the count is asked for */
     tj_rt_error err = {{0}};
     tj_cu_api api;
     void *lib = NULL;

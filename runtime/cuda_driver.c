@@ -18,17 +18,6 @@ static const struct {
 
 /* ---- errors ------------------------------------------------------------ */
 
-int tj_rt_fail(tj_rt_error *err, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return 1;
-}
-
 static void prefix_error(tj_rt_error *err, const char *prefix)
 {
     if (!err)
@@ -189,6 +178,10 @@ tj_cuda *tj_cuda_open_api(const tj_cu_api *api, void *lib, int ordinal, tj_rt_er
 
 tj_cuda *tj_cuda_open(int ordinal, tj_rt_error *err)
 {
+    if (ordinal < 0) {
+        tj_rt_fail(err, "tj_cuda_open: no CUDA device %d", ordinal);
+        return NULL;
+    }
     tj_cu_api api;
     void *lib = NULL;
     if (tj_cu_load_driver(NULL, &api, &lib, err))
@@ -212,8 +205,8 @@ void tj_cuda_close(tj_cuda *cu)
     free(cu);
 }
 
-int tj_cuda_device_count(const tj_cuda *cu) { return cu->ndevices; }
-int tj_cuda_ordinal(const tj_cuda *cu) { return cu->ordinal; }
+int tj_cuda_device_count(const tj_cuda *cu) { return cu ? cu->ndevices : 0; }
+int tj_cuda_ordinal(const tj_cuda *cu) { return cu ? cu->ordinal : -1; }
 
 /* ---- the current context ----------------------------------------------- */
 

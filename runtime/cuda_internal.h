@@ -207,13 +207,7 @@ int tj_cu_list_devices(const tj_cu_api *api, char *buf, size_t n, tj_rt_error *e
 
 /* ---- shared error helpers (cuda_driver.c) ---- */
 
-/* printf into err->msg (truncating); returns 1 so callers can
- * `return tj_rt_fail(err, ...)`. err may be NULL. */
-int tj_rt_fail(tj_rt_error *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* tj_rt_fail (tilejit/diag.h) fills err. */
 /* Appends ":\n" and a compiler log (trimmed, truncated with "...") to err. */
 void tj_rt_append_log(tj_rt_error *err, const char *log);
 

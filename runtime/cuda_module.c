@@ -42,6 +42,10 @@ static int load_data(const tj_cuda *cu, CUmodule *mod, const void *image, unsign
 tj_cuda_module *tj_cuda_module_load_ptx(const tj_cuda *cu, const char *ptx, const char *name,
                                         tj_rt_error *err)
 {
+    if (!cu) {
+        tj_rt_fail(err, "tj_cuda_module_load_ptx: NULL cuda");
+        return NULL;
+    }
     char error_log[JIT_LOG_BYTES] = {0}, info_log[JIT_LOG_BYTES] = {0};
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                            CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
@@ -71,6 +75,10 @@ static int looks_like_cubin(const unsigned char *p, size_t size)
 tj_cuda_module *tj_cuda_module_load_cubin(const tj_cuda *cu, const void *image, size_t size,
                                           const char *name, tj_rt_error *err)
 {
+    if (!cu) {
+        tj_rt_fail(err, "tj_cuda_module_load_cubin: NULL cuda");
+        return NULL;
+    }
     CUmodule mod = NULL;
     if (!image || !looks_like_cubin(image, size)) {
         tj_rt_fail(err, "loading cubin for kernel '%s': not an ELF or fatbin image (%zu bytes)",
@@ -100,6 +108,8 @@ static int get_function(const tj_cuda_module *m, const char *name, CUfunction *f
 int tj_cuda_module_function(const tj_cuda_module *m, const char *name, tj_cuda_function *out,
                             tj_rt_error *err)
 {
+    if (!m || !out)
+        return tj_rt_fail(err, "tj_cuda_module_function: NULL module or out");
     CUfunction f = NULL;
     memset(out, 0, sizeof *out);
     if (!name)
@@ -132,6 +142,8 @@ static const struct {
 
 int tj_cuda_function_attrs(const tj_cuda_function *f, tj_cuda_func_attrs *out, tj_rt_error *err)
 {
+    if (!f || !f->cu || !out)
+        return tj_rt_fail(err, "tj_cuda_function_attrs: NULL function or out");
     const tj_cuda *cu = f->cu;
     int pushed, failed = 0;
     memset(out, 0, sizeof *out);
@@ -149,6 +161,8 @@ int tj_cuda_function_attrs(const tj_cuda_function *f, tj_cuda_func_attrs *out, t
 
 int tj_cuda_function_set_max_dynamic_shared(const tj_cuda_function *f, int bytes, tj_rt_error *err)
 {
+    if (!f || !f->cu || bytes < 0)
+        return tj_rt_fail(err, "tj_cuda_function_set_max_dynamic_shared: NULL function or %d bytes", bytes);
     TJ_CU_RETURN_CALL(f->cu, err,
                       f->cu->api.FuncSetAttribute(f->handle,
                                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -176,12 +190,16 @@ static int launch(const tj_cuda_function *f, const tj_cuda_launch_dims *d, void 
 int tj_cuda_launch(const tj_cuda_function *f, const tj_cuda_launch_dims *d, void **params,
                    tj_rt_error *err)
 {
+    if (!f || !f->cu || !d)
+        return tj_rt_fail(err, "tj_cuda_launch: NULL function or dims");
     return launch(f, d, params, NULL, err);
 }
 
 int tj_cuda_launch_packed(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
                           const void *data, size_t size, tj_rt_error *err)
 {
+    if (!f || !f->cu || !d || !tj_array_ok(data, size))
+        return tj_rt_fail(err, "tj_cuda_launch_packed: NULL function or dims, or NULL data of %zu bytes", size);
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)data, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
     return launch(f, d, NULL, extra, err);

@@ -57,6 +57,10 @@ static int take_request_guarded(tj_dispatch *d, const tj_compile_request *req)
 
 tj_dispatch *tj_dispatch_new(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
+    if (!j || !req || !tj_array_ok(req->source, req->len) || !req->kernel || !tj_array_ok(req->params, req->nparams)) {
+        set_error(err, "tj_dispatch_new: NULL jit or request, or a request without source or kernel");
+        return NULL;
+    }
     tj_dispatch *d = calloc(1, sizeof *d);
     if (!d || !(d->ctx = tj_ctx_new())) {
         free(d);
@@ -98,6 +102,12 @@ void tj_dispatch_free(tj_dispatch *d)
 
 uint32_t tj_dispatch_params(const tj_dispatch *d, const tj_param **params)
 {
+    if (!params)
+        return 0;
+    if (!d) {
+        *params = NULL;
+        return 0;
+    }
     *params = d->params;
     return d->nparams;
 }
@@ -292,12 +302,18 @@ static tj_fn *pick(tj_dispatch *d, const tj_arg *args, uint32_t nargs, tj_rt_err
 
 int tj_dispatch_launch(tj_dispatch *d, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err)
 {
+    if (!d || !tj_array_ok(args, nargs))
+        return tj_rt_fail(err, "tj_dispatch_launch: NULL %s", d ? "args with nargs > 0" : "dispatch");
     tj_fn *f = pick(d, args, nargs, err);
     return f ? tj_fn_launch(f, args, nargs, stream, err) : 1;
 }
 
 tj_fn *tj_dispatch_fn(tj_dispatch *d, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
 {
+    if (!d || !tj_array_ok(args, nargs)) {
+        tj_rt_fail(err, "tj_dispatch_fn: NULL %s", d ? "args with nargs > 0" : "dispatch");
+        return NULL;
+    }
     tj_fn *f = pick(d, args, nargs, err);
     if (f)
         tj_fn_retain(f);
@@ -308,6 +324,10 @@ int tj_dispatch_tune(tj_dispatch *d, const tj_arg *args, uint32_t nargs,
                      void (*progress)(void *ud, uint32_t done, uint32_t total, const tj_tune_result *r), void *ud,
                      tj_tune_report *out, tj_rt_error *err)
 {
+    if (out)
+        *out = (tj_tune_report){.best = -1}; /* freeable whatever happens below */
+    if (!d || !out || !tj_array_ok(args, nargs))
+        return tj_rt_fail(err, "tj_dispatch_tune: NULL dispatch or out, or NULL args with nargs > 0");
     memset(out, 0, sizeof *out);
     out->best = -1;
     pthread_mutex_lock(&d->lock);

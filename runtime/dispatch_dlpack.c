@@ -92,6 +92,8 @@ static int from_dlpack(const tj_dispatch *d, uint32_t i, const dl_tensor *t, tj_
 int tj_dispatch_args_from_dlpack(const tj_dispatch *d, tj_arg *args, const void *const *dlpack, uint32_t nargs,
                                  tj_rt_error *err)
 {
+    if (!d || !tj_array_ok(args, nargs) || !tj_array_ok(dlpack, nargs))
+        return tj_rt_fail(err, "tj_dispatch_args_from_dlpack: NULL dispatch, or NULL args or dlpack with nargs > 0");
     for (uint32_t i = 0; i < nargs; i++)
         if (dlpack[i] && from_dlpack(d, i, dlpack[i], &args[i], err))
             return 1;

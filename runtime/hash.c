@@ -107,6 +107,8 @@ static void compress(tj_hash_state *s, int last)
 
 void tj_hash_init(tj_hash_state *s, size_t outlen)
 {
+    if (!s)
+        return;
     if (outlen < 1 || outlen > 64)
         outlen = 32;
     memset(s, 0, sizeof *s);
@@ -124,6 +126,8 @@ static void add_counter(tj_hash_state *s, uint64_t n)
 
 void tj_hash_update(tj_hash_state *s, const void *data, size_t n)
 {
+    if (!s || !tj_array_ok(data, n))
+        return;
     const uint8_t *p = data;
     while (n > 0) {
         /* The last block is compressed in tj_hash_final, so a full buffer
@@ -145,6 +149,8 @@ void tj_hash_update(tj_hash_state *s, const void *data, size_t n)
 
 void tj_hash_final(tj_hash_state *s, uint8_t *out)
 {
+    if (!s || !out)
+        return;
     add_counter(s, s->fill);
     memset(s->buf + s->fill, 0, sizeof s->buf - s->fill);
     compress(s, 1);
@@ -154,6 +160,8 @@ void tj_hash_final(tj_hash_state *s, uint8_t *out)
 
 void tj_hash(const void *data, size_t n, uint8_t *out, size_t outlen)
 {
+    if (!tj_array_ok(data, n) || !out)
+        return;
     tj_hash_state s;
     tj_hash_init(&s, outlen);
     tj_hash_update(&s, data, n);
@@ -209,6 +217,8 @@ static uint64_t xxh_stripes(const uint8_t **pp, const uint8_t *end, uint64_t see
 
 uint64_t tj_hash64(const void *data, size_t n, uint64_t seed)
 {
+    if (!tj_array_ok(data, n))
+        return 0;
     const uint8_t *p = data, *end = p + n;
     uint64_t h = n >= 32 ? xxh_stripes(&p, end, seed) : seed + xxh_p5;
     h += (uint64_t)n;

@@ -93,10 +93,18 @@ void tj_fn_release(tj_fn *f)
         fn_release(f);
 }
 
-void tj_fn_retain(tj_fn *f) { fn_retain(f); }
+void tj_fn_retain(tj_fn *f)
+{
+    if (f)
+        fn_retain(f);
+}
 
 tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
 {
+    if ((unsigned)kind > TJ_DEVICE_CUDA) {
+        tj_rt_fail(err, "tj_jit_open: no device kind %d (TJ_DEVICE_CPU or TJ_DEVICE_CUDA)", (int)kind);
+        return NULL;
+    }
     tj_jit *j = calloc(1, sizeof *j);
     if (!j) {
         set_error(err, "%s", "out of memory");
@@ -145,11 +153,15 @@ void tj_jit_close(tj_jit *j)
     free(j);
 }
 
-tj_device_kind tj_jit_device(const tj_jit *j) { return j->kind; }
-tj_cuda *tj_jit_cuda(const tj_jit *j) { return j->cuda; }
+tj_device_kind tj_jit_device(const tj_jit *j) { return j ? j->kind : TJ_DEVICE_CPU; }
+tj_cuda *tj_jit_cuda(const tj_jit *j) { return j ? j->cuda : NULL; }
 int tj_source_params(const char *source, size_t len, const char *kernel, int *dtypes, int *ranks, int max,
                      tj_rt_error *err)
 {
+    if (!tj_array_ok(source, len) || !kernel || max < 0 || (max > 0 && (!dtypes || !ranks))) {
+        tj_rt_fail(err, "tj_source_params: NULL source, kernel, dtypes or ranks, or max < 0");
+        return -1;
+    }
     tj_ctx *c = tj_ctx_new();
     if (!c) {
         set_error(err, "%s", "out of memory");
@@ -174,26 +186,50 @@ int tj_source_params(const char *source, size_t len, const char *kernel, int *dt
     return n;
 }
 
-const tj_kernel *tj_fn_tile_ir(const tj_fn *f) { return f->tile; }
-const tj_kernel *tj_fn_simt_ir(const tj_fn *f) { return f->simt; }
-const char *tj_fn_ptx(const tj_fn *f) { return f->ptx; }
-const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f) { return f->module ? &f->function : NULL; }
-uint32_t tj_fn_threads(const tj_fn *f) { return f->nthreads; }
-uint32_t tj_fn_smem_bytes(const tj_fn *f) { return f->smem_bytes; }
-void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode) { tj_jit_cache_set_tune_mode(j->cache, mode); }
-void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out) { tj_jit_cache_stats(j->cache, out); }
-tj_cache *tj_jit_disk_cache(tj_jit *j) { return tj_jit_cache_disk(j->cache); }
-tj_tune_mode tj_jit_tune_mode(tj_jit *j) { return tj_jit_cache_tune_mode(j->cache); }
-int tj_jit_ordinal(const tj_jit *j) { return j->ordinal; }
+/* The accessors read a NULL handle as one that has nothing. */
+const tj_kernel *tj_fn_tile_ir(const tj_fn *f) { return f ? f->tile : NULL; }
+const tj_kernel *tj_fn_simt_ir(const tj_fn *f) { return f ? f->simt : NULL; }
+const char *tj_fn_ptx(const tj_fn *f) { return f ? f->ptx : NULL; }
+const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f) { return f && f->module ? &f->function : NULL; }
+uint32_t tj_fn_threads(const tj_fn *f) { return f ? f->nthreads : 0; }
+uint32_t tj_fn_smem_bytes(const tj_fn *f) { return f ? f->smem_bytes : 0; }
+tj_cache *tj_jit_disk_cache(tj_jit *j) { return j ? tj_jit_cache_disk(j->cache) : NULL; }
+tj_tune_mode tj_jit_tune_mode(tj_jit *j) { return j ? tj_jit_cache_tune_mode(j->cache) : TJ_TUNE_STORED; }
+int tj_jit_ordinal(const tj_jit *j) { return j ? j->ordinal : -1; }
+
+void tj_jit_set_tune_mode(tj_jit *j, tj_tune_mode mode)
+{
+    if (j && (unsigned)mode <= TJ_TUNE_OFF)
+        tj_jit_cache_set_tune_mode(j->cache, mode);
+}
+
+void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out)
+{
+    if (!out)
+        return;
+    if (!j) {
+        *out = (tj_jit_stats){0};
+        return;
+    }
+    tj_jit_cache_stats(j->cache, out);
+}
 
 uint32_t tj_fn_config(const tj_fn *f, const tj_binding **config)
 {
+    if (!config)
+        return 0;
+    if (!f) {
+        *config = NULL;
+        return 0;
+    }
     *config = f->tile->config;
     return f->tile->nconfig;
 }
 
 void tj_jit_set_event_handler(tj_jit *j, tj_event_handler handler, void *ud)
 {
+    if (!j)
+        return;
     pthread_mutex_lock(&j->lock);
     j->on_event = handler;
     j->on_event_ud = ud;
@@ -370,6 +406,8 @@ static void args_text(const tj_kernel *k, const tj_arg *args, uint32_t nargs, ch
 
 void tj_jit_emit_event(tj_jit *j, const tj_event *e)
 {
+    if (!j || !e)
+        return;
     pthread_mutex_lock(&j->lock);
     tj_event_handler h = j->on_event;
     void *ud = j->on_event_ud;
@@ -459,6 +497,15 @@ static tj_fn *compile_fn(tj_jit *j, const tj_compile_request *req, tj_rt_error *
 /* The memory cache answers a request it has seen; otherwise compile_fn. */
 tj_fn *tj_jit_compile(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
+    if (!j || !req) {
+        tj_rt_fail(err, "tj_jit_compile: NULL %s", j ? "request" : "jit");
+        return NULL;
+    }
+    if (!tj_array_ok(req->source, req->len) || !req->kernel || !tj_array_ok(req->params, req->nparams) ||
+        !tj_array_ok(req->args, req->nargs)) {
+        tj_rt_fail(err, "tj_jit_compile: the request has a NULL source, kernel, params or args with a count");
+        return NULL;
+    }
     tj_jit_request seen;
     tj_fn *f = tj_jit_request_find(j->cache, req, &seen);
     if (!f && (f = compile_fn(j, req, err)))
@@ -622,6 +669,8 @@ static int prepare_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, int64_t 
 
 int tj_fn_check(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
 {
+    if (!f || !tj_array_ok(args, nargs))
+        return tj_rt_fail(err, "tj_fn_check: NULL %s", f ? "args with nargs > 0" : "function");
     int64_t grid[3];
     return prepare_launch(f, args, nargs, grid, err) ||
            (f->jit->kind == TJ_DEVICE_CUDA && check_facts(f->spec, args, err));
@@ -629,6 +678,8 @@ int tj_fn_check(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
 
 int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err)
 {
+    if (!f || !tj_array_ok(args, nargs))
+        return tj_rt_fail(err, "tj_fn_launch: NULL %s", f ? "args with nargs > 0" : "function");
     int64_t grid[3];
     if (prepare_launch(f, args, nargs, grid, err))
         return 1;
@@ -648,7 +699,7 @@ int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_
 tj_tensor tj_tensor_contiguous(void *data, tj_dtype dtype, int rank, const int64_t *shape)
 {
     tj_tensor t = {.data = data, .dtype = dtype, .rank = rank};
-    if (rank < 0 || rank > TJ_MAX_RANK) {
+    if (rank < 0 || rank > TJ_MAX_RANK || !tj_array_ok(shape, (uint64_t)rank)) {
         t.dtype = TJ_DT_INVALID; /* refused by every launch */
         return t;
     }

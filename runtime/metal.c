@@ -110,6 +110,9 @@ static void choose_cache_dir(tj_metal *m, const char *dir)
 
 tj_metal *tj_metal_open(const char *cache_dir, tj_rt_error *err)
 {
+    tj_rt_error unread;
+    if (!err)
+        err = &unread; /* what follows always says why */
     tj_metal *m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err->msg, sizeof err->msg, "metal: out of memory");
@@ -153,10 +156,16 @@ void tj_metal_close(tj_metal *m)
     free(m);
 }
 
-const char *tj_metal_device_name(const tj_metal *m) { return m->device_name; }
+const char *tj_metal_device_name(const tj_metal *m) { return m ? m->device_name : ""; }
 
 void tj_metal_get_stats(tj_metal *m, tj_metal_stats *out)
 {
+    if (!out)
+        return;
+    if (!m) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
     pthread_mutex_lock(&m->mu);
     *out = m->stats;
     pthread_mutex_unlock(&m->mu);
@@ -308,6 +317,13 @@ static tj_metal_pipeline *build(tj_metal *m, const char *msl, const char *functi
 tj_metal_pipeline *tj_metal_pipeline_get(tj_metal *m, const char *msl, size_t len, const char *function,
                                          uint32_t threads, tj_rt_error *err)
 {
+    if (!m || !msl || !function) {
+        tj_rt_fail(err, "tj_metal_pipeline_get: NULL metal, source or function");
+        return NULL;
+    }
+    tj_rt_error unread;
+    if (!err)
+        err = &unread; /* what follows always says why */
     if (strlen(msl) != len) {
         snprintf(err->msg, sizeof err->msg, "metal: the MSL source holds a NUL byte");
         return NULL;

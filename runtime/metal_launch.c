@@ -92,6 +92,11 @@ static int dispatch(tj_metal *m, tj_metal_pipeline *p, const tj_msl_args *a, tj_
 int tj_metal_launch(tj_metal *m, tj_metal_pipeline *p, const tj_kernel *simt, const tj_arg *args, uint32_t nargs,
                     tj_rt_error *err)
 {
+    if (!m || !p || !simt || !tj_array_ok(args, nargs))
+        return -tj_rt_fail(err, "tj_metal_launch: NULL metal, pipeline or kernel, or NULL args with nargs > 0");
+    tj_rt_error unread;
+    if (!err)
+        err = &unread; /* what follows always says why */
     tj_msl_args *a = malloc(sizeof *a); /* the block is 4 KiB */
     if (!a) {
         snprintf(err->msg, sizeof err->msg, "metal: out of memory");
@@ -113,6 +118,15 @@ int tj_metal_launch(tj_metal *m, tj_metal_pipeline *p, const tj_kernel *simt, co
 const tj_kernel *tj_metal_compile(tj_metal *m, const tj_kernel *tile, const tj_arg *args, uint32_t nargs,
                                   tj_metal_pipeline **p, tj_rt_error *err)
 {
+    if (p)
+        *p = NULL;
+    if (!m || !tile || !p || !tj_array_ok(args, nargs)) {
+        tj_rt_fail(err, "tj_metal_compile: NULL metal, kernel or p, or NULL args with nargs > 0");
+        return NULL;
+    }
+    tj_rt_error unread;
+    if (!err)
+        err = &unread; /* what follows always says why */
     tj_kernel *simt = NULL;
     tj_buf msl = {0};
     if (!tj_check_args(tile, args, nargs)) {

@@ -50,7 +50,8 @@ const tj_kernel *tj_metal_compile(tj_metal *m, const tj_kernel *tile, const tj_a
                                   tj_metal_pipeline **p, tj_rt_error *err)
 {
     (void)m, (void)tile, (void)args, (void)nargs;
-    *p = NULL;
+    if (p)
+        *p = NULL;
     unavailable(err);
     return NULL;
 }
@@ -65,7 +66,8 @@ int tj_metal_run(tj_metal *m, const tj_kernel *tile, const tj_arg *args, uint32_
 void tj_metal_get_stats(tj_metal *m, tj_metal_stats *out)
 {
     (void)m;
-    memset(out, 0, sizeof *out);
+    if (out)
+        memset(out, 0, sizeof *out);
 }
 
 #else

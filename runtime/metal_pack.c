@@ -77,6 +77,8 @@ static int pack_tensor(const tj_kernel *k, uint32_t p, const tj_tensor *t, tj_ms
 
 int tj_msl_pack_args(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_msl_args *out)
 {
+    if (!k || !out)
+        return -1;
     memset(out, 0, sizeof *out);
     int64_t grid[3];
     if (tj_eval_grid(k, args, nargs, grid)) /* checks the arguments too */

@@ -142,6 +142,8 @@ void tj_nvjitlink_close(tj_nvjitlink *l)
 
 int tj_nvjitlink_version(const tj_nvjitlink *l, unsigned *major, unsigned *minor)
 {
+    if (!l || !major || !minor)
+        return 1;
     return l->Version(major, minor) != NVJITLINK_SUCCESS;
 }
 
@@ -216,6 +218,8 @@ int tj_nvjitlink_compile(const tj_nvjitlink *l, const char *ptx, size_t len, con
                          const char *const *opts, int nopts, void **cubin, size_t *size,
                          char **info_log, tj_rt_error *err)
 {
+    if (!l || !tj_array_ok(ptx, len) || !arch || nopts < 0 || !tj_array_ok(opts, (uint64_t)nopts) || !cubin || !size)
+        return tj_rt_fail(err, "tj_nvjitlink_compile: NULL linker, ptx, arch, opts (nopts = %d), cubin or size", nopts);
     *cubin = NULL;
     *size = 0;
     if (info_log)

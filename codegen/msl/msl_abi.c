@@ -37,6 +37,8 @@ static void trace_addresses(const tj_kernel *k, int32_t *addr)
 
 void tj_msl_tensor_writes(const tj_kernel *k, uint8_t *written)
 {
+    if (!k || !written)
+        return;
     int32_t *addr = tj_alloc(k->ctx, sizeof *addr * k->ninsts);
     trace_addresses(k, addr);
     for (tj_ref r = 1; r < k->ninsts; r++) {
@@ -67,6 +69,12 @@ static int32_t place(int32_t *off, int size)
 int tj_msl_block_layout(const tj_kernel *k, int32_t (*size_off)[TJ_MAX_RANK], int32_t (*stride_off)[TJ_MAX_RANK],
                         int32_t *scalar_off)
 {
+    if (!k)
+        return -1;
+    if (k->nparams && (!size_off || !stride_off || !scalar_off)) {
+        tj_error(k->ctx, "tj_msl_block_layout: NULL offset arrays for %u parameters", k->nparams);
+        return -1;
+    }
     int32_t off = 0;
     for (uint32_t p = 0; p < k->nparams; p++) {
         for (int a = 0; a < TJ_MAX_RANK; a++)

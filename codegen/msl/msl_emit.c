@@ -164,6 +164,8 @@ static const char version_line[] = "// tilejit: MSL ";
 
 uint32_t tj_msl_version(const char *msl)
 {
+    if (!msl)
+        return TJ_MSL_3_0;
     size_t n = sizeof version_line - 1;
     const char *v = msl + n; /* read only past a matching prefix */
     if (strncmp(msl, version_line, n) || strncmp(v, "3.1", 3) || (v[3] && v[3] != '\n'))
@@ -216,6 +218,12 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
 
 int tj_emit_msl(const tj_kernel *k, tj_buf *out)
 {
+    if (!k)
+        return -1;
+    if (!out) {
+        tj_error(k->ctx, "tj_emit_msl: NULL out");
+        return -1;
+    }
     tj_ctx *c = k->ctx;
     msl_emitter *e = tj_alloc(c, sizeof *e);
     e->k = k;

@@ -290,6 +290,12 @@ static int fastmath_of(const tj_kernel *k)
 
 int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
 {
+    if (!k)
+        return -1;
+    if (!out) {
+        tj_error(k->ctx, "tj_emit_ptx: NULL out");
+        return -1;
+    }
     tj_ctx *const c = k->ctx;
     const ptx_arch *const arch = find_arch(arch_name);
     if (!arch) {

@@ -133,7 +133,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
             tj_rt_error *err);
 void tj_tune_report_free(tj_tune_report *r);
 
-/* "BM=64,BN=128,warps=4" into buf. */
+/* "BM=64,BN=128,warps=4" into buf (nothing when buf is NULL or size 0). */
 void tj_tune_config_text(const tj_binding *config, uint32_t n, char *buf, size_t size);
 
 #ifdef __cplusplus

@@ -88,8 +88,9 @@ void tj_cache_key_compute(const tj_cache_key_parts *p, tj_cache_key *out);
 
 typedef struct tj_lru tj_lru;
 
-/* Holds up to `capacity` values. retain/release count the references the
- * LRU and its callers hold (either may be NULL). */
+/* Holds up to `capacity` values (1 to 2^20; NULL otherwise). retain/release
+ * count the references the LRU and its callers hold (either may be NULL).
+ * A NULL value is not stored (tj_lru_get's NULL means absent). */
 tj_lru *tj_lru_new(uint32_t capacity, void (*retain)(void *), void (*release)(void *));
 /* Releases every value it holds. */
 void tj_lru_free(tj_lru *l);

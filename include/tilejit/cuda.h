@@ -47,8 +47,8 @@ tj_cuda *tj_cuda_open(int ordinal, tj_rt_error *err);
  * through `cu` must be released first. */
 void tj_cuda_close(tj_cuda *cu);
 
-int tj_cuda_device_count(const tj_cuda *cu);
-int tj_cuda_ordinal(const tj_cuda *cu); /* the device cu was opened on */
+int tj_cuda_device_count(const tj_cuda *cu); /* NULL: 0 */
+int tj_cuda_ordinal(const tj_cuda *cu); /* the device cu was opened on; NULL: -1 */
 
 typedef struct tj_cuda_props {
     char name[256];

@@ -30,7 +30,8 @@ tj_ctx *tj_ctx_new(void);  /* NULL when out of memory */
 void tj_ctx_free(tj_ctx *c);
 
 /* Arena memory: zeroed, 16-byte aligned, freed with the context. Out of
- * memory is reported through tj_ctx_oom and never returns NULL. */
+ * memory is reported through tj_ctx_oom and never returns NULL (only a
+ * NULL context, or a NULL string to copy, gives NULL). */
 void *tj_alloc(tj_ctx *c, size_t size);
 void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size);
 /* Grows an arena array of elem-sized items to hold at least `need` (the
@@ -40,7 +41,8 @@ char *tj_strndup(tj_ctx *c, const char *s, size_t n);
 char *tj_strdup(tj_ctx *c, const char *s);
 
 /* Registers a source text (copied, NUL-terminated) so diagnostics can quote
- * it; returns its index (>= 1). */
+ * it; returns its index (>= 1), or 0 for a NULL context or NULL text of
+ * len > 0. */
 uint32_t tj_source_add(tj_ctx *c, const char *name, const char *text, size_t len);
 const char *tj_source_name(const tj_ctx *c, uint32_t file);
 const char *tj_source_text(const tj_ctx *c, uint32_t file, size_t *len);
@@ -54,6 +56,8 @@ void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
 #define tj_error_at(c, loc, ...) tj_diag_report((c), TJ_SEV_ERROR, (loc).file, (loc).line, (loc).col, __VA_ARGS__)
 #define tj_error(c, ...) tj_diag_report((c), TJ_SEV_ERROR, 0, 0, 0, __VA_ARGS__)
 
+/* A NULL context or format reports nothing; these queries read a NULL
+ * context as one without diagnostics (tj_diag_render: ""). */
 uint32_t tj_diag_count(const tj_ctx *c);
 uint32_t tj_error_count(const tj_ctx *c);
 const tj_diag *tj_diag_get(const tj_ctx *c, uint32_t i);
@@ -71,6 +75,21 @@ typedef struct tj_rt_error {
     char msg[512];
 } tj_rt_error;
 
+/* ---- argument checks ----
+ * Every public entry point refuses unusable arguments (NULL handles and
+ * out-parameters, NULL arrays with a count above 0, enums and sizes out of
+ * range) with its error value before it does anything: the message goes
+ * into its tj_rt_error when it takes one, else into its context's
+ * diagnostics ("FUNCTION: what is wrong"), else the error value alone says
+ * so (the header comment names it). */
+
+/* printf into err->msg (truncating); returns 1 so callers can
+ * `return tj_rt_fail(err, ...)`. err may be NULL. */
+int tj_rt_fail(tj_rt_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Whether an array argument of n items is usable: NULL only when empty. */
 static inline int tj_array_ok(const void *a, uint64_t n) { return a != NULL || n == 0; }
 

@@ -28,7 +28,8 @@ typedef struct tj_tile_param {
     uint32_t nvalues;
 } tj_tile_param;
 uint32_t tj_kernel_tile_params(const tj_program *p, int kernel, const tj_tile_param **out);
-/* The kernel's parameters as declared (names, dtypes, dims). */
+/* The kernel's parameters as declared (names, dtypes, dims). Both return 0
+ * (and *out NULL) for no such kernel, or a NULL out. */
 uint32_t tj_kernel_params(const tj_program *p, int kernel, const tj_param **out);
 
 /* Picks the configuration: every tile parameter bound in `given` keeps its

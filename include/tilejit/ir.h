@@ -101,7 +101,8 @@ const tj_type_info *tj_type_get(const tj_ctx *c, tj_type t);
 int tj_type_is_scalar(const tj_ctx *c, tj_type t);
 uint64_t tj_type_numel(const tj_ctx *c, tj_type t); /* TILE/VIEW elements */
 /* Prints e.g. "f32", "f32[128, 64]", "tensor<bf16, 2>", "view<f32[32, 64]>",
- * "(f32[128], i32)" into buf; returns the length it needed. */
+ * "(f32[128], i32)" into buf; returns the length it needed (buf NULL: only
+ * that). */
 size_t tj_type_str(const tj_ctx *c, tj_type t, char *buf, size_t cap);
 
 /* Matrix fragments (SIMT IR only, docs/simt.md): the operands of one warp's
@@ -264,7 +265,10 @@ typedef struct tj_kernel {
     tj_block_id body;   /* what each program runs: ends in an empty yield */
 } tj_kernel;
 
-/* A kernel lives in its context's arena and dies with the context. */
+/* A kernel lives in its context's arena and dies with the context. The
+ * builder refuses a block or instruction the kernel lacks, an op out of
+ * range, or a NULL array with a count: reported in the context, nothing
+ * done, TJ_NONE (0) returned. */
 tj_kernel *tj_kernel_new(tj_ctx *c, const char *name);
 tj_block_id tj_block_new(tj_kernel *k, tj_ref owner);
 

@@ -132,7 +132,10 @@ void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out);
 tj_cache *tj_jit_disk_cache(tj_jit *j);
 /* The compiled CUDA function (NULL on the cpu), e.g. for its attributes. */
 const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f);
-/* Threads per program and shared memory bytes (0 on the cpu). */
+/* Threads per program and shared memory bytes (0 on the cpu). The
+ * accessors read a NULL handle as one that has nothing (NULL, 0;
+ * tj_jit_device: TJ_DEVICE_CPU, tj_jit_ordinal: -1, tj_jit_tune_mode:
+ * TJ_TUNE_STORED); setters ignore a NULL handle or a mode out of range. */
 uint32_t tj_fn_threads(const tj_fn *f);
 uint32_t tj_fn_smem_bytes(const tj_fn *f);
 

@@ -9,6 +9,7 @@
  * elsewhere, compiled only to be checked and tested against a mock
  * Objective-C runtime that runs the MSL in the CPU emulator
  * (tests/msl_emu). Elsewhere tj_metal_open fails with a clear reason.
+ * err may be NULL in every call.
  */
 #ifndef TILEJIT_METAL_H
 #define TILEJIT_METAL_H
