@@ -48,7 +48,7 @@ static int on_device(const tj_dispatch *d, dl_device dev)
 {
     if (dev.device_type == DL_CUDA_MANAGED)
         return 1;
-    if (tj_jit_device(d->jit) == TJ_DEVICE_CPU)
+    if (tj_jit_device(d->jit) != TJ_DEVICE_CUDA) /* cpu, interp: host memory */
         return dev.device_type == DL_CPU || dev.device_type == DL_CUDA_HOST;
     return dev.device_type == DL_CUDA && dev.device_id == tj_jit_ordinal(d->jit);
 }
@@ -73,7 +73,7 @@ static int from_dlpack(const tj_dispatch *d, uint32_t i, const dl_tensor *t, tj_
                      "rank %d); the kernel runs on %s:%d",
                      name, d->req.kernel, bad, device_name(t->device.device_type), t->device.device_id,
                      t->dtype.code, t->dtype.bits, t->dtype.lanes, t->ndim,
-                     tj_jit_device(d->jit) == TJ_DEVICE_CPU ? "cpu" : "cuda", tj_jit_ordinal(d->jit));
+                     tj_jit_device(d->jit) != TJ_DEVICE_CUDA ? "cpu" : "cuda", tj_jit_ordinal(d->jit));
         return 1;
     }
     out->is_tensor = 1;

@@ -12,6 +12,7 @@
 
 #include "runtime/cache_jit.h"
 #include "runtime/launch_memo.h"
+#include "tilejit/cpu.h"
 #include "tilejit/tilejit.h"
 #include "tilejit/jit.h"
 
@@ -39,6 +40,7 @@ struct tj_fn {
     int refs;         /* callers' and the memory cache's holds (jit->lock) */
     tj_cuda_module *module;
     tj_cuda_function function;
+    tj_cpu_fn *native; /* the cpu's machine code (tilejit/cpu.h); NULL: the interpreter */
     tj_fn *next;
 };
 
@@ -52,6 +54,7 @@ struct tj_jit {
     tj_jit_cache *cache;
     tj_event_handler on_event;
     void *on_event_ud;
+    tj_cpu *cpu; /* TJ_DEVICE_CPU with the native back end; NULL: the interpreter runs */
 };
 
 static void set_error(tj_rt_error *err, const char *fmt, const char *detail)
@@ -101,8 +104,9 @@ void tj_fn_retain(tj_fn *f)
 
 tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
 {
-    if ((unsigned)kind > TJ_DEVICE_CUDA) {
-        tj_rt_fail(err, "tj_jit_open: no device kind %d (TJ_DEVICE_CPU or TJ_DEVICE_CUDA)", (int)kind);
+    if ((unsigned)kind > TJ_DEVICE_INTERP) {
+        tj_rt_fail(err, "tj_jit_open: no device kind %d (TJ_DEVICE_CPU, TJ_DEVICE_CUDA or TJ_DEVICE_INTERP)",
+                   (int)kind);
         return NULL;
     }
     tj_jit *j = calloc(1, sizeof *j);
@@ -120,6 +124,8 @@ tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
             return NULL;
         }
     }
+    if (kind == TJ_DEVICE_CPU) /* without LLVM (tj_cpu_available), the interpreter */
+        j->cpu = tj_cpu_new(0, NULL, 0);
     j->cache = tj_jit_cache_new(j->cuda ? &j->props : NULL, fn_retain, fn_release);
     if (!j->cache) {
         set_error(err, "%s", "out of memory");
@@ -149,11 +155,13 @@ void tj_jit_close(tj_jit *j)
     }
     if (j->cuda)
         tj_cuda_close(j->cuda);
+    tj_cpu_free(j->cpu); /* after the functions: it owns their machine code */
     pthread_mutex_destroy(&j->lock);
     free(j);
 }
 
 tj_device_kind tj_jit_device(const tj_jit *j) { return j ? j->kind : TJ_DEVICE_CPU; }
+int tj_jit_native_cpu(const tj_jit *j) { return j && j->cpu; }
 tj_cuda *tj_jit_cuda(const tj_jit *j) { return j ? j->cuda : NULL; }
 int tj_source_params(const char *source, size_t len, const char *kernel, int *dtypes, int *ranks, int max,
                      tj_rt_error *err)
@@ -269,7 +277,8 @@ static int build_ir(tj_fn *f, const tj_compile_request *req)
     if (!f->tile)
         return 1;
     f->spec = f->tile;
-    if (f->jit->kind == TJ_DEVICE_CUDA && !(f->spec = tj_jit_specialize(f->tile, req->args, req->nargs)))
+    int native = f->jit->kind == TJ_DEVICE_CUDA || f->jit->cpu; /* both specialize on facts */
+    if (native && !(f->spec = tj_jit_specialize(f->tile, req->args, req->nargs)))
         return 1;
     tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->key);
     return 0;
@@ -360,6 +369,14 @@ static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *er
     return rc;
 }
 
+/* The cpu's machine code from the specialized Tile IR (tilejit/cpu.h). */
+static int build_native(tj_fn *f, const tj_compile_request *req)
+{
+    (void)req;
+    f->native = tj_cpu_compile(f->jit->cpu, f->spec, NULL);
+    return !f->native;
+}
+
 /* The context's parse of the request's source, for checking its where
  * clauses at launch (build_tile_ir's parse belongs to the compile). */
 static int build_where_contract(tj_fn *f, const tj_compile_request *req)
@@ -433,9 +450,9 @@ static int finish_fn(tj_fn *f, const tj_compile_request *req, tj_build_source *f
     if (run_guarded(f, build_where_contract, req, err))
         return 1;
     *from = TJ_BUILT;
-    if (f->jit->kind == TJ_DEVICE_CPU) {
+    if (f->jit->kind != TJ_DEVICE_CUDA) {
         tj_jit_cache_count_compile(f->jit->cache);
-        return 0;
+        return f->jit->cpu ? run_guarded(f, build_native, req, err) : 0;
     }
     if (!load_cached(f)) {
         *from = TJ_FROM_DISK;
@@ -673,7 +690,7 @@ int tj_fn_check(tj_fn *f, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
         return tj_rt_fail(err, "tj_fn_check: NULL %s", f ? "args with nargs > 0" : "function");
     int64_t grid[3];
     return prepare_launch(f, args, nargs, grid, err) ||
-           (f->jit->kind == TJ_DEVICE_CUDA && check_facts(f->spec, args, err));
+           ((f->jit->kind == TJ_DEVICE_CUDA || f->native) && check_facts(f->spec, args, err));
 }
 
 int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err)
@@ -687,6 +704,9 @@ int tj_fn_launch(tj_fn *f, const tj_arg *args, uint32_t nargs, void *stream, tj_
         return 0; /* an empty grid runs nothing */
     if (f->jit->kind == TJ_DEVICE_CUDA)
         return launch_cuda(f, args, nargs, stream, grid, err);
+    if (f->native)
+        return check_facts(f->spec, args, err) ||
+               tj_cpu_run(f->native, args, nargs, grid, err ? err->msg : NULL, err ? sizeof err->msg : 0);
     pthread_mutex_lock(&f->check_lock);
     uint32_t before = tj_diag_count(f->ctx);
     int rc = tj_interp_run(f->tile, args, nargs);

@@ -30,17 +30,23 @@
 extern "C" {
 #endif
 
-typedef enum tj_device_kind { TJ_DEVICE_CPU, TJ_DEVICE_CUDA } tj_device_kind;
+/* CPU: native code from the LLVM back end (tilejit/cpu.h) when tilejit
+ * was built with LLVM 22, else the reference interpreter; INTERP: always
+ * the reference interpreter (the oracle). */
+typedef enum tj_device_kind { TJ_DEVICE_CPU, TJ_DEVICE_CUDA, TJ_DEVICE_INTERP } tj_device_kind;
 
 typedef struct tj_jit tj_jit;
 typedef struct tj_fn tj_fn;
 
-/* CPU: the reference interpreter (always available). CUDA: device `ordinal`;
+/* CPU and INTERP: always available (CPU falls back to the interpreter
+ * without LLVM: tj_jit_native_cpu says which). CUDA: device `ordinal`;
  * NULL with the reason when there is no driver or device. */
 tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err);
 /* Frees every tj_fn compiled through j. */
 void tj_jit_close(tj_jit *j);
 tj_device_kind tj_jit_device(const tj_jit *j);
+/* 1 when j runs native cpu code (TJ_DEVICE_CPU with LLVM built in). */
+int tj_jit_native_cpu(const tj_jit *j);
 tj_cuda *tj_jit_cuda(const tj_jit *j); /* NULL on the CPU */
 
 typedef struct tj_compile_request {

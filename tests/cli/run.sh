@@ -159,7 +159,8 @@ has out "check: out:"
 
 # ---- devices -----------------------------------------------------------------------
 expect 0 "$T" devices
-has out "cpu (reference interpreter)"
+has out "interp (reference interpreter)"
+has out "cpu ("
 has out "cuda"
 has out "metal: not available"
 cp out devices

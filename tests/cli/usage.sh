@@ -55,7 +55,7 @@ expect 2 "$T" run "$ADD" -k add --random=x;                 has err "--random=SE
 expect 2 "$T" run "$ADD" -k add x.npy;                      has err "expected ARG=VALUE after FILE, got 'x.npy'"
 expect 2 "$T" run "$ADD" -k add 1x=a.npy;                   has err "expected ARG=VALUE after FILE"
 expect 2 "$T" run "$ADD" -k add x=a.npy x=b.npy;            has err "argument 'x' given twice"
-expect 2 "$T" run "$ADD" -k add --device tpu;               has err "unknown device 'tpu' (devices: cpu, cuda, metal)"
+expect 2 "$T" run "$ADD" -k add --device tpu;               has err "unknown device 'tpu' (devices: cpu, interp, cuda, metal)"
 expect 2 "$T" run "$ADD" -k add -o outdir;                  has err "-o DIR needs --random"
 expect 2 "$T" emit "$ADD" -k add --target ir x=1;           has err "unexpected argument 'x=1'"
 

@@ -8,7 +8,7 @@
 #include "run.h"
 
 /* In the order `tilejit devices` lists them. */
-static const run_device *const devices[] = {&run_device_cpu, &run_device_cuda, &run_device_metal};
+static const run_device *const devices[] = {&run_device_cpu, &run_device_interp, &run_device_cuda, &run_device_metal};
 enum { NDEVICES = sizeof devices / sizeof devices[0] };
 
 int run_valid_device_name(const char *name)

@@ -32,7 +32,7 @@ static const cli_command commands[] = {
     {"run", cmd_run,
      OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS |
          OPT_TUNE | OPT_LAUNCH,
-     "run FILE -k KERNEL [--device cpu|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
+     "run FILE -k KERNEL [--device cpu|interp|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
      "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...\n"
      "  tilejit run FILE.cu -k KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--shared BYTES] [ARG=VALUE]...",
      "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
@@ -42,8 +42,10 @@ static const cli_command commands[] = {
      "their sizes from the arrays.\n"
      "Options:\n"
      "  -k, --kernel NAME     the kernel to run\n"
-     "  --device DEVICE       cpu (the reference interpreter), cuda (the default when\n"
-     "                        a GPU is present), metal\n"
+     "  --device DEVICE       cpu (native code through LLVM; the interpreter, with a\n"
+     "                        note, where tilejit was built without it), interp (the\n"
+     "                        reference interpreter), cuda (the default when a GPU is\n"
+     "                        present), metal\n"
      "  -D NAME=INT[,...]     bind tile parameters (others: the tuned configuration when\n"
      "                        'tilejit tune' stored one, else the first valid one)\n"
      "  --tune                tune first: time the configurations without a stored time\n"

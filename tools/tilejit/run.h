@@ -103,13 +103,13 @@ typedef struct run_device {
     void (*close)(run_session *s); /* also after a failed open */
 } run_device;
 
-extern const run_device run_device_cpu, run_device_cuda, run_device_metal;
+extern const run_device run_device_cpu, run_device_interp, run_device_cuda, run_device_metal;
 
 /* NULL (after reporting) for an unavailable device. NAME NULL: the
  * default, cuda when it is available, else cpu. */
 const run_device *run_find_device(tj_ctx *c, const char *name);
 int run_valid_device_name(const char *name);
-const char *run_device_names(tj_ctx *c); /* "cpu, cuda, metal" */
+const char *run_device_names(tj_ctx *c); /* "cpu, interp, cuda, metal" */
 /* Sorts times[0..n) and returns the median. */
 double run_median(double *times, int n);
 double run_now_s(void); /* a monotonic clock */
