@@ -36,16 +36,20 @@ def per_call_us(fn, n):
     return sorted(rounds)[2]
 
 
-def first_launches_us(make, shapes, kernels=10):
+def first_launches_us(make, shapes, device, kernels=10):
     """The first launch of each shape on fresh Kernels, whose compiled
     functions the jit's memory cache already holds (a warm-up Kernel over
-    the same source compiled them): per launch, in microseconds."""
+    the same source compiled them): per launch, in microseconds. Each
+    Kernel's table for the device is made before the clock starts."""
     import tilejit
+    from tilejit import _lib
     warm = tilejit.kernel(SOFTMAX, "softmax")
     calls = [make(s) for s in shapes]
     for args in calls:
         warm(*args)
     fresh = [tilejit.kernel(SOFTMAX, "softmax") for _ in range(kernels)]
+    for k in fresh:
+        k._dispatch((_lib.DEVICE_CUDA if device == "cuda" else _lib.DEVICE_CPU, 0))
     t0 = time.perf_counter()
     for k in fresh:
         for args in calls:
@@ -69,9 +73,9 @@ def bench_cpu(n, rows):
     fn = k.compile(empty, out)
     rows["cpu empty grid, fixed Function"] = per_call_us(lambda: fn(empty, out), n)
     empty_of = lambda n: (np.zeros((0, n), np.float32), np.zeros((0, n), np.float32))  # noqa: E731
-    rows["cpu new shape, same bucket (dispatch table)"] = first_launches_us(empty_of, range(257, 512, 2))
+    rows["cpu new shape, same bucket (dispatch table)"] = first_launches_us(empty_of, range(257, 512, 2), "cpu")
     rows["cpu new bucket, memory-cache hit (tj_jit_compile)"] = first_launches_us(
-        empty_of, [2 ** a for a in range(14)])
+        empty_of, [2 ** a for a in range(14)], "cpu")
 
 
 def bench_cuda(n, rows):
@@ -90,12 +94,21 @@ def bench_cuda(n, rows):
     k(x, y)
     torch.cuda.synchronize()
     assert torch.allclose(y, torch.softmax(x, dim=1), atol=1e-5), "tilejit softmax is wrong on cuda"
+    from tilejit import _kernel
+    api = _kernel.exchange_api(type(x))
+    print(f"torch {torch.__version__}: DLPack exchange API (__dlpack_c_exchange_api__) "
+          f"{'found: launches view tensors in C' if api else 'absent: launches go through __dlpack__ capsules'}")
     rows["cuda tilejit softmax 64x1000 (host per launch)"] = per_call_us(lambda: k(x, y), n)
     torch.cuda.synchronize()
+    if api:
+        _kernel._exchange_apis[type(x)] = 0  # the capsule path, for comparison
+        rows["cuda tilejit softmax 64x1000, through capsules"] = per_call_us(lambda: k(x, y), n)
+        _kernel._exchange_apis[type(x)] = api
+        torch.cuda.synchronize()
     bench_cuda_parts(k, x, y, n // 4, rows)
     pair_of = lambda n: (torch.randn(64, n, device="cuda"), torch.empty(64, n, device="cuda"))  # noqa: E731
-    rows["cuda tilejit new shape, same bucket"] = first_launches_us(pair_of, range(513, 1024, 8))
-    rows["cuda tilejit new bucket, memory-cache hit"] = first_launches_us(pair_of, [2 ** a for a in range(14)])
+    rows["cuda tilejit new shape, same bucket"] = first_launches_us(pair_of, range(513, 1024, 8), "cuda")
+    rows["cuda tilejit new bucket, memory-cache hit"] = first_launches_us(pair_of, [2 ** a for a in range(14)], "cuda")
     torch.cuda.synchronize()
     rows["cuda torch.softmax 64x1000 (host per launch)"] = per_call_us(lambda: torch.softmax(x, dim=1), n)
     torch.cuda.synchronize()

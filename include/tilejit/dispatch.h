@@ -77,6 +77,17 @@ int tj_dispatch_args_from_dlpack(const tj_dispatch *d, tj_arg *args, const void 
 int tj_dispatch_launch_dlpack(tj_dispatch *d, tj_arg *args, const void *const *dlpack, uint32_t nargs, void *stream,
                               tj_rt_error *err);
 
+/* Through DLPack's C exchange API (dlpack.h 1.3, DLPackExchangeAPI), which
+ * a producer such as PyTorch publishes as `__dlpack_c_exchange_api__` on
+ * its array type: objects[i] is a PyObject * of that type for a tensor
+ * parameter (NULL where args[i] is filled), viewed as a DLTensor by the
+ * producer's dltensor_from_py_object_no_sync (no capsule is made), and the
+ * launch goes to the producer's current_work_stream of the tensors'
+ * device. The caller holds the GIL (ctypes.PyDLL); a producer that fails
+ * has set a Python exception. 0, or 1 with err. */
+int tj_dispatch_launch_exchange(tj_dispatch *d, const void *api, void *const *objects, tj_arg *args,
+                                uint32_t nargs, tj_rt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@ _jits = {}  # (device kind, ordinal) -> jit handle, open for the process's life
 _events = []  # the handlers given to on_event
 _stream_queries = {}  # array type -> its framework's current-stream query
 _sync_free = {}  # array type -> whether its __dlpack__ takes stream=-1
+_exchange_apis = {}  # array type -> the address of its DLPack exchange API, or 0
 
 
 def _library():
@@ -112,6 +113,28 @@ def _export_on_stream(array, stream, first_kind):
     return array.__dlpack__(stream=stream)
 
 
+def exchange_api(kind):
+    """The address of the DLPackExchangeAPI that array type `kind` publishes
+    as __dlpack_c_exchange_api__ (DLPack 1.3; PyTorch), or 0: with it a
+    launch views the arrays in C, with no capsule per tensor."""
+    api = _exchange_apis.get(kind)
+    if api is None:
+        api = _exchange_apis[kind] = _find_exchange_api(kind)
+    return api
+
+
+def _find_exchange_api(kind):
+    if os.environ.get("TILEJIT_NO_EXCHANGE_API"):
+        return 0
+    cap = getattr(kind, "__dlpack_c_exchange_api__", None)
+    if cap is None or isinstance(cap, int):
+        return cap or 0
+    try:
+        return capsule_pointer(cap, _lib.capsule_name(cap)) or 0
+    except (TypeError, ValueError):
+        return 0
+
+
 def _is_bfloat16(array):
     return getattr(getattr(array, "dtype", None), "name", "") == "bfloat16"
 
@@ -129,10 +152,11 @@ def _export_special(array, stream):
 
 class _Buffers:
     """The ctypes arrays of one launch, reused across launches."""
-    __slots__ = ("args", "ptrs", "err")
+    __slots__ = ("args", "ptrs", "objects", "err")
 
     def __init__(self, n):
         self.args, self.ptrs, self.err = (_lib.Arg * n)(), (ctypes.c_void_p * n)(), _lib.Error()
+        self.objects = (ctypes.c_void_p * n)()
 
 
 class _Dispatch:
@@ -202,20 +226,46 @@ class _Dispatch:
     def take(self):
         return self.pool.pop() if self.pool else _Buffers(max(1, self.n))
 
+    def _launch_exchange(self, values, api, bufs):
+        """The launch through the producer's exchange API: the tensors go
+        to C as the objects themselves (alive in `values` during the call)."""
+        kind, objects, args = type(values[self.tensors[0]]), bufs.objects, bufs.args
+        try:
+            for i in self.tensors:
+                if type(values[i]) is not kind:
+                    return False  # mixed producers: the capsule path
+                objects[i] = id(values[i])  # CPython: the PyObject *
+            for i in self.floats:
+                args[i].is_tensor, args[i].scalar.f = 0, float(values[i])
+            for i in self.ints:
+                args[i].is_tensor, args[i].scalar.i = 0, int(values[i])
+        except (TypeError, ValueError) as e:
+            raise TilejitError(self.kernel._bad_argument(values, e)) from None
+        if self.lib.gil.tj_dispatch_launch_exchange(self.h, api, objects, args, self.n, bufs.err):
+            raise TilejitError(bufs.err.text())
+        return True
+
     def launch(self, values):
         bufs = self.pool.pop() if self.pool else _Buffers(max(1, self.n))
-        stream = self._stream(values) if self.cuda else None
         try:
-            keep, overrides = self.fill(values, bufs, stream)
-            if overrides:
-                self.describe(bufs, overrides)
-                rc = self.lib.tj_dispatch_launch(self.h, bufs.args, self.n, stream, bufs.err)
-            else:
-                rc = self.lib.tj_dispatch_launch_dlpack(self.h, bufs.args, bufs.ptrs, self.n, stream, bufs.err)
-            if rc:
-                raise TilejitError(bufs.err.text())
+            api = exchange_api(type(values[self.tensors[0]])) if self.cuda and self.tensors else 0
+            if not (api and self._launch_exchange(values, api, bufs)):
+                self._launch_capsules(values, bufs)
         finally:
             self.pool.append(bufs)
+
+    def _launch_capsules(self, values, bufs):
+        """The launch through __dlpack__ capsules."""
+        stream = self._stream(values) if self.cuda else None
+        keep, overrides = self.fill(values, bufs, stream)
+        if overrides:
+            self.describe(bufs, overrides)
+            rc = self.lib.tj_dispatch_launch(self.h, bufs.args, self.n, stream, bufs.err)
+        else:
+            rc = self.lib.tj_dispatch_launch_dlpack(self.h, bufs.args, bufs.ptrs, self.n, stream, bufs.err)
+        del keep  # the capsules lived through the launch
+        if rc:
+            raise TilejitError(bufs.err.text())
 
     def call(self, values, what):
         """what(bufs) with bufs.args described from values."""

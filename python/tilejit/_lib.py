@@ -123,6 +123,11 @@ def load():
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, argtypes
         lib.path = path
+        # the same library through PyDLL, which keeps the GIL during the call:
+        # for functions that call into Python producers (DLPack's exchange API)
+        lib.gil = ctypes.PyDLL(path)
+        lib.gil.tj_dispatch_launch_exchange.restype = _I
+        lib.gil.tj_dispatch_launch_exchange.argtypes = [_P, _P, ctypes.POINTER(_P), ctypes.POINTER(Arg), _U32, _ERR]
         return lib
     raise TilejitError("libtilejit.so not found (pip install ., or build it with cmake and set "
                        "TILEJIT_LIB); looked at: " + ", ".join(tried))
@@ -130,3 +135,5 @@ def load():
 
 capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 capsule_pointer.restype, capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+capsule_name = ctypes.pythonapi.PyCapsule_GetName
+capsule_name.restype, capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]

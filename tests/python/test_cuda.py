@@ -1,10 +1,10 @@
 """The Python package on a CUDA device, through torch and CuPy arrays (DLPack):
 the README softmax right at every N from 1 to 8192 through one Kernel, the
-fixed function's refusal, bf16, strided views, the arrays' stream. Every
+fixed function's refusal, bf16, strided views, the current stream (CUDA
+graph capture), CuPy arrays. Every
 case skips, with the reason, where torch (or CuPy) or a CUDA device is
 missing."""
 import os
-import time
 
 import pytest
 
@@ -69,27 +69,22 @@ def test_bf16_and_strided_views():
     assert torch.equal(outs, xs + ys)
 
 
-def test_launches_on_the_current_stream(softmax):
-    """On a non-blocking stream kept busy by a sleep kernel, the launch must
-    wait behind the sleep: a launch on any other stream would have written y
-    while the sleep still runs."""
-    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (for non-blocking streams)")
-    owners = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)  # keep them alive
-    busy, probe = (torch.cuda.ExternalStream(s.ptr) for s in owners)
+def test_launches_on_the_current_stream_and_under_graph_capture(softmax):
+    """torch.cuda.graph captures on a side stream it makes current: a launch
+    on any other stream would fail the capture (or run outside the graph),
+    so a replay writing y proves the launch went to the current stream."""
     x = torch.randn(64, 1000, device="cuda")
     y = torch.zeros_like(x)
+    softmax(x, y)  # compiled before the capture
     torch.cuda.synchronize()
-    with torch.cuda.stream(busy):
-        torch.cuda._sleep(200_000_000)
+    y.zero_()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
         softmax(x, y)
-    time.sleep(0.02)
-    with torch.cuda.stream(probe):
-        early = y.clone()
-    probe.synchronize()
-    if busy.query():
-        pytest.skip("the sleep kernel ended before the probe: nothing to tell")
-    assert torch.count_nonzero(early).item() == 0, "the kernel ran outside the current stream"
-    busy.synchronize()
+    torch.cuda.synchronize()
+    assert torch.count_nonzero(y).item() == 0, "the captured launch ran at capture time"
+    graph.replay()
+    torch.cuda.synchronize()
     assert torch.allclose(y, torch.softmax(x, dim=1), atol=1e-5)
 
 

@@ -350,3 +350,64 @@ Test(dispatch, dlpack_tensors_with_strides_and_offsets, .init = open_jit, .fini 
     cr_expect(strstr(err.msg, "bf16"), "%s", err.msg);
     tj_dispatch_free(d);
 }
+
+/* ---- DLPack's C exchange API: a stand-in producer whose "objects" are
+ * DLTensors already (a real one, PyTorch, views its Python tensors) ---- */
+
+typedef struct exchange_api {
+    struct { uint32_t major, minor; } version;
+    const void *prev_api;
+    void *allocator, *from_py, *to_py;
+    int (*view)(void *object, void *out);
+    int (*stream)(int32_t type, int32_t id, void **out);
+} exchange_api;
+
+static int views_made, streams_asked;
+static int view_object(void *object, void *out)
+{
+    views_made++;
+    memcpy(out, object, sizeof(dl_tensor));
+    return ((dl_tensor *)object)->ndim < 0; /* a producer's failure */
+}
+static int current_stream(int32_t type, int32_t id, void **out)
+{
+    (void)type, (void)id;
+    streams_asked++;
+    *out = NULL;
+    return 0;
+}
+
+Test(dispatch, the_dlpack_exchange_api_views_the_producers_objects, .init = open_jit, .fini = close_jit)
+{
+    tj_dispatch *d = new_dispatch(softmax_src, "softmax");
+    float x[60], y[60];
+    for (int i = 0; i < 60; i++)
+        x[i] = (float)(i % 5);
+    int64_t shape[2] = {3, 20};
+    dl_tensor dx = {x, {1, 0}, 2, {2, 32, 1}, shape, NULL, 0}, dy = {y, {1, 0}, 2, {2, 32, 1}, shape, NULL, 0};
+    void *objects[2] = {&dx, &dy};
+    tj_arg args[2] = {{0}};
+    exchange_api api = {{1, 3}, NULL, NULL, NULL, NULL, view_object, current_stream};
+    views_made = streams_asked = 0;
+    cr_assert_eq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0, "%s", err.msg);
+    cr_expect_eq(views_made, 2);
+    cr_expect_eq(streams_asked, 0, "a cpu launch needs no stream");
+    for (int r = 0; r < 3; r++) {
+        double sum = 0;
+        for (int i = 0; i < 20; i++)
+            sum += y[r * 20 + i];
+        cr_expect_float_eq(sum, 1.0, 1e-5);
+    }
+    dy.ndim = -1; /* the producer fails */
+    cr_expect_neq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0);
+    cr_expect(strstr(err.msg, "argument 1") && strstr(err.msg, "producer"), "%s", err.msg);
+    dy.ndim = 2;
+    api.version.major = 2; /* an ABI this build does not know */
+    cr_expect_neq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0);
+    cr_expect(strstr(err.msg, "version 2.3"), "%s", err.msg);
+    api.version.major = 1;
+    api.view = NULL;
+    cr_expect_neq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0);
+    cr_expect_neq(tj_dispatch_launch_exchange(d, NULL, objects, args, 2, &err), 0);
+    tj_dispatch_free(d);
+}
