@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/cache_cpu.h"
 #include "runtime/cache_jit.h"
 #include "runtime/launch_memo.h"
 #include "tilejit/cpu.h"
@@ -55,6 +56,7 @@ struct tj_jit {
     tj_event_handler on_event;
     void *on_event_ud;
     tj_cpu *cpu; /* TJ_DEVICE_CPU with the native back end; NULL: the interpreter runs */
+    tj_cache *cpu_disk; /* its object code ($TILEJIT_CACHE_DIR); NULL: none */
 };
 
 static void set_error(tj_rt_error *err, const char *fmt, const char *detail)
@@ -124,8 +126,8 @@ tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
             return NULL;
         }
     }
-    if (kind == TJ_DEVICE_CPU) /* without LLVM (tj_cpu_available), the interpreter */
-        j->cpu = tj_cpu_new(0, NULL, 0);
+    if (kind == TJ_DEVICE_CPU && (j->cpu = tj_cpu_new(0, NULL, 0))) /* without LLVM: the interpreter */
+        j->cpu_disk = tj_cache_open(NULL);
     j->cache = tj_jit_cache_new(j->cuda ? &j->props : NULL, fn_retain, fn_release);
     if (!j->cache) {
         set_error(err, "%s", "out of memory");
@@ -156,6 +158,7 @@ void tj_jit_close(tj_jit *j)
     if (j->cuda)
         tj_cuda_close(j->cuda);
     tj_cpu_free(j->cpu); /* after the functions: it owns their machine code */
+    tj_cache_close(j->cpu_disk);
     pthread_mutex_destroy(&j->lock);
     free(j);
 }
@@ -280,7 +283,10 @@ static int build_ir(tj_fn *f, const tj_compile_request *req)
     int native = f->jit->kind == TJ_DEVICE_CUDA || f->jit->cpu; /* both specialize on facts */
     if (native && !(f->spec = tj_jit_specialize(f->tile, req->args, req->nargs)))
         return 1;
-    tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->key);
+    if (f->jit->cpu)
+        tj_jit_cpu_key(f->spec, tj_cpu_target(f->jit->cpu), &f->key);
+    else
+        tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->key);
     return 0;
 }
 
@@ -369,11 +375,33 @@ static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *er
     return rc;
 }
 
-/* The cpu's machine code from the specialized Tile IR (tilejit/cpu.h). */
+/* The cpu's object code from the disk cache, linked; 1 when there is
+ * none or it does not link (then it is dropped and rebuilt). */
+static int load_native(tj_fn *f)
+{
+    tj_cache_entry e;
+    if (tj_jit_cpu_lookup(f->jit->cpu_disk, &f->key, f->spec, &e))
+        return 1;
+    f->native = tj_cpu_load(f->jit->cpu, e.bin, e.bin_len, NULL, 0);
+    tj_cache_entry_free(&e);
+    if (!f->native)
+        tj_cache_drop(f->jit->cpu_disk, &f->key);
+    return !f->native;
+}
+
+/* The cpu's machine code from the specialized Tile IR (tilejit/cpu.h),
+ * and its object code into the disk cache. */
 static int build_native(tj_fn *f, const tj_compile_request *req)
 {
     (void)req;
-    f->native = tj_cpu_compile(f->jit->cpu, f->spec, NULL);
+    tj_buf obj = {0};
+    char msg[512];
+    if (!tj_cpu_compile_object(f->jit->cpu, f->spec, &obj, NULL)) {
+        tj_jit_cpu_store(f->jit->cpu_disk, &f->key, f->spec, tj_cpu_target(f->jit->cpu), obj.data, obj.len);
+        if (!(f->native = tj_cpu_load(f->jit->cpu, obj.data, obj.len, msg, sizeof msg)))
+            tj_error(f->ctx, "kernel '%s': %s", f->spec->name, msg);
+    }
+    tj_buf_free(&obj);
     return !f->native;
 }
 
@@ -450,6 +478,10 @@ static int finish_fn(tj_fn *f, const tj_compile_request *req, tj_build_source *f
     if (run_guarded(f, build_where_contract, req, err))
         return 1;
     *from = TJ_BUILT;
+    if (f->jit->cpu && !load_native(f)) {
+        *from = TJ_FROM_DISK;
+        return 0;
+    }
     if (f->jit->kind != TJ_DEVICE_CUDA) {
         tj_jit_cache_count_compile(f->jit->cache);
         return f->jit->cpu ? run_guarded(f, build_native, req, err) : 0;
