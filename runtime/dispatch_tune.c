@@ -1,5 +1,5 @@
 /* tj_dispatch_tune: times a signature's configurations (CUDA: the tuner
- * of tilejit/autotune.h; the cpu: the reference interpreter) and keeps the
+ * of tilejit/autotune.h; the cpu: its native code, or the interpreter) and keeps the
  * fastest in the signature's entry. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -51,7 +51,7 @@ static int tune_cuda(tj_dispatch *d, const tj_arg *args, uint32_t nargs, progres
     return rc;
 }
 
-/* ---- the cpu: the interpreter, on copies ------------------------------------------------- */
+/* ---- the cpu: native code (or the interpreter), on copies ----------------------------------- */
 
 /* A copy of each tensor's span (zeros where data is NULL), so that timing
  * runs never write the caller's memory; *bufs gets what to free. */
