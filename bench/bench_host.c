@@ -1,5 +1,5 @@
-/* Host benchmarks: front end + verifier time for each example kernel, and the
- * reference interpreter's throughput.
+/* Host benchmarks: front end + verifier time for each example kernel, the
+ * reference interpreter's throughput and PTX emission time.
  *
  *   bench_host EXAMPLES_DIR [--json FILE]
  *
@@ -11,25 +11,10 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "simt_kernels.h"
 #include "tilejit/tilejit.h"
 
 enum { REPS = 51 };
-
-typedef struct example {
-    const char *file, *kernel;
-    tj_binding dims[4];
-    uint32_t ndims;
-} example;
-
-/* The kernels of DSL.md, with the dims their tile extents need. */
-static const example examples[] = {
-    {"add.tj", "add", {{0}}, 0},
-    {"softmax.tj", "softmax", {{"N", 1024}}, 1},
-    {"matmul.tj", "matmul", {{0}}, 0},
-    {"attention.tj", "attention", {{"D", 128}}, 1},
-    {"embed.tj", "embed", {{"D", 256}}, 1},
-    {"recurrence.tj", "recurrence", {{0}}, 0},
-};
 
 /* Tile IR -> optimized, specialized SIMT IR -> PTX text (what the JIT does
  * after the front end; ptxas and the driver are not included). */
@@ -46,7 +31,7 @@ static int tile_to_ptx(tj_kernel *ir)
 
 /* One cold compile: parse, pick the first configuration, lower, verify; with
  * `to_ptx`, on to PTX. */
-static int compile_once(const example *e, const char *text, size_t len, int to_ptx)
+static int compile_once(const bench_example *e, const char *text, size_t len, int to_ptx)
 {
     tj_ctx *c = tj_ctx_new();
     tj_program *p = tj_parse_program(c, e->file, text, len);
@@ -66,8 +51,8 @@ static void bench_frontend(const char *dir, FILE *json)
 {
     printf("%-14s %-11s %18s %14s   (us, median of %d cold compiles)\n", "example", "kernel",
            "front end+verify", "DSL -> PTX", REPS);
-    for (size_t i = 0; i < sizeof examples / sizeof *examples; i++) {
-        const example *e = &examples[i];
+    for (size_t i = 0; i < bench_nexamples; i++) {
+        const bench_example *e = &bench_examples[i];
         size_t len;
         char *text = bench_read_file(dir, e->file, &len);
         if (!text) {
@@ -142,6 +127,35 @@ out:
     tj_ctx_free(c);
 }
 
+/* PTX emission alone, for the SIMT catalogue's longest kernel (f64 math,
+ * ~26 KB of PTX; tests/unit/simt_kernels.h): one pass over the
+ * instructions, well under a millisecond. */
+static void bench_emit_ptx(FILE *json)
+{
+    tt_kb kb;
+    sk_build_unary(&kb, TJ_DT_F64);
+    double t[REPS];
+    tj_buf out = {0};
+    for (int r = 0; r < REPS; r++) {
+        out.len = 0;
+        double t0 = bench_now_us();
+        int rc = tj_emit_ptx(kb.k, "sm_90a", &out);
+        t[r] = bench_now_us() - t0;
+        if (rc) {
+            fputs(tj_diag_render(kb.c), stderr);
+            goto out;
+        }
+    }
+    double med = bench_median(t, REPS);
+    printf("\nPTX emission: %s (%zu bytes of PTX) in %.1f us\n", kb.k->name, out.len, med);
+    if (json)
+        fprintf(json, ",\n {\"bench\": \"emit_ptx\", \"kernel\": \"%s\", \"bytes\": %zu, \"us\": %.2f}", kb.k->name,
+                out.len, med);
+out:
+    tj_buf_free(&out);
+    tt_free(&kb);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -153,6 +167,7 @@ int main(int argc, char **argv)
         fputs("[\n", json);
     bench_frontend(argv[1], json);
     bench_interp(json);
+    bench_emit_ptx(json);
     if (json) {
         fputs("\n]\n", json);
         fclose(json);

@@ -14,25 +14,8 @@
 
 enum { REPS = 101 };
 
-typedef struct example {
-    const char *file, *kernel;
-    tj_binding dims[4];
-    uint32_t ndims;
-} example;
-
-/* The kernels of DSL.md at their first configuration, with the dims their
- * tile extents need. */
-static const example examples[] = {
-    {"add.tj", "add", {{0}}, 0},
-    {"softmax.tj", "softmax", {{"N", 1000}}, 1},
-    {"matmul.tj", "matmul", {{0}}, 0},
-    {"attention.tj", "attention", {{"D", 64}}, 1},
-    {"embed.tj", "embed", {{"D", 256}}, 1},
-    {"recurrence.tj", "recurrence", {{0}}, 0},
-};
-
 /* The SIMT IR of an example (in context c), or NULL. */
-static tj_kernel *lower(tj_ctx *c, const char *dir, const example *ex)
+static tj_kernel *lower(tj_ctx *c, const char *dir, const bench_example *ex)
 {
     size_t len;
     char *src = bench_read_file(dir, ex->file, &len);
@@ -52,11 +35,11 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "examples";
     int slow = 0;
     printf("%-12s %8s %8s %10s %10s\n", "kernel", "threads", "lines", "MSL bytes", "median us");
-    for (size_t e = 0; e < sizeof examples / sizeof *examples; e++) {
+    for (size_t e = 0; e < bench_nexamples; e++) {
         tj_ctx *c = tj_ctx_new();
-        tj_kernel *simt = lower(c, dir, &examples[e]);
+        tj_kernel *simt = lower(c, dir, &bench_examples[e]);
         if (!simt) {
-            fprintf(stderr, "%s: %s", examples[e].kernel, tj_diag_render(c));
+            fprintf(stderr, "%s: %s", bench_examples[e].kernel, tj_diag_render(c));
             tj_ctx_free(c);
             return 1;
         }
@@ -68,7 +51,7 @@ int main(int argc, char **argv)
             int rc = tj_emit_msl(simt, &b);
             t[r] = bench_now_us() - t0;
             if (rc) {
-                fprintf(stderr, "%s: %s", examples[e].kernel, tj_diag_render(c));
+                fprintf(stderr, "%s: %s", bench_examples[e].kernel, tj_diag_render(c));
                 return 1;
             }
             bytes = b.len;
@@ -79,7 +62,7 @@ int main(int argc, char **argv)
         }
         double med = bench_median(t, REPS);
         slow |= med >= 1000;
-        printf("%-12s %8u %8zu %10zu %10.1f\n", examples[e].kernel, simt->nthreads, lines, bytes, med);
+        printf("%-12s %8u %8zu %10zu %10.1f\n", bench_examples[e].kernel, simt->nthreads, lines, bytes, med);
         tj_ctx_free(c);
     }
     printf("%s\n", slow ? "SLOW: a kernel took 1 ms or more" : "every kernel under 1 ms");

@@ -6,6 +6,16 @@
 #include <stdlib.h>
 #include <time.h>
 
+const bench_example bench_examples[] = {
+    {"add.tj", "add", {{0}}, 0},
+    {"softmax.tj", "softmax", {{"N", 1000}}, 1},
+    {"matmul.tj", "matmul", {{0}}, 0},
+    {"attention.tj", "attention", {{"D", 64}}, 1},
+    {"embed.tj", "embed", {{"D", 256}}, 1},
+    {"recurrence.tj", "recurrence", {{0}}, 0},
+};
+const size_t bench_nexamples = sizeof bench_examples / sizeof *bench_examples;
+
 double bench_now_us(void)
 {
     struct timespec ts;

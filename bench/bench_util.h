@@ -5,6 +5,18 @@
 
 #include <stddef.h>
 
+#include "tilejit/tilejit.h"
+
+/* The example kernels (examples/) the host benchmarks compile, with the
+ * dims their tile extents need; each at its first configuration. */
+typedef struct bench_example {
+    const char *file, *kernel;
+    tj_binding dims[4];
+    uint32_t ndims;
+} bench_example;
+extern const bench_example bench_examples[];
+extern const size_t bench_nexamples;
+
 /* CLOCK_MONOTONIC in microseconds. */
 double bench_now_us(void);
 /* The median of v[0..n) (sorts v). */

@@ -1,38 +1,24 @@
-/* Small queries on the AST, and the out-of-memory guard of the entry points. */
-#include <setjmp.h>
+/* Small queries on the AST. */
 #include <stdio.h>
 #include <string.h>
 
 #include "frontend/ast.h"
 
-const tj_binding fe_default_tiles[FE_NDEFAULT_TILES] = {{"warps", 4}, {"stages", 2}};
-
-int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg)
-{
-    jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(c, old);
-        tj_error(c, "out of memory");
-        return 0;
-    }
-    fn(arg);
-    tj_ctx_swap_guard(c, old);
-    return 1;
-}
+const tj_binding fe_default_tiles[FE_NDEFAULT_TILES] = {{TJ_PARAM_WARPS, TJ_DEFAULT_WARPS},
+                                                         {TJ_PARAM_STAGES, TJ_DEFAULT_STAGES}};
 
 int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
 {
     const char *rule = NULL;
     char buf[96];
-    if (!strcmp(name, "warps") && (v < 1 || v > FE_MAX_WARPS || (v & (v - 1)))) {
+    if (!strcmp(name, TJ_PARAM_WARPS) && (v < 1 || v > FE_MAX_WARPS || (v & (v - 1)))) {
         snprintf(buf, sizeof buf, "a power of two from 1 to %d (of 32 threads: at most %d threads)", FE_MAX_WARPS,
                  32 * FE_MAX_WARPS);
         rule = buf;
-    } else if (!strcmp(name, "stages") && (v < 1 || v > FE_MAX_STAGES)) {
+    } else if (!strcmp(name, TJ_PARAM_STAGES) && (v < 1 || v > FE_MAX_STAGES)) {
         snprintf(buf, sizeof buf, "from 1 to %d (1 prefetches nothing)", FE_MAX_STAGES);
         rule = buf;
-    } else if (!strcmp(name, "fastmath") && v != 0 && v != 1) {
+    } else if (!strcmp(name, TJ_PARAM_FASTMATH) && v != 0 && v != 1) {
         rule = "0 or 1";
     }
     if (rule)

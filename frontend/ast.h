@@ -158,10 +158,6 @@ enum {
 /* Bytes of a source file: token offsets and columns are 32-bit. */
 #define FE_MAX_SOURCE (1u << 31)
 
-/* Runs fn(arg) so that running out of memory below it reports "out of
- * memory" and returns 0 instead of aborting (the entry points use it). */
-int fe_guarded(tj_ctx *c, void (*fn)(void *), void *arg);
-
 const fe_fn *fe_find_fn(const tj_program *p, const char *name);
 /* The index of kernel `name`, or -1. */
 int fe_find_kernel(const tj_program *p, const char *name);

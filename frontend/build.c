@@ -195,13 +195,13 @@ typedef struct build_job {
     tj_kernel *result;
 } build_job;
 
-static void build_kernel(void *arg)
+static int build_kernel(void *arg)
 {
     build_job *job = arg;
     tj_ctx *c = job->c;
     if (!job->p || job->kernel < 0 || (uint32_t)job->kernel >= job->p->nkernels) {
         tj_error(c, "no kernel number %d in the program", job->kernel);
-        return;
+        return 0;
     }
     uint32_t errors = tj_error_count(c);
     const fe_kernel *kd = &job->p->kernels[job->kernel];
@@ -214,11 +214,12 @@ static void build_kernel(void *arg)
     k->spec = tj_alloc(c, sizeof *k->spec * (lw.spec_cap ? lw.spec_cap : 1));
     lw.unbound = tj_alloc(c, sizeof *lw.unbound * (lw.spec_cap ? lw.spec_cap : 1));
     if (!bind_config(&lw, job->config, job->nconfig))
-        return;
+        return 0;
     build_grid(&lw);
     build_body(&lw);
     if (tj_error_count(c) == errors)
         job->result = k;
+    return 0;
 }
 
 tj_kernel *tj_build_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config,
@@ -231,5 +232,5 @@ tj_kernel *tj_build_kernel(tj_ctx *c, const tj_program *p, int kernel, const tj_
         return NULL;
     }
     build_job job = {c, p, kernel, config, dims, nconfig, ndims, NULL};
-    return fe_guarded(c, build_kernel, &job) ? job.result : NULL;
+    return tj_guarded(c, build_kernel, &job) ? NULL : job.result;
 }

@@ -36,11 +36,12 @@ static void check_kernel(tj_ctx *c, const tj_program *p, int i)
                     p->kernels[i].name);
 }
 
-static void check_all(void *arg)
+static int check_all(void *arg)
 {
     check_job *j = arg;
     for (uint32_t i = 0; i < j->p->nkernels; i++)
         check_kernel(j->c, j->p, (int)i);
+    return 0;
 }
 
 int tj_check_program(tj_ctx *c, const tj_program *p)
@@ -49,7 +50,7 @@ int tj_check_program(tj_ctx *c, const tj_program *p)
         return 1;
     uint32_t errors = tj_error_count(c);
     check_job job = {c, p};
-    if (!fe_guarded(c, check_all, &job))
+    if (tj_guarded(c, check_all, &job))
         return 1;
     return tj_error_count(c) != errors;
 }

@@ -216,33 +216,33 @@ typedef struct select_job {
     int status;
 } select_job;
 
-static void select_config(void *arg)
+static int select_config(void *arg)
 {
     select_job *j = arg;
     const fe_kernel *kd = kernel_at(j->p, j->kernel);
     j->status = 1;
     if (!kd) {
         tj_error(j->c, "no kernel number %d in the program", j->kernel);
-        return;
+        return 0;
     }
     choice *cs = tj_alloc(j->c, sizeof *cs * (kd->ntiles + FE_NDEFAULT_TILES));
     uint32_t nc = make_choices(kd, j->given, j->ngiven, cs);
     where_ctx w = {j->c, kd, cs, nc, j->dims, j->ndims, 0, 0};
     int *skip = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1)), *passed = tj_alloc(j->c, sizeof(int) * (kd->nwhere + 1));
     if (!check_given(j->c, kd, j->given, j->ngiven) || !validate_where(&w, skip))
-        return;
+        return 0;
     uint64_t combos = count_combinations(cs, nc), clause_size = 1;
     for (uint32_t i = 0; i < kd->nwhere; i++)
         clause_size += kd->where[i]->size;
     if (combos > MAX_COMBINATIONS || combos * clause_size > MAX_WHERE_WORK) {
         tj_error_at(j->c, kd->loc, "kernel '%s' has too many tile configurations to search (%llu, with where clauses of %llu terms)",
                     kd->name, (unsigned long long)combos, (unsigned long long)clause_size - 1);
-        return;
+        return 0;
     }
     while (!combination_ok(&w, skip, passed))
         if (!next_combination(cs, nc)) {
             report_unsatisfiable(&w, j->p, skip, passed);
-            return;
+            return 0;
         }
     tj_binding *b = tj_alloc(j->c, sizeof *b * nc);
     for (uint32_t i = 0; i < nc; i++)
@@ -250,6 +250,7 @@ static void select_config(void *arg)
     *j->out = b;
     *j->nout = nc;
     j->status = 0;
+    return 0;
 }
 
 int tj_select_config(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *given, uint32_t ngiven,
@@ -264,5 +265,5 @@ int tj_select_config(tj_ctx *c, const tj_program *p, int kernel, const tj_bindin
     select_job job = {c, p, kernel, given, dims, ngiven, ndims, out, nout, 1};
     *out = NULL;
     *nout = 0;
-    return fe_guarded(c, select_config, &job) ? job.status : 1;
+    return tj_guarded(c, select_config, &job) ? 1 : job.status;
 }

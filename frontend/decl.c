@@ -5,16 +5,6 @@
 #include "frontend/builtins.h"
 #include "frontend/parser.h"
 
-static const char *const reserved_names[] = {"warps", "stages"};
-
-static int is_reserved(const char *name)
-{
-    for (size_t i = 0; i < sizeof reserved_names / sizeof *reserved_names; i++)
-        if (!strcmp(name, reserved_names[i]))
-            return 1;
-    return 0;
-}
-
 static void name_error(fe_parser *p, tj_loc loc, const char *fmt, const char *name)
 {
     fe_report(p, loc, fmt, name);
@@ -294,7 +284,7 @@ static void check_kernel_names(fe_parser *p, const fe_kernel *k)
     fe_strmap params = {0}, dims = {0}, tiles = {0};
     for (uint32_t i = 0; i < k->nparams; i++) {
         const char *name = k->params[i].name;
-        if (is_reserved(name))
+        if (tj_is_reserved_param(name))
             name_error(p, k->plocs[i].loc, "'%s' is reserved for a tile parameter", name);
         if (seen_before(p, &params, name))
             name_error(p, k->plocs[i].loc, "duplicate parameter '%s'", name);
@@ -304,7 +294,7 @@ static void check_kernel_names(fe_parser *p, const fe_kernel *k)
             const char *dn = k->params[i].dim_names[d];
             if (!dn)
                 continue;
-            if (is_reserved(dn) || tj_dtype_from_name(dn, strlen(dn)))
+            if (tj_is_reserved_param(dn) || tj_dtype_from_name(dn, strlen(dn)))
                 name_error(p, k->plocs[i].dim_locs[d], "'%s' cannot be a dim name", dn);
             if (fe_strmap_find(&params, dn))
                 name_error(p, k->plocs[i].dim_locs[d], "dim '%s' has the name of a parameter", dn);

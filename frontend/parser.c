@@ -432,7 +432,7 @@ static char *normalize_source(tj_ctx *c, const char *text, size_t len, size_t *o
     return out;
 }
 
-static void parse_file(void *arg)
+static int parse_file(void *arg)
 {
     parse_job *job = arg;
     tj_ctx *c = job->c;
@@ -440,7 +440,7 @@ static void parse_file(void *arg)
         uint32_t file = tj_source_add(c, job->file, "", 0);
         tj_diag_report(c, TJ_SEV_ERROR, file, 0, 0, "the file is larger than %u bytes, the front end's limit",
                        FE_MAX_SOURCE);
-        return;
+        return 0;
     }
     tj_program *prog = tj_alloc(c, sizeof *prog);
     prog->ctx = c;
@@ -468,6 +468,7 @@ static void parse_file(void *arg)
     if (!errors && !prog->nkernels)
         tj_diag_report(c, TJ_SEV_ERROR, prog->file, 0, 0, "no kernel in file");
     job->result = errors || !prog->nkernels ? NULL : prog;
+    return 0;
 }
 
 tj_program *tj_parse_program(tj_ctx *c, const char *file, const char *text, size_t len)
@@ -479,5 +480,5 @@ tj_program *tj_parse_program(tj_ctx *c, const char *file, const char *text, size
         return NULL;
     }
     parse_job job = {c, file, text ? text : "", text ? len : 0, NULL};
-    return fe_guarded(c, parse_file, &job) ? job.result : NULL;
+    return tj_guarded(c, parse_file, &job) ? NULL : job.result;
 }

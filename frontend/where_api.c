@@ -57,7 +57,7 @@ typedef struct where_job {
     int result;
 } where_job;
 
-static void check_clauses(void *arg)
+static int check_clauses(void *arg)
 {
     where_job *j = arg;
     const fe_kernel *kd = j->env.kd;
@@ -71,15 +71,16 @@ static void check_clauses(void *arg)
             if (s == FE_CONST_NOT)
                 tj_error_at(j->env.c, fe_expr_start(kd->where[i]), "a where clause must be a compile-time condition");
             j->result = -1;
-            return;
+            return 0;
         }
         if (!v && !j->env.unbound) {
             if (j->failed)
                 *j->failed = fe_expr_text(j->p, kd->where[i]);
             j->result = 0;
-            return;
+            return 0;
         }
     }
+    return 0;
 }
 
 int tj_config_satisfies(tj_ctx *c, const tj_program *p, int kernel, const tj_binding *config, uint32_t nconfig,
@@ -98,5 +99,5 @@ int tj_config_satisfies(tj_ctx *c, const tj_program *p, int kernel, const tj_bin
         return -1;
     }
     where_job job = {p, kernel, {c, &p->kernels[kernel], config, dims, nconfig, ndims, 0}, failed, -1};
-    return fe_guarded(c, check_clauses, &job) ? job.result : -1;
+    return tj_guarded(c, check_clauses, &job) ? -1 : job.result;
 }

@@ -5,7 +5,6 @@
  * storage is rewritten only when its instruction runs again, and every
  * instruction that could see an alias runs again after it (values are
  * visible only later in their block and in nested blocks). */
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,39 +230,36 @@ static int run_programs(tj_interp *st)
     return 0;
 }
 
-static int run_steps(tj_interp *st, const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3],
-                     int programs)
+typedef struct run_job {
+    tj_interp st;
+    const tj_kernel *k;
+    const tj_arg *args;
+    uint32_t nargs;
+    int64_t *grid;
+    int programs;
+} run_job;
+
+static int run_steps(void *arg)
 {
+    run_job *j = arg;
+    const tj_kernel *k = j->k;
     tj_block_id roots[2] = {k->grid, k->body};
-    if (tj_check_args(k, args, nargs) || tj_interp_prepare(st, k, args, roots, programs ? 2 : 1) ||
-        eval_grid(st, grid))
+    if (tj_check_args(k, j->args, j->nargs) ||
+        tj_interp_prepare(&j->st, k, j->args, roots, j->programs ? 2 : 1) || eval_grid(&j->st, j->grid))
         return -1;
-    memcpy(st->nprog, grid, sizeof st->nprog);
-    return programs ? run_programs(st) : 0;
+    memcpy(j->st.nprog, j->grid, sizeof j->st.nprog);
+    return j->programs ? run_programs(&j->st) : 0;
 }
 
-/* Runs under the context's out-of-memory guard, so an exhausted arena
- * (diagnostics) unwinds here and the run's buffers are still freed. The
- * state is on the heap: locals changed after setjmp would be lost. */
+/* Runs under the context's out-of-memory guard, so that the run's
+ * buffers are freed also when an exhausted arena unwinds. */
 static int run_guarded(const tj_kernel *k, const tj_arg *args, uint32_t nargs, int64_t grid[3], int programs)
 {
     if (!k)
         return -1;
-    tj_interp *st = calloc(1, sizeof *st);
-    if (!st) {
-        tj_error(k->ctx, "kernel '%s': out of memory", k->name);
-        return -1;
-    }
-    jmp_buf jb;
-    jmp_buf *outer = tj_ctx_swap_guard(k->ctx, &jb);
-    int rc;
-    if (setjmp(jb))
-        rc = -1;
-    else
-        rc = run_steps(st, k, args, nargs, grid, programs);
-    tj_ctx_swap_guard(k->ctx, outer);
-    tj_interp_release(st);
-    free(st);
+    run_job j = {.k = k, .args = args, .nargs = nargs, .grid = grid, .programs = programs};
+    int rc = tj_guarded(k->ctx, run_steps, &j);
+    tj_interp_release(&j.st);
     return rc;
 }
 

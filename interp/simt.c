@@ -5,7 +5,6 @@
  * control flow; arithmetic, comparisons, select, fma and casts are the Tile
  * interpreter's handlers; memory and warp ops are in simt_mem.c and
  * simt_warp.c. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,8 +404,9 @@ static int run_programs(tj_simt *s)
     return 0;
 }
 
-static int run(tj_simt *s)
+static int run(void *arg)
 {
+    tj_simt *s = arg;
     tj_plan p = {0};
     if (check_structure(s) || plan_storage(&p, s))
         return -1;
@@ -443,13 +443,7 @@ int tj_simt_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
     s->st.args = args;
     s->nthreads = k->nthreads;
     memcpy(s->st.nprog, grid, sizeof grid);
-    /* the state is on the heap: locals changed after setjmp would be lost */
-    jmp_buf jb;
-    jmp_buf *outer = tj_ctx_swap_guard(k->ctx, &jb);
-    volatile int rc = -1;
-    if (!setjmp(jb))
-        rc = run(s);
-    tj_ctx_swap_guard(k->ctx, outer);
+    int rc = tj_guarded(k->ctx, run, s);
     tj_simt_copies_free(s);
     free(s->storage);
     free(s->st.vals);

@@ -38,6 +38,23 @@ jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb)
     return old;
 }
 
+int tj_guarded(tj_ctx *c, int (*fn)(void *arg), void *arg)
+{
+    if (!c || !fn)
+        return -1;
+    /* Nothing here changes after setjmp, so nothing is lost by the jump. */
+    jmp_buf jb;
+    jmp_buf *const outer = tj_ctx_swap_guard(c, &jb);
+    if (setjmp(jb)) {
+        c->guard = outer;
+        tj_error(c, "out of memory");
+        return -1;
+    }
+    int rc = fn(arg);
+    c->guard = outer;
+    return rc;
+}
+
 static void out_of_memory(tj_ctx *c)
 {
     if (c->guard)

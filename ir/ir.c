@@ -52,6 +52,19 @@ static int no_array(const tj_kernel *k, const void *a, uint32_t n, const char *f
     return 1;
 }
 
+int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt)
+{
+    for (uint32_t i = 0; k && name && i < k->nconfig; i++)
+        if (k->config[i].name && !strcmp(k->config[i].name, name))
+            return k->config[i].value;
+    return dflt;
+}
+
+int tj_is_reserved_param(const char *name)
+{
+    return name && (!strcmp(name, TJ_PARAM_WARPS) || !strcmp(name, TJ_PARAM_STAGES));
+}
+
 tj_kernel *tj_kernel_new(tj_ctx *c, const char *name)
 {
     if (!c)

@@ -3,7 +3,7 @@
  * The parser checks syntax and the representation (numbers in range, known
  * ops, types that exist); everything the verifier checks (operand types,
  * scoping) is left to tj_verify. The first error is reported with its
- * location and unwinds to tj_parse_ir, as out-of-memory does. */
+ * location and unwinds to tj_parse_ir. */
 #include <setjmp.h>
 #include <string.h>
 
@@ -196,6 +196,29 @@ static int parse_kernels(parser *p, tj_kernel **out, int max)
     return n;
 }
 
+typedef struct parse_job {
+    parser p;
+    tj_kernel **out;
+    int max, n;
+} parse_job;
+
+/* Syntax errors unwind to p.fail here; out of memory unwinds further, to
+ * tj_guarded, which reports it. */
+static int run_parse(void *arg)
+{
+    parse_job *j = arg;
+    if (setjmp(j->p.fail))
+        return -1;
+    size_t len;
+    const char *text = tj_source_text(j->p.c, j->p.file, &len);
+    tj_tok *toks = NULL;
+    if (!tj_lex_ir(j->p.c, j->p.file, text, len, &toks))
+        return -1;
+    j->p.toks = toks;
+    j->n = parse_kernels(&j->p, j->out, j->max);
+    return 0;
+}
+
 int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
                 tj_kernel **out, int max)
 {
@@ -209,26 +232,7 @@ int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
         tj_diag_report(c, TJ_SEV_ERROR, 0, 0, 0, "%s: IR text larger than 4 GiB", file ? file : "<input>");
         return -1;
     }
-    /* The parser's state lives in the arena, not in this frame, so that it
-     * can be read after the jump back to the setjmp below. */
-    parser *p = tj_alloc(c, sizeof *p);
-    p->c = c;
-    p->file = tj_source_add(c, file, text ? text : "", text ? len : 0);
-    jmp_buf *old = tj_ctx_swap_guard(c, &p->fail);
-    if (setjmp(p->fail)) {
-        tj_ctx_swap_guard(c, old);
-        if (!p->failed)
-            tj_diag_report(c, TJ_SEV_ERROR, p->file, 0, 0, "out of memory");
-        return -1;
-    }
-    size_t tlen;
-    const char *stored = tj_source_text(c, p->file, &tlen);
-    tj_tok *toks = NULL;
-    int n = -1;
-    if (tj_lex_ir(c, p->file, stored, tlen, &toks)) {
-        p->toks = toks;
-        n = parse_kernels(p, out, max < 0 ? 0 : max);
-    }
-    tj_ctx_swap_guard(c, old);
-    return n;
+    parse_job j = {.p = {.c = c, .file = tj_source_add(c, file, text ? text : "", text ? len : 0)},
+                   .out = out, .max = max < 0 ? 0 : max};
+    return tj_guarded(c, run_parse, &j) ? -1 : j.n;
 }

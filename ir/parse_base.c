@@ -20,7 +20,6 @@ _Noreturn void tjp_fail(parser *p, const tj_tok *t, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     tj_diag_report(p->c, TJ_SEV_ERROR, p->file, t->line, t->col, "%s", msg);
-    p->failed = 1;
     longjmp(p->fail, 1);
 }
 

@@ -37,7 +37,6 @@ typedef struct parser {
     const tj_tok *toks;
     uint32_t pos;
     jmp_buf fail;
-    int failed;     /* an error was reported (else the jump was out of memory) */
     int depth;      /* region nesting */
     int type_depth; /* tuple type nesting */
     tj_kernel *k;

@@ -436,17 +436,23 @@ static void print_kernel_unguarded(const tj_kernel *k, tj_buf *out)
     tj_buf_append(out, "}\n", 2);
 }
 
+typedef struct print_job {
+    const tj_kernel *k;
+    tj_buf *out;
+} print_job;
+
+static int run_print(void *arg)
+{
+    print_job *j = arg;
+    print_kernel_unguarded(j->k, j->out);
+    return 0;
+}
+
 void tj_print_kernel(const tj_kernel *k, tj_buf *out)
 {
     if (!k || !out)
         return;
-    jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(k->ctx, old);
+    print_job j = {k, out};
+    if (tj_guarded(k->ctx, run_print, &j))
         tj_buf_append(out, "\n# out of memory\n", 17);
-        return;
-    }
-    print_kernel_unguarded(k, out);
-    tj_ctx_swap_guard(k->ctx, old);
 }

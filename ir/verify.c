@@ -6,7 +6,6 @@
  * in scope exactly when its definition is earlier in the same block or in
  * an enclosing one. Every problem is reported, each naming the instruction
  * as tj_print_kernel would print it. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -320,18 +319,11 @@ static int verify_unguarded(const tj_kernel *k)
     return v.errors ? 1 : 0;
 }
 
+static int verify_job(void *k) { return verify_unguarded(k); }
+
 int tj_verify(const tj_kernel *k)
 {
     if (!k)
         return 1;
-    jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(k->ctx, old);
-        tj_diag_report(k->ctx, TJ_SEV_ERROR, 0, 0, 0, "@%s: out of memory while verifying", k->name);
-        return 1;
-    }
-    int rc = verify_unguarded(k);
-    tj_ctx_swap_guard(k->ctx, old);
-    return rc;
+    return tj_guarded(k->ctx, verify_job, (void *)k) != 0;
 }

@@ -27,12 +27,11 @@ static int set_one(lw *w, tj_ref r, const tj_layout *l)
     if (l->nregs > TJ_LOWER_MAX_REGS) {
         char t[96];
         tj_type_str(w->c, w->src->insts[r].type, t, sizeof t);
-        lw_fail(w, "a %s tile needs %u registers per thread with %d warps (at most %d): use smaller tiles "
-                "or more warps", t, l->nregs, w->nwarps, TJ_LOWER_MAX_REGS);
-        return 0;
+        return lw_error(w, "a %s tile needs %u registers per thread with %d warps (at most %d): use smaller tiles "
+                        "or more warps", t, l->nregs, w->nwarps, TJ_LOWER_MAX_REGS);
     }
     w->lay[r].one = lw_intern(w, l);
-    return 1;
+    return 0;
 }
 
 static void set_tuple(lw *w, tj_ref r, const tj_layout **elems, uint32_t n)
@@ -45,7 +44,7 @@ static void set_tuple(lw *w, tj_ref r, const tj_layout **elems, uint32_t n)
 static int free_transfer(lw *w, tj_ref r, const tj_layout *src, const tj_layout *l)
 {
     int64_t wts[TJ_MAX_RANK];
-    if (!l || l->nregs > TJ_LOWER_MAX_REGS || !lw_shape_weights(w, r, wts))
+    if (!l || l->nregs > TJ_LOWER_MAX_REGS || lw_shape_weights(w, r, wts))
         return 0;
     return lw_transfer_map(w, src, l, wts) != NULL;
 }
@@ -166,8 +165,8 @@ static int assign_for(lw *w, tj_ref r)
             w->lay[body->insts[0]].one = lw_scalar_layout(w);
         for (uint32_t k = 0; k < n && k + 1 < body->ninsts; k++)
             w->lay[body->insts[k + 1]].one = carried[k];
-        if (!assign_block(w, in->region[0]))
-            return 0;
+        if (assign_block(w, in->region[0]))
+            return 1;
         int changed = 0;
         for (uint32_t k = 0; k < n; k++) {
             tj_ref y = yielded(w, in->region[0], k);
@@ -182,7 +181,7 @@ static int assign_for(lw *w, tj_ref r)
             break;
     }
     set_tuple(w, r, carried, n);
-    return 1;
+    return 0;
 }
 
 static int assign_if(lw *w, tj_ref r)
@@ -190,8 +189,8 @@ static int assign_if(lw *w, tj_ref r)
     const tj_inst *in = &w->src->insts[r];
     const tj_type_info *ti = lw_src_type(w, r);
     uint32_t n = ti->kind == TJ_TK_TUPLE ? ti->nelems : 0;
-    if (!assign_block(w, in->region[0]) || !assign_block(w, in->region[1]))
-        return 0;
+    if (assign_block(w, in->region[0]) || assign_block(w, in->region[1]))
+        return 1;
     const tj_layout **merged = tj_alloc(w->c, sizeof *merged * (n + 1));
     for (uint32_t k = 0; k < n; k++) {
         tj_ref t = yielded(w, in->region[0], k), e = yielded(w, in->region[1], k);
@@ -200,7 +199,7 @@ static int assign_if(lw *w, tj_ref r)
             merged[k] = lw_canonical(w, ti->elems[k]);
     }
     set_tuple(w, r, merged, n);
-    return 1;
+    return 0;
 }
 
 /* scan and sort: every result takes the first operand's layout */
@@ -209,15 +208,15 @@ static int assign_multi(lw *w, tj_ref r)
     const tj_inst *in = &w->src->insts[r];
     const tj_type_info *ti = lw_src_type(w, r);
     const tj_layout *l = one_of(w, in->args[0]);
-    if (in->op == TJ_OP_SCAN && !assign_block(w, in->region[0]))
-        return 0;
+    if (in->op == TJ_OP_SCAN && assign_block(w, in->region[0]))
+        return 1;
     if (ti->kind != TJ_TK_TUPLE)
         return set_one(w, r, l);
     const tj_layout **elems = tj_alloc(w->c, sizeof *elems * (ti->nelems + 1));
     for (uint32_t k = 0; k < ti->nelems; k++)
         elems[k] = l;
     set_tuple(w, r, elems, ti->nelems);
-    return 1;
+    return 0;
 }
 
 static int assign_inst(lw *w, tj_ref r)
@@ -230,7 +229,7 @@ static int assign_inst(lw *w, tj_ref r)
     case TJ_OP_IF: return assign_if(w, r);
     case TJ_OP_SCAN:
     case TJ_OP_SORT: return assign_multi(w, r);
-    case TJ_OP_ARG: return 1; /* set by the block's owner */
+    case TJ_OP_ARG: return 0; /* set by the block's owner */
     case TJ_OP_PROJ: {
         const lw_lay *t = &w->lay[in->args[0]];
         return in->imm >= 0 && (uint64_t)in->imm < t->nelems ? set_one(w, r, t->elems[in->imm])
@@ -239,7 +238,7 @@ static int assign_inst(lw *w, tj_ref r)
     default: break;
     }
     if (ti->kind != TJ_TK_TILE)
-        return 1;
+        return 0;
     if (ti->rank == 0)
         return set_one(w, r, lw_scalar_layout(w));
     switch (in->op) {
@@ -276,11 +275,11 @@ static int assign_block(lw *w, tj_block_id b)
         return lw_error(w, "regions nested too deeply");
     }
     const tj_block *blk = &w->src->blocks[b];
-    int ok = 1;
-    for (uint32_t i = 0; ok && i < blk->ninsts; i++)
-        ok = assign_inst(w, blk->insts[i]);
+    int failed = 0;
+    for (uint32_t i = 0; !failed && i < blk->ninsts; i++)
+        failed = assign_inst(w, blk->insts[i]);
     w->depth--;
-    return ok;
+    return failed;
 }
 
 int lw_assign_layouts(lw *w)

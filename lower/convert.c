@@ -224,7 +224,7 @@ static tj_ref *remat_shape(lw *w, tj_ref r, const tj_layout *l)
     const tj_type_info *si = lw_src_type(w, in->args[0]);
     int64_t wts[TJ_MAX_RANK];
     const tj_layout *from = si->rank ? operand_layout(w, l, si->rank, si->shape) : NULL;
-    const uint32_t *map = from && lw_shape_weights(w, r, wts) ? lw_transfer_map(w, lw_intern(w, from), l, wts) : NULL;
+    const uint32_t *map = from && !lw_shape_weights(w, r, wts) ? lw_transfer_map(w, lw_intern(w, from), l, wts) : NULL;
     tj_ref *src = map ? remat(w, in->args[0], lw_intern(w, from)) : NULL;
     if (!src)
         return lw_shape_regs(w, r, l);

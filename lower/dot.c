@@ -60,7 +60,7 @@ int lw_lower_dot(lw *w, tj_ref r)
     tj_dtype acc_dt = ri->dtype, adt = lw_dt(w, a->regs[0]), bdt = lw_dt(w, b->regs[0]);
     tj_ref *acc = in->nargs > 2 && in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (in->nargs > 2 && in->args[2] && !acc)
-        return 0;
+        return 1;
     tj_ref *init = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         init[i] = acc ? acc[i] : lw_const_int(w, acc_dt, 0);
@@ -112,5 +112,5 @@ int lw_lower_dot(lw *w, tj_ref r)
     tj_ref *out = lw_loop_end(w, &lp, cur);
     lw_smem_end(w);
     lw_set_regs(w, r, l, out);
-    return 1;
+    return 0;
 }

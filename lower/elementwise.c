@@ -38,7 +38,7 @@ int lw_lower_elementwise(lw *w, tj_ref r)
     const tj_layout *l = lw_layout_of(w, r);
     tj_ref *regs = l ? lw_elem_regs(w, r, l) : NULL;
     if (!regs)
-        return 0;
+        return 1;
     lw_set_regs(w, r, l, regs);
-    return 1;
+    return 0;
 }

@@ -91,7 +91,7 @@ int lw_error(lw *w, const char *fmt, ...)
     va_start(ap, fmt);
     report(w, fmt, ap);
     va_end(ap);
-    return 0;
+    return 1;
 }
 
 /* ---- instructions --------------------------------------------------------- */

@@ -4,7 +4,6 @@
  * every register of every carried tile. The op families live in
  * lower/elementwise.c, lower/shape.c, lower/memory.c, lower/reduce.c,
  * lower/scan.c, lower/sort.c and lower/dot.c. */
-#include <setjmp.h>
 #include <string.h>
 
 #include "passes/facts.h"
@@ -89,21 +88,21 @@ static int lower_leaf(lw *w, tj_ref r)
             w->vals[r].simt = v;
         else
             set_scalar(w, r, v);
-        return 1;
+        return 0;
     }
     case TJ_OP_CONST:
         set_scalar(w, r, tj_dtype_is_float(ti->dtype) ? lw_const_float(w, ti->dtype, in->fimm)
                                                       : lw_const_int(w, ti->dtype, in->imm));
-        return 1;
+        return 0;
     case TJ_OP_PROGRAM_ID:
     case TJ_OP_NUM_PROGRAMS:
         set_scalar(w, r, hoisted_leaf(w, LW_MEMO_SCALAR, in->op, in->imm, in->op, in->type, TJ_NONE));
-        return 1;
+        return 0;
     case TJ_OP_DIM:
         if (!tj_param_index(w->src, in->args[0], &p))
             return lw_error(w, "dim of something that is not a tensor parameter");
         set_scalar(w, r, lw_tensor_dim(w, p, (int)in->imm));
-        return 1;
+        return 0;
     default: return lw_error(w, "internal error: not a leaf");
     }
 }
@@ -237,7 +236,7 @@ static tj_ref *lower_yielding(lw *w, tj_block_id b, const tj_layout **lays, cons
 {
     tj_ref y = TJ_NONE;
     *total = 0;
-    if (!lw_lower_block(w, b, &y) || w->err)
+    if (lw_lower_block(w, b, &y) || w->err)
         return NULL;
     if (!n)
         return lw_new_regs(w, 1);
@@ -281,12 +280,12 @@ static int lower_for(lw *w, tj_ref r)
     lw_carry *carry = carried_fragments(w, r, n);
     tj_ref *init = n ? flatten(w, in->args + 3, lay->elems, carry, n, &total) : lw_new_regs(w, 1);
     if (!init)
-        return 0;
+        return 1;
     uint32_t pinned = w->smem_pinned;
     lw_ring_begin(w, r);
     lw_mma_pin_loop(w, r);
     if (w->err)
-        return 0;
+        return 1;
     lw_loop lp;
     lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
                   w->vals[in->args[2]].regs[0], init, total);
@@ -302,11 +301,11 @@ static int lower_for(lw *w, tj_ref r)
     w->loop = scope.up;
     w->smem_pinned = pinned;
     if (!next)
-        return 0;
+        return 1;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
     lw_ring_end(w, r);
     results_to_registers(w, r, carry, n);
-    return 1;
+    return 0;
 }
 
 static int lower_if(lw *w, tj_ref r)
@@ -333,14 +332,14 @@ static int lower_if(lw *w, tj_ref r)
         tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, NULL, n, &got) : NULL;
         if (!flat && (in->region[g] || n)) {
             w->cur = saved;
-            return w->err ? 0 : lw_error(w, "internal error: if without else yields values");
+            return w->err ? 1 : lw_error(w, "internal error: if without else yields values");
         }
         lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, flat, got);
     }
     w->cur = saved;
     w->smem_dirty = 1;
     set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, branch, total));
-    return 1;
+    return 0;
 }
 
 int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, tj_ref *out, uint32_t nout)
@@ -351,11 +350,11 @@ int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, t
         return lw_error(w, "internal error: region without its arguments");
     for (uint32_t i = 0; i < nargs; i++)
         set_scalar(w, blk->insts[i], args[i]);
-    if (!lw_lower_block(w, b, &y) || !y || w->src->insts[y].nargs < nout)
-        return !w->err ? lw_error(w, "internal error: region yields too little") : 0;
+    if (lw_lower_block(w, b, &y) || !y || w->src->insts[y].nargs < nout)
+        return !w->err ? lw_error(w, "internal error: region yields too little") : 1;
     for (uint32_t k = 0; k < nout; k++)
         out[k] = w->vals[w->src->insts[y].args[k]].regs[0];
-    return 1;
+    return 0;
 }
 
 /* ---- instructions ---------------------------------------------------------------- */
@@ -367,10 +366,10 @@ static int lower_inst(lw *w, tj_ref r)
     w->loc = in->loc;
     if (w->same_as[r]) { /* folded into an earlier instruction */
         w->vals[r] = w->vals[w->same_as[r]];
-        return 1;
+        return 0;
     }
     if (w->ring_of[r]) /* a load its ring copies, or the trans() of a slot (lower/ring.c) */
-        return 1;
+        return 0;
     switch (in->op) {
     case TJ_OP_PARAM:
     case TJ_OP_CONST:
@@ -383,8 +382,8 @@ static int lower_inst(lw *w, tj_ref r)
         if (in->imm < 0 || (uint64_t)in->imm >= w->vals[in->args[0]].nelems)
             return lw_error(w, "internal error: proj out of range");
         w->vals[r] = w->vals[in->args[0]].elems[in->imm];
-        return 1;
-    case TJ_OP_VIEW: return 1; /* read by the memory ops that use it */
+        return 0;
+    case TJ_OP_VIEW: return 0; /* read by the memory ops that use it */
     case TJ_OP_ARANGE:
     case TJ_OP_BROADCAST:
     case TJ_OP_RESHAPE:
@@ -419,8 +418,8 @@ int lw_lower_block(lw *w, tj_block_id b, tj_ref *yield)
         return lw_error(w, "regions nested too deeply");
     }
     const tj_block *blk = &w->src->blocks[b];
-    int ok = 1;
-    for (uint32_t i = 0; ok && i < blk->ninsts; i++) {
+    int failed = 0;
+    for (uint32_t i = 0; !failed && i < blk->ninsts; i++) {
         tj_ref r = blk->insts[i];
         tj_op op = w->src->insts[r].op;
         if (op == TJ_OP_YIELD) {
@@ -428,10 +427,10 @@ int lw_lower_block(lw *w, tj_block_id b, tj_ref *yield)
             break;
         }
         if (op != TJ_OP_ARG)
-            ok = lower_inst(w, r) && !w->err;
+            failed = lower_inst(w, r) || w->err;
     }
     w->depth--;
-    return ok;
+    return failed;
 }
 
 /* ---- the kernel ---------------------------------------------------------------- */
@@ -460,7 +459,7 @@ static int copy_grid(lw *w)
             tj_inst_set_list(d, r, in->list, in->nlist);
         map[g->insts[i]] = r;
     }
-    return 1;
+    return 0;
 }
 
 /* 16 bytes of the narrowest dtype the kernel's tensors hold. */
@@ -475,16 +474,13 @@ static int pick_vec(const tj_kernel *k)
 
 static int pick_warps(lw *w, const tj_lower_options *opt)
 {
-    int64_t warps = opt && opt->warps ? opt->warps : 4;
-    for (uint32_t i = 0; (!opt || !opt->warps) && i < w->src->nconfig; i++)
-        if (w->src->config[i].name && !strcmp(w->src->config[i].name, "warps"))
-            warps = w->src->config[i].value;
+    int64_t warps = opt && opt->warps ? opt->warps : tj_config_warps(w->src);
     if (warps < 1 || warps > TJ_MAX_WARPS || (warps & (warps - 1)))
         return lw_error(w, "warps = %lld: the lowering needs a power of two from 1 to %d", (long long)warps,
                         TJ_MAX_WARPS);
     w->nwarps = (int)warps;
     w->nthreads = (uint32_t)warps * TJ_WARP_SIZE;
-    return 1;
+    return 0;
 }
 
 static tj_kernel *new_simt_kernel(lw *w)
@@ -507,13 +503,13 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     if (w->src->level != TJ_LEVEL_TILE || !w->src->body || !w->src->grid)
         return lw_fail(w, "not a Tile IR kernel");
     const tj_kernel *k = w->src;
-    if (!pick_warps(w, opt))
+    if (pick_warps(w, opt))
         return NULL;
     w->target = opt ? opt->target : TJ_LOWER_CUDA;
     w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
-    if (!copy_grid(w))
+    if (copy_grid(w))
         return NULL;
     w->dst->body = w->entry = w->cur = tj_block_new(w->dst, TJ_NONE);
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
@@ -521,16 +517,37 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
     w->dot_flip = tj_alloc(w->c, sizeof *w->dot_flip * (k->ninsts + 1));
     w->div = tj_divisibility(k);
-    if (!lw_assign_layouts(w))
+    if (lw_assign_layouts(w))
         return NULL;
     lw_ring_plan(w);
     tj_ref y = TJ_NONE;
-    if (!lw_lower_block(w, k->body, &y) || w->err)
+    if (lw_lower_block(w, k->body, &y) || w->err)
         return NULL;
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
     w->dst->nthreads = w->nthreads;
     w->dst->smem_bytes = w->smem_bytes;
     return w->dst;
+}
+
+typedef struct lower_job {
+    const tj_kernel *k;
+    const tj_lower_options *opt;
+    tj_kernel *result;
+} lower_job;
+
+static int run_lower(void *arg)
+{
+    lower_job *j = arg;
+    const tj_kernel *k = j->k;
+    lw w = {.c = k->ctx, .src = k};
+    uint32_t ndiags = tj_diag_count(k->ctx);
+    j->result = lower_kernel(&w, j->opt);
+    if (!j->result && (w.pinned_any || w.rings_any) && w.smem_overflow) { /* the loops' regions took the room */
+        tj_diag_truncate(k->ctx, ndiags);
+        lw again = {.c = k->ctx, .src = k, .no_pins = 1, .no_rings = 1};
+        j->result = lower_kernel(&again, j->opt);
+    }
+    return 0;
 }
 
 tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
@@ -541,21 +558,6 @@ tj_kernel *tj_lower_simt(const tj_kernel *k, const tj_lower_options *opt)
         tj_error(k->ctx, "tj_lower_simt: no lowering target %d", (int)opt->target);
         return NULL;
     }
-    lw w = {.c = k->ctx, .src = k};
-    jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(k->ctx, &jb);
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(k->ctx, old);
-        tj_error(k->ctx, "lower-simt: @%s: out of memory", k->name);
-        return NULL;
-    }
-    uint32_t ndiags = tj_diag_count(k->ctx);
-    tj_kernel *d = lower_kernel(&w, opt);
-    if (!d && (w.pinned_any || w.rings_any) && w.smem_overflow) { /* the loops' regions took the room */
-        tj_diag_truncate(k->ctx, ndiags);
-        lw again = {.c = k->ctx, .src = k, .no_pins = 1, .no_rings = 1};
-        d = lower_kernel(&again, opt);
-    }
-    tj_ctx_swap_guard(k->ctx, old);
-    return d;
+    lower_job j = {k, opt, NULL};
+    return tj_guarded(k->ctx, run_lower, &j) ? NULL : j.result;
 }

@@ -120,7 +120,9 @@ void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v)
 enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO_STRIDE, LW_MEMO_PTR,
        LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR };
 /* Report an error at the instruction being lowered (only the first of a
- * lowering is shown); lw_fail returns NULL, lw_error 0. */
+ * lowering is shown); lw_fail returns NULL, lw_error 1. Functions of the
+ * lowering that can fail return 0 on success (predicates, "whether ...",
+ * return 1 for yes). */
 void *lw_fail(lw *w, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -215,7 +217,8 @@ int lw_inline_region(lw *w, tj_block_id b, const tj_ref *args, uint32_t nargs, t
 tj_ref *lw_elem_regs(lw *w, tj_ref r, const tj_layout *l);
 tj_ref *lw_shape_regs(lw *w, tj_ref r, const tj_layout *l);
 /* For broadcast, reshape and permute r: the result's element at coord is
- * the operand's element of flat index sum(coord[d] * wts[d]). */
+ * the operand's element of flat index sum(coord[d] * wts[d]) (non-zero:
+ * r is none of those, or malformed). */
 int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts);
 int lw_lower_elementwise(lw *w, tj_ref r);
 int lw_lower_shape(lw *w, tj_ref r);

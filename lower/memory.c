@@ -83,7 +83,7 @@ static int setup_axis(lw *w, mem_access *m, int a, int *vaxis)
             m->grank = lw_src_type(w, x->src)->rank;
             *vaxis += m->grank;
         }
-        return (x->gather = gather_regs(w, m, x->src, x->wide)) != NULL;
+        return (x->gather = gather_regs(w, m, x->src, x->wide)) == NULL;
     }
     x->start = to_coord(w, lw_val_of(w, x->src)->regs[0], x->wide);
     x->kind = kind == TJ_VIEW_INDEX ? AX_INDEX : AX_EXTENT;
@@ -100,7 +100,7 @@ static int setup_axis(lw *w, mem_access *m, int a, int *vaxis)
     m->uoff = lw_op2(w, TJ_OP_ADD, m->uoff, times_stride(w, first, x->stride));
     if (x->kind == AX_INDEX && x->checked)
         m->upred = lw_and(w, m->upred, in_range(w, x->start, x->dim, x->wide));
-    return 1;
+    return 0;
 }
 
 static int setup(lw *w, mem_access *m, tj_ref view, const tj_layout *l)
@@ -117,10 +117,10 @@ static int setup(lw *w, mem_access *m, tj_ref view, const tj_layout *l)
     m->uoff = lw_const_int(w, TJ_DT_I64, 0);
     int vaxis = 0;
     for (int a = 0; a < m->trank; a++)
-        if (!setup_axis(w, m, a, &vaxis))
-            return 0;
+        if (setup_axis(w, m, a, &vaxis))
+            return 1;
     m->taddr = lw_op2(w, TJ_OP_ADD, m->ptr, lw_cast(w, lw_mul_imm(w, m->uoff, m->size), TJ_DT_U64));
-    return 1;
+    return 0;
 }
 
 /* Offset term (from the thread's first element) and bounds test of slice
@@ -224,14 +224,14 @@ static int lower_load(lw *w, tj_ref r)
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
     mem_access m;
-    if (!setup(w, &m, in->args[0], l))
-        return 0;
+    if (setup(w, &m, in->args[0], l))
+        return 1;
     tj_ref *mask = in->args[1] ? lw_regs_in(w, in->args[1], l) : NULL;
     int tile_other = in->args[2] && lw_src_type(w, in->args[2])->rank > 0;
     tj_ref *other = tile_other ? lw_regs_in(w, in->args[2], l) : NULL;
     tj_ref uni_other = in->args[2] && !tile_other ? lw_val_of(w, in->args[2])->regs[0] : TJ_NONE;
     if ((in->args[1] && !mask) || (tile_other && !other))
-        return 0;
+        return 1;
     int vw = access_width(w, &m, 0);
     tj_ref *regs = lw_new_regs(w, l->nregs);
     uint32_t group[16];
@@ -260,7 +260,7 @@ static int lower_load(lw *w, tj_ref r)
         }
     }
     lw_set_regs(w, r, l, regs);
-    return 1;
+    return 0;
 }
 
 /* ---- load into shared memory: asynchronous copies (lower/ring.c) ---- */
@@ -293,8 +293,8 @@ int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld)
 {
     const tj_layout *l = lw_layout_of(w, r);
     mem_access m;
-    if (!setup(w, &m, w->src->insts[r].args[0], l))
-        return 0;
+    if (setup(w, &m, w->src->insts[r].args[0], l))
+        return 1;
     int vw = access_width(w, &m, 0), bytes = vw * m.size;
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
@@ -307,7 +307,7 @@ int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld)
         tj_ref c = lw_emit(w, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, args, 3);
         w->dst->insts[c].imm = bytes;
     }
-    return 1;
+    return 0;
 }
 
 /* ---- scatter: a later element (row-major) to the same place wins ---- */
@@ -388,11 +388,11 @@ static int lower_store(lw *w, tj_ref r)
     const lw_val *val = lw_val_of(w, in->args[1]);
     const tj_layout *l = val->lay;
     mem_access m;
-    if (!l || !setup(w, &m, in->args[0], l))
-        return 0;
+    if (!l || setup(w, &m, in->args[0], l))
+        return 1;
     tj_ref *mask = in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (in->args[2] && !mask)
-        return 0;
+        return 1;
     tj_ref *dup = m.gpos >= 0 ? later_duplicates(w, &m, mask) : NULL;
     int vw = dup ? 1 : access_width(w, &m, mask != NULL);
     uint32_t group[16];
@@ -410,7 +410,7 @@ static int lower_store(lw *w, tj_ref r)
         tj_ref args[3] = {addr, v, pred};
         lw_emit(w, TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, args, 3);
     }
-    return 1;
+    return 0;
 }
 
 static int lower_atomic(lw *w, tj_ref r)
@@ -420,14 +420,14 @@ static int lower_atomic(lw *w, tj_ref r)
     static const tj_op simt_op[] = {[TJ_OP_ATOMIC_ADD] = TJ_OP_ATOM_ADD, [TJ_OP_ATOMIC_MAX] = TJ_OP_ATOM_MAX,
                                     [TJ_OP_ATOMIC_MIN] = TJ_OP_ATOM_MIN};
     mem_access m;
-    if (!setup(w, &m, in->args[0], l))
-        return 0;
+    if (setup(w, &m, in->args[0], l))
+        return 1;
     if (m.dt == TJ_DT_BOOL)
         return lw_error(w, "atomics on bool tensors are not supported");
     tj_ref *val = lw_regs_in(w, in->args[1], l);
     tj_ref *mask = in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (!val || (in->args[2] && !mask))
-        return 0;
+        return 1;
     tj_ref *regs = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++) {
         tj_ref pred, addr = reg_address(w, &m, i, &pred);
@@ -437,7 +437,7 @@ static int lower_atomic(lw *w, tj_ref r)
     }
     lw_refresh_replicas(w, l, regs, -1); /* replicas did not update: give them the owner's old value */
     lw_set_regs(w, r, l, regs);
-    return 1;
+    return 0;
 }
 
 int lw_lower_memory(lw *w, tj_ref r)

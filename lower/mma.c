@@ -412,7 +412,7 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     } else {
         tj_ref *regs = acc ? lw_regs_in(w, acc, l) : NULL;
         if (acc && !regs)
-            return 0;
+            return 1;
         if (!regs) {
             regs = lw_new_regs(w, l->nregs);
             for (uint32_t i = 0; i < l->nregs; i++)
@@ -423,17 +423,17 @@ int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
     a.ring = !a.pre && lw_ring_operand(w, r, 0, &a.buf, &a.shift);
     b.ring = !b.pre && lw_ring_operand(w, r, 1, &b.buf, &b.shift);
     if (w->err)
-        return 0;
+        return 1;
     int scoped = stage_operands(w, p, r, &a, &b);
     c = multiply(w, p, &at, &a, &b, c);
     if (scoped)
         lw_smem_end(w);
     if (av && av->frags) {
         w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = n};
-        return 1;
+        return 0;
     }
     lw_set_regs(w, r, l, p->regs ? lw_mma_unpack_c(w, p, l, c) : lw_mma_from_fragments(w, p, l, c));
-    return 1;
+    return 0;
 }
 
 

@@ -181,7 +181,7 @@ static int reduce_axis(lw *w, tj_ref r, const lw_val *x, int axis)
     for (uint32_t o = 0; o < out->nregs; o++)
         regs[o] = result_of(w, op, acc[o], lw_src_type(w, r)->dtype);
     lw_set_regs(w, r, out, regs);
-    return 1;
+    return 0;
 }
 
 static int reduce_all(lw *w, tj_ref r, const lw_val *x)
@@ -205,7 +205,7 @@ static int reduce_all(lw *w, tj_ref r, const lw_val *x)
     tj_ref *regs = lw_new_regs(w, 1);
     regs[0] = result_of(w, op, acc, lw_src_type(w, r)->dtype);
     lw_set_regs(w, r, lw_scalar_layout(w), regs);
-    return 1;
+    return 0;
 }
 
 int lw_lower_reduce(lw *w, tj_ref r)

@@ -312,8 +312,10 @@ int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift
         const lw_ring *g = &w->rings[i];
         if (g->dot != dot || g->operand != operand)
             continue;
-        if (!w->loop || w->loop->src_loop != g->loop)
-            return lw_error(w, "internal error: a ring's dot outside its loop");
+        if (!w->loop || w->loop->src_loop != g->loop) {
+            lw_error(w, "internal error: a ring's dot outside its loop");
+            return 0; /* w->err says why */
+        }
         if (!w->loop->rings_ready)
             ready(w);
         tj_ref slot = slot_of(w, iteration(w), 0, g->depth);

@@ -31,7 +31,7 @@ static int combine(scan *s, const tj_ref *left, const tj_ref *right, tj_ref *out
 {
     if (s->op != TJ_OP_SCAN) {
         out[0] = lw_combine(s->w, s->op, left[0], right[0]);
-        return 1;
+        return 0;
     }
     tj_ref args[2 * MAX_TUPLE];
     for (uint32_t k = 0; k < s->n; k++) {
@@ -49,7 +49,7 @@ static part join(scan *s, part a, part b)
     if (b.absent)
         return a;
     part r = {.has = TJ_NONE};
-    if (!combine(s, a.v, b.v, r.v))
+    if (combine(s, a.v, b.v, r.v))
         return (part){.absent = 1};
     lw *w = s->w;
     for (uint32_t k = 0; k < s->n; k++) {
@@ -245,11 +245,11 @@ static int scan_axis(scan *s, tj_ref **x, tj_ref **out)
     if (c.nw > 1 && !w->err)
         warp_scans(s, &c, x);
     if (w->err)
-        return 0;
+        return 1;
     apply_prefixes(s, &c, out);
     for (uint32_t q = 0; q < s->n; q++)
         lw_refresh_replicas(w, l, out[q], s->fa);
-    return !w->err;
+    return w->err;
 }
 
 /* The flattened scan (axis -1): through a 1-D layout and back. */
@@ -270,15 +270,15 @@ static int scan_flat(scan *s, const tj_layout *l, tj_ref **x, tj_ref **out)
     }
     s->l = flat;
     s->fa = 0;
-    if (!scan_axis(s, x1, o1))
-        return 0;
+    if (scan_axis(s, x1, o1))
+        return 1;
     for (uint32_t c = 0; c < s->n; c++) {
         lw_val v = {.lay = flat, .regs = o1[c]};
         tj_ref *back = lw_transfer(w, &v, l, strides);
         for (uint32_t r = 0; r < l->nregs; r++)
             out[c][r] = back[r];
     }
-    return 1;
+    return 0;
 }
 
 int lw_lower_scan(lw *w, tj_ref r)
@@ -295,7 +295,7 @@ int lw_lower_scan(lw *w, tj_ref r)
     tj_dtype dt = lw_src_type(w, in->args[0])->dtype;
     for (uint32_t c = 0; c < s.n; c++) {
         if (!(x[c] = lw_regs_in(w, in->args[c], l)))
-            return 0;
+            return 1;
         out[c] = lw_new_regs(w, l->nregs);
     }
     if (s.op != TJ_OP_SCAN) { /* cumsum/cumprod: f16/bf16 in f32, narrow ints in 32 bits */
@@ -304,26 +304,26 @@ int lw_lower_scan(lw *w, tj_ref r)
             wide[i] = lw_cast(w, x[0][i], lw_acc_dtype(dt));
         x[0] = wide;
     }
-    int axis = (int)in->imm, ok;
+    int axis = (int)in->imm, failed;
     s.l = l;
     if (axis < 0 && l->rank > 1) {
-        ok = scan_flat(&s, l, x, out);
+        failed = scan_flat(&s, l, x, out);
     } else {
         s.fa = l->frame_axis[axis < 0 ? 0 : axis];
-        ok = scan_axis(&s, x, out);
+        failed = scan_axis(&s, x, out);
     }
-    if (!ok)
-        return 0;
+    if (failed)
+        return 1;
     if (s.op != TJ_OP_SCAN) {
         for (uint32_t i = 0; i < l->nregs; i++)
             out[0][i] = lw_cast(w, out[0][i], dt);
         lw_set_regs(w, r, l, out[0]);
-        return 1;
+        return 0;
     }
     lw_val *v = lw_val_of(w, r);
     v->nelems = s.n;
     v->elems = tj_alloc(w->c, sizeof *v->elems * s.n);
     for (uint32_t c = 0; c < s.n; c++)
         v->elems[c] = (lw_val){.lay = l, .regs = out[c]};
-    return 1;
+    return 0;
 }

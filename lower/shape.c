@@ -15,18 +15,18 @@ int lw_shape_weights(const lw *w, tj_ref r, int64_t *wts)
             int sa = d - (ti->rank - si->rank);
             wts[d] = sa >= 0 && si->shape[sa] != 1 ? strides[sa] : 0;
         }
-        return si->rank <= ti->rank;
+        return si->rank > ti->rank;
     case TJ_OP_RESHAPE: /* the row-major order is kept */
         tj_shape_strides(ti->rank, ti->shape, wts);
-        return 1;
+        return 0;
     case TJ_OP_PERMUTE:
         for (int i = 0; i < ti->rank; i++) {
             if ((uint32_t)i >= in->nlist || in->list[i] < 0 || in->list[i] >= si->rank)
-                return 0;
+                return 1;
             wts[i] = strides[in->list[i]];
         }
-        return 1;
-    default: return 0;
+        return 0;
+    default: return 1;
     }
 }
 
@@ -48,7 +48,7 @@ tj_ref *lw_shape_regs(lw *w, tj_ref r, const tj_layout *l)
         return regs;
     }
     int64_t wts[TJ_MAX_RANK];
-    if (!lw_shape_weights(w, r, wts))
+    if (lw_shape_weights(w, r, wts))
         return lw_fail(w, "internal error: malformed %s", tj_op_get(in->op)->name);
     return lw_transfer(w, src, l, wts);
 }
@@ -58,7 +58,7 @@ int lw_lower_shape(lw *w, tj_ref r)
     const tj_layout *l = lw_layout_of(w, r);
     tj_ref *regs = l ? lw_shape_regs(w, r, l) : NULL;
     if (!regs)
-        return 0;
+        return 1;
     lw_set_regs(w, r, l, regs);
-    return 1;
+    return 0;
 }

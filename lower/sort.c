@@ -197,7 +197,7 @@ int lw_lower_sort(lw *w, tj_ref r)
         return lw_error(w, "sort axis %d out of range", axis);
     tj_ref *vals = has_vals ? lw_regs_in(w, in->args[1], l) : NULL;
     if (has_vals && !vals)
-        return 0;
+        return 1;
     sorter s = {.w = w, .descending = (in->flags & TJ_SORT_DESCENDING) != 0};
     s.kdt = ki->dtype == TJ_DT_BOOL ? TJ_DT_U8 : ki->dtype;
     s.ksize = tj_dtype_size(s.kdt);
@@ -213,7 +213,7 @@ int lw_lower_sort(lw *w, tj_ref r)
     tj_dtype vdt = has_vals ? lw_dt(w, vals[0]) : TJ_DT_I32;
     int vsize = lw_smem_size(vdt);
     if ((axis >= 0 || l->rank == 1) && sort_registers(&s, r, axis < 0 ? 0 : axis, kv, vals, rowst))
-        return 1;
+        return 0;
     lw_smem_begin(w);
     uint64_t slots = (uint64_t)s.rows * (uint64_t)s.big_n + 2;
     s.keys = lw_smem_alloc(w, slots * (uint64_t)s.ksize);
@@ -245,5 +245,5 @@ int lw_lower_sort(lw *w, tj_ref r)
     }
     lw_smem_end(w);
     set_results(w, r, l, keys, has_vals ? out_vals : NULL);
-    return 1;
+    return 0;
 }

@@ -33,6 +33,46 @@ void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
     k->facts = f;
 }
 
+static int64_t dim_size(const tj_param *p, int a, const tj_binding *dims, uint32_t ndims, int64_t other)
+{
+    for (uint32_t i = 0; p->dim_sizes[a] < 0 && p->dim_names[a] && i < ndims; i++)
+        if (dims[i].name && !strcmp(dims[i].name, p->dim_names[a]))
+            return dims[i].value;
+    return p->dim_sizes[a] >= 0 ? p->dim_sizes[a] : other;
+}
+
+/* tj_facts_from_args on stand-in arguments, which it never reads. */
+int tj_facts_contiguous(tj_kernel *k, const tj_binding *dims, uint32_t ndims, int64_t other)
+{
+    if (!k)
+        return 1;
+    if (!tj_array_ok(dims, ndims)) {
+        tj_error(k->ctx, "tj_facts_contiguous: NULL dims with ndims = %u", ndims);
+        return 1;
+    }
+    tj_arg *args = tj_alloc(k->ctx, sizeof *args * (k->nparams ? k->nparams : 1));
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        const tj_param *p = &k->params[i];
+        if (!p->rank)
+            continue;
+        args[i].is_tensor = 1;
+        args[i].tensor = (tj_tensor){.data = (void *)(uintptr_t)256, .dtype = p->dtype, .rank = p->rank};
+        int64_t stride = 1;
+        for (int a = p->rank - 1; a >= 0; a--) {
+            int64_t n = dim_size(p, a, dims, ndims, other);
+            if (n < 0) {
+                tj_error(k->ctx, "the size of dim '%s' of %s is not known", p->dim_names[a], p->name);
+                return 1;
+            }
+            args[i].tensor.shape[a] = n;
+            args[i].tensor.strides[a] = stride;
+            stride *= n;
+        }
+    }
+    tj_facts_from_args(k, args, k->nparams);
+    return 0;
+}
+
 int tj_param_index(const tj_kernel *k, tj_ref tensor, uint32_t *param)
 {
     if (!tensor || tensor >= k->ninsts || k->insts[tensor].op != TJ_OP_PARAM)

@@ -1,23 +1,26 @@
 /* Helpers shared by the passes: see pass_util.h. */
 #include <math.h>
-#include <setjmp.h>
 #include <string.h>
 
 #include "passes/fold.h"
 
+typedef struct pass_job {
+    tj_kernel *k;
+    tj_pass_impl fn;
+    int *changed;
+} pass_job;
+
+static int run_pass(void *arg)
+{
+    pass_job *j = arg;
+    return j->fn(j->k, j->changed);
+}
+
 int tj_pass_guarded(tj_kernel *k, tj_pass_impl fn, int *changed)
 {
     int ignored = 0;
-    jmp_buf jb;
-    jmp_buf *outer = tj_ctx_swap_guard(k->ctx, &jb);
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(k->ctx, outer);
-        tj_error(k->ctx, "out of memory while running a pass on kernel '%s'", k->name);
-        return 1;
-    }
-    int rc = fn(k, changed ? changed : &ignored);
-    tj_ctx_swap_guard(k->ctx, outer);
-    return rc;
+    pass_job j = {k, fn, changed ? changed : &ignored};
+    return tj_guarded(k->ctx, run_pass, &j);
 }
 
 int tj_pass_depth_ok(tj_kernel *k, tj_ref owner, int depth)

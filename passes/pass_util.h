@@ -20,8 +20,7 @@ int tj_canonicalize_run(tj_kernel *k, int *changed);
 int tj_cse_run(tj_kernel *k, int *changed);
 int tj_dce_run(tj_kernel *k, int *changed);
 
-/* Runs fn under an out-of-memory guard: an exhausted arena unwinds here
- * with a diagnostic (the kernel is then unusable) instead of aborting.
+/* fn through tj_guarded (the kernel is unusable after out of memory).
  * `changed` may be NULL. */
 int tj_pass_guarded(tj_kernel *k, tj_pass_impl fn, int *changed);
 

@@ -262,17 +262,9 @@ static void collect_loops(const tj_kernel *k, tj_block_id b, tj_ref **loops, uin
     }
 }
 
-static int64_t stages_of(const tj_kernel *k)
-{
-    for (uint32_t i = 0; i < k->nconfig; i++)
-        if (k->config[i].name && !strcmp(k->config[i].name, "stages"))
-            return k->config[i].value;
-    return TJ_DEFAULT_STAGES;
-}
-
 static int prefetch_run(tj_kernel *k, int *changed)
 {
-    int64_t stages = stages_of(k);
+    int64_t stages = tj_config_stages(k);
     if (stages < 2 || k->level != TJ_LEVEL_TILE || !k->body)
         return 0;
     tj_ref *loops = NULL;

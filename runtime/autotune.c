@@ -3,7 +3,6 @@
  * time them one by one on the device as they come, store each outcome
  * (autotune_store.c), and pick the fastest. */
 #define _POSIX_C_SOURCE 200809L
-#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -168,9 +167,10 @@ static const tj_arg *compile_args(tune_run *t)
     return a;
 }
 
-/* Parses, binds dims, enumerates and examines every candidate. */
-static int prepare(tune_run *t)
+/* Parses, binds dims, enumerates and examines every candidate (under tj_guarded). */
+static int prepare(void *arg)
 {
+    tune_run *t = arg;
     const tj_tune_request *req = t->req;
     t->args = compile_args(t);
     t->p = tj_parse_program(t->c, req->file ? req->file : "<source>", req->source, req->len);
@@ -192,19 +192,6 @@ static int prepare(tune_run *t)
         if (examine(t, &t->items[i], may_time))
             return -1;
     return 0;
-}
-
-static int prepare_guarded(tune_run *t)
-{
-    jmp_buf guard;
-    jmp_buf *volatile outer = tj_ctx_swap_guard(t->c, &guard);
-    volatile int rc = -1;
-    if (!setjmp(guard))
-        rc = prepare(t);
-    else
-        tj_error(t->c, "out of memory");
-    tj_ctx_swap_guard(t->c, outer);
-    return rc;
 }
 
 /* ---- timing ---------------------------------------------------------------------------- */
@@ -351,7 +338,7 @@ int tj_tune(tj_tune_device *dev, tj_cache *cache, const tj_tune_request *req, tj
     }
     out->ctx = t.c;
     uint64_t generation = tj_tune_generation(cache); /* before reading records */
-    if (prepare_guarded(&t) || time_all(&t, out)) {
+    if (tj_guarded(t.c, prepare, &t) || time_all(&t, out)) {
         report_error(&t, err);
         tj_tune_report_free(out);
         return 1;

@@ -3,7 +3,6 @@
  * specializes, generates PTX and links a cubin per configuration it takes
  * from the queue) and hands finished items back through t->finished. The
  * contexts live until tj_tune_build_finish, since the variants' IR does. */
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,32 +85,41 @@ static int build_item(worker_state *w, tune_item *it)
     return 0;
 }
 
-/* build_item with the context's out-of-memory guard. */
+typedef struct build_job {
+    worker_state *w;
+    tune_item *it;
+} build_job;
+
+/* build_item reports its own failures: nonzero from tj_guarded is out of memory. */
+static int run_build(void *arg)
+{
+    build_job *j = arg;
+    build_item(j->w, j->it);
+    return 0;
+}
+
 static void build_guarded(worker_state *w, tune_item *it)
 {
-    jmp_buf guard;
-    jmp_buf *volatile outer = tj_ctx_swap_guard(w->c, &guard);
     w->diags_before = tj_diag_count(w->c);
-    if (!setjmp(guard))
-        build_item(w, it);
-    else
+    build_job j = {w, it};
+    if (tj_guarded(w->c, run_build, &j))
         fail(w, it, TJ_TUNE_FAILED, "out of memory");
-    tj_ctx_swap_guard(w->c, outer);
+}
+
+static int parse_request(void *arg)
+{
+    worker_state *w = arg;
+    const tj_tune_request *req = w->t->req;
+    w->p = tj_parse_program(w->c, req->file ? req->file : "<source>", req->source, req->len);
+    if (w->p)
+        w->ndims = tj_dims_from_args(w->c, w->p, w->t->kernel, req->args, req->nargs, &w->dims);
+    return 0;
 }
 
 static void parse_guarded(worker_state *w)
 {
-    jmp_buf guard;
-    jmp_buf *volatile outer = tj_ctx_swap_guard(w->c, &guard);
-    if (!setjmp(guard)) {
-        const tj_tune_request *req = w->t->req;
-        w->p = tj_parse_program(w->c, req->file ? req->file : "<source>", req->source, req->len);
-        if (w->p)
-            w->ndims = tj_dims_from_args(w->c, w->p, w->t->kernel, req->args, req->nargs, &w->dims);
-    } else {
+    if (tj_guarded(w->c, parse_request, w))
         w->p = NULL;
-    }
-    tj_ctx_swap_guard(w->c, outer);
 }
 
 static int take(tune_run *t)

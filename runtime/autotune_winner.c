@@ -89,7 +89,7 @@ static int is_tile_param(const tj_program *p, int kernel, const char *name)
     for (uint32_t i = 0; i < n; i++)
         if (!strcmp(tp[i].name, name))
             return 1;
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
+    return tj_is_reserved_param(name);
 }
 
 /* "A=1,B=2" into bindings of the kernel's tile parameters (arena memory). */

@@ -18,9 +18,18 @@ static void set_error(tj_rt_error *err, const char *msg)
 
 static const char *copy_text(tj_ctx *c, const char *s, size_t len) { return s ? tj_strndup(c, s, len) : NULL; }
 
-/* Copies the request into d's context and parses its source. */
-static int take_request(tj_dispatch *d, const tj_compile_request *req)
+typedef struct request_job {
+    tj_dispatch *d;
+    const tj_compile_request *req;
+} request_job;
+
+/* Copies the request into d's context and parses its source (under
+ * tj_guarded). */
+static int take_request(void *arg)
 {
+    const request_job *j = arg;
+    tj_dispatch *d = j->d;
+    const tj_compile_request *req = j->req;
     tj_compile_request *r = &d->req;
     r->file = copy_text(d->ctx, req->file ? req->file : "<source>", strlen(req->file ? req->file : "<source>"));
     r->source = copy_text(d->ctx, req->source, req->len);
@@ -41,20 +50,6 @@ static int take_request(tj_dispatch *d, const tj_compile_request *req)
     return k < 0;
 }
 
-/* take_request with the context's out-of-memory guard set. */
-static int take_request_guarded(tj_dispatch *d, const tj_compile_request *req)
-{
-    jmp_buf guard;
-    jmp_buf *volatile outer = tj_ctx_swap_guard(d->ctx, &guard);
-    volatile int rc = 1;
-    if (!setjmp(guard))
-        rc = take_request(d, req);
-    else
-        tj_error(d->ctx, "out of memory");
-    tj_ctx_swap_guard(d->ctx, outer);
-    return rc;
-}
-
 tj_dispatch *tj_dispatch_new(tj_jit *j, const tj_compile_request *req, tj_rt_error *err)
 {
     if (!j || !req || !tj_array_ok(req->source, req->len) || !req->kernel || !tj_array_ok(req->params, req->nparams)) {
@@ -69,7 +64,7 @@ tj_dispatch *tj_dispatch_new(tj_jit *j, const tj_compile_request *req, tj_rt_err
     }
     d->jit = j;
     pthread_mutex_init(&d->lock, NULL);
-    if (!req->source || take_request_guarded(d, req)) {
+    if (!req->source || tj_guarded(d->ctx, take_request, &(request_job){d, req})) {
         set_error(err, tj_error_count(d->ctx) ? tj_diag_render(d->ctx) : "tj_dispatch_new: no source");
         tj_dispatch_free(d);
         return NULL;

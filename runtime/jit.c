@@ -4,7 +4,6 @@
  * the kernel's. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,19 +299,25 @@ static int build_ptx(tj_fn *f, const tj_compile_request *req)
     return 0;
 }
 
+typedef struct step_job {
+    tj_fn *f;
+    int (*step)(tj_fn *, const tj_compile_request *);
+    const tj_compile_request *req;
+} step_job;
+
+static int run_step(void *arg)
+{
+    step_job *j = arg;
+    return j->step(j->f, j->req);
+}
+
 /* Runs a compile step with the context's out-of-memory guard set; its
  * diagnostics go to err. */
 static int run_guarded(tj_fn *f, int (*step)(tj_fn *, const tj_compile_request *), const tj_compile_request *req,
                        tj_rt_error *err)
 {
-    jmp_buf guard;
-    jmp_buf *volatile outer = tj_ctx_swap_guard(f->ctx, &guard);
-    volatile int rc = 1;
-    if (!setjmp(guard))
-        rc = step(f, req);
-    else
-        tj_error(f->ctx, "out of memory");
-    tj_ctx_swap_guard(f->ctx, outer);
+    step_job j = {f, step, req};
+    int rc = tj_guarded(f->ctx, run_step, &j);
     if (rc || tj_error_count(f->ctx)) {
         set_error(err, "%s", tj_error_count(f->ctx) ? tj_diag_render(f->ctx) : "compilation failed");
         return 1;

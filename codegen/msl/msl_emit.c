@@ -1,7 +1,6 @@
 /* SIMT IR -> MSL: the driver (tj_emit_msl), values and their variables,
  * and the instruction dispatch. The op families live in the other msl_*.c
  * files; the text helpers in msl_text.c. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -216,6 +215,17 @@ static int emit_kernel(msl_emitter *e, tj_buf *out)
     return 0;
 }
 
+typedef struct emit_job {
+    msl_emitter *e;
+    tj_buf *out;
+} emit_job;
+
+static int run_emit(void *arg)
+{
+    emit_job *j = arg;
+    return emit_kernel(j->e, j->out);
+}
+
 int tj_emit_msl(const tj_kernel *k, tj_buf *out)
 {
     if (!k)
@@ -228,14 +238,8 @@ int tj_emit_msl(const tj_kernel *k, tj_buf *out)
     msl_emitter *e = tj_alloc(c, sizeof *e);
     e->k = k;
     e->c = c;
-    jmp_buf jb;
-    jmp_buf *old = tj_ctx_swap_guard(c, &jb);
-    volatile int rc = -1;
-    if (setjmp(jb))
-        tj_error(c, "msl: out of memory while emitting kernel '%s'", k->name);
-    else
-        rc = emit_kernel(e, out);
-    tj_ctx_swap_guard(c, old);
+    emit_job j = {e, out};
+    int rc = tj_guarded(c, run_emit, &j);
     tj_buf_free(&e->body);
     tj_buf_free(&e->atomics);
     return rc;

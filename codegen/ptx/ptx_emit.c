@@ -1,6 +1,5 @@
 /* SIMT IR -> PTX: the driver (tj_emit_ptx), registers, values and the
  * instruction dispatch. The op families live in the other ptx_*.c files. */
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,21 +270,24 @@ static int emit_kernel(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     return 0;
 }
 
+typedef struct emit_job {
+    ptx_emitter *e;
+    const ptx_arch *arch;
+    tj_buf *out;
+} emit_job;
+
+static int run_emit(void *arg)
+{
+    emit_job *j = arg;
+    return emit_kernel(j->e, j->arch, j->out);
+}
+
 static const ptx_arch *find_arch(const char *name)
 {
     for (size_t i = 0; name && i < sizeof arch_table / sizeof *arch_table; i++)
         if (!strcmp(name, arch_table[i].name))
             return &arch_table[i];
     return NULL;
-}
-
-/* `const fastmath = 1` (or a tuned value) in the kernel's configuration. */
-static int fastmath_of(const tj_kernel *k)
-{
-    for (uint32_t i = 0; i < k->nconfig; i++)
-        if (k->config[i].name && !strcmp(k->config[i].name, "fastmath"))
-            return k->config[i].value != 0;
-    return 0;
 }
 
 int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
@@ -303,8 +305,6 @@ int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
                  arch_name ? arch_name : "(null)");
         return -1;
     }
-    /* on the heap: what changes after setjmp must survive the longjmp of
-     * an arena allocation that fails */
     ptx_emitter *const e = calloc(1, sizeof *e);
     if (!e) {
         tj_error(c, "ptx: out of memory while emitting kernel '%s'", k->name);
@@ -313,15 +313,9 @@ int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
     e->k = k;
     e->c = c;
     e->sm = arch->sm;
-    e->fastmath = fastmath_of(k);
-    jmp_buf jb;
-    jmp_buf *const outer = tj_ctx_swap_guard(c, &jb);
-    volatile int rc = -1;
-    if (setjmp(jb))
-        tj_error(c, "ptx: out of memory while emitting kernel '%s'", k->name);
-    else
-        rc = emit_kernel(e, arch, out);
-    tj_ctx_swap_guard(c, outer);
+    e->fastmath = tj_config_fastmath(k); /* `const fastmath = 1`, or a tuned value */
+    emit_job j = {e, arch, out};
+    int rc = tj_guarded(c, run_emit, &j);
     tj_buf_free(&e->body);
     free(e);
     return rc;

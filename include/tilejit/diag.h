@@ -93,9 +93,14 @@ int tj_rt_fail(tj_rt_error *err, const char *fmt, ...)
 /* Whether an array argument of n items is usable: NULL only when empty. */
 static inline int tj_array_ok(const void *a, uint64_t n) { return a != NULL || n == 0; }
 
-/* Out-of-memory recovery: the library's entry points call tj_ctx_guard
- * through TJ_GUARD; an allocation failure below them unwinds there with an
- * "out of memory" diagnostic instead of aborting. */
+/* Out-of-memory recovery: the library's entry points run their work
+ * through tj_guarded, so that an allocation failure below them unwinds
+ * there with a diagnostic instead of aborting. tj_guarded runs fn(arg)
+ * with the guard set (guards nest) and returns what fn returns, or -1
+ * after an allocation failure unwound it, with an "out of memory" error
+ * (what fn built in the arena may then be unusable). */
+int tj_guarded(tj_ctx *c, int (*fn)(void *arg), void *arg);
+/* The guard itself (tj_guarded's): sets jb, returns the outer one. */
 #include <setjmp.h>
 jmp_buf *tj_ctx_swap_guard(tj_ctx *c, jmp_buf *jb);
 

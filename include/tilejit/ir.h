@@ -265,6 +265,28 @@ typedef struct tj_kernel {
     tj_block_id body;   /* what each program runs: ends in an empty yield */
 } tj_kernel;
 
+/* The tile parameters the compiler reads itself (docs/language.md): warps
+ * and stages are reserved, every kernel has them (the front end binds the
+ * defaults where a kernel declares neither); fastmath a kernel may
+ * declare. */
+#define TJ_PARAM_WARPS "warps"
+#define TJ_PARAM_STAGES "stages"
+#define TJ_PARAM_FASTMATH "fastmath"
+enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2 };
+/* The value k->config binds to `name`, or dflt where it binds none. */
+int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
+static inline int64_t tj_config_warps(const tj_kernel *k)
+{
+    return tj_config_value(k, TJ_PARAM_WARPS, TJ_DEFAULT_WARPS);
+}
+static inline int64_t tj_config_stages(const tj_kernel *k)
+{
+    return tj_config_value(k, TJ_PARAM_STAGES, TJ_DEFAULT_STAGES);
+}
+static inline int tj_config_fastmath(const tj_kernel *k) { return tj_config_value(k, TJ_PARAM_FASTMATH, 0) != 0; }
+/* Whether name is warps or stages. */
+int tj_is_reserved_param(const char *name);
+
 /* A kernel lives in its context's arena and dies with the context. The
  * builder refuses a block or instruction the kernel lacks, an op out of
  * range, or a NULL array with a count: reported in the context, nothing

@@ -18,6 +18,11 @@ int tj_pass_dce(tj_kernel *k);
 /* Records what the arguments guarantee (unit innermost stride, 16-byte aligned
  * base, dims divisible by 16) in k->facts, for specialization. */
 void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs);
+/* The facts of row-major tensors at a 16-byte aligned address (what the JIT
+ * derives for contiguous arguments): each dim sized by its literal, else by
+ * dims, else `other`; other < 0 makes a dim of no known size an error. 0, or
+ * nonzero after reporting which dim. */
+int tj_facts_contiguous(tj_kernel *k, const tj_binding *dims, uint32_t ndims, int64_t other);
 
 /* Specialize: folds the facts in k->facts and k->spec into the IR and removes
  * the bounds checks they make dead. */
@@ -28,7 +33,7 @@ int tj_pass_specialize(tj_kernel *k);
  * (the config's `stages`, default 2, at most TJ_MAX_STAGES). The pipeline
  * runs it just before the lowering to SIMT IR, which turns what it moved
  * ahead into copy rings or registers in flight. */
-enum { TJ_DEFAULT_STAGES = 2, TJ_MAX_STAGES = 4 };
+enum { TJ_MAX_STAGES = 4 }; /* the default: TJ_DEFAULT_STAGES (ir.h) */
 int tj_pass_prefetch(tj_kernel *k);
 
 #ifdef __cplusplus

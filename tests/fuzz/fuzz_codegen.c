@@ -6,7 +6,6 @@
  * crash, hang, leak or sanitizer report is a bug; errors are expected. */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "fuzz_util.h"
 
@@ -25,31 +24,6 @@ static void generate(tj_kernel *tile, const tj_lower_options *opt, int msl)
 
 static const tj_binding dims[] = {{"N", 64}, {"D", 32}, {"M", 16}, {"K", 32}, {"S", 32}};
 
-/* The facts of row-major tensors at an aligned address, dims from the table
- * (others 48): the stand-in arguments are never read. */
-static void contiguous_facts(tj_ctx *c, tj_kernel *k)
-{
-    tj_arg *args = tj_alloc(c, sizeof *args * (k->nparams ? k->nparams : 1));
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        const tj_param *p = &k->params[i];
-        if (!p->rank)
-            continue;
-        args[i].is_tensor = 1;
-        args[i].tensor = (tj_tensor){.data = (void *)(uintptr_t)256, .dtype = p->dtype, .rank = p->rank};
-        int64_t stride = 1;
-        for (int a = p->rank - 1; a >= 0; a--) {
-            int64_t n = 48;
-            for (size_t d = 0; d < sizeof dims / sizeof *dims; d++)
-                if (p->dim_names[a] && !strcmp(p->dim_names[a], dims[d].name))
-                    n = dims[d].value;
-            args[i].tensor.shape[a] = n;
-            args[i].tensor.strides[a] = stride;
-            stride *= n;
-        }
-    }
-    tj_facts_from_args(k, args, k->nparams);
-}
-
 static void compile_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
 {
     (void)size;
@@ -67,7 +41,7 @@ static void compile_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
         if (copy)
             generate(copy, &metal, 1);
         if (aligned) {
-            contiguous_facts(c, aligned);
+            tj_facts_contiguous(aligned, dims, 5, 48); /* dims not in the table: 48 */
             generate(aligned, NULL, 0);
         }
     }

@@ -99,44 +99,14 @@ static int find_target(tj_ctx *c, const cli_opts *o, const emit_target **t, cons
     return cli_usage_error(o->cmd, "unknown target '%s' (targets: %s)", o->target, target_names(c));
 }
 
-/* The value of dim `name`: a literal, or given with --shape; -1 if neither. */
-static int64_t dim_value(const cli_opts *o, const tj_param *p, int a)
-{
-    if (!p->dim_names[a])
-        return p->dim_sizes[a];
-    for (uint32_t i = 0; i < o->nshapes; i++)
-        if (!strcmp(o->shapes[i].name, p->dim_names[a]))
-            return o->shapes[i].value;
-    return -1;
-}
-
 /* --contiguous: the facts the JIT derives from row-major tensors at a 16-byte
- * aligned address (tj_facts_from_args on stand-in arguments that are never
- * read). */
+ * aligned address; every dim needs a size. */
 static int contiguous_facts(tj_ctx *c, const cli_opts *o, tj_kernel *k)
 {
-    tj_arg *args = tj_alloc(c, sizeof *args * (k->nparams ? k->nparams : 1));
-    for (uint32_t i = 0; i < k->nparams; i++) {
-        const tj_param *p = &k->params[i];
-        if (!p->rank)
-            continue;
-        args[i].is_tensor = 1;
-        args[i].tensor = (tj_tensor){.data = (void *)(uintptr_t)256, .dtype = p->dtype, .rank = p->rank};
-        int64_t stride = 1;
-        for (int a = p->rank - 1; a >= 0; a--) {
-            int64_t n = dim_value(o, p, a);
-            if (n < 0) {
-                tj_error(c, "--contiguous needs the size of dim '%s' of %s (give it with --shape)", p->dim_names[a],
-                         p->name);
-                return -1;
-            }
-            args[i].tensor.shape[a] = n;
-            args[i].tensor.strides[a] = stride;
-            stride *= n;
-        }
-    }
-    tj_facts_from_args(k, args, k->nparams);
-    return 0;
+    if (!tj_facts_contiguous(k, o->shapes, o->nshapes, -1))
+        return 0;
+    tj_diag_report(c, TJ_SEV_NOTE, 0, 0, 0, "--contiguous needs the size of every dim (give it with --shape)");
+    return -1;
 }
 
 int cmd_emit(tj_ctx *c, const cli_opts *o)

@@ -37,7 +37,7 @@ static int is_tile_param(const cli_kernel *k, const char *name)
         if (!strcmp(k->tparams[i].name, name))
             return 1;
     /* warps and stages have per-target defaults when not declared. */
-    return !strcmp(name, "warps") || !strcmp(name, "stages");
+    return tj_is_reserved_param(name);
 }
 
 static int is_dim_name(const cli_kernel *k, const char *name)

@@ -1,6 +1,5 @@
 /* `tilejit`: subcommand dispatch, usage and help. Exit status 0 when all
  * went well, 1 after an error, 2 for a malformed command line. */
-#include <setjmp.h>
 #include <string.h>
 
 #include "cli.h"
@@ -108,21 +107,26 @@ static void print_command_help(const cli_command *cmd)
     printf("usage: tilejit %s\n\n%s", cmd->synopsis, cmd->help);
 }
 
+typedef struct command_job {
+    tj_ctx *c;
+    const cli_command *cmd;
+    const cli_opts *o;
+    int rc;
+} command_job;
+
+static int run_command(void *arg)
+{
+    command_job *j = arg;
+    j->rc = j->cmd->run(j->c, j->o);
+    return 0;
+}
+
 /* Runs the command with an out-of-memory guard: an allocation failure in
  * the CLI's own code unwinds here instead of aborting. */
 static int run_guarded(tj_ctx *c, const cli_command *cmd, const cli_opts *o)
 {
-    jmp_buf jb;
-    jmp_buf *outer = tj_ctx_swap_guard(c, &jb);
-    int rc;
-    if (setjmp(jb)) {
-        tj_ctx_swap_guard(c, outer);
-        tj_error(c, "out of memory");
-        return CLI_ERROR;
-    }
-    rc = cmd->run(c, o);
-    tj_ctx_swap_guard(c, outer);
-    return rc;
+    command_job j = {c, cmd, o, CLI_ERROR};
+    return tj_guarded(c, run_command, &j) ? CLI_ERROR : j.rc;
 }
 
 static int dispatch(tj_ctx *c, int argc, char **argv)
