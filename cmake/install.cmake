@@ -42,6 +42,14 @@ if(APPLE)
   set(TJ_SHARED_FILE libtilejit.${PROJECT_VERSION}.dylib)
   set(TJ_SONAME @rpath/libtilejit.${PROJECT_VERSION_MAJOR}.dylib)
 endif()
+# What the static library needs besides itself: the system libraries, and
+# LLVM where the native cpu back end is built in (the shared one links it).
+set(TJ_STATIC_LINK_LIBS "m;Threads::Threads;${CMAKE_DL_LIBS}")
+set(TJ_PC_LIBS_PRIVATE "-lm -lpthread -ldl")
+if(TJ_HAVE_LLVM)
+  list(APPEND TJ_STATIC_LINK_LIBS ${TJ_LLVM_LIB})
+  string(APPEND TJ_PC_LIBS_PRIVATE " ${TJ_LLVM_LIB}")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tilejit-config.cmake.in
   ${PROJECT_BINARY_DIR}/install/tilejit-config.cmake @ONLY)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/install/tilejit-config-version.cmake
