@@ -189,6 +189,7 @@ struct tj_cpu_fn {
     tj_cpu *cpu;
     tj_cpu_entry entry;
     int64_t frame_bytes; /* stack one program's tiles take */
+    _Atomic int64_t ns_per_program; /* measured on the launching thread; 0: not yet */
     struct tj_cpu_fn *next;
 };
 

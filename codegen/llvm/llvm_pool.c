@@ -4,17 +4,22 @@
  * launch publishes the job, wakes as many as it has chunks for and hands
  * out chunks of programs through one atomic counter. The launching thread
  * takes chunks too when one program's tiles fit its stack comfortably
- * (workers have large stacks for the kernels whose tiles do not).
- * Launches take turns. */
+ * (workers have large stacks for the kernels whose tiles do not). The
+ * caller times its programs; a launch that the estimate says takes less
+ * than waking a thread costs runs on the caller alone. Launches take
+ * turns. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codegen/llvm/llvm.h"
 #include "tilejit/interp.h"
 
 enum {
+    SERIAL_NS = 40000,            /* a launch shorter than this runs on the caller alone */
     WORKER_STACK = 64 << 20,      /* bytes: tiles of a program live on the stack */
     CALLER_FRAME_MAX = 256 << 10, /* the launching thread runs programs up to this */
     CHUNKS_PER_THREAD = 16,       /* balance (a busy machine stalls threads) against the counter's traffic */
@@ -35,15 +40,34 @@ struct tj_cpu_pool {
     int want, joined, active;
 };
 
-static void run_chunks(tj_cpu_pool *p)
+/* Runs chunks until none is left; returns how many programs it ran. */
+static int64_t run_chunks(tj_cpu_pool *p)
 {
+    int64_t ran = 0;
     for (;;) {
         int64_t s = atomic_fetch_add(&p->next, p->chunk);
         if (s >= p->total)
-            return;
+            return ran;
         int64_t e = s + p->chunk < p->total ? s + p->chunk : p->total;
         p->entry(p->args, s, e, p->grid);
+        ran += e - s;
     }
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* What the caller's programs took, into the estimate (a running mean). */
+static void learn(tj_cpu_fn *f, int64_t ns, int64_t programs)
+{
+    if (programs <= 0)
+        return;
+    int64_t per = ns / programs + 1, old = atomic_load(&f->ns_per_program);
+    atomic_store(&f->ns_per_program, old ? (3 * old + per) / 4 : per);
 }
 
 static void *worker(void *arg)
@@ -153,8 +177,17 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     chunk = chunk > 0 ? chunk : 1;
     int64_t nchunks = (total + chunk - 1) / chunk, want = nchunks - caller;
     want = want < threads - caller ? want : threads - caller;
-    if (want <= 0 && caller) { /* one chunk: no thread to wake */
-        f->entry(args, 0, total, grid);
+    int64_t start = 0, t0 = now_ns();
+    if (caller && !atomic_load(&f->ns_per_program) && want > 0) { /* a first chunk alone, to learn the cost */
+        f->entry(args, 0, chunk, grid);
+        learn(f, now_ns() - t0, chunk);
+        start = chunk;
+        t0 = now_ns();
+    }
+    /* one chunk, or less work than waking a thread costs: no one to wake */
+    if (caller && (want <= 0 || atomic_load(&f->ns_per_program) * (total - start) < SERIAL_NS)) {
+        f->entry(args, start, total, grid);
+        learn(f, now_ns() - t0, total - start);
         return 0;
     }
     pthread_mutex_lock(&p->launch);
@@ -164,14 +197,17 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     p->grid = grid;
     p->total = total;
     p->chunk = chunk;
-    atomic_store(&p->next, 0);
+    atomic_store(&p->next, start);
     p->want = (int)want;
     p->joined = p->active = 0;
     p->generation++;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    if (caller)
-        run_chunks(p);
+    if (caller) { /* timed from here: the wake-up is not the programs' cost */
+        t0 = now_ns();
+        int64_t ran = run_chunks(p);
+        learn(f, now_ns() - t0, ran);
+    }
     pthread_mutex_lock(&p->lock);
     if (!caller)
         while (p->joined < p->want || p->active)

@@ -5,6 +5,8 @@
  * they vectorize: sums may differ from the interpreter's index order in
  * the last bits); other axes accumulate into the result row, which keeps
  * the order and vectorizes over the inner axis. */
+#include <math.h>
+
 #include "codegen/llvm/llvm.h"
 
 typedef struct lines {
@@ -43,14 +45,29 @@ static LLVMValueRef at(lg *g, LLVMValueRef base, uint64_t step, LLVMValueRef j)
     return LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j, lg_i64(g, (int64_t)step), ""), "");
 }
 
-/* One line per result element along the last axis: acc in a register. */
+/* x OP identity == x for every x: -0 for sums (-0 + -0 is -0), infinities
+ * for max/min (NaN still wins), the extremes of integers. */
+static LLVMValueRef identity(lg *g, tj_op op, tj_dtype dt)
+{
+    LLVMTypeRef t = lg_type(g, dt);
+    int sign = tj_dtype_is_signed(dt), bits = tj_dtype_bits(dt);
+    if (tj_dtype_is_float(dt))
+        return LLVMConstReal(t, op == TJ_OP_ADD ? -0.0 : op == TJ_OP_MUL ? 1.0 : op == TJ_OP_MAX ? -INFINITY : INFINITY);
+    uint64_t top = bits >= 64 ? ~0ull : (1ull << bits) - 1, smin = 1ull << (bits - 1);
+    uint64_t v = op == TJ_OP_ADD ? 0 : op == TJ_OP_MUL ? 1 : op == TJ_OP_MAX ? (sign ? smin : 0) : (sign ? smin - 1 : top);
+    return LLVMConstInt(t, v, 0);
+}
+
+/* One line per result element along the last axis: acc in a register,
+ * from the identity over the whole line (a trip count the vector width
+ * divides, for the usual power-of-two tiles). */
 static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lines l)
 {
     LLVMValueRef acc = lg_buffer(g, lg_type(g, dt), 1);
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
     LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
-    LLVMBuildStore(g->b, lg_elem(g, x, base), acc);
-    lg_loop j = lg_loop_begin(g, lg_i64(g, 1), lg_i64(g, (int64_t)l.len), "line");
+    LLVMBuildStore(g->b, identity(g, op, dt), acc);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "line");
     LLVMValueRef v = lg_elem(g, x, LLVMBuildNSWAdd(g->b, base, j.i, ""));
     LLVMValueRef c = lg_binary(g, op, dt, LLVMBuildLoad2(g->b, lg_type(g, dt), acc, ""), v);
     lg_allow_reassoc(c);
@@ -86,38 +103,55 @@ static void reduce_rows(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lines 
     lg_loop_end(g, &o);
 }
 
-/* Whether v beats best: NaN is the maximum (it beats a number for argmax
- * and loses to one for argmin); ties keep the first. */
-static LLVMValueRef beats(lg *g, int max, tj_dtype dt, LLVMValueRef v, LLVMValueRef best)
+/* argmax/argmin in two vectorizable passes per line: the extreme (max/min
+ * propagate NaN, so it is NaN when any element is), then the first index
+ * holding it as an unsigned-min reduction over (match ? j : len). NaN
+ * counts as the maximum: argmax finds the first NaN, argmin ignores NaN
+ * unless every element is one (then index 0, as a sequential scan gives);
+ * -0 and +0 tie, so the first of them wins. */
+static LLVMValueRef matches(lg *g, int max, tj_dtype dt, LLVMValueRef v, LLVMValueRef ext)
 {
-    LLVMBuilderRef b = g->b;
     if (!tj_dtype_is_float(dt))
-        return lg_truth(g, lg_compare(g, max ? TJ_OP_GT : TJ_OP_LT, dt, v, best));
-    LLVMValueRef vnan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, ""), bnan = LLVMBuildFCmp(b, LLVMRealUNO, best, best, "");
-    if (max)
-        return LLVMBuildOr(b, LLVMBuildAnd(b, vnan, LLVMBuildNot(b, bnan, ""), ""),
-                           LLVMBuildFCmp(b, LLVMRealOGT, v, best, ""), "");
-    return LLVMBuildOr(b, LLVMBuildAnd(b, bnan, LLVMBuildNot(b, vnan, ""), ""),
-                       LLVMBuildFCmp(b, LLVMRealOLT, v, best, ""), "");
+        return LLVMBuildICmp(g->b, LLVMIntEQ, v, ext, "");
+    LLVMValueRef ext_nan = LLVMBuildFCmp(g->b, LLVMRealUNO, ext, ext, "");
+    LLVMValueRef v_nan = LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, "");
+    LLVMValueRef eq = LLVMBuildFCmp(g->b, LLVMRealOEQ, v, ext, "");
+    return LLVMBuildSelect(g->b, ext_nan, max ? v_nan : LLVMConstInt(g->i1, 0, 0), eq, "");
+}
+
+/* Pass 1 for argmin: the minimum of the numbers (NaN skipped: it is the
+ * maximum, never the minimum unless all are NaN). */
+static LLVMValueRef extreme_of(lg *g, int max, tj_dtype dt, LLVMValueRef acc, LLVMValueRef v)
+{
+    if (!tj_dtype_is_float(dt) || max)
+        return lg_binary(g, max ? TJ_OP_MAX : TJ_OP_MIN, dt, acc, v);
+    LLVMValueRef av[2] = {acc, v};
+    return lg_intrinsic(g, "llvm.minnum", av, 2);
 }
 
 static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lines l)
 {
     LLVMTypeRef t = lg_type(g, dt);
-    LLVMValueRef best = lg_buffer(g, t, 1), where = lg_buffer(g, g->i64, 1);
+    LLVMValueRef ext = lg_buffer(g, t, 1), where = lg_buffer(g, g->i64, 1), len = lg_i64(g, (int64_t)l.len);
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(l.outer * l.inner)), "outer");
     LLVMValueRef oo = LLVMBuildUDiv(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
     LLVMValueRef ii = LLVMBuildURem(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
     LLVMValueRef base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(l.len * l.inner)), ""), ii, "");
-    LLVMBuildStore(g->b, lg_elem(g, x, base), best);
-    LLVMBuildStore(g->b, lg_i64(g, 0), where);
-    lg_loop j = lg_loop_begin(g, lg_i64(g, 1), lg_i64(g, (int64_t)l.len), "line");
-    LLVMValueRef v = lg_elem(g, x, at(g, base, l.inner, j.i)), bv = LLVMBuildLoad2(g->b, t, best, "");
-    LLVMValueRef win = beats(g, max, dt, v, bv);
-    LLVMBuildStore(g->b, LLVMBuildSelect(g->b, win, v, bv, ""), best);
-    LLVMBuildStore(g->b, LLVMBuildSelect(g->b, win, j.i, LLVMBuildLoad2(g->b, g->i64, where, ""), ""), where);
+    LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 1), len, "extreme");
+    LLVMValueRef e = extreme_of(g, max, dt, LLVMBuildLoad2(g->b, t, ext, ""), lg_elem(g, x, at(g, base, l.inner, j.i)));
+    lg_allow_reassoc(e);
+    LLVMBuildStore(g->b, e, ext);
     lg_loop_end(g, &j);
-    LLVMValueRef w = LLVMBuildLoad2(g->b, g->i64, where, "");
+    LLVMValueRef found = LLVMBuildLoad2(g->b, t, ext, "");
+    LLVMBuildStore(g->b, len, where);
+    j = lg_loop_begin(g, lg_i64(g, 0), len, "first");
+    LLVMValueRef hit = matches(g, max, dt, lg_elem(g, x, at(g, base, l.inner, j.i)), found);
+    LLVMValueRef cand[2] = {LLVMBuildLoad2(g->b, g->i64, where, ""), LLVMBuildSelect(g->b, hit, j.i, len, "")};
+    LLVMBuildStore(g->b, lg_intrinsic(g, "llvm.umin", cand, 2), where);
+    lg_loop_end(g, &j);
+    LLVMValueRef w = LLVMBuildLoad2(g->b, g->i64, where, ""); /* len: all NaN for argmin -> 0 */
+    w = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, w, len, ""), lg_i64(g, 0), w, "");
     lg_set_elem(g, r, o.i, LLVMBuildTrunc(g->b, w, lg_type(g, lg_ti(g, r)->dtype), ""));
     lg_loop_end(g, &o);
 }
