@@ -2,41 +2,42 @@
  * with values. Each key maps to a u64 whose unsigned order is the order
  * wanted (NaN above +inf, -0 with +0; descending: the complement), as in
  * the interpreter; the generated code fills (key, index) pairs, calls
- * tj_cpu_sort_pairs (a merge sort here, linked into every kernel that
+ * tj_cpu_sort_pairs (a radix sort here, linked into every kernel that
  * sorts) and gathers keys and values by the sorted indices. */
 #include <string.h>
 
 #include "codegen/llvm/llvm.h"
 
-static void merge(const uint64_t *sk, const uint32_t *si, uint64_t *dk, uint32_t *di, uint32_t lo, uint32_t mid,
-                  uint32_t hi)
+/* One stable counting pass on byte `shift / 8` of the keys. */
+static void radix_pass(const uint64_t *sk, const uint32_t *si, uint64_t *dk, uint32_t *di, uint32_t n, int shift)
 {
-    uint32_t i = lo, j = mid, o = lo;
-    while (i < mid && j < hi) {
-        int right = sk[j] < sk[i]; /* ties: left first */
-        uint32_t from = right ? j++ : i++;
-        dk[o] = sk[from];
-        di[o++] = si[from];
-    }
-    for (; i < mid; i++, o++) {
-        dk[o] = sk[i];
-        di[o] = si[i];
-    }
-    for (; j < hi; j++, o++) {
-        dk[o] = sk[j];
-        di[o] = si[j];
+    uint32_t count[257] = {0};
+    for (uint32_t i = 0; i < n; i++)
+        count[((sk[i] >> shift) & 0xff) + 1]++;
+    for (int b = 0; b < 256; b++)
+        count[b + 1] += count[b];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t at = count[(sk[i] >> shift) & 0xff]++;
+        dk[at] = sk[i];
+        di[at] = si[i];
     }
 }
 
+/* LSD radix sort, stable, skipping the bytes every key shares (f32 keys
+ * widened to f64 share their low 29 bits; small integers their high ones). */
 void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx)
 {
+    uint64_t all = ~(uint64_t)0, any = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        all &= keys[i];
+        any |= keys[i];
+    }
     uint64_t *sk = keys, *dk = tmp_keys;
     uint32_t *si = idx, *di = tmp_idx;
-    for (uint32_t w = 1; w < n; w *= 2) {
-        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            merge(sk, si, dk, di, lo, mid, hi);
-        }
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!(((all ^ any) >> shift) & 0xff))
+            continue;
+        radix_pass(sk, si, dk, di, n, shift);
         uint64_t *tk = sk;
         uint32_t *ti = si;
         sk = dk, si = di, dk = tk, di = ti;
