@@ -1,10 +1,10 @@
 /* The PTX code generator: every kernel of the SIMT catalogue
  * (simt_kernels.h: every SIMT op and dtype) is emitted for sm_80 and
- * sm_90a and assembled by ptxas; errors are reported, not crashes; and
- * emitting is fast. */
+ * sm_90a and assembled by ptxas; errors are reported, not crashes (how
+ * fast it emits is bench_host's figure). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
-#include <time.h>
+#include <string.h>
 
 #include "ptxas_util.h"
 #include "simt_kernels.h"
@@ -141,33 +141,22 @@ Test(ptx, catalogue_is_covered)
     tt_free(&kb);
 }
 
-/* ---- speed ------------------------------------------------------------------- */
+/* ---- the longest kernel ------------------------------------------------------- */
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* One pass over the instructions: even the catalogue's longest kernel (f64
- * math, ~26 KB of PTX) emits well under a millisecond (best of 20, so a
- * busy machine does not make the test flaky). */
-Test(ptx, emitting_takes_well_under_a_millisecond)
+/* The catalogue's longest kernel (f64 math, ~26 KB of PTX) emits, the same
+ * text each time (the emitter keeps no state between kernels). How long it
+ * takes is bench_host's figure, not a test's. */
+Test(ptx, the_longest_catalogue_kernel_emits)
 {
     tt_kb kb;
     sk_build_unary(&kb, TJ_DT_F64);
-    tj_buf out = {0};
-    double best = 1;
-    for (int r = 0; r < 20; r++) {
-        out.len = 0;
-        double t0 = seconds();
-        cr_assert_eq(tj_emit_ptx(kb.k, "sm_90a", &out), 0);
-        double dt = seconds() - t0;
-        best = dt < best ? dt : best;
-    }
-    cr_expect_lt(best, 1e-3, "emitting %s took %.0f us", kb.k->name, best * 1e6);
-    tj_buf_free(&out);
+    tj_buf first = {0}, again = {0};
+    cr_assert_eq(tj_emit_ptx(kb.k, "sm_90a", &first), 0);
+    cr_assert_eq(tj_emit_ptx(kb.k, "sm_90a", &again), 0);
+    cr_assert_gt(first.len, 20000);
+    cr_assert(first.len == again.len && !memcmp(first.data, again.data, first.len));
+    tj_buf_free(&first);
+    tj_buf_free(&again);
     tt_free(&kb);
 }
 
@@ -361,6 +350,7 @@ Test(ptx, refuses_absurdly_deep_nesting)
 Test(ptx, mutated_kernels_never_crash)
 {
     uint64_t rng = 12345;
+    int mutated = 0;
     for (int i = 0;; i += 7) {
         tt_kb kb;
         int rc = sk_build(&kb, i);
@@ -386,14 +376,18 @@ Test(ptx, mutated_kernels_never_crash)
                 break;
             default: in->imm = (int64_t)(sk_rand(&rng) % 70) - 5; break;
             }
+            mutated++;
             tj_buf out = {0};
-            tj_emit_ptx(k, sk_rand(&rng) & 1 ? "sm_80" : "sm_90a", &out);
+            int refused = tj_emit_ptx(k, sk_rand(&rng) & 1 ? "sm_80" : "sm_90a", &out);
             tj_buf_free(&out);
-            if (!tj_verify(k))
-                tj_simt_run(k, a.args, a.n);
+            cr_assert(!refused || tj_error_count(kb.c), "%s, mutation %d: refused without saying why", kb.k->name, m);
+            tj_diag_clear(kb.c);
+            int failed = tj_verify(k) || tj_simt_run(k, a.args, a.n);
+            cr_assert(!failed || tj_error_count(kb.c), "%s, mutation %d: failed without saying why", kb.k->name, m);
             tj_diag_clear(kb.c);
         }
         sk_free_args(&a);
         tt_free(&kb);
     }
+    cr_assert_gt(mutated, 1000, "only %d kernels were mutated", mutated);
 }
