@@ -2,7 +2,9 @@
  * kernel that compiles is run by the reference (Tile IR) interpreter and,
  * lowered to SIMT IR for CUDA (with the facts of contiguous tensors: vector
  * accesses, copy rings) and for Metal (opaque fragments, 32 KiB of shared
- * memory), by the SIMT interpreter, on the same random inputs; the input's
+ * memory), by the SIMT interpreter, and compiled to native code by the
+ * LLVM cpu back end where it is built in (FUZZ_LOWER_NATIVE=0 skips it),
+ * on the same random inputs; the input's
  * length picks the warps (1, 2, 4 or 8) and the stages (1 to 4). Outputs
  * that disagree beyond a loose tolerance, or a SIMT run that fails where the
  * reference succeeded (an access out of bounds, a read of unwritten or
@@ -14,6 +16,7 @@
 
 #include "fuzz_util.h"
 #include "../unit/lower_check.h"
+#include "tilejit/cpu.h"
 
 enum { DIM = 24, MAX_ELEMS = 1 << 14, MAX_PROGRAMS = 32, MAX_TILE = 1 << 11 };
 
@@ -103,6 +106,26 @@ static void check_target(lc_run *run, const tj_kernel *kc, tj_lower_target targe
         fprintf(stderr, "fuzz_lower: %s (%s) agrees\n", kc->name, name);
 }
 
+/* The native cpu back end on the same specialized Tile IR the JIT would
+ * compile. One tj_cpu for the whole run (one thread: the fuzzer's own
+ * parallelism is its processes). */
+static void check_native(lc_run *run, const tj_kernel *kc, const lc_opts *o)
+{
+    static tj_cpu *cpu;
+    const char *env = getenv("FUZZ_LOWER_NATIVE");
+    if ((env && !strcmp(env, "0")) || !tj_cpu_available(NULL))
+        return;
+    if (!cpu && !(cpu = tj_cpu_new(1, NULL, 0)))
+        return;
+    reset_simt(run);
+    if (tj_cpu_run_kernel(cpu, kc, run->simt, run->nparams))
+        miscompiled("the native run failed where the interpreter ran", kc, tj_diag_render(run->c));
+    if (!lc_compare(run, o, "native"))
+        miscompiled("the native run disagrees with the interpreter", kc, NULL);
+    if (getenv("FUZZ_LOWER_VERBOSE"))
+        fprintf(stderr, "fuzz_lower: %s (native) agrees\n", kc->name);
+}
+
 static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
 {
     lc_reset(run);
@@ -114,6 +137,7 @@ static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
     tj_facts_from_args(kc, run->simt, run->nparams);
     if (tj_pass_specialize(kc))
         return;
+    check_native(run, kc, o);
     check_target(run, kc, TJ_LOWER_CUDA, o);
     check_target(run, kc, TJ_LOWER_METAL, o);
 }
