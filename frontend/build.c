@@ -207,6 +207,7 @@ static int build_kernel(void *arg)
     const fe_kernel *kd = &job->p->kernels[job->kernel];
     fe_builder lw = {.c = c, .prog = job->p, .kd = kd, .dims = job->dims, .ndims = job->ndims};
     tj_kernel *k = lw.k = tj_kernel_new(c, kd->name);
+    k->loc = kd->loc;
     k->params = tj_alloc(c, sizeof *k->params * (kd->nparams ? kd->nparams : 1));
     memcpy(k->params, kd->params, sizeof *k->params * kd->nparams);
     k->nparams = kd->nparams;

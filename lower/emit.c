@@ -72,7 +72,7 @@ static void report(lw *w, const char *fmt, va_list ap)
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (!w->err) /* the first error explains; what follows from it would not */
-        tj_error_at(w->c, w->loc, "lower-simt: @%s: %s", w->src->name, msg);
+        tj_error_at(w->c, w->loc.line ? w->loc : w->src->loc, "lower-simt: @%s: %s", w->src->name, msg);
     w->err = 1;
 }
 

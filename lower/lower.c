@@ -488,6 +488,7 @@ static tj_kernel *new_simt_kernel(lw *w)
     const tj_kernel *k = w->src;
     tj_kernel *d = tj_kernel_new(w->c, k->name);
     d->level = TJ_LEVEL_SIMT;
+    d->loc = k->loc;
     d->params = k->params;
     d->nparams = k->nparams;
     d->config = k->config;

@@ -90,8 +90,8 @@ int tj_msl_block_layout(const tj_kernel *k, int32_t (*size_off)[TJ_MAX_RANK], in
         if (k->params[p].rank == 0)
             scalar_off[p] = place(&off, field_size(&k->params[p]));
     if (off > TJ_MSL_MAX_BLOCK) {
-        tj_error(k->ctx, "msl: kernel '%s' needs a %d-byte argument block; at most %d fit (setBytes)", k->name, off,
-                 TJ_MSL_MAX_BLOCK);
+        tj_error_at(k->ctx, k->loc, "msl: kernel '%s' needs a %d-byte argument block; at most %d fit (setBytes)",
+                    k->name, off, TJ_MSL_MAX_BLOCK);
         return -1;
     }
     return off;

@@ -20,8 +20,8 @@ int ms_fail(msl_emitter *e, tj_ref r, const char *fmt, ...)
     const tj_inst *in = r ? &e->k->insts[r] : NULL;
     if (in)
         tj_error_at(e->c, in->loc, "msl: %s (kernel '%s', %%%u = %s)", msg, e->k->name, r, tj_op_get(in->op)->name);
-    else
-        tj_error(e->c, "msl: %s (kernel '%s')", msg, e->k->name);
+    else /* about the whole kernel: at its name */
+        tj_error_at(e->c, e->k->loc, "msl: %s (kernel '%s')", msg, e->k->name);
     e->failed = 1;
     return -1;
 }

@@ -87,8 +87,8 @@ int px_fail(ptx_emitter *e, tj_ref r, const char *fmt, ...)
     tj_loc loc = in ? in->loc : (tj_loc){0, 0, 0};
     if (in)
         tj_error_at(e->c, loc, "ptx: %s (kernel '%s', %%%u = %s)", msg, e->k->name, r, tj_op_get(in->op)->name);
-    else
-        tj_error(e->c, "ptx: %s (kernel '%s')", msg, e->k->name);
+    else /* about the whole kernel: at its name */
+        tj_error_at(e->c, e->k->loc, "ptx: %s (kernel '%s')", msg, e->k->name);
     e->failed = 1;
     return -1;
 }

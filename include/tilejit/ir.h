@@ -250,6 +250,8 @@ typedef struct tj_kernel {
     uint32_t nthreads;   /* SIMT: threads per program (warps * 32) */
     uint32_t smem_bytes; /* SIMT: shared memory per program */
     const char *name;
+    tj_loc loc;          /* the kernel's name in its source, for errors about the whole
+                            kernel; none for IR from text or the builder */
     tj_param *params;
     uint32_t nparams;
     tj_binding *config; /* tile parameters this IR was built with */
