@@ -116,6 +116,15 @@ typedef struct lg_nest {
 } lg_nest;
 LLVMValueRef lg_nest_begin(lg *g, lg_nest *n, int rank, const int32_t *shape);
 void lg_nest_end(lg *g, lg_nest *n);
+/* A reduction, scan or sort axis of a tile split as [outer, len, inner]
+ * (axis -1: all of it is one line). */
+typedef struct lg_lines {
+    uint64_t outer, len, inner;
+} lg_lines;
+lg_lines lg_split_axis(const tj_type_info *ti, int64_t axis);
+/* Loops over every line: the builder is left inside, with *base the
+ * flat index of the line's first element; step between elements: inner. */
+lg_loop lg_lines_begin(lg *g, lg_lines l, LLVMValueRef *base);
 /* Reassociation for float reductions (so they vectorize). */
 void lg_allow_reassoc(LLVMValueRef inst);
 

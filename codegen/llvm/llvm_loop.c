@@ -134,3 +134,20 @@ void lg_nest_end(lg *g, lg_nest *n)
     for (int a = n->rank - 1; a >= 0; a--)
         lg_loop_end(g, &n->loop[a]);
 }
+
+lg_lines lg_split_axis(const tj_type_info *ti, int64_t axis)
+{
+    lg_lines l = {1, 1, 1};
+    for (int a = 0; a < ti->rank; a++)
+        *(axis < 0 || a == axis ? &l.len : a < axis ? &l.outer : &l.inner) *= (uint64_t)ti->shape[a];
+    return l;
+}
+
+lg_loop lg_lines_begin(lg *g, lg_lines l, LLVMValueRef *base)
+{
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(l.outer * l.inner)), "lines");
+    LLVMValueRef oo = LLVMBuildUDiv(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
+    LLVMValueRef ii = LLVMBuildURem(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
+    *base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(l.len * l.inner)), ""), ii, "");
+    return o;
+}

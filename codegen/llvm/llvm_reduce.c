@@ -9,27 +9,6 @@
 
 #include "codegen/llvm/llvm.h"
 
-typedef struct lines {
-    uint64_t outer, len, inner;
-} lines;
-
-static lines split_axis(const tj_type_info *ti, int64_t axis)
-{
-    lines l = {1, 1, 1};
-    for (int a = 0; a < ti->rank; a++) {
-        uint64_t s = (uint64_t)ti->shape[a];
-        if (axis < 0)
-            l.len *= s;
-        else if (a < axis)
-            l.outer *= s;
-        else if (a == axis)
-            l.len = s;
-        else
-            l.inner *= s;
-    }
-    return l;
-}
-
 static tj_op combine_op(tj_op op)
 {
     switch (op) {
@@ -61,7 +40,7 @@ static LLVMValueRef identity(lg *g, tj_op op, tj_dtype dt)
 /* One line per result element along the last axis: acc in a register,
  * from the identity over the whole line (a trip count the vector width
  * divides, for the usual power-of-two tiles). */
-static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lines l)
+static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
     LLVMValueRef acc = lg_buffer(g, lg_type(g, dt), 1);
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
@@ -78,7 +57,7 @@ static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lines
 }
 
 /* Inner axes: result row = first row, then row = combine(row, next row). */
-static void reduce_rows(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lines l)
+static void reduce_rows(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
     LLVMValueRef rbase = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
@@ -129,14 +108,12 @@ static LLVMValueRef extreme_of(lg *g, int max, tj_dtype dt, LLVMValueRef acc, LL
     return lg_intrinsic(g, "llvm.minnum", av, 2);
 }
 
-static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lines l)
+static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_lines l)
 {
     LLVMTypeRef t = lg_type(g, dt);
     LLVMValueRef ext = lg_buffer(g, t, 1), where = lg_buffer(g, g->i64, 1), len = lg_i64(g, (int64_t)l.len);
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(l.outer * l.inner)), "outer");
-    LLVMValueRef oo = LLVMBuildUDiv(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
-    LLVMValueRef ii = LLVMBuildURem(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
-    LLVMValueRef base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(l.len * l.inner)), ""), ii, "");
+    LLVMValueRef base;
+    lg_loop o = lg_lines_begin(g, l, &base);
     LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 1), len, "extreme");
     LLVMValueRef e = extreme_of(g, max, dt, LLVMBuildLoad2(g->b, t, ext, ""), lg_elem(g, x, at(g, base, l.inner, j.i)));
@@ -161,7 +138,7 @@ int lg_emit_reduce(lg *g, tj_ref r)
     const tj_inst *in = lg_in(g, r);
     tj_ref x = in->args[0];
     const tj_type_info *xt = lg_ti(g, x);
-    lines l = split_axis(xt, in->imm);
+    lg_lines l = lg_split_axis(xt, in->imm);
     if (in->imm < -1 || in->imm >= xt->rank || xt->rank == 0 || l.outer * l.inner != (lg_count(g, r) ? lg_count(g, r) : 1))
         return lg_fail(g, r, "axis does not fit the operand");
     lg_alloc_result(g, r);

@@ -13,21 +13,11 @@ typedef struct line_loops {
  * line's first element (first_done then opens the loop over the rest). */
 static void lines_begin(lg *g, line_loops *ll, const tj_type_info *ti, int64_t axis)
 {
-    uint64_t outer = 1, len = 1, inner = 1;
-    for (int a = 0; a < ti->rank; a++) {
-        uint64_t s = (uint64_t)ti->shape[a];
-        if (axis < 0)
-            len *= s;
-        else
-            *(a < axis ? &outer : a == axis ? &len : &inner) *= s;
-    }
-    ll->o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(outer * inner)), "lines");
-    LLVMValueRef oo = LLVMBuildUDiv(g->b, ll->o.i, lg_i64(g, (int64_t)inner), "");
-    LLVMValueRef ii = LLVMBuildURem(g->b, ll->o.i, lg_i64(g, (int64_t)inner), "");
-    ll->base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(len * inner)), ""), ii, "");
+    lg_lines l = lg_split_axis(ti, axis);
+    ll->o = lg_lines_begin(g, l, &ll->base);
     ll->j.head = NULL;
-    ll->prev = lg_i64(g, (int64_t)inner); /* the step, until first_done */
-    ll->at = lg_i64(g, (int64_t)len);
+    ll->prev = lg_i64(g, (int64_t)l.inner); /* the step, until first_done */
+    ll->at = lg_i64(g, (int64_t)l.len);
 }
 
 static void first_done(lg *g, line_loops *ll)

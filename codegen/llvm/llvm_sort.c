@@ -82,9 +82,9 @@ int lg_emit_sort(lg *g, tj_ref r)
     lval *rv = lg_val(g, r);
     if (kt->rank == 0 || in->imm < -1 || in->imm >= kt->rank || (vals && (!rv->elems || rv->nelems != 2)))
         return lg_fail(g, r, "results do not fit the operands");
-    uint64_t outer = 1, len = 1, inner = 1, n = tj_type_numel(g->ctx, lg_in(g, keys)->type);
-    for (int a = 0; a < kt->rank; a++)
-        *(in->imm < 0 ? &len : a < in->imm ? &outer : a == in->imm ? &len : &inner) *= (uint64_t)kt->shape[a];
+    uint64_t n = tj_type_numel(g->ctx, lg_in(g, keys)->type);
+    lg_lines l = lg_split_axis(kt, in->imm);
+    uint64_t len = l.len, inner = l.inner;
     LLVMValueRef kout, vout = NULL;
     if (vals) {
         kout = rv->elems[0].v = lg_buffer(g, lg_type(g, kt->dtype), n);
@@ -95,10 +95,8 @@ int lg_emit_sort(lg *g, tj_ref r)
     }
     LLVMValueRef bufs[4] = {lg_buffer(g, g->i64, len), lg_buffer(g, g->i32, len), lg_buffer(g, g->i64, len),
                             lg_buffer(g, g->i32, len)};
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(outer * inner)), "lines");
-    LLVMValueRef oo = LLVMBuildUDiv(g->b, o.i, lg_i64(g, (int64_t)inner), "");
-    LLVMValueRef ii = LLVMBuildURem(g->b, o.i, lg_i64(g, (int64_t)inner), "");
-    LLVMValueRef base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(len * inner)), ""), ii, "");
+    LLVMValueRef base;
+    lg_loop o = lg_lines_begin(g, l, &base);
     LLVMValueRef step = lg_i64(g, (int64_t)inner);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)len), "fill");
     LLVMValueRef k = order_key(g, kt->dtype, lg_elem(g, keys, LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j.i, step, ""), "")));

@@ -289,7 +289,7 @@ static void check_softmax_rows(const tj_arg *args)
 Test(jit_memory, same_request_and_same_kernel_share_one_function)
 {
     tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err); /* memory caches only: no native objects on disk */
     cr_assert(j, "%s", err.msg);
     tj_arg args[2];
     two_tensors(args, 4, 1000, 1000, 0);
@@ -318,7 +318,7 @@ Test(jit_memory, evicted_functions_live_while_held)
 {
     setenv("TILEJIT_CACHE_MEM", "2", 1);
     tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err); /* memory caches only: no native objects on disk */
     cr_assert(j, "%s", err.msg);
     tj_arg args[2];
     two_tensors(args, 4, 1000, 1000, 0);
@@ -380,7 +380,7 @@ static void *compile_and_run(void *arg)
 Test(jit_memory, threads_compiling_the_same_kernels)
 {
     tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err); /* memory caches only: no native objects on disk */
     cr_assert(j, "%s", err.msg);
     enum { N = 8 };
     pthread_t threads[N];

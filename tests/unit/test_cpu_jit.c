@@ -8,18 +8,8 @@
 #include <string.h>
 
 #include "cpu_check.h"
+#include "lower_kernels.h"
 #include "tilejit/jit.h"
-
-static const char SOFTMAX[] = "kernel softmax(X: f32[M, N], Y: f32[M, N])\n"
-                              "    grid (M)\n"
-                              "    tune BLOCK in [256, 1024]\n"
-                              "    where BLOCK >= N\n"
-                              "{\n"
-                              "    r = program_id(0)\n"
-                              "    x = load(X[r, 0:BLOCK], other = -inf)\n"
-                              "    e = exp(x - max(x))\n"
-                              "    store(Y[r, 0:BLOCK], e / sum(e))\n"
-                              "}\n";
 
 enum { M = 37, N = 300 };
 
