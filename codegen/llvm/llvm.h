@@ -29,8 +29,8 @@ typedef struct lval {
     LLVMValueRef v;       /* rank 0: the value; tile: its buffer */
     int in_memory;        /* rank 0 while its instruction is emitted: v is
                              a one-element buffer (loops store the result) */
-    int fused;            /* an elementwise tile computed where it is used:
-                             no buffer, no loop of its own (llvm_arith.c) */
+    int fused;            /* a tile computed where it is used: no buffer,
+                             no loop of its own (llvm_arith.c) */
     lg_view *view;        /* VIEW */
     struct lval *elems;   /* TUPLE: one per element */
     uint32_t nelems;
@@ -147,8 +147,11 @@ LLVMValueRef lg_tensor_stride(lg *g, uint32_t param, int axis);
 LLVMValueRef lg_binary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef lg_compare(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 int lg_emit_elementwise(lg *g, tj_ref r);               /* every TJ_OPF_ELEM op */
-/* Element i of a fused elementwise value, computed from its operands'. */
+/* Element i of a fused value (elementwise, arange, a scalar's broadcast),
+ * computed where it is read. */
 LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i);
+/* Whether an arange or a scalar's broadcast may be fused (one reader). */
+int lg_fusable_index(const lg *g, tj_ref r);
 /* llvm_unary.c */
 LLVMValueRef lg_unary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a);
 /* llvm_math.c: exp, tanh, erf on f32 in vectorizable straight-line code */

@@ -178,9 +178,23 @@ static int fusable(const lg *g, tj_ref r)
     }
 }
 
+/* arange and the broadcast of a scalar need no buffer wherever their one
+ * user reads elements: not a yield, a loop's initial value or a reshape,
+ * which take the buffer itself. */
+int lg_fusable_index(const lg *g, tj_ref r)
+{
+    tj_ref u = g->user[r];
+    tj_op op = u ? lg_in(g, u)->op : TJ_OP_INVALID;
+    return g->uses[r] == 1 && u && op != TJ_OP_YIELD && op != TJ_OP_FOR && op != TJ_OP_RESHAPE;
+}
+
 LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
 {
     const tj_inst *in = lg_in(g, r);
+    if (in->op == TJ_OP_ARANGE)
+        return LLVMBuildTrunc(g->b, i, lg_type(g, lg_ti(g, r)->dtype), "");
+    if (in->op == TJ_OP_BROADCAST) /* of a scalar */
+        return lg_elem(g, in->args[0], i);
     LLVMValueRef x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);

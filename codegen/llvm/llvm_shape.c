@@ -4,6 +4,8 @@
 
 int lg_emit_arange(lg *g, tj_ref r)
 {
+    if ((lg_val(g, r)->fused = lg_fusable_index(g, r)))
+        return 0;
     lg_alloc_result(g, r);
     uint64_t n = lg_count(g, r);
     lg_loop l;
@@ -52,6 +54,8 @@ int lg_emit_broadcast(lg *g, tj_ref r)
             return lg_fail(g, r, "operand does not broadcast to the result");
         ss[a] = b < 0 || xt->shape[b] == 1 ? 0 : xs[b];
     }
+    if (xt->rank == 0 && rt->rank > 0 && (lg_val(g, r)->fused = lg_fusable_index(g, r)))
+        return 0;
     strided_copy(g, r, x, ss);
     return 0;
 }
