@@ -174,6 +174,8 @@ int lg_emit_dot(lg *g, tj_ref r);
 /* llvm_mem.c: view, load, store, atomics */
 int lg_emit_view(lg *g, tj_ref r);
 int lg_emit_load(lg *g, tj_ref r);
+/* Element i of a fused load, read where it is used. */
+LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i);
 int lg_emit_store(lg *g, tj_ref r);
 int lg_emit_atomic(lg *g, tj_ref r);
 /* llvm_ctrl.c: for, if, proj */

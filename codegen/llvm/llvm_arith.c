@@ -195,6 +195,8 @@ LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
         return LLVMBuildTrunc(g->b, i, lg_type(g, lg_ti(g, r)->dtype), "");
     if (in->op == TJ_OP_BROADCAST) /* of a scalar */
         return lg_elem(g, in->args[0], i);
+    if (in->op == TJ_OP_LOAD)
+        return lg_fused_load(g, r, i);
     LLVMValueRef x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);

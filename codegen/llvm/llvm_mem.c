@@ -64,17 +64,24 @@ static LLVMValueRef in_dim(lg *g, LLVMValueRef c, LLVMValueRef dim)
     return LLVMBuildICmp(g->b, LLVMIntULT, c, dim, "");
 }
 
-static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
+/* The group lengths of a view (each slice; the gathers together); returns
+ * how many. */
+static int view_groups(lg *g, const lg_view *v, int32_t *len)
 {
-    int32_t len[TJ_MAX_RANK];
-    int ngroups = 0, gathered = 0;
+    int n = 0, gathered = 0;
     for (int a = 0; a < v->rank; a++) {
         if (v->kind[a] > 0)
-            len[ngroups++] = v->kind[a];
+            len[n++] = v->kind[a];
         else if (v->kind[a] == TJ_VIEW_GATHER && !gathered++)
-            len[ngroups++] = (int32_t)tj_type_numel(g->ctx, lg_in(g, v->gather[a])->type);
+            len[n++] = (int32_t)tj_type_numel(g->ctx, lg_in(g, v->gather[a])->type);
     }
-    w->flat = lg_nest_begin(g, &w->nest, ngroups, len);
+    return n;
+}
+
+/* The element at group coordinates gc: its offset, and (checked) whether
+ * it is inside the tensor. */
+static void view_point(lg *g, const lg_view *v, const LLVMValueRef *gc, int checked, view_walk *w)
+{
     LLVMValueRef off = lg_i64(g, 0), inside = checked ? LLVMConstInt(g->i1, 1, 0) : NULL;
     int grp = 0, gather_grp = -1;
     for (int a = 0; a < v->rank; a++) {
@@ -82,12 +89,12 @@ static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
         if (v->kind[a] == TJ_VIEW_INDEX) {
             c = v->at[a];
         } else if (v->kind[a] > 0) {
-            c = LLVMBuildAdd(g->b, v->at[a], w->nest.c[grp++], "");
+            c = LLVMBuildAdd(g->b, v->at[a], gc[grp++], "");
         } else {
             if (gather_grp < 0)
                 gather_grp = grp++;
             tj_ref x = v->gather[a];
-            c = lg_to_i64(g, lg_ti(g, x)->dtype, lg_elem(g, x, w->nest.c[gather_grp]));
+            c = lg_to_i64(g, lg_ti(g, x)->dtype, lg_elem(g, x, gc[gather_grp]));
         }
         if (checked)
             inside = LLVMBuildAnd(g->b, inside, in_dim(g, c, lg_tensor_size(g, v->param, a)), "");
@@ -95,6 +102,13 @@ static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
     }
     w->off = off;
     w->inside = inside;
+}
+
+static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
+{
+    int32_t len[TJ_MAX_RANK];
+    w->flat = lg_nest_begin(g, &w->nest, view_groups(g, v, len), len);
+    view_point(g, v, w->nest.c, checked, w);
 }
 
 /* Whether the whole view is inside the tensor (no gathers). */
@@ -227,11 +241,51 @@ static const lg_view *view_of(lg *g, tj_ref r)
     return v;
 }
 
+/* Load fusion: a load of a one-group view (a row: contiguous in the flat
+ * index) whose one user, later in the same block, reads each element once,
+ * with nothing between them that could write memory, is read inside its
+ * user's loop (checked per element: masked vector loads). */
+static int load_fusable(const lg *g, tj_ref r, const lg_view *v)
+{
+    int32_t len[TJ_MAX_RANK];
+    tj_ref u = g->user[r];
+    if (g->uses[r] != 1 || !u || lg_ti(g, r)->rank == 0 || has_gather(v) || view_groups((lg *)g, v, len) != 1 ||
+        lg_in(g, u)->block != lg_in(g, r)->block)
+        return 0;
+    tj_op op = lg_in(g, u)->op;
+    int reads_once = (tj_op_get(op)->flags & TJ_OPF_ELEM) || (op == TJ_OP_STORE && lg_in(g, u)->args[0] != r) ||
+                     (op >= TJ_OP_REDUCE_SUM && op <= TJ_OP_ARGMIN);
+    const tj_block *blk = tj_block_at(g->k, lg_in(g, r)->block);
+    uint32_t at = 0;
+    while (at < blk->ninsts && blk->insts[at] != r)
+        at++;
+    for (at++; reads_once && at < blk->ninsts && blk->insts[at] != u; at++) {
+        unsigned f = tj_op_get(lg_in(g, blk->insts[at])->op)->flags;
+        reads_once = !(f & TJ_OPF_REGION) && (!(f & TJ_OPF_MEM) || (f & TJ_OPF_READ));
+    }
+    return reads_once;
+}
+
+LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
+{
+    const tj_inst *in = lg_in(g, r);
+    const lg_view *v = lg_val(g, in->args[0])->view;
+    tj_dtype dt = lg_ti(g, r)->dtype;
+    view_walk w = {.flat = i};
+    view_point(g, v, &i, 1, &w);
+    LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], i) : LLVMConstNull(lg_type(g, dt));
+    guard gd = guard_begin(g, element_go(g, in->args[1], &w));
+    LLVMValueRef val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), ""));
+    return guard_end(g, &gd, val, other);
+}
+
 int lg_emit_load(lg *g, tj_ref r)
 {
     const lg_view *v = view_of(g, r);
     if (!v)
         return -1;
+    if ((lg_val(g, r)->fused = load_fusable(g, r, v)))
+        return 0;
     lg_alloc_result(g, r);
     walk_view(g, r, v, lg_in(g, r)->args[1], load_elem);
     return 0;
