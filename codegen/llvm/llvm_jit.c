@@ -176,6 +176,12 @@ static int optimize_and_emit(tj_cpu *cpu, const tj_kernel *k, LLVMModuleRef mod,
 
 int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
 {
+    if (!k)
+        return -1;
+    if (!cpu || !object) {
+        tj_error(k->ctx, "tj_cpu_compile_object: NULL %s", cpu ? "object buffer" : "cpu");
+        return -1;
+    }
     if (k->level != TJ_LEVEL_TILE) {
         tj_error(k->ctx, "kernel '%s': the cpu back end takes Tile IR, not SIMT IR", k->name);
         return -1;
@@ -274,6 +280,10 @@ static LLVMErrorRef new_dylib(tj_cpu *cpu, LLVMOrcJITDylibRef *jd)
 
 tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, size_t cap)
 {
+    if (!cpu || !object || !len) {
+        set_err(err, cap, cpu ? "tj_cpu_load: no object code" : "tj_cpu_load: NULL cpu", NULL);
+        return NULL;
+    }
     LLVMOrcJITDylibRef jd;
     LLVMErrorRef e = new_dylib(cpu, &jd);
     if (e) {

@@ -162,7 +162,11 @@ int tj_cpu_threads(const tj_cpu *cpu) { return cpu ? cpu->threads : 0; }
 
 int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t grid[3], char *err, size_t cap)
 {
-    (void)nargs;
+    if (!f || !grid || !tj_array_ok(args, nargs)) {
+        if (err && cap)
+            snprintf(err, cap, "tj_cpu_run: NULL %s", !f ? "function" : !grid ? "grid" : "args with nargs > 0");
+        return -1;
+    }
     tj_cpu_pool *p = f->cpu->pool;
     int64_t total = grid[0] * grid[1] * grid[2];
     if (total <= 0)
@@ -223,6 +227,12 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
 int tj_cpu_run_kernel(tj_cpu *cpu, const tj_kernel *k, const tj_arg *args, uint32_t nargs)
 {
     int64_t grid[3];
+    if (!k)
+        return -1;
+    if (!cpu) {
+        tj_error(k->ctx, "tj_cpu_run_kernel: NULL cpu");
+        return -1;
+    }
     if (tj_eval_grid(k, args, nargs, grid))
         return -1;
     tj_cpu_fn *f = tj_cpu_compile(cpu, k, NULL);

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "tilejit/cpu.h"
 #include "tilejit/dispatch.h"
 #include "tilejit/metal.h"
 #include "tilejit/tilejit.h"
@@ -656,5 +657,38 @@ Test(api_misuse, metal_h)
     tj_metal_stats st = {.compiles = 3};
     tj_metal_get_stats(NULL, &st);
     cr_assert_eq(st.compiles, 0);
+    tj_ctx_free(c);
+}
+
+/* The native cpu back end, built with LLVM or without it (then every entry
+ * that compiles or runs fails with the reason). */
+Test(api_misuse, cpu_h)
+{
+    char msg[256] = "";
+    int64_t grid[3] = {1, 1, 1};
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = tiny_kernel(c);
+    tj_buf obj = {0};
+    cr_expect_null(tj_cpu_load(NULL, "x", 1, msg, sizeof msg));
+    cr_expect(msg[0], "tj_cpu_load said nothing");
+    msg[0] = 0;
+    cr_expect_neq(tj_cpu_run(NULL, NULL, 0, grid, msg, sizeof msg), 0);
+    cr_expect(msg[0], "tj_cpu_run said nothing");
+    cr_expect_neq(tj_cpu_compile_object(NULL, NULL, &obj, NULL), 0);
+    CTX_GIVES(c, -1, tj_cpu_compile_object(NULL, k, &obj, NULL));
+    cr_expect_null(tj_cpu_compile(NULL, NULL, NULL));
+    cr_expect_neq(tj_cpu_run_kernel(NULL, NULL, NULL, 0), 0);
+    CTX_GIVES(c, -1, tj_cpu_run_kernel(NULL, k, NULL, 0));
+    cr_expect_eq(tj_cpu_threads(NULL), 0);
+    cr_expect_str_eq(tj_cpu_target(NULL), "");
+    tj_cpu_free(NULL);
+    tj_cpu *cpu = tj_cpu_new(1, msg, sizeof msg);
+    if (cpu) { /* built with LLVM */
+        cr_expect_null(tj_cpu_load(cpu, NULL, 0, msg, sizeof msg));
+        CTX_GIVES(c, -1, tj_cpu_compile_object(cpu, k, NULL, NULL));
+        cr_expect_neq(tj_cpu_run(NULL, NULL, 3, grid, msg, sizeof msg), 0);
+        tj_cpu_free(cpu);
+    }
+    tj_buf_free(&obj);
     tj_ctx_free(c);
 }

@@ -29,7 +29,8 @@ const char *tj_cpu_target(const tj_cpu *cpu) { return cpu ? "" : ""; }
 int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
 {
     (void)cpu, (void)object, (void)times;
-    tj_error(k->ctx, "kernel '%s': %s", k->name, missing);
+    if (k)
+        tj_error(k->ctx, "kernel '%s': %s", k->name, missing);
     return -1;
 }
 
