@@ -46,21 +46,11 @@ static void fill(tj_tensor *t, uint64_t *rng)
     }
 }
 
-/* "A=1,B=2" into bindings (names into a copy in the context). */
+/* "A=1,B=2" into bindings; a malformed one counts as none (reported in c). */
 static uint32_t bindings(tj_ctx *c, const char *s, tj_binding *out, uint32_t max)
 {
-    uint32_t n = 0;
-    while (s && *s && n < max) {
-        size_t len = strcspn(s, "=");
-        if (!s[len])
-            break;
-        out[n].name = tj_strndup(c, s, len);
-        out[n].value = strtoll(s + len + 1, NULL, 10);
-        n++;
-        s = strchr(s + len, ',');
-        s = s ? s + 1 : NULL;
-    }
-    return n;
+    int64_t n = tj_bindings_parse(c, s, out, max);
+    return n < 0 ? 0 : (uint32_t)n;
 }
 
 static double scalar_value(const char *scalars, const char *name)

@@ -32,6 +32,11 @@ uint32_t tj_kernel_tile_params(const tj_program *p, int kernel, const tj_tile_pa
  * (and *out NULL) for no such kernel, or a NULL out. */
 uint32_t tj_kernel_params(const tj_program *p, int kernel, const tj_param **out);
 
+/* "NAME=INT,NAME=INT,..." (NULL or "": none) into out[0..max): the number
+ * of bindings, or -1 after reporting a malformed one. Names are copied into
+ * the context. For tile parameters (-D) and dims (--shape). */
+int64_t tj_bindings_parse(tj_ctx *c, const char *text, tj_binding *out, uint32_t max);
+
 /* Picks the configuration: every tile parameter bound in `given` keeps its
  * value; the others take the first combination, in the order of the `tune`
  * lists, that satisfies every `where` clause. `dims` binds dim names (from

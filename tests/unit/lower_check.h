@@ -43,21 +43,11 @@ static inline lc_opts lc_defaults(void)
                      .rtol = 1e-4, .atol = 1e-5, .seed = 1};
 }
 
-/* "A=1,B=2" -> bindings (names point into a copy owned by the context). */
+/* "A=1,B=2" -> bindings; a malformed one counts as none (reported in c). */
 static inline uint32_t lc_bindings(tj_ctx *c, const char *s, tj_binding *out, uint32_t max)
 {
-    uint32_t n = 0;
-    while (s && *s && n < max) {
-        size_t len = strcspn(s, "=");
-        if (!s[len])
-            break;
-        out[n].name = tj_strndup(c, s, len);
-        out[n].value = strtoll(s + len + 1, NULL, 10);
-        n++;
-        s = strchr(s + len, ',');
-        s = s ? s + 1 : NULL;
-    }
-    return n;
+    int64_t n = tj_bindings_parse(c, s, out, max);
+    return n < 0 ? 0 : (uint32_t)n;
 }
 
 static inline const char *lc_lookup_str(const char *list, const char *name)

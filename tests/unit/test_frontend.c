@@ -307,3 +307,28 @@ Test(frontend, select_config_errors)
     cr_assert(strstr(tj_diag_render(ctx), "needs dim 'N'"));
     cr_assert_neq(tj_select_config(ctx, p, 7, NULL, 0, NULL, 0, &cfg, &n), 0);
 }
+
+Test(frontend, bindings_parse_and_malformed_ones_are_reported)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_binding b[3];
+    cr_assert_eq(tj_bindings_parse(c, "BM=128,warps=8", b, 3), 2);
+    cr_expect_str_eq(b[0].name, "BM");
+    cr_expect_eq(b[0].value, 128);
+    cr_expect_str_eq(b[1].name, "warps");
+    cr_expect_eq(b[1].value, 8);
+    cr_expect_eq(tj_bindings_parse(c, "", b, 3), 0);
+    cr_expect_eq(tj_bindings_parse(c, NULL, b, 3), 0);
+    cr_expect_eq(tj_error_count(c), 0);
+    cr_expect_eq(tj_bindings_parse(c, "N=-5", b, 3), 1);
+    cr_expect_eq(b[0].value, -5);
+    const char *bad[] = {"N", "=3", "N=", "N=3x", "N=99999999999999999999", "A=1,B=2,C=3,D=4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint32_t before = tj_error_count(c);
+        cr_expect_eq(tj_bindings_parse(c, bad[i], b, 3), -1, "'%s'", bad[i]);
+        cr_expect_gt(tj_error_count(c), before, "'%s' said nothing", bad[i]);
+    }
+    cr_expect_eq(tj_bindings_parse(NULL, "N=1", b, 3), -1);
+    cr_expect_eq(tj_bindings_parse(c, "N=1", NULL, 3), -1);
+    tj_ctx_free(c);
+}
