@@ -84,7 +84,11 @@ int tj_dispatch_launch_dlpack(tj_dispatch *d, tj_arg *args, const void *const *d
  * producer's dltensor_from_py_object_no_sync (no capsule is made), and the
  * launch goes to the producer's current_work_stream of the tensors'
  * device. The caller holds the GIL (ctypes.PyDLL); a producer that fails
- * has set a Python exception. 0, or 1 with err. */
+ * has set a Python exception. 0, 1 with err, or TJ_DISPATCH_OTHER_DEVICE
+ * (nothing done) when the first tensor lives on another device than d's
+ * jit: a binding may try the table of the device it saw last and fall
+ * back to asking the array. */
+enum { TJ_DISPATCH_OTHER_DEVICE = 2 };
 int tj_dispatch_launch_exchange(tj_dispatch *d, const void *api, void *const *objects, tj_arg *args,
                                 uint32_t nargs, tj_rt_error *err);
 

@@ -241,9 +241,24 @@ class _Dispatch:
                 args[i].is_tensor, args[i].scalar.i = 0, int(values[i])
         except (TypeError, ValueError) as e:
             raise TilejitError(self.kernel._bad_argument(values, e)) from None
-        if self.lib.gil.tj_dispatch_launch_exchange(self.h, api, objects, args, self.n, bufs.err):
+        rc = self.lib.gil.tj_dispatch_launch_exchange(self.h, api, objects, args, self.n, bufs.err)
+        if rc == _lib.DISPATCH_OTHER_DEVICE:
+            return False
+        if rc:
             raise TilejitError(bufs.err.text())
         return True
+
+    def try_exchange(self, values):
+        """The launch through the exchange API when the arrays are on this
+        table's device and of one producer; False (nothing done) if not."""
+        api = exchange_api(type(values[self.tensors[0]]))
+        if not api:
+            return False
+        bufs = self.pool.pop() if self.pool else _Buffers(max(1, self.n))
+        try:
+            return self._launch_exchange(values, api, bufs)
+        finally:
+            self.pool.append(bufs)
 
     def launch(self, values):
         bufs = self.pool.pop() if self.pool else _Buffers(max(1, self.n))
@@ -325,6 +340,7 @@ class Kernel:
         self._params, self._arch = dict(params or {}), arch
         self._dispatches = {}
         self._by_dl_device = {}  # __dlpack_device__() -> its _Dispatch, for the fast path
+        self._by_kind = {}  # array type with the exchange API -> the CUDA _Dispatch it went to last
         cpu = self._dispatch((_lib.DEVICE_CPU, 0))  # parses now: errors surface here
         self.params = cpu.params
         self._names = [p[0] for p in cpu.params]
@@ -383,11 +399,19 @@ class Kernel:
 
     def __call__(self, *arrays, **scalars):
         values = arrays if not scalars and len(arrays) == self._n else self._bind(arrays, scalars)
+        # an exchange-API type goes straight to the CUDA table it used last:
+        # C checks the device (no __dlpack_device__ call) and says if it moved
+        kind = type(values[self._first_tensor]) if self._first_tensor is not None else None
+        d = self._by_kind.get(kind)
+        if d is not None and d.try_exchange(values):
+            return
         try:
             d = self._by_dl_device[values[self._first_tensor].__dlpack_device__()]
         except (KeyError, TypeError, AttributeError):
             d = self._device_dispatch(values)
         d.launch(values)
+        if d.cuda and d.tensors and exchange_api(kind):
+            self._by_kind[kind] = d
 
     def compile(self, *arrays, **scalars):
         """The Function a call with these arguments runs (compiled now if

@@ -13,6 +13,7 @@ DTYPES = ["invalid", "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64
           "f16", "bf16", "f32", "f64"]
 FLOAT_DTYPES = {DTYPES.index(n) for n in ("f16", "bf16", "f32", "f64")}
 DEVICE_CPU, DEVICE_CUDA = 0, 1
+DISPATCH_OTHER_DEVICE = 2  # tj_dispatch_launch_exchange: the arrays are on another device
 TUNE_STATUS = ["ok", "pruned-where", "pruned", "failed", "untimed"]
 
 

@@ -96,3 +96,15 @@ def test_cupy_arrays():
     k(x, y)
     e = cupy.exp(x - x.max(axis=1, keepdims=True))
     assert float(cupy.abs(y - e / e.sum(axis=1, keepdims=True)).max()) < 1e-5
+
+
+def test_one_kernel_follows_torch_tensors_between_devices(softmax):
+    """The launch path remembers the device a tensor type went to last; a
+    tensor of that type on another device must still go where it lives."""
+    for device in ["cuda", "cpu", "cuda", "cpu", "cpu", "cuda"]:
+        x = torch.randn(4, 300, device=device)
+        y = torch.empty_like(x)
+        softmax(x, y)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        assert torch.allclose(y, torch.softmax(x, dim=1), atol=1e-5), device

@@ -411,3 +411,22 @@ Test(dispatch, the_dlpack_exchange_api_views_the_producers_objects, .init = open
     cr_expect_neq(tj_dispatch_launch_exchange(d, NULL, objects, args, 2, &err), 0);
     tj_dispatch_free(d);
 }
+
+Test(dispatch, the_exchange_api_says_when_the_tensors_are_on_another_device, .init = open_jit, .fini = close_jit)
+{
+    tj_dispatch *d = new_dispatch(softmax_src, "softmax");
+    float x[60] = {0}, y[60] = {0};
+    int64_t shape[2] = {3, 20};
+    dl_tensor dx = {x, {2, 0}, 2, {2, 32, 1}, shape, NULL, 0}, dy = {y, {2, 0}, 2, {2, 32, 1}, shape, NULL, 0};
+    void *objects[2] = {&dx, &dy};
+    tj_arg args[2] = {{0}};
+    exchange_api api = {{1, 3}, NULL, NULL, NULL, NULL, view_object, current_stream};
+    views_made = streams_asked = 0;
+    cr_expect_eq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), TJ_DISPATCH_OTHER_DEVICE,
+                 "kDLCUDA tensors on a cpu table");
+    cr_expect_eq(views_made, 1, "stops at the first tensor");
+    cr_expect_eq(streams_asked, 0);
+    dx.device.type = dy.device.type = 1; /* kDLCPU: this table's */
+    cr_expect_eq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0, "%s", err.msg);
+    tj_dispatch_free(d);
+}
