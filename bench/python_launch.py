@@ -7,7 +7,7 @@ a cached kernel <= 10 us, a new signature that hits the memory cache
 
 cpu (NumPy): an empty grid (M = 0 rows: the checks and the call, no
 program runs) measures the host overhead alone; a 1 x 16 launch adds the
-interpreter's run. cuda (torch tensors): launches with no synchronization
+cpu device's run (native code, or the interpreter without LLVM). cuda (torch tensors): launches with no synchronization
 in the loop, so the figure is the host's cost per launch (the GPU queue
 absorbs the kernels); the same for a Triton kernel and torch.softmax.
 Whatever is missing is skipped with the reason printed.
