@@ -44,13 +44,13 @@ static tj_dtype dtype_of(dl_dtype t)
     }
 }
 
-static int on_device(const tj_dispatch *d, dl_device dev)
+int tj_dispatch_on_device(const tj_dispatch *d, int32_t type, int32_t id)
 {
-    if (dev.device_type == DL_CUDA_MANAGED)
+    if (type == DL_CUDA_MANAGED)
         return 1;
     if (tj_jit_device(d->jit) != TJ_DEVICE_CUDA) /* cpu, interp: host memory */
-        return dev.device_type == DL_CPU || dev.device_type == DL_CUDA_HOST;
-    return dev.device_type == DL_CUDA && dev.device_id == tj_jit_ordinal(d->jit);
+        return type == DL_CPU || type == DL_CUDA_HOST;
+    return type == DL_CUDA && id == tj_jit_ordinal(d->jit);
 }
 
 static const char *device_name(int32_t type)
@@ -62,7 +62,7 @@ static int from_dlpack(const tj_dispatch *d, uint32_t i, const dl_tensor *t, tj_
 {
     const char *name = i < d->nparams ? d->params[i].name : "?";
     tj_dtype dt = dtype_of(t->dtype);
-    const char *bad = !on_device(d, t->device) ? "device"
+    const char *bad = !tj_dispatch_on_device(d, t->device.device_type, t->device.device_id) ? "device"
                       : dt == TJ_DT_INVALID     ? "dtype"
                       : t->ndim < 0 || t->ndim > TJ_MAX_RANK ? "rank"
                                                               : NULL;

@@ -30,19 +30,7 @@ typedef struct dl_tensor_view {
     uint64_t byte_offset;
 } dl_tensor_view;
 
-enum { MAX_VIEWS = 64, DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
-
-/* Whether a tensor of DLPack device (type, id) can run on d's device:
- * CUDA device n takes kDLCUDA n and managed memory, the cpu host memory
- * (kDLCPU, kDLCUDAHost) and managed memory. */
-static int on_jits_device(const tj_dispatch *d, int32_t type, int32_t id)
-{
-    if (type == DL_CUDA_MANAGED)
-        return 1;
-    if (tj_jit_device(d->jit) == TJ_DEVICE_CUDA)
-        return type == DL_CUDA && id == tj_jit_ordinal(d->jit);
-    return type == DL_CPU || type == DL_CUDA_HOST;
-}
+enum { MAX_VIEWS = 64, DL_CUDA = 2 };
 
 static int api_usable(const dl_exchange_api *x, tj_rt_error *err)
 {
@@ -77,7 +65,7 @@ int tj_dispatch_launch_exchange(tj_dispatch *d, const void *api, void *const *ob
         dlpack[i] = &views[i];
         if (!device_type) {
             device_type = views[i].device_type, device_id = views[i].device_id;
-            if (!on_jits_device(d, device_type, device_id))
+            if (!tj_dispatch_on_device(d, device_type, device_id))
                 return TJ_DISPATCH_OTHER_DEVICE;
         }
     }

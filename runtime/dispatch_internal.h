@@ -40,6 +40,11 @@ dispatch_entry *tj_dispatch_entry(tj_dispatch *d, const tj_arg *args, uint32_t n
 /* "X: f32[<=4,<=1024], n: i32": a signature for reasons. */
 void tj_dispatch_signature_text(const tj_dispatch *d, const tj_arg *args, uint32_t nargs, char *buf, size_t size);
 
+/* dispatch_dlpack.c: whether a tensor of DLPack device (type, id) can run
+ * where d's jit runs (CUDA device n: kDLCUDA n; the cpu and the
+ * interpreter: kDLCPU and kDLCUDAHost; all: kDLCUDAManaged). */
+int tj_dispatch_on_device(const tj_dispatch *d, int32_t type, int32_t id);
+
 /* dispatch_tune.c: tunes the entry's signature and keeps the winner in it
  * (d->lock held). */
 int tj_dispatch_tune_entry(tj_dispatch *d, dispatch_entry *e, const tj_arg *args, uint32_t nargs,
