@@ -91,15 +91,10 @@ static inline int cc_check_ir(const char *text, const lc_opts *o)
 {
     CC_REQUIRE_LLVM();
     lc_run run = {.c = tj_ctx_new()};
-    tj_kernel *k = NULL;
-    int ok = tj_parse_ir(run.c, "test.tjir", text, strlen(text), &k, 1) == 1 && !tj_verify(k);
-    if (ok) {
-        run.params = k->params;
-        run.nparams = k->nparams;
-        lc_make_args(&run, o);
-        ok = cc_run_kernel(&run, k, o);
+    tj_kernel *k = lc_parse_kernel(&run, text, o);
+    int ok = k && cc_run_kernel(&run, k, o);
+    if (k)
         lc_free(&run);
-    }
     if (!ok)
         fprintf(stderr, "%s", tj_diag_render(run.c));
     tj_ctx_free(run.c);

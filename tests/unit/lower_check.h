@@ -313,17 +313,25 @@ static inline int lc_check_tj(const char *src, const char *kernel, const lc_opts
     return ok;
 }
 
+/* A Tile IR kernel parsed from text and verified, with arguments made for
+ * it in run; NULL after a diagnostic in run->c. */
+static inline tj_kernel *lc_parse_kernel(lc_run *run, const char *text, const lc_opts *o)
+{
+    tj_kernel *k = NULL;
+    if (tj_parse_ir(run->c, "test.tjir", text, strlen(text), &k, 1) != 1 || tj_verify(k))
+        return NULL;
+    run->params = k->params;
+    run->nparams = k->nparams;
+    lc_make_args(run, o);
+    return k;
+}
+
 /* A Tile IR kernel in text form, lowered with each `warps`. */
 static inline int lc_check_ir(const char *text, const lc_opts *o)
 {
     lc_run run = {.c = tj_ctx_new()};
-    tj_kernel *k = NULL;
-    int ok = tj_parse_ir(run.c, "test.tjir", text, strlen(text), &k, 1) == 1 && !tj_verify(k);
-    if (ok) {
-        run.params = k->params;
-        run.nparams = k->nparams;
-        lc_make_args(&run, o);
-    }
+    tj_kernel *k = lc_parse_kernel(&run, text, o);
+    int ok = k != NULL;
     for (int i = 0; ok && lc_warps_of(o, i); i++)
         ok = lc_run_kernel(&run, k, lc_warps_of(o, i), o);
     if (!ok)
