@@ -224,11 +224,24 @@ static void keep_backup(tj_ctx *c, cli_tmpfile *t)
         t->backup = NULL;
 }
 
-/* Puts back what commit_all replaced of t: the old file, or no file. */
-static void undo(cli_tmpfile *t)
+/* Puts back what commit_all replaced of t: the old file, or no file. 0 when
+ * it did; otherwise reports where the old contents are (the backup is kept)
+ * or that there was no copy to put back. */
+static int undo(tj_ctx *c, cli_tmpfile *t)
 {
-    if (t->backup ? rename(t->backup, t->target) == 0 : !t->exists && unlink(t->target) == 0)
+    if (t->backup ? rename(t->backup, t->target) == 0 : !t->exists && unlink(t->target) == 0) {
         t->backup = NULL;
+        return 0;
+    }
+    if (t->backup)
+        cli_file_error(c, t->path, "was replaced and could not be put back (%s); its old contents are in %s",
+                       strerror(errno), t->backup);
+    else if (t->exists)
+        cli_file_error(c, t->path, "was replaced and could not be put back: no copy of its old contents "
+                       "(hard links are not supported there)");
+    else
+        cli_file_error(c, t->path, "was written and could not be removed again: %s", strerror(errno));
+    return -1;
 }
 
 int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n)
@@ -242,10 +255,14 @@ int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n)
             break;
     int failed = done < n;
     if (failed) {
-        cli_file_error(c, t[done].path, "cannot replace: %s; no output was changed", strerror(errno));
+        int err = errno, undone = 1;
         for (uint32_t i = 0; i < done; i++)
-            if (t[i].tmp)
-                undo(&t[i]);
+            if (t[i].tmp && undo(c, &t[i]) != 0) {
+                undone = 0;
+                t[i].backup = NULL; /* kept: the only copy of the old contents */
+            }
+        cli_file_error(c, t[done].path, "cannot replace: %s; %s", strerror(err),
+                       undone ? "no output was changed" : "some outputs were changed (above)");
     }
     for (uint32_t i = 0; i < n; i++) {
         if (t[i].backup)
