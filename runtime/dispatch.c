@@ -121,7 +121,9 @@ static unsigned char bucket(int64_t size)
 static int aligned16(const tj_tensor *t) { return ((uintptr_t)t->data & 15) == 0; }
 
 /* Packs what a compile depends on: per tensor its dtype, rank and dims'
- * buckets, and on CUDA the facts tj_jit_compile specializes on. */
+ * buckets, and on CUDA the facts tj_jit_compile specializes on (the native
+ * cpu specializes too, but keeps one entry: pick_slow's tj_fn_check tells
+ * its functions apart). */
 static size_t signature(const tj_dispatch *d, const tj_arg *args, uint32_t nargs, unsigned char *sig)
 {
     int facts = tj_jit_device(d->jit) == TJ_DEVICE_CUDA;
@@ -144,12 +146,14 @@ static size_t signature(const tj_dispatch *d, const tj_arg *args, uint32_t nargs
     return n;
 }
 
-/* Bit i: tensor argument i is 16-byte aligned (CUDA; what the memo, which
- * ignores data pointers, must still tell apart). */
+/* Bit i: tensor argument i is 16-byte aligned (CUDA and the native cpu,
+ * whose functions specialize on it: what the memo, which ignores data
+ * pointers, must still tell apart). */
 static uint32_t aligned_mask(const tj_dispatch *d, const tj_arg *args, uint32_t nargs)
 {
+    int facts = tj_jit_device(d->jit) == TJ_DEVICE_CUDA || tj_jit_native_cpu(d->jit);
     uint32_t m = 0;
-    for (uint32_t i = 0; tj_jit_device(d->jit) == TJ_DEVICE_CUDA && i < nargs && i < 32; i++)
+    for (uint32_t i = 0; facts && i < nargs && i < 32; i++)
         m |= (uint32_t)(args[i].is_tensor && aligned16(&args[i].tensor)) << i;
     return m;
 }

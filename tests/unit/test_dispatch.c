@@ -430,3 +430,27 @@ Test(dispatch, the_exchange_api_says_when_the_tensors_are_on_another_device, .in
     cr_expect_eq(tj_dispatch_launch_exchange(d, &api, objects, args, 2, &err), 0, "%s", err.msg);
     tj_dispatch_free(d);
 }
+
+/* The native cpu code specializes on 16-byte aligned bases too: the same
+ * shapes at a misaligned address must compile another function, not hit
+ * the memo and fail the launch's alignment check. */
+Test(dispatch, the_same_shapes_at_a_misaligned_address_still_launch, .init = open_jit, .fini = close_jit)
+{
+    tj_dispatch *d = new_dispatch(softmax_src, "softmax");
+    pair p = make_pair(2, 64);
+    cr_assert_eq(tj_dispatch_launch(d, p.args, 2, NULL, &err), 0, "%s", err.msg);
+    float *x = calloc(2 * 64 + 1, sizeof(float));
+    for (int i = 0; i < 2 * 64; i++)
+        x[1 + i] = p.x[i];
+    p.args[0].tensor.data = x + 1; /* 4 bytes past a 16-byte boundary */
+    for (int i = 0; i < 2 * 64; i++)
+        p.y[i] = NAN;
+    cr_assert_eq(tj_dispatch_launch(d, p.args, 2, NULL, &err), 0, "%s", err.msg);
+    cr_expect_lt(softmax_error(&p, 2, 64), 1e-6);
+    p.args[0].tensor.data = p.x;
+    cr_assert_eq(tj_dispatch_launch(d, p.args, 2, NULL, &err), 0, "%s", err.msg);
+    cr_expect_lt(softmax_error(&p, 2, 64), 1e-6);
+    free(x);
+    free_pair(&p);
+    tj_dispatch_free(d);
+}
