@@ -168,9 +168,14 @@ static int optimize_and_emit(tj_cpu *cpu, const tj_kernel *k, LLVMModuleRef mod,
         LLVMDisposeMessage(msg);
         return -1;
     }
-    tj_buf_append(object, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb));
+    size_t before = object->len, n = LLVMGetBufferSize(mb);
+    tj_buf_append(object, LLVMGetBufferStart(mb), n);
     LLVMDisposeMemoryBuffer(mb);
     (void)cpu;
+    if (object->len != before + n) { /* tj_buf_append truncates when out of memory */
+        tj_error(k->ctx, "kernel '%s': cpu back end: out of memory for the object code", k->name);
+        return -1;
+    }
     return 0;
 }
 
@@ -190,6 +195,12 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
     LLVMContextRef lc = LLVMContextCreate();
     LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, lc);
     LLVMTargetMachineRef tm = new_machine(cpu);
+    if (!tm) {
+        tj_error(k->ctx, "kernel '%s': cpu back end: cannot create a target machine for %s", k->name, cpu->triple);
+        LLVMDisposeModule(mod);
+        LLVMContextDispose(lc);
+        return -1;
+    }
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(mod, dl);
     LLVMSetTarget(mod, cpu->triple);
