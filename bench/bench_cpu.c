@@ -9,6 +9,7 @@
  * `matmul CONFIG FLOPS SECONDS COMPILE_MS CPU_MS`, `example FILE KERNEL SHAPES
  * NATIVE_S INTERP_S COMPILE_MS CPU_MS` (compile: wall and thread CPU time). Threads: TILEJIT_CPU_THREADS, else every core. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,17 +123,21 @@ static void release(bench_kernel *b)
     tj_ctx_free(b->c);
 }
 
-/* The median of `reps` runs after one warm-up, in seconds. */
+/* The median of `reps` runs after one warm-up, in seconds; NAN when a
+ * run fails (a failed launch returns at once: timing it would be bogus). */
 static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps)
 {
     double t[64];
     char err[256];
     reps = reps < 64 ? reps : 64;
-    tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
-    for (int i = 0; i < reps; i++) {
+    for (int i = -1; i < reps; i++) {
         double t0 = bench_now_us();
-        tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
-        t[i] = (bench_now_us() - t0) * 1e-6;
+        if (tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err)) {
+            fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, err);
+            return NAN;
+        }
+        if (i >= 0)
+            t[i] = (bench_now_us() - t0) * 1e-6;
     }
     return bench_median(t, reps);
 }
