@@ -25,6 +25,8 @@ static void run_softmax(tj_device_kind kind, const float *x, float *y, tj_build_
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(kind, 0, &err);
     cr_assert(j, "%s", err.msg);
+    /* else TJ_DEVICE_CPU runs the interpreter, compared against itself */
+    cr_assert(kind != TJ_DEVICE_CPU || tj_jit_native_cpu(j), "TJ_DEVICE_CPU fell back to the interpreter");
     tj_jit_set_event_handler(j, on_event, from);
     int64_t shape[2] = {M, N};
     tj_arg args[2] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous((void *)x, TJ_DT_F32, 2, shape)},
