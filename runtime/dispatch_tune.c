@@ -183,19 +183,20 @@ static int keep_winner(tj_dispatch *d, dispatch_entry *e, const tj_tune_result *
     tj_binding *config = copy_config(best->config, best->nconfig);
     if (!config)
         return 1;
-    for (uint32_t i = 0; i < e->nfns; i++) {
-        if (d->nretired == d->retired_cap) {
-            uint32_t cap = d->retired_cap ? 2 * d->retired_cap : 8;
-            tj_fn **grown = realloc(d->retired, sizeof *grown * cap);
-            if (!grown) {
-                free(config);
-                return 1;
-            }
-            d->retired = grown;
-            d->retired_cap = cap;
+    if (d->retired_cap - d->nretired < e->nfns) { /* room first: a function in both lists is released twice */
+        uint32_t cap = d->retired_cap ? d->retired_cap : 8;
+        while (cap - d->nretired < e->nfns)
+            cap *= 2;
+        tj_fn **grown = realloc(d->retired, sizeof *grown * cap);
+        if (!grown) {
+            free(config);
+            return 1;
         }
-        d->retired[d->nretired++] = e->fns[i];
+        d->retired = grown;
+        d->retired_cap = cap;
     }
+    for (uint32_t i = 0; i < e->nfns; i++)
+        d->retired[d->nretired++] = e->fns[i];
     e->nfns = 0;
     free(e->tuned);
     e->tuned = config;
