@@ -39,8 +39,9 @@ int tj_jit_cpu_lookup(tj_cache *disk, const tj_cache_key *k, const tj_kernel *sp
         return 1;
     tj_buf want = {0};
     meta_text(spec, "", &want); /* the kernel and abi lines; the key holds the target */
-    const char *abi = strstr(want.data, "\nabi ") + 5;
-    int ok = meta_is(e->meta, "kernel", spec->name, strlen(spec->name)) &&
+    const char *abi = want.data ? strstr(want.data, "\nabi ") : NULL; /* NULL: out of memory */
+    abi = abi ? abi + 5 : NULL;
+    int ok = abi && meta_is(e->meta, "kernel", spec->name, strlen(spec->name)) &&
              meta_is(e->meta, "abi", abi, strlen(abi) - 1) && e->bin_len > 0;
     tj_buf_free(&want);
     if (!ok) {
