@@ -369,6 +369,10 @@ static int read_data(tj_ctx *c, FILE *f, const char *path, const char *what, npy
         }
         free(buf);
     }
+    if (got != bytes && ferror(f)) { /* EIO, EISDIR: not a short file */
+        cli_file_error(c, path, "%s: cannot read the array data: %s", what, strerror(errno));
+        return -1;
+    }
     if (got != bytes) {
         report_truncated(c, path, what, bytes, got);
         return -1;
