@@ -200,9 +200,14 @@ int tj_nvrtc_options(const tj_cuda_source *src, const char *arch, tj_buf *text, 
         add_list(text, &n, "--include-path=", src->include_dirs, src->ninclude_dirs, "include directory", err) ||
         add_list(text, &n, "", src->options, src->noptions, "option", err))
         return -1;
-    const char *p = text->data;
-    for (int i = 0; i < n; i++, p += strlen(p) + 1)
+    /* tj_buf drops what it has no memory for: then fewer than n options
+     * are there, and walking on would read past its end. */
+    const char *p = text->data, *end = p ? p + text->len : NULL;
+    for (int i = 0; i < n; i++, p += strlen(p) + 1) {
+        if (!p || p >= end)
+            return -tj_rt_fail(err, "NVRTC: out of memory building the options");
         argv[i] = p;
+    }
     return n;
 }
 
