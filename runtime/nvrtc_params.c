@@ -53,11 +53,14 @@ static char *code_only(const char *s, size_t len)
     for (size_t i = 0; i < len; i++) {
         char q = s[i];
         size_t end = i;
-        if (q == '/' && i + 1 < len && s[i + 1] == '/')
-            end = i + strcspn(s + i, "\n");
-        else if (q == '/' && i + 1 < len && s[i + 1] == '*') {
-            const char *close = strstr(s + i + 2, "*/");
-            end = close ? (size_t)(close - s) + 2 : len;
+        /* Bounded by len: the source need not be NUL-terminated. */
+        if (q == '/' && i + 1 < len && s[i + 1] == '/') {
+            const char *nl = memchr(s + i, '\n', len - i);
+            end = nl ? (size_t)(nl - s) : len;
+        } else if (q == '/' && i + 1 < len && s[i + 1] == '*') {
+            for (end = i + 2; end + 1 < len && !(s[end] == '*' && s[end + 1] == '/'); end++)
+                ;
+            end = end + 1 < len ? end + 2 : len;
         } else if (q == '"' || q == '\'') {
             for (end = i + 1; end < len && s[end] != q && s[end] != '\n'; end++)
                 end += s[end] == '\\';
