@@ -55,14 +55,15 @@ int tj_guarded(tj_ctx *c, int (*fn)(void *arg), void *arg)
     return rc;
 }
 
-static void out_of_memory(tj_ctx *c)
+/* Guarded, the failure unwinds to the entry point. Unguarded (an embedder
+ * calling the builder directly), the failing call returns NULL and the error
+ * is counted, though there is no memory left to word it. */
+static void *out_of_memory(tj_ctx *c)
 {
     if (c->guard)
         longjmp(*c->guard, 1);
-    /* No entry point is guarding: this is not bad input but an exhausted
-     * machine, and there is nothing left to return to. */
-    fputs("tilejit: out of memory\n", stderr);
-    abort();
+    c->nerrors++;
+    return NULL;
 }
 
 void *tj_alloc(tj_ctx *c, size_t size)
@@ -72,7 +73,7 @@ void *tj_alloc(tj_ctx *c, size_t size)
     /* A size whose rounding (or chunk header) would wrap is no request
      * malloc could meet: it would otherwise become a tiny allocation. */
     if (size > SIZE_MAX - sizeof(tj_chunk) - 15)
-        out_of_memory(c);
+        return out_of_memory(c);
     size = (size + 15) & ~(size_t)15;
     tj_chunk *k = c->chunks;
     if (!k || k->cap - k->used < size) {
@@ -81,7 +82,7 @@ void *tj_alloc(tj_ctx *c, size_t size)
             cap = k->cap * 2 > size ? k->cap * 2 : size;
         k = malloc(sizeof *k + cap);
         if (!k)
-            out_of_memory(c);
+            return out_of_memory(c);
         k->used = 0;
         k->cap = cap;
         k->next = c->chunks;
@@ -110,9 +111,10 @@ void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
     uint32_t n = *cap ? *cap : 8;
     while (n < need)
         n = n > UINT32_MAX / 2 ? need : n * 2; /* doubling past 2^31 would wrap to 0 */
-    arr = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
-    *cap = n;
-    return arr;
+    void *grown = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
+    if (grown)
+        *cap = n;
+    return grown;
 }
 
 char *tj_strndup(tj_ctx *c, const char *s, size_t n)
@@ -120,6 +122,8 @@ char *tj_strndup(tj_ctx *c, const char *s, size_t n)
     if (!c || !tj_array_ok(s, n))
         return NULL;
     char *p = tj_alloc(c, n + 1);
+    if (!p)
+        return NULL;
     memcpy(p, s, n);
     p[n] = 0;
     return p;
@@ -135,11 +139,16 @@ uint32_t tj_source_add(tj_ctx *c, const char *name, const char *text, size_t len
         tj_error(c, "tj_source_add: NULL text of %zu bytes", len);
         return 0;
     }
-    c->sources = tj_grow(c, c->sources, &c->scap, c->nsources + 1, sizeof *c->sources);
+    tj_source *grown = tj_grow(c, c->sources, &c->scap, c->nsources + 1, sizeof *c->sources);
+    if (!grown)
+        return 0;
+    c->sources = grown;
     tj_source *s = &c->sources[c->nsources];
     s->name = tj_strdup(c, name ? name : "<input>");
     s->text = tj_strndup(c, text ? text : "", len);
     s->len = len;
+    if (!s->name || !s->text)
+        return 0;
     return c->nsources++;
 }
 

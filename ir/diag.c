@@ -14,6 +14,8 @@ static char *vformat(tj_ctx *c, const char *fmt, va_list ap)
     if (n < 0)
         n = 0;
     char *s = tj_alloc(c, (size_t)n + 1);
+    if (!s)
+        return NULL;
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
@@ -40,8 +42,12 @@ void tj_diag_report(tj_ctx *c, tj_severity sev, uint32_t file, uint32_t line,
     va_start(ap, fmt);
     char *msg = vformat(c, fmt, ap);
     va_end(ap);
-    c->diags = tj_grow(c, c->diags, &c->dcap, c->ndiags + 1, sizeof *c->diags);
-    c->diags[c->ndiags++] = (tj_diag){sev, file, line, col, msg};
+    /* Out of memory outside a guard: the error is still counted. */
+    tj_diag *diags = msg ? tj_grow(c, c->diags, &c->dcap, c->ndiags + 1, sizeof *c->diags) : NULL;
+    if (diags) {
+        c->diags = diags;
+        c->diags[c->ndiags++] = (tj_diag){sev, file, line, col, msg};
+    }
     if (sev == TJ_SEV_ERROR)
         c->nerrors++;
 }
@@ -58,6 +64,8 @@ void tj_diag_truncate(tj_ctx *c, uint32_t n)
         return;
     while (c->ndiags > n)
         c->nerrors -= c->diags[--c->ndiags].sev == TJ_SEV_ERROR;
+    if (n == 0)
+        c->nerrors = 0; /* with the errors out of memory left unworded */
 }
 
 static const char *severity_name(tj_severity s)

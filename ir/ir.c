@@ -74,20 +74,25 @@ tj_kernel *tj_kernel_new(tj_ctx *c, const char *name)
         return NULL;
     }
     tj_kernel *k = tj_alloc(c, sizeof *k);
+    if (!k)
+        return NULL; /* out of memory outside a guard (tj_alloc) */
     k->ctx = c;
     k->name = tj_strdup(c, name);
     k->ninsts = 1; /* insts[0] is TJ_NONE */
     k->insts = tj_grow(c, NULL, &k->icap, 64, sizeof *k->insts);
     k->nblocks = 1;
     k->blocks = tj_grow(c, NULL, &k->bcap, 8, sizeof *k->blocks);
-    return k;
+    return k->name && k->insts && k->blocks ? k : NULL;
 }
 
 tj_block_id tj_block_new(tj_kernel *k, tj_ref owner)
 {
     if (!k || (owner && no_inst(k, owner, "tj_block_new")))
         return 0;
-    k->blocks = tj_grow(k->ctx, k->blocks, &k->bcap, k->nblocks + 1, sizeof *k->blocks);
+    tj_block *blocks = tj_grow(k->ctx, k->blocks, &k->bcap, k->nblocks + 1, sizeof *k->blocks);
+    if (!blocks)
+        return 0;
+    k->blocks = blocks;
     k->blocks[k->nblocks] = (tj_block){.owner = owner};
     return k->nblocks++;
 }
@@ -100,11 +105,14 @@ tj_ref tj_inst_new(tj_kernel *k, tj_op op, tj_type type, const tj_ref *args, uin
         tj_error(k->ctx, "tj_inst_new: no op %d", (int)op);
         return TJ_NONE;
     }
-    k->insts = tj_grow(k->ctx, k->insts, &k->icap, k->ninsts + 1, sizeof *k->insts);
+    tj_inst *insts = tj_grow(k->ctx, k->insts, &k->icap, k->ninsts + 1, sizeof *k->insts);
+    if (!insts)
+        return TJ_NONE;
+    k->insts = insts;
     tj_ref r = k->ninsts++;
     k->insts[r] = (tj_inst){.op = op, .type = type};
     tj_inst_set_args(k, r, args, nargs);
-    return r;
+    return k->insts[r].nargs == nargs ? r : TJ_NONE; /* or out of memory */
 }
 
 void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs)
@@ -112,8 +120,12 @@ void tj_inst_set_args(tj_kernel *k, tj_ref r, const tj_ref *args, uint32_t nargs
     if (!k || no_inst(k, r, "tj_inst_set_args") || no_array(k, args, nargs, "tj_inst_set_args"))
         return;
     tj_inst *in = &k->insts[r];
-    if (nargs > in->nargs)
-        in->args = tj_alloc(k->ctx, sizeof(tj_ref) * nargs);
+    if (nargs > in->nargs) {
+        tj_ref *grown = tj_alloc(k->ctx, sizeof(tj_ref) * nargs);
+        if (!grown)
+            return;
+        in->args = grown;
+    }
     if (nargs)
         memmove(in->args, args, sizeof(tj_ref) * nargs);
     in->nargs = nargs;
@@ -124,7 +136,10 @@ void tj_inst_set_list(tj_kernel *k, tj_ref r, const int32_t *list, uint32_t n)
     if (!k || no_inst(k, r, "tj_inst_set_list") || no_array(k, list, n, "tj_inst_set_list"))
         return;
     tj_inst *in = &k->insts[r];
-    in->list = n ? tj_alloc(k->ctx, sizeof(int32_t) * n) : NULL;
+    int32_t *copy = n ? tj_alloc(k->ctx, sizeof(int32_t) * n) : NULL;
+    if (n && !copy)
+        return;
+    in->list = copy;
     if (n)
         memcpy(in->list, list, sizeof(int32_t) * n);
     in->nlist = n;
@@ -135,7 +150,10 @@ void tj_block_insert(tj_kernel *k, tj_block_id b, uint32_t pos, tj_ref r)
     if (!k || no_block(k, b, "tj_block_insert") || no_inst(k, r, "tj_block_insert"))
         return;
     tj_block *blk = &k->blocks[b];
-    blk->insts = tj_grow(k->ctx, blk->insts, &blk->cap, blk->ninsts + 1, sizeof(tj_ref));
+    tj_ref *grown = tj_grow(k->ctx, blk->insts, &blk->cap, blk->ninsts + 1, sizeof(tj_ref));
+    if (!grown)
+        return;
+    blk->insts = grown;
     if (pos > blk->ninsts)
         pos = blk->ninsts;
     memmove(blk->insts + pos + 1, blk->insts + pos, sizeof(tj_ref) * (blk->ninsts - pos));
@@ -164,7 +182,7 @@ tj_ref tj_emit(tj_kernel *k, tj_block_id b, tj_op op, tj_type type, const tj_ref
     if (!r)
         return TJ_NONE;
     tj_block_insert(k, b, k->blocks[b].ninsts, r);
-    return r;
+    return k->insts[r].block == b ? r : TJ_NONE; /* or out of memory */
 }
 
 tj_ref tj_emit_const_int(tj_kernel *k, tj_block_id b, tj_type t, int64_t v)
@@ -200,14 +218,20 @@ static void *dup_mem(tj_ctx *c, const void *p, size_t n)
     if (!p || !n)
         return NULL;
     void *q = tj_alloc(c, n);
-    memcpy(q, p, n);
+    if (q)
+        memcpy(q, p, n);
     return q;
 }
 
-tj_kernel *tj_kernel_clone(const tj_kernel *k)
+typedef struct {
+    const tj_kernel *from;
+    tj_kernel *copy;
+} clone_job;
+
+static int clone_kernel(void *arg)
 {
-    if (!k)
-        return NULL;
+    clone_job *j = arg;
+    const tj_kernel *k = j->from;
     tj_ctx *c = k->ctx;
     tj_kernel *n = tj_alloc(c, sizeof *n);
     *n = *k;
@@ -225,7 +249,17 @@ tj_kernel *tj_kernel_clone(const tj_kernel *k)
         tj_block *blk = &n->blocks[b];
         blk->insts = dup_mem(c, blk->insts, sizeof(tj_ref) * blk->cap);
     }
-    return n;
+    j->copy = n;
+    return 0;
+}
+
+tj_kernel *tj_kernel_clone(const tj_kernel *k)
+{
+    if (!k)
+        return NULL;
+    /* Guarded here too, so a direct caller gets NULL, not half a copy. */
+    clone_job j = {k, NULL};
+    return tj_guarded(k->ctx, clone_kernel, &j) ? NULL : j.copy;
 }
 
 /* ---- tj_buf ---------------------------------------------------------------- */

@@ -60,10 +60,12 @@ static int same_info(const tj_type_info *a, const tj_type_info *b)
     return a->nelems == 0 || !memcmp(a->elems, b->elems, sizeof(tj_type) * a->nelems);
 }
 
-static void rehash(tj_ctx *c)
+static int rehash(tj_ctx *c)
 {
     uint32_t cap = c->hcap ? c->hcap * 2 : 256;
     uint32_t *tab = tj_alloc(c, sizeof(uint32_t) * cap);
+    if (!tab)
+        return -1; /* out of memory outside a guard (tj_alloc) */
     for (uint32_t t = 1; t < c->ntypes; t++) {
         uint32_t i = hash_info(&c->types[t]) & (cap - 1);
         while (tab[i])
@@ -72,21 +74,27 @@ static void rehash(tj_ctx *c)
     }
     c->type_hash = tab;
     c->hcap = cap;
+    return 0;
 }
 
 static tj_type intern(tj_ctx *c, const tj_type_info *info)
 {
-    if (2 * (c->ntypes + 1) > c->hcap)
-        rehash(c);
+    if (2 * (c->ntypes + 1) > c->hcap && rehash(c))
+        return TJ_TYPE_NONE;
     uint32_t i = hash_info(info) & (c->hcap - 1);
     for (; c->type_hash[i]; i = (i + 1) & (c->hcap - 1))
         if (same_info(&c->types[c->type_hash[i]], info))
             return c->type_hash[i];
-    c->types = tj_grow(c, c->types, &c->tcap, c->ntypes + 1, sizeof *c->types);
+    tj_type_info *types = tj_grow(c, c->types, &c->tcap, c->ntypes + 1, sizeof *c->types);
+    if (!types)
+        return TJ_TYPE_NONE;
+    c->types = types;
     tj_type_info *t = &c->types[c->ntypes];
     *t = *info;
     if (info->nelems) {
         tj_type *e = tj_alloc(c, sizeof(tj_type) * info->nelems);
+        if (!e)
+            return TJ_TYPE_NONE;
         memcpy(e, info->elems, sizeof(tj_type) * info->nelems);
         t->elems = e;
     }

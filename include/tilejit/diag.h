@@ -29,9 +29,12 @@ typedef struct tj_diag {
 tj_ctx *tj_ctx_new(void);  /* NULL when out of memory */
 void tj_ctx_free(tj_ctx *c);
 
-/* Arena memory: zeroed, 16-byte aligned, freed with the context. Out of
- * memory is reported through tj_ctx_oom and never returns NULL (only a
- * NULL context, or a NULL string to copy, gives NULL). */
+/* Arena memory: zeroed, 16-byte aligned, freed with the context. Inside
+ * tj_guarded (every entry point of the library runs there) out of memory
+ * unwinds to the guard and these never return NULL (only a NULL context, or
+ * a NULL string to copy, gives NULL). Outside a guard (an embedder calling
+ * the IR builder directly) they return NULL and count an error; the builder
+ * calls then fail as they do on bad arguments (NULL, TJ_NONE, 0). */
 void *tj_alloc(tj_ctx *c, size_t size);
 void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size);
 /* Grows an arena array of elem-sized items to hold at least `need` (the

@@ -48,3 +48,22 @@ Test(ctx_alloc, growing_past_2_to_the_31_does_not_wrap, .timeout = 10)
     cr_assert_geq(cap, (1u << 31) + 1);
     tj_ctx_free(c);
 }
+
+/* Outside every guard (an embedder calling the builder itself) an
+ * allocation that cannot be met returns NULL and counts an error: the
+ * library never aborts. */
+Test(ctx_alloc, unguarded_failure_returns_null)
+{
+    tj_ctx *c = tj_ctx_new();
+    cr_assert_null(tj_alloc(c, SIZE_MAX - 8));
+    cr_assert_eq(tj_error_count(c), 1);
+    cr_assert_null(tj_strndup(c, "x", SIZE_MAX - 8));
+    tj_kernel *k = tj_kernel_new(c, "k");
+    cr_assert_not_null(k, "small requests still succeed");
+    uint32_t cap = 0;
+    cr_assert_null(tj_grow(c, NULL, &cap, UINT32_MAX, SIZE_MAX / 1024));
+    cr_assert_eq(cap, 0, "a failed grow keeps the capacity");
+    tj_diag_clear(c);
+    cr_assert_eq(tj_error_count(c), 0);
+    tj_ctx_free(c);
+}
