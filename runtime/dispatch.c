@@ -168,7 +168,7 @@ void tj_dispatch_signature_text(const tj_dispatch *d, const tj_arg *args, uint32
         PUT("%s%s: %s", i ? ", " : "", d->params[i].name,
             tj_dtype_name(args[i].is_tensor ? t->dtype : d->params[i].dtype));
         for (int k = 0; args[i].is_tensor && k < t->rank && k < TJ_MAX_RANK; k++)
-            PUT("%s<=%lld%s", k ? "," : "[", t->shape[k] > 0 ? (long long)1 << bucket(t->shape[k]) : 0LL,
+            PUT("%s<=%llu%s", k ? "," : "[", t->shape[k] > 0 ? 1ULL << bucket(t->shape[k]) : 0ULL,
                 k + 1 == t->rank ? "]" : "");
     }
 #undef PUT

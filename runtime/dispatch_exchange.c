@@ -30,7 +30,7 @@ typedef struct dl_tensor_view {
     uint64_t byte_offset;
 } dl_tensor_view;
 
-enum { MAX_VIEWS = 64, DL_CUDA = 2 };
+enum { MAX_VIEWS = 64, DL_CUDA = 2, DL_CUDA_MANAGED = 13 };
 
 static int api_usable(const dl_exchange_api *x, tj_rt_error *err)
 {
@@ -70,7 +70,10 @@ int tj_dispatch_launch_exchange(tj_dispatch *d, const void *api, void *const *ob
         }
     }
     void *stream = NULL;
-    if (device_type == DL_CUDA && x->current_work_stream(device_type, device_id, &stream))
+    /* Managed memory runs on a CUDA device too: its producer's stream is the
+     * CUDA device's current one. */
+    int on_cuda = device_type == DL_CUDA || device_type == DL_CUDA_MANAGED;
+    if (on_cuda && x->current_work_stream(DL_CUDA, device_id, &stream))
         return tj_rt_fail(err, "kernel '%s': the arrays' producer could not name its current stream", d->req.kernel);
     return tj_dispatch_launch_dlpack(d, args, dlpack, nargs, stream, err);
 }
