@@ -58,34 +58,47 @@ static const char *device_name(int32_t type)
     return type == DL_CPU ? "cpu" : type == DL_CUDA ? "cuda" : type == DL_CUDA_HOST ? "cuda host" : "device";
 }
 
+const char *tj_tensor_from_dlpack(const void *dltensor, tj_tensor *out, int32_t *device_type, int32_t *device_id)
+{
+    const dl_tensor *t = dltensor;
+    if (!t || !out || !device_type || !device_id)
+        return "NULL argument";
+    *device_type = t->device.device_type;
+    *device_id = t->device.device_id;
+    tj_dtype dt = dtype_of(t->dtype);
+    if (dt == TJ_DT_INVALID)
+        return "dtype";
+    if (t->ndim < 0 || t->ndim > TJ_MAX_RANK)
+        return "rank";
+    out->data = (char *)t->data + t->byte_offset;
+    out->dtype = dt;
+    out->rank = t->ndim;
+    int64_t stride = 1;
+    for (int k = t->ndim; k-- > 0;) {
+        out->shape[k] = t->shape[k];
+        out->strides[k] = t->strides ? t->strides[k] : stride;
+        stride *= t->shape[k];
+    }
+    return NULL;
+}
+
 static int from_dlpack(const tj_dispatch *d, uint32_t i, const dl_tensor *t, tj_arg *out, tj_rt_error *err)
 {
     const char *name = i < d->nparams ? d->params[i].name : "?";
-    tj_dtype dt = dtype_of(t->dtype);
-    const char *bad = !tj_dispatch_on_device(d, t->device.device_type, t->device.device_id) ? "device"
-                      : dt == TJ_DT_INVALID     ? "dtype"
-                      : t->ndim < 0 || t->ndim > TJ_MAX_RANK ? "rank"
-                                                              : NULL;
+    int32_t type, id;
+    const char *bad = tj_tensor_from_dlpack(t, &out->tensor, &type, &id);
+    if (!bad && !tj_dispatch_on_device(d, type, id))
+        bad = "device";
     if (bad) {
         if (err)
             snprintf(err->msg, sizeof err->msg,
                      "argument '%s' of kernel '%s': unsupported %s (DLPack %s:%d, dtype code %u bits %u lanes %u, "
                      "rank %d); the kernel runs on %s:%d",
-                     name, d->req.kernel, bad, device_name(t->device.device_type), t->device.device_id,
-                     t->dtype.code, t->dtype.bits, t->dtype.lanes, t->ndim,
-                     tj_jit_device(d->jit) != TJ_DEVICE_CUDA ? "cpu" : "cuda", tj_jit_ordinal(d->jit));
+                     name, d->req.kernel, bad, device_name(type), id, t->dtype.code, t->dtype.bits, t->dtype.lanes,
+                     t->ndim, tj_jit_device(d->jit) != TJ_DEVICE_CUDA ? "cpu" : "cuda", tj_jit_ordinal(d->jit));
         return 1;
     }
     out->is_tensor = 1;
-    out->tensor.data = (char *)t->data + t->byte_offset;
-    out->tensor.dtype = dt;
-    out->tensor.rank = t->ndim;
-    int64_t stride = 1;
-    for (int k = t->ndim; k-- > 0;) {
-        out->tensor.shape[k] = t->shape[k];
-        out->tensor.strides[k] = t->strides ? t->strides[k] : stride;
-        stride *= t->shape[k];
-    }
     return 0;
 }
 

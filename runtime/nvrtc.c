@@ -273,6 +273,8 @@ static int check_source(const tj_cuda_source *src, tj_rt_error *err)
 {
     if (!src->source || !tj_array_ok(src->headers, src->nheaders))
         return tj_rt_fail(err, "tj_nvrtc_compile: NULL source, or NULL headers with nheaders = %u", src->nheaders);
+    if (src->nheaders > TJ_CUDA_C_MAX_HEADERS) /* calloc(nheaders + 1) and NVRTC's int count */
+        return tj_rt_fail(err, "tj_nvrtc_compile: %u headers, more than %d", src->nheaders, TJ_CUDA_C_MAX_HEADERS);
     for (uint32_t i = 0; i < src->nheaders; i++)
         if (!src->headers[i].name || !src->headers[i].text)
             return tj_rt_fail(err, "tj_nvrtc_compile: header %u has a NULL name or text", i);

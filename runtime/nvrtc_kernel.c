@@ -105,15 +105,18 @@ static int load_entry(tj_cuda *cu, tj_cache *cache, const tj_cache_key *key, con
     tj_cache_entry e;
     if (tj_cache_load(cache, TJ_CACHE_KERNEL, key, &e))
         return 1;
-    char symbol[512], sig[4096];
+    char sig[4096];
+    size_t symbol_len = 0;
+    const char *lowered = tj_cache_meta_find(e.meta, "lowered", &symbol_len);
+    char *symbol = lowered ? strndup(lowered, symbol_len) : NULL; /* mangled names have no bound */
     tj_rt_error ignored;
     int n = -1;
-    if (!tj_cache_meta_get(e.meta, "lowered", symbol, sizeof symbol) &&
-        !tj_cache_meta_get(e.meta, "params", sig, sizeof sig) && e.bin_len && e.ptx_len)
+    if (symbol && !tj_cache_meta_get(e.meta, "params", sig, sizeof sig) && e.bin_len && e.ptx_len)
         n = tj_cuda_c_params(NULL, 0, src->kernel, sig, k->params, TJ_CUDA_C_MAX_PARAMS, &ignored);
     tj_cache_meta_get(e.meta, "nvrtc", k->info.nvrtc_version, sizeof k->info.nvrtc_version);
     k->ptx = n >= 0 ? strndup(e.ptx, e.ptx_len) : NULL;
     int failed = !k->ptx || load_cubin(cu, k, symbol, e.bin, e.bin_len, src->kernel, &ignored);
+    free(symbol);
     if (failed) {
         free(k->ptx);
         k->ptx = NULL;
@@ -275,10 +278,26 @@ void tj_cuda_kernel_free(tj_cuda_kernel *k)
 
 /* ---- launching --------------------------------------------------------------------- */
 
+/* Row-major and dense (dims of extent 1 may have any stride): all a
+ * kernel that gets only the base pointer can index correctly. */
+static int row_major(const tj_tensor *t)
+{
+    int64_t stride = 1;
+    for (int d = t->rank; d-- > 0;) {
+        if (t->shape[d] != 1 && t->strides[d] != stride)
+            return 0;
+        stride *= t->shape[d];
+    }
+    return 1;
+}
+
 static int put_arg(const tj_cuda_kernel *k, uint32_t i, const tj_arg *a, tj_cuda_params *p, tj_rt_error *err)
 {
     const tj_cuda_param *param = &k->params[i];
     const char *name = param->name[0] ? param->name : "?";
+    if (a->is_tensor && (a->tensor.rank < 0 || a->tensor.rank > TJ_MAX_RANK || !row_major(&a->tensor)))
+        return tj_rt_fail(err, "kernel '%s', parameter %u ('%s'): the tensor is not row-major contiguous (a CUDA C "
+                               "kernel gets only its pointer; pass a contiguous copy)", k->name, i, name);
     if (param->pointer != (a->is_tensor != 0))
         return tj_rt_fail(err, "kernel '%s', parameter %u ('%s'): expected a %s, got a %s", k->name, i, name,
                           param->pointer ? "tensor (a pointer)" : "scalar", a->is_tensor ? "tensor" : "scalar");

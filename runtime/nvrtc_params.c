@@ -397,12 +397,25 @@ static int ptx_param_size(const char *s, size_t len)
     return 0;
 }
 
+/* ".entry SYMBOL(" in ptx, for a symbol of any length (mangled template
+ * names run to thousands of characters). */
+static const char *find_entry(const char *ptx, const char *symbol)
+{
+    size_t len = strlen(symbol);
+    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 7, ".entry ")) {
+        const char *name = p + 7;
+        while (*name == ' ')
+            name++;
+        if (!strncmp(name, symbol, len) && name[len] == '(')
+            return p;
+    }
+    return NULL;
+}
+
 int tj_nvrtc_check_ptx_params(const char *ptx, const char *symbol, const tj_cuda_param *params, uint32_t n,
                               const char *kernel, tj_rt_error *err)
 {
-    char head[600];
-    snprintf(head, sizeof head, ".entry %s(", symbol);
-    const char *p = strstr(ptx, head);
+    const char *p = find_entry(ptx, symbol);
     if (!p)
         return tj_rt_fail(err, "kernel '%s': no .entry %s in the PTX", kernel, symbol);
     const char *end = strchr(p, ')');

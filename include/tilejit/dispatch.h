@@ -73,6 +73,11 @@ int tj_dispatch_tune(tj_dispatch *d, const tj_arg *args, uint32_t nargs,
  * Errors name the parameter. */
 int tj_dispatch_args_from_dlpack(const tj_dispatch *d, tj_arg *args, const void *const *dlpack, uint32_t nargs,
                                  tj_rt_error *err);
+/* One DLTensor as a tj_tensor, for any device (no check of where it
+ * lives): its DLPack device into *device_type and *device_id, and NULL, or
+ * "dtype" or "rank" when tilejit cannot describe it (out untouched but for
+ * the device), "NULL argument" for a NULL pointer. */
+const char *tj_tensor_from_dlpack(const void *dltensor, tj_tensor *out, int32_t *device_type, int32_t *device_id);
 /* Both in one call, for bindings: fills args, then tj_dispatch_launch. */
 int tj_dispatch_launch_dlpack(tj_dispatch *d, tj_arg *args, const void *const *dlpack, uint32_t nargs, void *stream,
                               tj_rt_error *err);

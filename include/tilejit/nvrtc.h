@@ -76,7 +76,7 @@ typedef struct tj_cuda_source {
      * the kernel's declaration. */
     const char *signature;
     const tj_cuda_header *headers;
-    uint32_t nheaders;
+    uint32_t nheaders; /* at most TJ_CUDA_C_MAX_HEADERS */
     const char *const *defines;      /* "NAME" or "NAME=VALUE" (-D) */
     uint32_t ndefines;
     const char *const *include_dirs; /* -I; files found there are not in the key */
@@ -96,6 +96,7 @@ typedef struct tj_cuda_param {
 } tj_cuda_param;
 
 #define TJ_CUDA_C_MAX_PARAMS 64
+#define TJ_CUDA_C_MAX_HEADERS 4096
 
 /* What NVRTC made of a source. Free with tj_nvrtc_output_free. */
 typedef struct tj_nvrtc_output {

@@ -11,10 +11,11 @@ Arrays are read through DLPack; each new argument signature (dtypes,
 shape buckets, layout facts) gets the configuration it needs, compiled
 once (docs/python.md). Errors are TilejitError with the diagnostics.
 """
+from ._cuda_c import CudaKernel, cuda_kernel
 from ._kernel import Function, Kernel, kernel, on_event
 from ._lib import TilejitError
 
-__all__ = ["kernel", "Kernel", "Function", "TilejitError", "on_event", "Jit"]
+__all__ = ["kernel", "Kernel", "Function", "TilejitError", "on_event", "Jit", "cuda_kernel", "CudaKernel"]
 __version__ = "0.1.0"
 
 

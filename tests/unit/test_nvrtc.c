@@ -133,6 +133,53 @@ Test(nvrtc, extern_c_kernel_and_stated_signature)
     tj_nvrtc_close(nv);
 }
 
+/* A mangled name longer than any fixed buffer: three 300-character type
+ * names (behind short aliases, so messages stay short) make a symbol of
+ * over 900 characters, checked against the PTX. */
+Test(nvrtc, long_mangled_name)
+{
+    tj_nvrtc *nv = open_or_skip();
+    char names[3][301], src_text[4096], kernel[64];
+    for (int i = 0; i < 3; i++) {
+        memset(names[i], 'a' + i, 300);
+        names[i][300] = 0;
+    }
+    snprintf(src_text, sizeof src_text,
+             "struct %s {}; struct %s {}; struct %s {};\n"
+             "using S0 = %s; using S1 = %s; using S2 = %s;\n"
+             "template <typename A, typename B, typename C>\n"
+             "__global__ void k(A *a, B *b, C *c, int n) { if (n < 0) a = 0; }\n",
+             names[0], names[1], names[2], names[0], names[1], names[2]);
+    snprintf(kernel, sizeof kernel, "k<S0, S1, S2>");
+    tj_cuda_source src = {.source = src_text, .len = strlen(src_text), .kernel = kernel, .arch = "sm_80"};
+    tj_nvrtc_output out;
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_nvrtc_compile(nv, &src, NULL, &out, &err), 0, "%s", err.msg);
+    cr_assert_gt(strlen(out.lowered_name), 900);
+    cr_assert_eq(out.nparams, 4);
+    tj_nvrtc_output_free(&out);
+    src.signature = "a: f32*, b: f32*, c: f32*, n: i64"; /* n is 4 bytes in the PTX */
+    cr_assert_neq(tj_nvrtc_compile(nv, &src, NULL, &out, &err), 0);
+    cr_assert(strstr(err.msg, "parameter 3 ('n'): 4 bytes in the PTX, but its type takes 8"), "%s", err.msg);
+    tj_nvrtc_close(nv);
+}
+
+/* The header count is bounded before it sizes an allocation or becomes
+ * NVRTC's int count. */
+Test(nvrtc, header_count_bounded)
+{
+    tj_nvrtc *nv = open_or_skip();
+    static const tj_cuda_header one[] = {{"h.h", ""}};
+    tj_cuda_source src = scale_source("sm_80");
+    src.headers = one;
+    src.nheaders = UINT32_MAX;
+    tj_nvrtc_output out;
+    tj_rt_error err = {{0}};
+    cr_assert_neq(tj_nvrtc_compile(nv, &src, NULL, &out, &err), 0);
+    cr_assert(strstr(err.msg, "4294967295 headers, more than 4096"), "%s", err.msg);
+    tj_nvrtc_close(nv);
+}
+
 /* ---- diagnostics ------------------------------------------------------------ */
 
 Test(nvrtc, errors_become_file_line_col_diagnostics)
