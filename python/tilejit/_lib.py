@@ -99,6 +99,14 @@ _SIGNATURES = {
     "tj_dispatch_launch_dlpack": (_I, [_P, ctypes.POINTER(Arg), ctypes.POINTER(_P), _U32, _P, _ERR]),
     "tj_dispatch_tune": (_I, [_P, ctypes.POINTER(Arg), _U32, PROGRESS, _P, ctypes.POINTER(TuneReport), _ERR]),
     "tj_tune_report_free": (None, [ctypes.POINTER(TuneReport)]),
+    # tilejit.lib (include/tilejit/lib.h): lib(jit), x, out, axis, [combine,] flags, stream, err
+    "tj_lib_open": (_P, [_P, _ERR]),
+    "tj_lib_close": (None, [_P]),
+    "tj_lib_cumsum": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
+    "tj_lib_cummax": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
+    "tj_lib_scan": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, ctypes.c_char_p, _U32, _P, _ERR]),
+    "tj_lib_sort": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
+    "tj_lib_argsort": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
 }
 
 

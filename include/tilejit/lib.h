@@ -1,0 +1,75 @@
+/* tilejit's library: device-wide algorithms written in the .tj language
+ * (the kernel files lib/kernels/NAME.tj, embedded at build time), callable from C and, through
+ * ctypes, from Python as tilejit.lib (docs/library.md).
+ *
+ *   tj_lib *l = tj_lib_open(j, &err);            // j: a jit (tilejit/jit.h)
+ *   tj_lib_cumsum(l, &x, &y, 0, 0, stream, &err);
+ *   tj_lib_argsort(l, &x, &idx, -1, TJ_LIB_DESCENDING, stream, &err);
+ *   tj_lib_close(l);
+ *
+ * Tensors live where the jit runs (host memory for TJ_DEVICE_CPU and
+ * TJ_DEVICE_INTERP, device memory for CUDA). The output tensor is given by
+ * the caller with the input's shape (and the dtype the entry names); the
+ * library allocates only its own scratch (kept by the tj_lib and reused,
+ * one buffer per stream). An algorithm enqueues kernels on `stream` and
+ * never synchronizes with the host, so it may be captured in a CUDA graph
+ * (the graph then refers to the tj_lib's scratch: do not replay two such
+ * graphs at once, nor free the tj_lib while one may run).
+ *
+ * Every entry returns 0, or nonzero with err saying what and where (the
+ * argument, the dims, the dtype); none aborts. A tj_lib may be used from
+ * several threads (calls are serialized).
+ */
+#ifndef TILEJIT_LIB_H
+#define TILEJIT_LIB_H
+
+#include "tilejit/jit.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tj_lib tj_lib;
+
+/* A library over jit j (which must outlive it). NULL with err. */
+tj_lib *tj_lib_open(tj_jit *j, tj_rt_error *err);
+void tj_lib_close(tj_lib *l); /* frees the scratch and the compiled kernels; NULL: no-op */
+
+enum {
+    TJ_LIB_DESCENDING = 1u << 0, /* sort, argsort: largest first (still stable) */
+};
+
+/* ---- scans (lib/scan.c) ----
+ * y = the inclusive scan of x along `axis` (negative counts from the
+ * end): y[..., i, ...] = x[..., 0, ...] (+) ... (+) x[..., i, ...]. x and y
+ * have the same shape and dtype (i32, i64, u32, u64, f16, bf16, f32, f64);
+ * y may be x (in place). flags must be 0. */
+int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
+                  tj_rt_error *err);
+int tj_lib_cummax(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
+                  tj_rt_error *err);
+/* The same with a user-given associative combine: an expression in the
+ * .tj language over `a` (the earlier, left value) and `b` of x's dtype,
+ * e.g. "a + b", "maximum(a, b)", "a * b + 1" is refused by nothing but is
+ * not associative (the result is then unspecified). It is compiled once per
+ * dtype and text; a combine that does not compile is an error with the
+ * diagnostic. */
+int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, const char *combine,
+                uint32_t flags, void *stream, tj_rt_error *err);
+
+/* ---- sorting (lib/sort.c) ----
+ * Stable sorts along `axis` (negative counts from the end) of keys of
+ * dtype f32, f16, bf16, i32, u32 or i64, ordered as NumPy orders them:
+ * -inf < ... < -0.0 == 0.0 < ... < inf < NaN (every NaN last, in input
+ * order); equal keys keep their input order (descending too).
+ * sort: y (x's shape and dtype) the sorted keys. argsort: idx (x's shape,
+ * i64) the indices along the axis that sort x. flags: TJ_LIB_DESCENDING. */
+int tj_lib_sort(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
+                tj_rt_error *err);
+int tj_lib_argsort(tj_lib *l, const tj_tensor *x, const tj_tensor *idx, int axis, uint32_t flags, void *stream,
+                   tj_rt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,317 @@
+/* tj_lib (tilejit/lib.h): the compiled kernels, the scratch, and the
+ * shape helpers every family shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/lib_internal.h"
+
+tj_lib *tj_lib_open(tj_jit *j, tj_rt_error *err)
+{
+    if (!j) {
+        tj_rt_fail(err, "tj_lib_open: NULL jit");
+        return NULL;
+    }
+    tj_lib *l = calloc(1, sizeof *l);
+    if (!l) {
+        tj_rt_fail(err, "tj_lib_open: out of memory");
+        return NULL;
+    }
+    l->jit = j;
+    pthread_mutex_init(&l->lock, NULL);
+    return l;
+}
+
+static void free_memory(tj_lib *l, void *p)
+{
+    if (tj_jit_device(l->jit) == TJ_DEVICE_CUDA)
+        tj_cuda_free(tj_jit_cuda(l->jit), p, NULL);
+    else
+        free(p);
+}
+
+void tj_lib_close(tj_lib *l)
+{
+    if (!l)
+        return;
+    for (uint32_t i = 0; i < l->nkernels; i++) {
+        tj_dispatch_free(l->kernels[i].d);
+        free(l->kernels[i].source);
+        free(l->kernels[i].name);
+    }
+    free(l->kernels);
+    for (int i = 0; i < LIB_STREAMS; i++)
+        free_memory(l, l->scratch[i].data);
+    for (uint32_t i = 0; i < l->nretired; i++)
+        free_memory(l, l->retired[i]);
+    free(l->retired);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+/* ---- kernels ------------------------------------------------------------------------------ */
+
+static const char *family_source(const char *family)
+{
+    for (unsigned i = 0; i < tj_lib_nsources; i++)
+        if (!strcmp(tj_lib_sources[i].name, family))
+            return tj_lib_sources[i].text;
+    return NULL;
+}
+
+/* src with every $KEY replaced (a key is a maximal run of letters and
+ * digits after '$'); NULL when out of memory or a key has no value. */
+static char *substitute(const char *src, const lib_subst *subst, uint32_t nsubst, tj_rt_error *err)
+{
+    size_t cap = strlen(src) + 1, len = 0;
+    for (uint32_t i = 0; i < nsubst; i++)
+        cap += strlen(subst[i].value) * 64;
+    char *out = malloc(cap);
+    for (const char *s = src; out && *s;) {
+        if (*s != '$') {
+            out[len++] = *s++;
+            continue;
+        }
+        size_t k = 1;
+        while ((s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9') || s[k] == '_')
+            k++;
+        const char *value = NULL;
+        for (uint32_t i = 0; i < nsubst && !value; i++)
+            if (strlen(subst[i].key) == k - 1 && !strncmp(subst[i].key, s + 1, k - 1))
+                value = subst[i].value;
+        size_t n = value ? strlen(value) : 0;
+        if (!value || len + n + 1 > cap) {
+            tj_rt_fail(err, "tilejit lib: no value for '%.*s' in a library kernel", (int)k, s);
+            free(out);
+            return NULL;
+        }
+        memcpy(out + len, value, n);
+        len += n;
+        s += k;
+    }
+    if (!out)
+        tj_rt_fail(err, "tilejit lib: out of memory");
+    else
+        out[len] = '\0';
+    return out;
+}
+
+static int grow_kernels(tj_lib *l)
+{
+    if (l->nkernels < l->cap)
+        return 0;
+    uint32_t cap = l->cap ? 2 * l->cap : 16;
+    lib_kernel *k = realloc(l->kernels, cap * sizeof *k);
+    if (!k)
+        return 1;
+    l->kernels = k;
+    l->cap = cap;
+    return 0;
+}
+
+tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
+                          uint32_t nsubst, tj_rt_error *err)
+{
+    const char *src = family_source(family);
+    if (!src) {
+        tj_rt_fail(err, "tilejit lib: no kernel family '%s' built in", family);
+        return NULL;
+    }
+    char *text = substitute(src, subst, nsubst, err);
+    if (!text)
+        return NULL;
+    for (uint32_t i = 0; i < l->nkernels; i++)
+        if (!strcmp(l->kernels[i].name, kernel) && !strcmp(l->kernels[i].source, text)) {
+            free(text);
+            return l->kernels[i].d;
+        }
+    char file[64];
+    snprintf(file, sizeof file, "<tilejit lib: %s.tj>", family);
+    tj_dispatch *d = tj_dispatch_new(l->jit, &(tj_compile_request){
+        .file = file, .source = text, .len = strlen(text), .kernel = kernel, .reason = "tilejit lib"}, err);
+    char *name = d ? malloc(strlen(kernel) + 1) : NULL;
+    if (!name || grow_kernels(l)) {
+        if (d)
+            tj_rt_fail(err, "tilejit lib: out of memory");
+        tj_dispatch_free(d);
+        free(name);
+        free(text);
+        return NULL;
+    }
+    strcpy(name, kernel);
+    l->kernels[l->nkernels++] = (lib_kernel){text, name, d};
+    return d;
+}
+
+int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err)
+{
+    (void)l;
+    return tj_dispatch_launch(d, args, nargs, stream, err);
+}
+
+/* ---- scratch ------------------------------------------------------------------------------ */
+
+static lib_scratch *scratch_slot(tj_lib *l, void *stream)
+{
+    for (int i = 0; i < LIB_STREAMS; i++)
+        if (l->scratch[i].data && l->scratch[i].stream == stream)
+            return &l->scratch[i];
+    for (int i = 0; i < LIB_STREAMS; i++)
+        if (!l->scratch[i].data)
+            return &l->scratch[i];
+    return NULL;
+}
+
+static void *new_memory(tj_lib *l, size_t bytes, tj_rt_error *err)
+{
+    if (tj_jit_device(l->jit) == TJ_DEVICE_CUDA)
+        return tj_cuda_malloc(tj_jit_cuda(l->jit), bytes, err);
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+        tj_rt_fail(err, "tilejit lib: out of memory for %zu bytes of scratch", bytes);
+    return p;
+}
+
+static int retire(tj_lib *l, void *p)
+{
+    void **r = realloc(l->retired, (l->nretired + 1) * sizeof *r);
+    if (!r)
+        return 1;
+    l->retired = r;
+    r[l->nretired++] = p;
+    return 0;
+}
+
+static int zero_words(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err)
+{
+    tj_dispatch *d = lib_dispatch(l, "util", "zero_u32", NULL, 0, err);
+    if (!d)
+        return 1;
+    tj_arg a = lib_buffer_arg(data, TJ_DT_U32, 1, (int64_t[]){(int64_t)words});
+    return lib_launch(l, d, &a, 1, stream, err);
+}
+
+void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_error *err)
+{
+    bytes = (bytes + 255) / 256 * 256;
+    if (bytes / 4 > INT32_MAX) {
+        tj_rt_fail(err, "tilejit lib: %zu bytes of scratch are more than a kernel can address", bytes);
+        return NULL;
+    }
+    lib_scratch *s = scratch_slot(l, stream);
+    if (!s) {
+        tj_rt_fail(err, "tilejit lib: more than %d streams use one tj_lib", LIB_STREAMS);
+        return NULL;
+    }
+    if (s->bytes < bytes) {
+        size_t want = bytes > 2 * s->bytes ? bytes : 2 * s->bytes;
+        void *p = new_memory(l, want, err);
+        if (!p || (s->data && retire(l, s->data))) {
+            if (p)
+                free_memory(l, p);
+            if (p)
+                tj_rt_fail(err, "tilejit lib: out of memory");
+            return NULL;
+        }
+        *s = (lib_scratch){stream, p, want};
+    }
+    if (zero && zero_words(l, s->data, bytes / 4, stream, err))
+        return NULL;
+    return s->data;
+}
+
+/* ---- arguments and shapes ----------------------------------------------------------------- */
+
+tj_arg lib_tensor_arg(const tj_tensor *t)
+{
+    return (tj_arg){.is_tensor = 1, .tensor = *t};
+}
+
+tj_arg lib_buffer_arg(void *data, tj_dtype dt, int rank, const int64_t *shape)
+{
+    return (tj_arg){.is_tensor = 1, .tensor = tj_tensor_contiguous(data, dt, rank, shape)};
+}
+
+tj_arg lib_int_arg(int64_t v)
+{
+    return (tj_arg){.is_tensor = 0, .scalar.i = v};
+}
+
+int64_t lib_numel(const tj_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+/* The stride of dims [lo, hi) merged into one, or -1 when they do not
+ * merge; 1 when they hold one element. */
+static int64_t merged_stride(const tj_tensor *x, int lo, int hi)
+{
+    int64_t stride = -1;
+    for (int i = hi - 1; i >= lo; i--) {
+        if (x->shape[i] == 1)
+            continue;
+        if (stride >= 0 && x->strides[i] != stride)
+            return -1;
+        stride = x->strides[i] * x->shape[i];
+        if (stride < 0)
+            return -1;
+    }
+    for (int i = hi - 1; i >= lo; i--)
+        if (x->shape[i] != 1)
+            return x->strides[i];
+    return 1;
+}
+
+static int64_t product(const tj_tensor *x, int lo, int hi)
+{
+    int64_t n = 1;
+    for (int i = lo; i < hi; i++)
+        n *= x->shape[i];
+    return n;
+}
+
+int lib_lines_of(const tj_tensor *x, int axis, const char *what, lib_lines *out, tj_rt_error *err)
+{
+    int rank = x->rank ? x->rank : 1;
+    if (axis < -rank || axis >= rank)
+        return tj_rt_fail(err, "%s: axis %d is out of range for an array of rank %d", what, axis, x->rank);
+    out->axis = axis < 0 ? axis + rank : axis;
+    if (x->rank == 0) {
+        *out = (lib_lines){1, 1, 1, 0};
+        return 0;
+    }
+    out->p = product(x, 0, out->axis);
+    out->n = x->shape[out->axis];
+    out->q = product(x, out->axis + 1, x->rank);
+    if (merged_stride(x, 0, out->axis) < 0 || merged_stride(x, out->axis + 1, x->rank) < 0)
+        return tj_rt_fail(err, "%s: the dims around axis %d do not merge (strides of a non-contiguous view); "
+                               "pass a contiguous array", what, out->axis);
+    if (out->p > INT32_MAX || out->n > INT32_MAX || out->q > INT32_MAX || out->p * out->q > INT32_MAX)
+        return tj_rt_fail(err, "%s: an array of %lld x %lld x %lld around axis %d is more than the library's "
+                               "kernels address (2^31 - 1 per dim)", what, (long long)out->p, (long long)out->n,
+                          (long long)out->q, out->axis);
+    return 0;
+}
+
+tj_tensor lib_as_lines(const tj_tensor *t, const lib_lines *ln)
+{
+    tj_tensor v = {.data = t->data, .dtype = t->dtype, .rank = 3, .shape = {ln->p, ln->n, ln->q}};
+    int a = ln->axis;
+    v.strides[0] = t->rank ? merged_stride(t, 0, a) : 1;
+    v.strides[1] = t->rank ? t->strides[a] : 1;
+    v.strides[2] = t->rank ? merged_stride(t, a + 1, t->rank) : 1;
+    return v;
+}
+
+int lib_same_shape(const tj_tensor *a, const tj_tensor *b, const char *fn, tj_rt_error *err)
+{
+    int same = a->rank == b->rank;
+    for (int i = 0; same && i < a->rank; i++)
+        same = a->shape[i] == b->shape[i];
+    if (!same)
+        return tj_rt_fail(err, "%s: the output's shape differs from the input's", fn);
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* What the library's families (lib/scan.c, lib/sort.c, ...) share: the
+ * embedded kernel sources, the compiled kernels, the scratch, and the
+ * shape helpers. */
+#ifndef TJ_LIB_INTERNAL_H
+#define TJ_LIB_INTERNAL_H
+
+#include <pthread.h>
+
+#include "tilejit/dispatch.h"
+#include "tilejit/lib.h"
+
+/* lib/kernels/NAME.tj as a C string (the build generates the table). */
+typedef struct lib_source {
+    const char *name; /* "scan", "sort", ... */
+    const char *text;
+} lib_source;
+extern const lib_source tj_lib_sources[];
+extern const unsigned tj_lib_nsources;
+
+/* One substitution in a kernel source: every "$KEY" becomes value. */
+typedef struct lib_subst {
+    const char *key;
+    const char *value;
+} lib_subst;
+
+typedef struct lib_kernel {
+    char *source; /* the substituted text */
+    char *name;
+    tj_dispatch *d;
+} lib_kernel;
+
+typedef struct lib_scratch {
+    void *stream;
+    void *data;
+    size_t bytes;
+} lib_scratch;
+
+enum { LIB_STREAMS = 8 };
+
+struct tj_lib {
+    tj_jit *jit;
+    pthread_mutex_t lock;
+    lib_kernel *kernels;
+    uint32_t nkernels, cap;
+    lib_scratch scratch[LIB_STREAMS];
+    void **retired; /* outgrown scratch, freed at close (work in flight may still use it) */
+    uint32_t nretired;
+};
+
+/* The dispatch of `kernel` in lib/kernels/FAMILY.tj after the
+ * substitutions, compiled on first use and kept (owned by l). */
+tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
+                          uint32_t nsubst, tj_rt_error *err);
+int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err);
+
+/* `bytes` of scratch for work on `stream`, zeroed on the stream when
+ * `zero` (by a kernel: no host synchronization), where l's jit runs.
+ * NULL with err. */
+void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_error *err);
+
+/* Arguments. */
+tj_arg lib_tensor_arg(const tj_tensor *t);
+tj_arg lib_buffer_arg(void *data, tj_dtype dt, int rank, const int64_t *shape);
+tj_arg lib_int_arg(int64_t v);
+
+/* x seen as [P, N, Q] around `axis`: N the axis, P the dims before it
+ * merged, Q the dims after. Fails (err names `what`) where the dims do not
+ * merge (a non-uniform stride) or a size exceeds what a kernel's i32 dims
+ * hold. */
+typedef struct lib_lines {
+    int64_t p, n, q;
+    int axis;
+} lib_lines;
+int lib_lines_of(const tj_tensor *x, int axis, const char *what, lib_lines *out, tj_rt_error *err);
+/* t viewed as [P, N, Q] (lines from lib_lines_of on a tensor of t's shape). */
+tj_tensor lib_as_lines(const tj_tensor *t, const lib_lines *ln);
+/* Whether two tensors have the same shape; err names them when not. */
+int lib_same_shape(const tj_tensor *a, const tj_tensor *b, const char *fn, tj_rt_error *err);
+int64_t lib_numel(const tj_tensor *t);
+
+#endif

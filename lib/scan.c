@@ -1,0 +1,116 @@
+/* Device-wide scans (tilejit/lib.h): cumsum, cummax and a user-given
+ * combine, along any axis, from lib/kernels/scan.tj (docs/library.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/lib_internal.h"
+
+enum { TILE_LINES = 2048, TILE_COLS = 64 }; /* B in scan.tj's kernels */
+
+static int scannable(tj_dtype dt)
+{
+    switch (dt) {
+    case TJ_DT_I32: case TJ_DT_I64: case TJ_DT_U32: case TJ_DT_U64:
+    case TJ_DT_F16: case TJ_DT_BF16: case TJ_DT_F32: case TJ_DT_F64: return 1;
+    default: return 0;
+    }
+}
+
+typedef struct scan_job {
+    tj_lib *l;
+    tj_tensor x, y; /* as [P, N, Q] */
+    lib_lines ln;
+    lib_subst subst[2];
+    void *stream;
+    tj_rt_error *err;
+} scan_job;
+
+static tj_dispatch *kernel(scan_job *s, const char *name)
+{
+    return lib_dispatch(s->l, "scan", name, s->subst, 2, s->err);
+}
+
+/* Lines along a contiguous-or-strided axis with nothing after it (Q == 1). */
+static int scan_lines(scan_job *s)
+{
+    int64_t nt = (s->ln.n + TILE_LINES - 1) / TILE_LINES;
+    void *a = lib_scratch_get(s->l, s->stream, (size_t)(s->ln.p * nt) * (size_t)tj_dtype_size(s->x.dtype), 0,
+                              s->err);
+    tj_dispatch *k1 = kernel(s, "scan_tiles"), *k2 = kernel(s, "scan_carry"), *k3 = kernel(s, "scan_apply");
+    if (!a || !k1 || !k2 || !k3)
+        return 1;
+    tj_arg agg = lib_buffer_arg(a, s->x.dtype, 2, (int64_t[]){s->ln.p, nt});
+    tj_arg args1[] = {lib_tensor_arg(&s->x), agg}, args3[] = {lib_tensor_arg(&s->x), lib_tensor_arg(&s->y), agg};
+    return lib_launch(s->l, k1, args1, 2, s->stream, s->err) || lib_launch(s->l, k2, &agg, 1, s->stream, s->err) ||
+           lib_launch(s->l, k3, args3, 3, s->stream, s->err);
+}
+
+/* Q > 1: tiles of rows by columns; the chains run down the columns. */
+static int scan_cols(scan_job *s)
+{
+    int64_t nt = (s->ln.n + TILE_COLS - 1) / TILE_COLS;
+    void *a = lib_scratch_get(s->l, s->stream,
+                              (size_t)(s->ln.p * nt * s->ln.q) * (size_t)tj_dtype_size(s->x.dtype), 0, s->err);
+    tj_dispatch *k1 = kernel(s, "scan_tiles_cols"), *k2 = kernel(s, "scan_carry_cols"),
+                *k3 = kernel(s, "scan_apply_cols");
+    if (!a || !k1 || !k2 || !k3)
+        return 1;
+    if (s->ln.p * nt > INT32_MAX)
+        return tj_rt_fail(s->err, "tilejit lib scan: too many tiles (%lld)", (long long)(s->ln.p * nt));
+    tj_arg agg = lib_buffer_arg(a, s->x.dtype, 2, (int64_t[]){s->ln.p * nt, s->ln.q});
+    tj_arg args1[] = {lib_tensor_arg(&s->x), agg}, args2[] = {agg, lib_int_arg(nt)},
+           args3[] = {lib_tensor_arg(&s->x), lib_tensor_arg(&s->y), agg};
+    return lib_launch(s->l, k1, args1, 2, s->stream, s->err) || lib_launch(s->l, k2, args2, 2, s->stream, s->err) ||
+           lib_launch(s->l, k3, args3, 3, s->stream, s->err);
+}
+
+static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, int axis,
+                    const char *combine, uint32_t flags, void *stream, tj_rt_error *err)
+{
+    if (!l || !x || !y || !combine)
+        return tj_rt_fail(err, "%s: NULL library, tensor or combine", fn);
+    if (flags)
+        return tj_rt_fail(err, "%s: unknown flags 0x%x", fn, flags);
+    if (!scannable(x->dtype))
+        return tj_rt_fail(err, "%s: dtype %s is not supported (i32, i64, u32, u64, f16, bf16, f32, f64 are)", fn,
+                          tj_dtype_name(x->dtype));
+    if (y->dtype != x->dtype)
+        return tj_rt_fail(err, "%s: the output is %s, the input %s", fn, tj_dtype_name(y->dtype),
+                          tj_dtype_name(x->dtype));
+    scan_job s = {.l = l, .stream = stream, .err = err};
+    if (lib_same_shape(x, y, fn, err) || lib_lines_of(x, axis, fn, &s.ln, err))
+        return 1;
+    lib_lines yl;
+    if (lib_lines_of(y, axis, fn, &yl, err))
+        return 1;
+    if (lib_numel(x) == 0)
+        return 0;
+    s.x = lib_as_lines(x, &s.ln);
+    s.y = lib_as_lines(y, &s.ln);
+    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
+    s.subst[1] = (lib_subst){"COMBINE", combine};
+    pthread_mutex_lock(&l->lock);
+    int rc = s.ln.q == 1 ? scan_lines(&s) : scan_cols(&s);
+    pthread_mutex_unlock(&l->lock);
+    return rc;
+}
+
+int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
+                  tj_rt_error *err)
+{
+    return run_scan(l, "tj_lib_cumsum", x, y, axis, "a + b", flags, stream, err);
+}
+
+int tj_lib_cummax(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
+                  tj_rt_error *err)
+{
+    return run_scan(l, "tj_lib_cummax", x, y, axis, "maximum(a, b)", flags, stream, err);
+}
+
+int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, const char *combine,
+                uint32_t flags, void *stream, tj_rt_error *err)
+{
+    if (combine && (strchr(combine, '\n') || strchr(combine, '$')))
+        return tj_rt_fail(err, "tj_lib_scan: the combine must be one expression on one line, without '$'");
+    return run_scan(l, "tj_lib_scan", x, y, axis, combine, flags, stream, err);
+}

@@ -1,0 +1,111 @@
+"""What every family of tilejit.lib shares: one C library handle
+(tilejit/lib.h) per device, arrays described for C through DLPack, and
+results allocated of the input's kind (NumPy, PyTorch, CuPy)."""
+import ctypes
+import threading
+
+from .. import _kernel, _lib
+from .._lib import TilejitError
+
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_BOOL = 0, 1, 2, 4, 6
+_lock = threading.Lock()
+_handles = {}  # (device kind, ordinal) -> tj_lib *, open for the process's life
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_NAMES = {(_DL_INT, 8): "i8", (_DL_INT, 16): "i16", (_DL_INT, 32): "i32", (_DL_INT, 64): "i64",
+          (_DL_UINT, 8): "u8", (_DL_UINT, 16): "u16", (_DL_UINT, 32): "u32", (_DL_UINT, 64): "u64",
+          (_DL_FLOAT, 16): "f16", (_DL_FLOAT, 32): "f32", (_DL_FLOAT, 64): "f64",
+          (_DL_BFLOAT, 16): "bf16", (_DL_BOOL, 8): "bool"}
+
+
+def handle(device):
+    """The tj_lib of a device, opened on first use."""
+    with _lock:
+        h = _handles.get(device)
+        if h is None:
+            err = _lib.Error()
+            h = _kernel._library().tj_lib_open(_kernel._jit(device), ctypes.byref(err))
+            if not h:
+                raise TilejitError(err.text())
+            _handles[device] = h
+        return h
+
+
+def _tensor_of(array, stream):
+    """(tilejit Tensor, the capsule keeping it alive) for a DLPack array."""
+    try:
+        cap = array.__dlpack__() if stream is None else _kernel._export_on_stream(array, stream, type(array))
+    except BufferError:  # e.g. ml_dtypes bfloat16 or read-only NumPy arrays
+        ptr, cap, dtype = _kernel._export_special(array, stream)
+        return _from_dltensor(_DLTensor.from_address(ptr), dtype), cap
+    ptr = _lib.capsule_pointer(cap, b"dltensor")
+    return _from_dltensor(_DLTensor.from_address(ptr), None), cap
+
+
+def _from_dltensor(dl, dtype):
+    t = _lib.Tensor()
+    name = _NAMES.get((dl.dtype.code, dl.dtype.bits)) if dl.dtype.lanes == 1 else None
+    if name is None and dtype is None:
+        raise TilejitError(f"arrays of DLPack dtype code {dl.dtype.code}, {dl.dtype.bits} bits, "
+                           f"{dl.dtype.lanes} lanes are not supported")
+    if dl.ndim > _lib.MAX_RANK:
+        raise TilejitError(f"arrays of rank {dl.ndim} are not supported (at most {_lib.MAX_RANK})")
+    t.data = (dl.data or 0) + dl.byte_offset
+    t.dtype = dtype if dtype is not None else _lib.DTYPES.index(name)
+    t.rank = dl.ndim
+    stride = 1
+    for i in reversed(range(dl.ndim)):
+        t.shape[i] = dl.shape[i]
+        t.strides[i] = dl.strides[i] if dl.strides else stride
+        stride *= dl.shape[i]
+    return t
+
+
+def new_like(x, dtype=None):
+    """An uninitialized array of x's kind, shape and device (dtype: x's,
+    or "int64")."""
+    module = type(x).__module__.split(".")[0]
+    if module not in ("torch", "cupy", "numpy"):
+        raise TilejitError(f"tilejit.lib takes NumPy, PyTorch or CuPy arrays, not {type(x).__name__}")
+    shape = tuple(x.shape)
+    if module == "torch":
+        import torch
+        return torch.empty(shape, dtype=torch.int64 if dtype else x.dtype, device=x.device)
+    if module == "cupy":
+        import cupy
+        with cupy.cuda.Device(x.device.id):
+            return cupy.empty(shape, dtype=cupy.int64 if dtype else x.dtype)
+    import numpy as np
+    return np.empty(shape, dtype=np.int64 if dtype else x.dtype)
+
+
+def call(entry, x, out, axis, *extra, flags=0):
+    """entry(lib, x, out, axis, *extra, flags, stream, err) on x's device;
+    returns out."""
+    device = _kernel._device_of(x)
+    lib, h = _kernel._library(), handle(device)
+    cuda = device[0] == _lib.DEVICE_CUDA
+    stream = (_kernel._current_stream(x, device[1]) or 1) if cuda else None
+    tx, kx = _tensor_of(x, stream)
+    to, ko = _tensor_of(out, stream)
+    err = _lib.Error()
+    rc = getattr(lib, entry)(h, ctypes.byref(tx), ctypes.byref(to), int(axis), *extra, flags,
+                             stream if stream != 1 else None, ctypes.byref(err))
+    del kx, ko
+    if rc:
+        raise TilejitError(err.text())
+    return out

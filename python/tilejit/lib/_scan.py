@@ -1,0 +1,22 @@
+"""Device-wide scans: cumsum, cummax, and scan with a combine written in
+the .tj language (lib/scan.c, lib/kernels/scan.tj)."""
+from ._common import call, new_like
+
+
+def cumsum(x, axis=0):
+    """The inclusive prefix sum of x along axis (default 0), a new array of
+    x's kind and dtype (NumPy's cumsum keeps integer dtypes the same way
+    for i64/u64; i32 stays i32 here)."""
+    return call("tj_lib_cumsum", x, new_like(x), axis)
+
+
+def cummax(x, axis=0):
+    """The running maximum of x along axis (np.maximum.accumulate)."""
+    return call("tj_lib_cummax", x, new_like(x), axis)
+
+
+def scan(x, combine, axis=0):
+    """The inclusive scan of x along axis with an associative combine, a
+    .tj expression over a (the earlier value) and b, e.g. "a * b" or
+    "maximum(a, b)"."""
+    return call("tj_lib_scan", x, new_like(x), axis, combine.encode())

@@ -1,0 +1,18 @@
+"""Stable sorts (lib/sort.c, lib/kernels/sort.tj): keys f32, f16, bf16,
+i32, u32, i64 in NumPy's order (NaN last; -0.0 equal to 0.0)."""
+from ._common import call, new_like
+
+_DESCENDING = 1  # TJ_LIB_DESCENDING
+
+
+def sort(x, axis=-1, descending=False):
+    """x sorted along axis, stably (descending: largest first, NaN first,
+    equal keys still in input order), a new array of x's kind."""
+    return call("tj_lib_sort", x, new_like(x), axis, flags=_DESCENDING if descending else 0)
+
+
+def argsort(x, axis=-1, descending=False):
+    """The int64 indices along axis that sort x stably (as
+    np.argsort(x, kind="stable"); descending as torch.sort(stable=True,
+    descending=True))."""
+    return call("tj_lib_argsort", x, new_like(x, "int64"), axis, flags=_DESCENDING if descending else 0)

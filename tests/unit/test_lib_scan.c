@@ -1,0 +1,105 @@
+/* tilejit lib's scans (tilejit/lib.h) on the cpu, native code and the
+ * reference interpreter, against a sequential loop. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "tilejit/lib.h"
+
+static tj_lib *open_lib(tj_device_kind kind, tj_jit **j)
+{
+    tj_rt_error err = {{0}};
+    *j = tj_jit_open(kind, 0, &err);
+    cr_assert(*j, "%s", err.msg);
+    tj_lib *l = tj_lib_open(*j, &err);
+    cr_assert(l, "%s", err.msg);
+    return l;
+}
+
+static void close_lib(tj_lib *l, tj_jit *j)
+{
+    tj_lib_close(l);
+    tj_jit_close(j);
+}
+
+/* cumsum of n i32 along a 1-D array, checked exactly */
+static void check_cumsum_1d(tj_lib *l, int64_t n)
+{
+    int32_t *x = malloc(sizeof *x * (size_t)(n + 1)), *y = malloc(sizeof *y * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (int32_t)((i * 7919) % 13) - 6;
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_I32, 1, &n), ty = tj_tensor_contiguous(y, TJ_DT_I32, 1, &n);
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 0, 0, NULL, &err), 0, "%s", err.msg);
+    int32_t acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        acc += x[i];
+        cr_assert_eq(y[i], acc, "n %lld: y[%lld] = %d, expected %d", (long long)n, (long long)i, y[i], acc);
+    }
+    free(x);
+    free(y);
+}
+
+static void cumsum_sizes(tj_device_kind kind)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(kind, &j);
+    int64_t sizes[] = {0, 1, 2, 2047, 2048, 2049, 5000, 3 * 2048 + 17};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        check_cumsum_1d(l, sizes[i]);
+    close_lib(l, j);
+}
+
+Test(lib_scan, cumsum_1d_native) { cumsum_sizes(TJ_DEVICE_CPU); }
+Test(lib_scan, cumsum_1d_interp) { cumsum_sizes(TJ_DEVICE_INTERP); }
+
+/* cummax and a custom combine down the columns of a [R, C] f32 array */
+Test(lib_scan, columns_and_combines)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(TJ_DEVICE_CPU, &j);
+    enum { R = 131, C = 45 };
+    static float x[R * C], y[R * C];
+    for (int i = 0; i < R * C; i++)
+        x[i] = (float)((i * 37) % 101) / 7.0f - 5.0f;
+    int64_t shape[] = {R, C};
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 2, shape), ty = tj_tensor_contiguous(y, TJ_DT_F32, 2, shape);
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_lib_cummax(l, &tx, &ty, 0, 0, NULL, &err), 0, "%s", err.msg);
+    for (int c = 0; c < C; c++) {
+        float m = -INFINITY;
+        for (int r = 0; r < R; r++) {
+            m = fmaxf(m, x[r * C + c]);
+            cr_assert_eq(y[r * C + c], m, "cummax [%d, %d]", r, c);
+        }
+    }
+    cr_assert_eq(tj_lib_scan(l, &tx, &ty, -1, "a + b", 0, NULL, &err), 0, "%s", err.msg);
+    for (int r = 0; r < R; r++) {
+        float s = 0;
+        for (int c = 0; c < C; c++) {
+            s += x[r * C + c];
+            cr_assert_float_eq(y[r * C + c], s, 1e-4f, "scan a + b along rows [%d, %d]", r, c);
+        }
+    }
+    close_lib(l, j);
+}
+
+Test(lib_scan, errors)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(TJ_DEVICE_CPU, &j);
+    float x[8] = {0}, y[8];
+    int32_t yi[8];
+    int64_t n = 8;
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 1, &n), ty = tj_tensor_contiguous(y, TJ_DT_F32, 1, &n);
+    tj_tensor tyi = tj_tensor_contiguous(yi, TJ_DT_I32, 1, &n);
+    tj_rt_error err = {{0}};
+    cr_assert_neq(tj_lib_cumsum(l, &tx, &ty, 1, 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "axis 1 is out of range"), "%s", err.msg);
+    cr_assert_neq(tj_lib_cumsum(l, &tx, &tyi, 0, 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "the output is i32, the input f32"), "%s", err.msg);
+    cr_assert_neq(tj_lib_scan(l, &tx, &ty, 0, "a +* b", 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "error"), "%s", err.msg);
+    cr_assert_neq(tj_lib_cumsum(NULL, &tx, &ty, 0, 0, NULL, &err), 0);
+    close_lib(l, j);
+}
