@@ -76,3 +76,25 @@ Test(cli_replace, all_renamed_when_all_succeed)
     tj_ctx_free(c);
     ct_rmrf(dir);
 }
+
+/* Two new files spelled differently are one file; two names in one
+ * directory are two. */
+Test(cli_replace, new_files_are_known_by_directory_and_name)
+{
+    char *dir = ct_tempdir(), a[4200], b[4200], other[4200];
+    snprintf(a, sizeof a, "%s/x.npy", dir);
+    snprintf(b, sizeof b, "%s/./sub/../x.npy", dir);
+    snprintf(other, sizeof other, "%s/y.npy", dir);
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    tj_ctx *c = tj_ctx_new();
+    cli_tmpfile ta, tb, to;
+    cr_assert_eq(cli_tmp_prepare(c, a, &ta), 0);
+    cr_assert_eq(cli_tmp_prepare(c, b, &tb), 0);
+    cr_assert_eq(cli_tmp_prepare(c, other, &to), 0);
+    cr_expect(cli_tmp_same_file(&ta, &tb));
+    cr_expect(!cli_tmp_same_file(&ta, &to));
+    tj_ctx_free(c);
+    ct_rmrf(dir);
+}

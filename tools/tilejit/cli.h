@@ -115,8 +115,9 @@ typedef struct cli_tmpfile {
     FILE *f;
     int mode;           /* the target's permission bits, or -1 when it is new */
     int exists;
-    dev_t dev;          /* the target's identity when it exists */
-    ino_t ino;
+    dev_t dev;          /* the target's identity when it exists, else its */
+    ino_t ino;          /* directory's (0 when that cannot be read) ... */
+    const char *base;   /* ... and its name there, for a new file */
 } cli_tmpfile;
 int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t);
 int cli_tmp_same_file(const cli_tmpfile *a, const cli_tmpfile *b);

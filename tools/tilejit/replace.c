@@ -54,6 +54,29 @@ static int refuse_existing(tj_ctx *c, const char *path, const struct stat *st, c
     return 1;
 }
 
+/* DIR of PATH, "." for a bare name (arena memory). */
+static const char *dir_of(tj_ctx *c, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    return slash == path ? "/" : tj_strndup(c, path, (size_t)(slash - path));
+}
+
+/* A new file is known by its directory and its name, so that two paths
+ * spelled differently (./x and x, a/../x) are seen as one file. */
+static int identify_new(tj_ctx *c, cli_tmpfile *t)
+{
+    struct stat st;
+    const char *slash = strrchr(t->path, '/');
+    t->base = slash ? slash + 1 : t->path;
+    if (stat(dir_of(c, t->path), &st) == 0) {
+        t->dev = st.st_dev;
+        t->ino = st.st_ino;
+    }
+    return 0;
+}
+
 int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t)
 {
     struct stat st;
@@ -62,7 +85,7 @@ int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t)
     t->mode = -1;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
-            return 0; /* a new file */
+            return identify_new(c, t); /* a new file */
         cli_file_error(c, path, "cannot write: %s", strerror(errno));
         return -1;
     }
@@ -82,21 +105,17 @@ int cli_tmp_prepare(tj_ctx *c, const char *path, cli_tmpfile *t)
 
 int cli_tmp_same_file(const cli_tmpfile *a, const cli_tmpfile *b)
 {
-    if (a->exists && b->exists)
+    if (a->exists != b->exists)
+        return 0;
+    if (a->exists)
         return a->dev == b->dev && a->ino == b->ino;
+    if (a->ino && b->ino) /* new files: one directory, one name */
+        return a->dev == b->dev && a->ino == b->ino && !strcmp(a->base, b->base);
     return !strcmp(a->target, b->target);
 }
 
 /* ---- temporary files ----------------------------------------------------------------- */
 
-/* DIR of PATH, "." for a bare name (arena memory). */
-static const char *dir_of(tj_ctx *c, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return ".";
-    return slash == path ? "/" : tj_strndup(c, path, (size_t)(slash - path));
-}
 
 /* PATH (named NAME.tilejit-tmp.PID.N) was left by a process that is gone,
  * over a minute ago. */
@@ -244,6 +263,17 @@ static int undo(tj_ctx *c, cli_tmpfile *t)
     return -1;
 }
 
+/* Makes the renames into DIR durable (best effort: some file systems
+ * cannot sync a directory, and the files themselves were synced). */
+static void sync_dir(tj_ctx *c, const char *target)
+{
+    int fd = open(dir_of(c, target), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
 int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n)
 {
     uint32_t done = 0;
@@ -264,6 +294,9 @@ int cli_tmp_commit_all(tj_ctx *c, cli_tmpfile *t, uint32_t n)
         cli_file_error(c, t[done].path, "cannot replace: %s; %s", strerror(err),
                        undone ? "no output was changed" : "some outputs were changed (above)");
     }
+    for (uint32_t i = 0; i < n && !failed; i++)
+        if (t[i].tmp)
+            sync_dir(c, t[i].target);
     for (uint32_t i = 0; i < n; i++) {
         if (t[i].backup)
             unlink(t[i].backup);
