@@ -1,0 +1,211 @@
+/* The array graph's internals (array/): nodes in an arena indexed by
+ * tj_array, buffers, and the plan the passes make (fuse.c, tile.c, emit.c,
+ * eval.c). docs/arrays.md describes it. */
+#ifndef TJ_ARRAY_INTERNAL_H
+#define TJ_ARRAY_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tilejit/array.h"
+#include "tilejit/dispatch.h"
+
+typedef enum tj_aop_kind {
+    TJ_AK_LEAF, TJ_AK_UNARY, TJ_AK_MATH, TJ_AK_ROUND, TJ_AK_LOGIC1, TJ_AK_BITS1, TJ_AK_TEST, TJ_AK_CAST,
+    TJ_AK_ARITH, TJ_AK_DIVIDE, TJ_AK_COMPARE, TJ_AK_LOGIC2, TJ_AK_BITS2, TJ_AK_SELECT, TJ_AK_CLIP,
+    TJ_AK_REDUCE, TJ_AK_VIEW, TJ_AK_MATMUL, TJ_AK_GATHER, TJ_AK_SCATTER, TJ_AK_SCAN, TJ_AK_SORT, TJ_AK_CONCAT,
+} tj_aop_kind;
+
+tj_aop_kind tj_aop_kind_of(tj_aop op);
+int tj_aop_nin(tj_aop op);
+int tj_aop_is_elementwise(tj_aop op);
+
+/* Memory of the graph's device: owned (freed with the last reference) or
+ * borrowed from the caller. */
+typedef struct tj_abuf {
+    void *data;
+    size_t bytes;
+    int owned;
+    int refs;
+} tj_abuf;
+
+enum { TJ_ANODE_MAX_IN = 3 };
+
+typedef struct tj_anode {
+    tj_aop op;
+    tj_dtype dtype;
+    tj_dtype ctype;    /* elementwise: the dtype its operands are computed in */
+    int rank;
+    int64_t shape[TJ_MAX_RANK];
+    uint32_t nin;
+    tj_array in[TJ_ANODE_MAX_IN];
+    tj_array *more_in; /* concatenate: every input (nin of them), malloc'ed */
+    /* attributes */
+    uint32_t axes;     /* reductions: bit a = axis a reduced */
+    int keepdims;
+    int axis;          /* take, take_along_axis, scatter_add, cumsum, sort, concatenate */
+    int perm[TJ_MAX_RANK];
+    int64_t start[TJ_MAX_RANK], stop[TJ_MAX_RANK], step[TJ_MAX_RANK];
+    double value, step_value; /* full, scalar: value; arange: start, step */
+    int weak;
+    /* data, once it has some */
+    int has_data;
+    tj_abuf *buf;
+    int64_t offset;    /* elements from buf->data */
+    int64_t strides[TJ_MAX_RANK];
+    /* lifetime */
+    int holds;         /* the caller's */
+    int users;         /* pending (unevaluated) nodes reading it */
+    int dead;
+    int force_root;    /* the planner wants it materialized (a copy) */
+} tj_anode;
+
+typedef struct tj_kernel_entry tj_kernel_entry;
+
+struct tj_graph {
+    tj_device_kind device;
+    int ordinal;
+    tj_jit *jit;
+    tj_anode *nodes; /* nodes[0] unused */
+    uint32_t nnodes, cap;
+    char error[1024];
+    tj_graph_stats stats;
+    tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
+    uint32_t nkernels, kcap;
+};
+
+static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->nodes[a]; }
+/* Whether a names a live node of g. */
+int tj_array_valid(const tj_graph *g, tj_array a);
+/* The input i of node n (concatenate: from more_in). */
+tj_array tj_anode_input(const tj_anode *n, uint32_t i);
+
+/* Records the first build error (printf-style); returns TJ_ARRAY_NONE. */
+tj_array tj_graph_fail(tj_graph *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A new node (inputs retained as users); 0 when out of memory. */
+tj_array tj_graph_add(tj_graph *g, tj_aop op, tj_dtype dt, int rank, const int64_t *shape, const tj_array *in,
+                      uint32_t nin);
+/* "f32[4, 8]" into buf (cap bytes). */
+void tj_shape_str(tj_dtype dt, int rank, const int64_t *shape, char *buf, size_t cap);
+int64_t tj_shape_numel(int rank, const int64_t *shape);
+/* Row-major strides of shape. */
+void tj_contiguous_strides(int rank, const int64_t *shape, int64_t *strides);
+
+/* ---- dtypes (dtype_rules.c): NumPy 2's promotion ---- */
+tj_dtype tj_promote(tj_dtype a, tj_dtype b);
+/* Promotion of two operands with NEP 50's weak scalars; 0 with an error
+ * into g when a weak integer does not fit the other's dtype. */
+tj_dtype tj_promote_nodes(tj_graph *g, const char *opname, tj_array a, tj_array b);
+tj_dtype tj_float_of(tj_dtype dt); /* the float NumPy's math gives for dt */
+/* The accumulator dtype of a reduction of dt, and its result dtype. */
+tj_dtype tj_reduce_acc_dtype(tj_aop op, tj_dtype dt);
+tj_dtype tj_reduce_result_dtype(tj_aop op, tj_dtype dt);
+
+/* ---- buffers (buffer.c) ---- */
+tj_abuf *tj_abuf_new(tj_graph *g, size_t bytes, tj_rt_error *err);
+tj_abuf *tj_abuf_borrow(void *data);
+void tj_abuf_unref(tj_graph *g, tj_abuf *b);
+/* Gives node a a fresh contiguous buffer of its shape. 0, or 1 with err. */
+int tj_anode_alloc(tj_graph *g, tj_array a, tj_rt_error *err);
+/* Host <-> device copies (plain memcpy on the cpu). */
+int tj_graph_to_device(tj_graph *g, void *dst, const void *src, size_t bytes, tj_rt_error *err);
+int tj_graph_to_host(tj_graph *g, void *dst, const void *src, size_t bytes, tj_rt_error *err);
+/* Marks a node evaluated: drops its input edges (freeing what nobody
+ * needs any more). */
+void tj_anode_settle(tj_graph *g, tj_array a);
+/* Copies a strided host tensor into contiguous host memory. */
+void tj_gather_host(const tj_tensor *t, char *dst);
+/* An evaluated tensor of the graph's device, in C order into host dst. */
+int tj_read_strided(tj_graph *g, const tj_tensor *t, void *dst, tj_rt_error *err);
+/* v converted to dt (as astype does) into p. */
+void tj_store_scalar(void *p, tj_dtype dt, double v);
+/* Compile events counted in g's stats. */
+void tj_graph_watch_compiles(tj_graph *g);
+/* A tensor of n's data. */
+tj_tensor tj_anode_tensor(const tj_anode *n);
+
+/* ---- views (build_view.c): strides of a view over data ---- */
+/* Computes a's data from its input's when the view can be expressed by
+ * strides; 1 when it cannot (a reshape of non-contiguous data). */
+int tj_view_resolve(tj_graph *g, tj_array a);
+
+/* ---- the plan (fuse.c, tile.c, emit.c) ---- */
+
+/* ELEMWISE, REDUCE, MATMUL: a fused kernel; VIEW: strides over the input's
+ * data (or a copy where they cannot say it); HOST: a constant or range
+ * filled on the host; OTHER: one op with a kernel of its own (gathers,
+ * scans, sorts, concatenation). */
+typedef enum tj_group_kind {
+    TJ_GROUP_ELEMWISE, TJ_GROUP_REDUCE, TJ_GROUP_MATMUL, TJ_GROUP_VIEW, TJ_GROUP_HOST, TJ_GROUP_OTHER
+} tj_group_kind;
+enum { TJ_GROUP_MAX_NODES = 256, TJ_GROUP_MAX_INPUTS = 64 };
+
+typedef struct tj_group {
+    tj_group_kind kind;
+    tj_array root;
+    uint32_t nmembers;              /* in dependency order; the root last */
+    tj_array members[TJ_GROUP_MAX_NODES];
+    uint32_t ninputs;               /* materialized nodes it reads, first use first */
+    tj_array inputs[TJ_GROUP_MAX_INPUTS];
+    tj_array core;                  /* reduce: the first reduction; matmul: the matmul */
+    int row;                        /* reduce: needs the whole row in one tile */
+    /* tile.c: the coalesced index space and the tiles */
+    int nbatch;                     /* batch axes, indexed through program_id(2) */
+    int nred;                       /* reduce: reduced axes (the last is N, the others loops) */
+    int space_rank;                 /* batch..., M, [outer reduced...], N */
+    int64_t space[TJ_MAX_RANK + 2];
+    int64_t k_extent;               /* matmul: K */
+    int64_t bm, bn, bk;
+    int warps;
+    char why[96];                   /* the cost model's reason, for the plan text */
+} tj_group;
+
+typedef struct tj_plan {
+    tj_group *groups;
+    uint32_t ngroups, cap;
+} tj_plan;
+
+/* fuse.c: the groups that evaluate `roots`, in dependency order. 0, or 1
+ * with err. */
+int tj_fuse(tj_graph *g, const tj_array *roots, uint32_t n, tj_plan *plan, tj_rt_error *err);
+void tj_plan_free(tj_plan *plan);
+/* Whether a node of group grp is at the reduced level ([..., 1] along the
+ * reduced axes). */
+int tj_group_reduced_level(const tj_graph *g, const tj_group *grp, tj_array a);
+/* The full shape of a group's space, before coalescing. */
+void tj_group_full_shape(const tj_graph *g, const tj_group *grp, int *rank, int64_t *shape, uint32_t *axes);
+
+/* tile.c: the decomposition and tile sizes of each group (after its
+ * inputs have data: strides decide). */
+typedef struct tj_group_args {
+    uint32_t nargs;                 /* inputs (matmul: a, b first), then the output */
+    tj_tensor t[TJ_GROUP_MAX_INPUTS + 1];
+    int reduced[TJ_GROUP_MAX_INPUTS + 1]; /* its tensor is [..., M, 1] */
+} tj_group_args;
+/* The strides of every input and the output in the group's coalesced
+ * space, and the tile sizes. Inputs without data (planning only) count as
+ * contiguous. */
+int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
+const char *tj_group_kind_name(tj_group_kind k);
+
+/* emit.c: the kernel source of a group (after tj_tile). */
+int tj_emit_group(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out,
+                  tj_rt_error *err);
+
+/* emit_expr.c: an elementwise op over operands in its compute dtype ct
+ * (1 when the op has no spelling), typed literals, reduction extremes. */
+int tj_emit_elementwise(tj_buf *out, tj_aop op, tj_dtype ct, const char *a, const char *b, const char *c);
+void tj_emit_literal(tj_buf *out, tj_dtype dt, double v);
+void tj_emit_extreme(tj_buf *out, tj_dtype dt, int highest);
+
+/* other.c: the ops that are a kernel of their own (gathers, scans, sorts,
+ * concatenation). 0, or 1 with err. */
+int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
+
+/* compose.c helpers shared by the builders */
+tj_array tj_array_scalar_like(tj_graph *g, tj_array like, double value);
+
+#endif

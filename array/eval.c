@@ -1,0 +1,246 @@
+/* Evaluation: the plan's groups in order; each fused group is tiled,
+ * emitted, found in the graph's kernel cache (by its text) or compiled
+ * through tj_dispatch (which keeps one function per shape signature), and
+ * launched over freshly allocated outputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array/array_internal.h"
+
+struct tj_kernel_entry {
+    uint64_t hash;
+    char *source;
+    tj_dispatch *dispatch;
+};
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+void tj_graph_kernels_free(tj_graph *g)
+{
+    for (uint32_t i = 0; i < g->nkernels; i++) {
+        tj_dispatch_free(g->kernels[i].dispatch);
+        free(g->kernels[i].source);
+    }
+    free(g->kernels);
+    g->kernels = NULL;
+    g->nkernels = g->kcap = 0;
+}
+
+static void on_event(void *ud, const tj_event *e)
+{
+    tj_graph *g = ud;
+    if (e->kind == TJ_EVENT_COMPILE) {
+        g->stats.kernels_compiled++;
+        g->stats.compile_ms += e->ms;
+    }
+}
+
+void tj_graph_watch_compiles(tj_graph *g) { tj_jit_set_event_handler(g->jit, on_event, g); }
+
+static tj_dispatch *kernel_for(tj_graph *g, const tj_buf *src, tj_rt_error *err)
+{
+    uint64_t h = fnv1a(src->data, src->len);
+    for (uint32_t i = 0; i < g->nkernels; i++)
+        if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0) {
+            g->stats.cache_hits++;
+            return g->kernels[i].dispatch;
+        }
+    if (g->nkernels == g->kcap) {
+        uint32_t cap = g->kcap ? g->kcap * 2 : 16;
+        tj_kernel_entry *k = realloc(g->kernels, cap * sizeof *k);
+        if (!k) {
+            tj_rt_fail(err, "eval: out of memory");
+            return NULL;
+        }
+        g->kernels = k;
+        g->kcap = cap;
+    }
+    tj_dispatch *d = tj_dispatch_new(g->jit, &(tj_compile_request){.file = "<array group>", .source = src->data,
+                                                                   .len = src->len, .kernel = "fused",
+                                                                   .reason = "array group"}, err);
+    char *copy = d ? malloc(src->len + 1) : NULL;
+    if (copy)
+        memcpy(copy, src->data, src->len + 1);
+    if (!copy) {
+        if (d) {
+            tj_dispatch_free(d);
+            tj_rt_fail(err, "eval: out of memory");
+        }
+        return NULL;
+    }
+    g->kernels[g->nkernels++] = (tj_kernel_entry){h, copy, d};
+    return d;
+}
+
+static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
+{
+    tj_group_args *args = calloc(1, sizeof *args);
+    tj_arg *targs = calloc(TJ_GROUP_MAX_INPUTS + 1, sizeof *targs);
+    tj_buf src = {0};
+    int bad = !args || !targs ? tj_rt_fail(err, "eval: out of memory") : 0;
+    if (!bad)
+        bad = tj_anode_alloc(g, grp->root, err);
+    if (!bad)
+        bad = tj_tile(g, grp, args, err);
+    const tj_anode *root = &g->nodes[grp->root];
+    int empty = tj_shape_numel(root->rank, root->shape) == 0;
+    if (!bad && !empty)
+        bad = tj_emit_group(g, grp, args, &src, err);
+    tj_dispatch *d = !bad && !empty ? kernel_for(g, &src, err) : NULL;
+    if (!bad && !empty && !d)
+        bad = 1;
+    if (!bad && !empty) {
+        for (uint32_t i = 0; i < args->nargs; i++) {
+            targs[i].is_tensor = 1;
+            targs[i].tensor = args->t[i];
+        }
+        bad = tj_dispatch_launch(d, targs, args->nargs, NULL, err);
+        if (!bad)
+            g->stats.kernels_launched++;
+    }
+    g->stats.groups++;
+    tj_buf_free(&src);
+    free(args);
+    free(targs);
+    return bad;
+}
+
+/* Fills a constant or a range on the host and copies it over. */
+static int fill_host(tj_graph *g, tj_array a, tj_rt_error *err)
+{
+    if (tj_anode_alloc(g, a, err))
+        return 1;
+    const tj_anode *n = &g->nodes[a];
+    int64_t count = tj_shape_numel(n->rank, n->shape);
+    int size = tj_dtype_size(n->dtype);
+    char *host = malloc((size_t)(count ? count : 1) * (size_t)size);
+    if (!host)
+        return tj_rt_fail(err, "eval: out of memory");
+    for (int64_t i = 0; i < count; i++) {
+        double v = n->op == TJ_AOP_ARANGE ? n->value + n->step_value * (double)i : n->value;
+        tj_store_scalar(host + i * size, n->dtype, v);
+    }
+    int bad = tj_graph_to_device(g, n->buf->data, host, (size_t)count * (size_t)size, err);
+    free(host);
+    return bad;
+}
+
+/* A reshape over data the strides cannot describe: its input copied to
+ * contiguous memory by an elementwise kernel first. */
+static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
+{
+    tj_array src = g->nodes[v].in[0];
+    tj_array c = tj_array_astype(g, src, g->nodes[src].dtype);
+    if (!c)
+        return tj_rt_fail(err, "eval: %s", g->error);
+    tj_group *grp = calloc(1, sizeof *grp);
+    if (!grp)
+        return tj_rt_fail(err, "eval: out of memory");
+    grp->kind = TJ_GROUP_ELEMWISE;
+    grp->root = c;
+    grp->members[0] = c;
+    grp->nmembers = 1;
+    grp->inputs[0] = src;
+    grp->ninputs = 1;
+    int bad = launch_group(g, grp, err);
+    free(grp);
+    if (bad)
+        return 1;
+    g->nodes[c].has_data = 1;
+    tj_anode_settle(g, c);
+    /* the view reads the copy instead */
+    g->nodes[v].in[0] = c;
+    g->nodes[c].users++;
+    g->nodes[src].users--;
+    tj_array_release(g, c);
+    if (tj_view_resolve(g, v))
+        return tj_rt_fail(err, "eval: reshape of a contiguous copy failed");
+    return 0;
+}
+
+static int run_step(tj_graph *g, tj_group *grp, tj_rt_error *err)
+{
+    tj_array r = grp->root;
+    switch (grp->kind) {
+    case TJ_GROUP_VIEW:
+        return tj_view_resolve(g, r) ? copy_then_view(g, r, err) : 0;
+    case TJ_GROUP_HOST:
+        if (g->nodes[r].op == TJ_AOP_INPUT)
+            return tj_rt_fail(err, "eval: input %s has no data (a placeholder)", tj_aop_name(g->nodes[r].op));
+        if (fill_host(g, r, err))
+            return 1;
+        break;
+    case TJ_GROUP_OTHER:
+        if (tj_eval_other(g, grp, err))
+            return 1;
+        break;
+    default:
+        if (launch_group(g, grp, err))
+            return 1;
+    }
+    g->nodes[r].has_data = 1;
+    tj_anode_settle(g, r);
+    return 0;
+}
+
+static int check_roots(const tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err)
+{
+    if (!g)
+        return tj_rt_fail(err, "tj_array_eval: NULL graph");
+    if (!tj_array_ok(arrays, n))
+        return tj_rt_fail(err, "tj_array_eval: NULL arrays");
+    for (uint32_t i = 0; i < n; i++)
+        if (!tj_array_valid(g, arrays[i]))
+            return tj_rt_fail(err, "tj_array_eval: arrays[%u] (%u) is not an array of this graph%s%s", i,
+                              arrays[i], g->error[0] ? "; the graph's first error: " : "", g->error);
+    return 0;
+}
+
+int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err)
+{
+    if (check_roots(g, arrays, n, err))
+        return 1;
+    g->stats.evals++;
+    tj_plan plan;
+    if (tj_fuse(g, arrays, n, &plan, err))
+        return 1;
+    int bad = 0;
+    for (uint32_t i = 0; i < plan.ngroups && !bad; i++)
+        bad = run_step(g, &plan.groups[i], err);
+    tj_plan_free(&plan);
+    if (!bad && g->device == TJ_DEVICE_CUDA)
+        bad = tj_cuda_synchronize(tj_jit_cuda(g->jit), err);
+    return bad;
+}
+
+int tj_array_tensor(const tj_graph *g, tj_array a, tj_tensor *out, tj_rt_error *err)
+{
+    if (!tj_array_valid(g, a) || !out)
+        return tj_rt_fail(err, "tj_array_tensor: not an array of this graph: %u", a);
+    const tj_anode *n = &g->nodes[a];
+    if (!n->has_data)
+        return tj_rt_fail(err, "tj_array_tensor: %s is not evaluated (tj_array_eval)", tj_aop_name(n->op));
+    *out = tj_anode_tensor(n);
+    return 0;
+}
+
+int tj_array_read(tj_graph *g, tj_array a, void *dst, size_t bytes, tj_rt_error *err)
+{
+    tj_tensor t;
+    if (tj_array_tensor(g, a, &t, err))
+        return 1;
+    size_t need = (size_t)tj_shape_numel(t.rank, t.shape) * (size_t)tj_dtype_size(t.dtype);
+    if (!dst && need)
+        return tj_rt_fail(err, "tj_array_read: NULL destination");
+    if (bytes < need)
+        return tj_rt_fail(err, "tj_array_read: %zu bytes, the array needs %zu", bytes, need);
+    return tj_read_strided(g, &t, dst, err);
+}

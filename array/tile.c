@@ -1,0 +1,364 @@
+/* Tiling: each group's index space, coalesced over the strides of its
+ * arrays, and its tile sizes from a cost model (the emitted kernel lists
+ * them first among its `tune` values, so a stored tuning winner, when the
+ * tuner has one, replaces them; docs/arrays.md).
+ *
+ * The space is batch axes (indexed by program_id(2)), then M and N, tiled
+ * [BM, BN]. Adjacent axes merge when every array steps through them as one
+ * (stride[i] == stride[i+1] * extent[i+1]); size-1 axes drop. A reduce
+ * group orders its kept axes first and its reduced axes last (those merge
+ * among themselves: the last is N, the others become loops); a matmul
+ * group merges only its batch axes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array_internal.h"
+
+enum { MAX_OPS = TJ_GROUP_MAX_INPUTS + 1, MAX_AXES = TJ_MAX_RANK + 2, TILE_ELEMS = 4096 };
+
+typedef struct axes {
+    int n, nops;
+    int64_t ext[MAX_AXES];
+    int cls[MAX_AXES]; /* 0: kept (batch, M), 1: reduced */
+    int64_t st[MAX_OPS][MAX_AXES];
+} axes;
+
+const char *tj_group_kind_name(tj_group_kind k)
+{
+    static const char *names[] = {"elementwise", "reduce", "matmul", "view", "host", "other"};
+    return k <= TJ_GROUP_OTHER ? names[k] : "?";
+}
+
+static int64_t pow2ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Strides of node a over a space of rank rs (aligned on the right; 0 where
+ * it broadcasts); a node without data counts as contiguous. */
+static void aligned_strides(const tj_anode *x, int rs, int64_t *out)
+{
+    int64_t own[TJ_MAX_RANK];
+    if (x->has_data)
+        memcpy(own, x->strides, sizeof own);
+    else
+        tj_contiguous_strides(x->rank, x->shape, own);
+    for (int i = 0; i < rs; i++) {
+        int j = i - (rs - x->rank);
+        out[i] = j >= 0 && x->shape[j] != 1 ? own[j] : 0;
+    }
+}
+
+static void drop_unit_axes(axes *ax)
+{
+    int k = 0;
+    for (int i = 0; i < ax->n; i++) {
+        if (ax->ext[i] == 1)
+            continue;
+        ax->ext[k] = ax->ext[i];
+        ax->cls[k] = ax->cls[i];
+        for (int o = 0; o < ax->nops; o++)
+            ax->st[o][k] = ax->st[o][i];
+        k++;
+    }
+    ax->n = k;
+}
+
+static void merge_axes(axes *ax)
+{
+    for (int i = 0; i + 1 < ax->n;) {
+        int ok = ax->cls[i] == ax->cls[i + 1];
+        for (int o = 0; ok && o < ax->nops; o++)
+            ok = ax->st[o][i] == ax->st[o][i + 1] * ax->ext[i + 1];
+        if (!ok) {
+            i++;
+            continue;
+        }
+        ax->ext[i] *= ax->ext[i + 1];
+        for (int o = 0; o < ax->nops; o++)
+            ax->st[o][i] = ax->st[o][i + 1];
+        for (int j = i + 1; j + 1 < ax->n; j++) {
+            ax->ext[j] = ax->ext[j + 1];
+            ax->cls[j] = ax->cls[j + 1];
+            for (int o = 0; o < ax->nops; o++)
+                ax->st[o][j] = ax->st[o][j + 1];
+        }
+        ax->n--;
+    }
+}
+
+/* A size-1 axis of class cls at position pos (strides 0). */
+static void insert_unit(axes *ax, int pos, int cls)
+{
+    for (int j = ax->n; j > pos; j--) {
+        ax->ext[j] = ax->ext[j - 1];
+        ax->cls[j] = ax->cls[j - 1];
+        for (int o = 0; o < ax->nops; o++)
+            ax->st[o][j] = ax->st[o][j - 1];
+    }
+    ax->ext[pos] = 1;
+    ax->cls[pos] = cls;
+    for (int o = 0; o < ax->nops; o++)
+        ax->st[o][pos] = 0;
+    ax->n++;
+}
+
+/* Operands: the inputs (matmul: from the third), then the output. */
+static tj_array operand(const tj_group *grp, int o)
+{
+    int first = grp->kind == TJ_GROUP_MATMUL ? 2 : 0;
+    return (uint32_t)(o + first) < grp->ninputs ? grp->inputs[o + first] : grp->root;
+}
+
+static int noperands(const tj_group *grp)
+{
+    return (int)grp->ninputs - (grp->kind == TJ_GROUP_MATMUL ? 2 : 0) + 1;
+}
+
+static void fill_tensor(const tj_anode *x, tj_tensor *t, const axes *ax, int o, int upto)
+{
+    memset(t, 0, sizeof *t);
+    t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
+    t->dtype = x->dtype;
+    t->rank = upto;
+    for (int i = 0; i < upto; i++) {
+        t->shape[i] = ax->ext[i];
+        t->strides[i] = ax->st[o][i];
+    }
+}
+
+/* The space's axes in order: kept, then reduced (commutative reductions
+ * take the reduced axes largest stride first, so a transposed input still
+ * merges). */
+static void order_axes(const tj_graph *g, const tj_group *grp, int rs, const int64_t *S, uint32_t red, axes *ax)
+{
+    int order[TJ_MAX_RANK], n = 0;
+    for (int i = 0; i < rs; i++)
+        if (!(red & (1u << i)))
+            order[n++] = i;
+    int first_red = n;
+    for (int i = 0; i < rs; i++)
+        if (red & (1u << i))
+            order[n++] = i;
+    int64_t st[MAX_OPS][TJ_MAX_RANK];
+    for (int o = 0; o < ax->nops; o++)
+        aligned_strides(&g->nodes[operand(grp, o)], rs, st[o]);
+    for (int i = first_red + 1; i < n; i++) /* insertion sort by |stride of operand 0| */
+        for (int j = i; j > first_red; j--) {
+            int64_t a = llabs(st[0][order[j - 1]]), b = llabs(st[0][order[j]]);
+            if (a >= b)
+                break;
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    ax->n = rs;
+    for (int i = 0; i < rs; i++) {
+        ax->ext[i] = S[order[i]];
+        ax->cls[i] = (red >> order[i]) & 1;
+        for (int o = 0; o < ax->nops; o++)
+            ax->st[o][i] = st[o][order[i]];
+    }
+}
+
+static void choose_elementwise(tj_group *grp)
+{
+    int64_t M = grp->space[grp->space_rank - 2], N = grp->space[grp->space_rank - 1];
+    grp->bn = clamp64(pow2ceil(N), 1, 1024);
+    grp->bm = clamp64(TILE_ELEMS / grp->bn, 1, pow2ceil(M));
+    snprintf(grp->why, sizeof grp->why, "rows of %lld", (long long)N);
+}
+
+static void choose_reduce(tj_group *grp, int along)
+{
+    int64_t M = grp->space[grp->nbatch], N = grp->space[grp->space_rank - 1];
+    if (grp->row) {
+        grp->bn = pow2ceil(N);
+        grp->bm = clamp64(TILE_ELEMS / grp->bn, 1, pow2ceil(M));
+        snprintf(grp->why, sizeof grp->why, "whole rows of %lld in one tile", (long long)N);
+    } else if (along) {
+        grp->bn = clamp64(pow2ceil(N), 1, 2048);
+        grp->bm = clamp64(TILE_ELEMS / grp->bn, 1, pow2ceil(M));
+        snprintf(grp->why, sizeof grp->why, "along contiguous rows of %lld, looped", (long long)N);
+    } else {
+        grp->bn = clamp64(pow2ceil(N), 1, 16);
+        grp->bm = clamp64(pow2ceil(M), 1, 256);
+        snprintf(grp->why, sizeof grp->why, "across a strided axis of %lld, looped", (long long)N);
+    }
+}
+
+static void choose_matmul(tj_group *grp)
+{
+    int64_t M = grp->space[grp->nbatch], N = grp->space[grp->nbatch + 1];
+    grp->bm = clamp64(pow2ceil(M), 16, 64);
+    grp->bn = clamp64(pow2ceil(N), 16, 64);
+    grp->bk = clamp64(pow2ceil(grp->k_extent), 16, 32);
+    snprintf(grp->why, sizeof grp->why, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)grp->k_extent);
+}
+
+static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax)
+{
+    const tj_anode *root = &g->nodes[grp->root];
+    order_axes(g, grp, root->rank, root->shape, 0, ax);
+    drop_unit_axes(ax);
+    merge_axes(ax);
+    while (ax->n < 2)
+        insert_unit(ax, 0, 0);
+    grp->nbatch = ax->n - 2;
+    grp->space_rank = ax->n;
+    memcpy(grp->space, ax->ext, sizeof(int64_t) * (size_t)ax->n);
+    for (int o = 0; o < ax->nops; o++)
+        fill_tensor(&g->nodes[operand(grp, o)], &args->t[o], ax, o, ax->n);
+    choose_elementwise(grp);
+    return 0;
+}
+
+static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax, tj_rt_error *err)
+{
+    const tj_anode *core = &g->nodes[grp->core], *in = &g->nodes[core->in[0]];
+    order_axes(g, grp, in->rank, in->shape, core->axes, ax);
+    drop_unit_axes(ax);
+    merge_axes(ax);
+    int nkept = 0;
+    while (nkept < ax->n && ax->cls[nkept] == 0)
+        nkept++;
+    if (nkept == 0) {
+        insert_unit(ax, 0, 0);
+        nkept = 1;
+    }
+    grp->nbatch = nkept - 1;
+    grp->nred = ax->n - nkept;
+    if (grp->nred < 1) { /* every reduced extent is 1 or merged away: keep one */
+        insert_unit(ax, ax->n, 1);
+        grp->nred = 1;
+    }
+    if (grp->row && grp->nred > 1)
+        return tj_rt_fail(err, "tiling: %s over axes that do not merge into one (strides) with whole rows",
+                          tj_aop_name(core->op));
+    if (ax->n > TJ_MAX_RANK)
+        return tj_rt_fail(err, "tiling: %s needs %d axes, more than %d", tj_aop_name(core->op), ax->n, TJ_MAX_RANK);
+    grp->space_rank = ax->n;
+    memcpy(grp->space, ax->ext, sizeof(int64_t) * (size_t)ax->n);
+    int along = 1;
+    for (int o = 0; o < ax->nops; o++) {
+        tj_array a = operand(grp, o);
+        int reduced = tj_group_reduced_level(g, grp, a);
+        args->reduced[o] = reduced;
+        fill_tensor(&g->nodes[a], &args->t[o], ax, o, reduced ? nkept : ax->n);
+        if (!reduced && o < (int)grp->ninputs && along == 1)
+            along = ax->st[o][ax->n - 1] == 1 ? 1 : 2;
+    }
+    choose_reduce(grp, along == 1);
+    return 0;
+}
+
+static void matmul_operand(const tj_anode *x, const axes *ax, int nb, int64_t rows, int64_t cols, tj_tensor *t)
+{
+    memset(t, 0, sizeof *t);
+    t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
+    t->dtype = x->dtype;
+    t->rank = nb + 2;
+    for (int i = 0; i < nb; i++) {
+        t->shape[i] = ax->ext[i];
+        t->strides[i] = ax->st[0][i];
+    }
+    int64_t own[TJ_MAX_RANK];
+    if (x->has_data)
+        memcpy(own, x->strides, sizeof own);
+    else
+        tj_contiguous_strides(x->rank, x->shape, own);
+    t->shape[nb] = rows;
+    t->shape[nb + 1] = cols;
+    t->strides[nb] = x->shape[x->rank - 2] == 1 ? 0 : own[x->rank - 2];
+    t->strides[nb + 1] = x->shape[x->rank - 1] == 1 ? 0 : own[x->rank - 1];
+}
+
+static int tile_matmul(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax)
+{
+    const tj_anode *root = &g->nodes[grp->root];
+    const tj_anode *A = &g->nodes[grp->inputs[0]], *B = &g->nodes[grp->inputs[1]];
+    int r = root->rank, rb = r - 2;
+    /* operands 0 and 1 of the batch axes are A and B; then the others */
+    axes bx = {.n = rb, .nops = ax->nops + 2};
+    int64_t st[MAX_OPS + 2][TJ_MAX_RANK];
+    int64_t sa[TJ_MAX_RANK], sb[TJ_MAX_RANK];
+    tj_anode a_batch = *A, b_batch = *B;
+    a_batch.rank = A->rank - 2;
+    b_batch.rank = B->rank - 2;
+    aligned_strides(&a_batch, rb, sa);
+    aligned_strides(&b_batch, rb, sb);
+    for (int o = 0; o < ax->nops; o++)
+        aligned_strides(&g->nodes[operand(grp, o)], r, st[o + 2]);
+    for (int i = 0; i < rb; i++) {
+        bx.ext[i] = root->shape[i];
+        bx.st[0][i] = sa[i];
+        bx.st[1][i] = sb[i];
+        for (int o = 0; o < ax->nops; o++)
+            bx.st[o + 2][i] = st[o + 2][i];
+    }
+    drop_unit_axes(&bx);
+    merge_axes(&bx);
+    grp->nbatch = bx.n;
+    grp->space_rank = bx.n + 2;
+    memcpy(grp->space, bx.ext, sizeof(int64_t) * (size_t)bx.n);
+    grp->space[bx.n] = root->shape[r - 2];
+    grp->space[bx.n + 1] = root->shape[r - 1];
+    grp->k_extent = A->shape[A->rank - 1];
+    axes one = {.n = bx.n, .nops = 1};
+    memcpy(one.ext, bx.ext, sizeof one.ext);
+    memcpy(one.st[0], bx.st[0], sizeof one.st[0]);
+    matmul_operand(A, &one, bx.n, grp->space[bx.n], grp->k_extent, &args->t[0]);
+    memcpy(one.st[0], bx.st[1], sizeof one.st[0]);
+    matmul_operand(B, &one, bx.n, grp->k_extent, grp->space[bx.n + 1], &args->t[1]);
+    for (int o = 0; o < ax->nops; o++) {
+        tj_tensor *t = &args->t[o + 2];
+        const tj_anode *x = &g->nodes[operand(grp, o)];
+        memset(t, 0, sizeof *t);
+        t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
+        t->dtype = x->dtype;
+        t->rank = bx.n + 2;
+        for (int i = 0; i < bx.n; i++) {
+            t->shape[i] = bx.ext[i];
+            t->strides[i] = bx.st[o + 2][i];
+        }
+        for (int i = 0; i < 2; i++) {
+            t->shape[bx.n + i] = grp->space[bx.n + i];
+            t->strides[bx.n + i] = st[o + 2][r - 2 + i];
+        }
+    }
+    choose_matmul(grp);
+    return 0;
+}
+
+int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err)
+{
+    memset(args, 0, sizeof *args);
+    axes *ax = calloc(1, sizeof *ax);
+    if (!ax)
+        return tj_rt_fail(err, "tiling: out of memory");
+    ax->nops = noperands(grp);
+    int bad;
+    switch (grp->kind) {
+    case TJ_GROUP_ELEMWISE:
+        bad = tile_elementwise(g, grp, args, ax);
+        break;
+    case TJ_GROUP_REDUCE:
+        bad = tile_reduce(g, grp, args, ax, err);
+        break;
+    case TJ_GROUP_MATMUL:
+        bad = tile_matmul(g, grp, args, ax);
+        break;
+    default:
+        bad = tj_rt_fail(err, "tiling: a %s step has no tiles", tj_group_kind_name(grp->kind));
+    }
+    args->nargs = (uint32_t)grp->ninputs + 1;
+    free(ax);
+    grp->warps = 4;
+    return bad;
+}
