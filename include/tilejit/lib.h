@@ -69,6 +69,35 @@ int tj_lib_sort(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uin
 int tj_lib_argsort(tj_lib *l, const tj_tensor *x, const tj_tensor *idx, int axis, uint32_t flags, void *stream,
                    tj_rt_error *err);
 
+/* ---- top-k (lib/topk.c) ----
+ * The k largest elements of x along `axis` (negative counts from the end),
+ * largest first: values (x's dtype, x's shape with the axis k long), bit
+ * for bit, and idx (that shape, i64) their indices along the axis. x is
+ * f32, f16, bf16 or i32; NaN ranks above +inf, -0.0 equal to +0.0, and of
+ * equal elements the lower index comes first (what torch.topk(sorted=True)
+ * gives in practice; it promises no order for ties). 0 <= k <= the axis'
+ * length, at most 16384; flags must be 0. */
+int tj_lib_topk(tj_lib *l, const tj_tensor *x, int64_t k, const tj_tensor *values, const tj_tensor *idx, int axis,
+                uint32_t flags, void *stream, tj_rt_error *err);
+
+/* ---- Mamba's selective scan (lib/selective_scan.c) ----
+ * out = mamba_ssm's selective_scan_fn(u, delta, A, B, C, D, z, delta_bias,
+ * delta_softplus): for batch b, channel d, state n and step t, with
+ * dt = delta[b, d, t] (+ delta_bias[d], then softplus when delta_softplus),
+ *   h[n] = exp(dt * A[d, n]) * h[n] + dt * B[b, n, t] * u[b, d, t]   (h = 0 before t = 0)
+ *   out[b, d, t] = (sum over n of C[b, n, t] * h[n] + D[d] * u[b, d, t]) * silu(z[b, d, t])
+ * u, delta, z, out: [batch, dim, L]; B, C: [batch, dstate, L]; A: [dim,
+ * dstate]; D, delta_bias: [dim]. u, delta, B, C, z and out share one dtype,
+ * f32 or bf16 (the state is f32); A, D, delta_bias are f32. D, z and
+ * delta_bias may be NULL (absent: no D term, no gate, no bias). dstate <= 64,
+ * batch <= 65535. */
+typedef struct tj_lib_ssm {
+    const tj_tensor *u, *delta, *A, *B, *C;
+    const tj_tensor *D, *z, *delta_bias; /* NULL: absent */
+    int delta_softplus;
+} tj_lib_ssm;
+int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *args, const tj_tensor *out, void *stream, tj_rt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,6 +107,11 @@ _SIGNATURES = {
     "tj_lib_scan": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, ctypes.c_char_p, _U32, _P, _ERR]),
     "tj_lib_sort": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
     "tj_lib_argsort": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
+    # lib, x, k, values, indices, axis, flags, stream, err
+    "tj_lib_topk": (_I, [_P, ctypes.POINTER(Tensor), ctypes.c_int64, ctypes.POINTER(Tensor),
+                         ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
+    # lib, &tj_lib_ssm (python/tilejit/lib/_selective_scan.py), out, stream, err
+    "tj_lib_selective_scan": (_I, [_P, _P, ctypes.POINTER(Tensor), _P, _ERR]),
 }
 
 

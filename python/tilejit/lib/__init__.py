@@ -11,5 +11,7 @@ host synchronization). Errors are tilejit.TilejitError.
 """
 from ._scan import cummax, cumsum, scan
 from ._sort import argsort, sort
+from ._topk import topk
+from ._selective_scan import selective_scan
 
-__all__ = ["cumsum", "cummax", "scan", "sort", "argsort"]
+__all__ = ["cumsum", "cummax", "scan", "sort", "argsort", "topk", "selective_scan"]

@@ -75,13 +75,13 @@ def _from_dltensor(dl, dtype):
     return t
 
 
-def new_like(x, dtype=None):
-    """An uninitialized array of x's kind, shape and device (dtype: x's,
-    or "int64")."""
+def new_like(x, dtype=None, shape=None):
+    """An uninitialized array of x's kind and device, of x's shape (or
+    `shape`) and dtype (or "int64")."""
     module = type(x).__module__.split(".")[0]
     if module not in ("torch", "cupy", "numpy"):
         raise TilejitError(f"tilejit.lib takes NumPy, PyTorch or CuPy arrays, not {type(x).__name__}")
-    shape = tuple(x.shape)
+    shape = tuple(x.shape) if shape is None else tuple(shape)
     if module == "torch":
         import torch
         return torch.empty(shape, dtype=torch.int64 if dtype else x.dtype, device=x.device)
@@ -96,16 +96,22 @@ def new_like(x, dtype=None):
 def call(entry, x, out, axis, *extra, flags=0):
     """entry(lib, x, out, axis, *extra, flags, stream, err) on x's device;
     returns out."""
+    invoke(lambda lib, h, t, stream, err: getattr(lib, entry)(h, ctypes.byref(t[0]), ctypes.byref(t[1]), int(axis),
+                                                              *extra, flags, stream, err), x, out)
+    return out
+
+
+def invoke(entry, x, *arrays):
+    """entry(lib, handle, tensors, stream, err) on x's device, tensors the
+    tilejit Tensors of x and arrays (their arrays kept alive through the
+    call), err by reference; raises TilejitError when it returns nonzero."""
     device = _kernel._device_of(x)
     lib, h = _kernel._library(), handle(device)
     cuda = device[0] == _lib.DEVICE_CUDA
     stream = (_kernel._current_stream(x, device[1]) or 1) if cuda else None
-    tx, kx = _tensor_of(x, stream)
-    to, ko = _tensor_of(out, stream)
+    keep = [_tensor_of(a, stream) for a in (x, *arrays)]
     err = _lib.Error()
-    rc = getattr(lib, entry)(h, ctypes.byref(tx), ctypes.byref(to), int(axis), *extra, flags,
-                             stream if stream != 1 else None, ctypes.byref(err))
-    del kx, ko
+    rc = entry(lib, h, [t for t, _ in keep], stream if stream != 1 else None, ctypes.byref(err))
+    del keep
     if rc:
         raise TilejitError(err.text())
-    return out

@@ -1,0 +1,103 @@
+/* Mamba's selective scan (tilejit/lib.h) from lib/kernels/selective_scan.tj:
+ * a chunked scan per channel with the state in registers (docs/library.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/lib_internal.h"
+
+enum { DSTATE_MAX = 64, GRID_Y_MAX = 65535 }; /* the largest NS of the kernel; CUDA's grid y */
+
+static const char *fn = "tj_lib_selective_scan";
+
+static int has_shape(const tj_tensor *t, const char *name, int rank, const int64_t *shape, const char *dims,
+                     tj_rt_error *err)
+{
+    int same = t->rank == rank;
+    for (int i = 0; same && i < rank; i++)
+        same = t->shape[i] == shape[i];
+    if (same)
+        return 0;
+    char got[128] = "";
+    for (int i = 0, n = 0; i < t->rank && n < (int)sizeof got - 24; i++)
+        n += snprintf(got + n, sizeof got - (size_t)n, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+    return tj_rt_fail(err, "%s: %s must be %s, got [%s]", fn, name, dims, got);
+}
+
+static int has_dtype(const tj_tensor *t, const char *name, tj_dtype want, tj_rt_error *err)
+{
+    if (t->dtype == want)
+        return 0;
+    return tj_rt_fail(err, "%s: %s is %s, expected %s", fn, name, tj_dtype_name(t->dtype), tj_dtype_name(want));
+}
+
+/* Every tensor against u's sizes: (batch, dim, L) and A's dstate. */
+static int check(const tj_lib_ssm *s, const tj_tensor *out, tj_rt_error *err)
+{
+    const tj_tensor *u = s->u;
+    if (u->rank != 3)
+        return tj_rt_fail(err, "%s: u must be [batch, dim, L], got rank %d", fn, u->rank);
+    if (u->dtype != TJ_DT_F32 && u->dtype != TJ_DT_BF16)
+        return tj_rt_fail(err, "%s: u is %s; f32 and bf16 are supported", fn, tj_dtype_name(u->dtype));
+    if (s->A->rank != 2)
+        return tj_rt_fail(err, "%s: A must be [dim, dstate], got rank %d", fn, s->A->rank);
+    int64_t nb = u->shape[0], dm = u->shape[1], len = u->shape[2], ns = s->A->shape[1];
+    int64_t bdl[] = {nb, dm, len}, dn[] = {dm, ns}, bnl[] = {nb, ns, len}, d1[] = {dm};
+    tj_dtype t = u->dtype;
+    if (has_shape(s->delta, "delta", 3, bdl, "[batch, dim, L] as u", err) || has_dtype(s->delta, "delta", t, err) ||
+        has_shape(s->A, "A", 2, dn, "[dim, dstate]", err) || has_dtype(s->A, "A", TJ_DT_F32, err) ||
+        has_shape(s->B, "B", 3, bnl, "[batch, dstate, L]", err) || has_dtype(s->B, "B", t, err) ||
+        has_shape(s->C, "C", 3, bnl, "[batch, dstate, L]", err) || has_dtype(s->C, "C", t, err) ||
+        has_shape(out, "out", 3, bdl, "[batch, dim, L] as u", err) || has_dtype(out, "out", t, err))
+        return 1;
+    if ((s->D && (has_shape(s->D, "D", 1, d1, "[dim]", err) || has_dtype(s->D, "D", TJ_DT_F32, err))) ||
+        (s->delta_bias && (has_shape(s->delta_bias, "delta_bias", 1, d1, "[dim]", err) ||
+                           has_dtype(s->delta_bias, "delta_bias", TJ_DT_F32, err))) ||
+        (s->z && (has_shape(s->z, "z", 3, bdl, "[batch, dim, L] as u", err) || has_dtype(s->z, "z", t, err))))
+        return 1;
+    if (ns > DSTATE_MAX)
+        return tj_rt_fail(err, "%s: dstate %lld is more than the %d the kernel holds", fn, (long long)ns, DSTATE_MAX);
+    if (nb > GRID_Y_MAX || dm > INT32_MAX || len > INT32_MAX)
+        return tj_rt_fail(err, "%s: batch %lld, dim %lld, L %lld: at most %d, 2^31 - 1, 2^31 - 1", fn, (long long)nb,
+                          (long long)dm, (long long)len, GRID_Y_MAX);
+    return 0;
+}
+
+static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
+{
+    lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
+                         {"HAS_D", s->D ? "1" : "0"},
+                         {"HAS_Z", s->z ? "1" : "0"},
+                         {"HAS_BIAS", s->delta_bias ? "1" : "0"},
+                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
+                         /* the chunk length first tried: measured on the H200 (bench/NOTES.md) */
+                         {"BLS", s->u->dtype == TJ_DT_F32 ? "128, 64, 32" : "64, 128, 32"}};
+    tj_dispatch *d = lib_dispatch(l, "selective_scan", "selective_scan", subst, 6, err);
+    if (!d)
+        return 1;
+    /* absent tensors: stand-ins of the right dtype, never read (their HAS_ is 0) */
+    tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
+    tj_arg args[] = {lib_tensor_arg(s->u),
+                     lib_tensor_arg(s->delta),
+                     lib_tensor_arg(s->A),
+                     lib_tensor_arg(s->B),
+                     lib_tensor_arg(s->C),
+                     lib_tensor_arg(s->D ? s->D : &one_f32),
+                     lib_tensor_arg(s->z ? s->z : s->u),
+                     lib_tensor_arg(s->delta_bias ? s->delta_bias : &one_f32),
+                     lib_tensor_arg(out)};
+    return lib_launch(l, d, args, 9, stream, err);
+}
+
+int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
+{
+    if (!l || !s || !s->u || !s->delta || !s->A || !s->B || !s->C || !out)
+        return tj_rt_fail(err, "%s: NULL library, tensor (u, delta, A, B, C, out are required) or arguments", fn);
+    if (check(s, out, err))
+        return 1;
+    if (lib_numel(out) == 0)
+        return 0;
+    pthread_mutex_lock(&l->lock);
+    int rc = launch(l, s, out, stream, err);
+    pthread_mutex_unlock(&l->lock);
+    return rc;
+}
