@@ -118,6 +118,9 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK:
         return SF_MMA;
     case TJ_OP_CP_ASYNC: case TJ_OP_CP_ASYNC_COMMIT: case TJ_OP_CP_ASYNC_WAIT: return SF_ASYNC;
+    case TJ_OP_WGMMA_DESC: case TJ_OP_WGMMA: case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT:
+    case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC:
+        return SF_WGMMA;
     default: return SF_OTHER;
     }
 }
@@ -342,9 +345,9 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_op op = k->insts[r].op;
         *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
-                      op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC;
+                      op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC;
         shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX;
-        atoms |= simt_op_family(op) == SF_MMA;
+        atoms |= simt_op_family(op) == SF_MMA || op == TJ_OP_WGMMA;
     }
     if ((shuffles || atoms) && k->nthreads % 32)
         return simt_fail(w, 0, "%s need whole warps (SIMD groups of 32 lanes), but nthreads is %u",

@@ -355,6 +355,10 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_MMA_STORE: return tj_simt_mma_store(s, r);
     case TJ_OP_MMA_FILL: return tj_simt_mma_fill(s, r);
     case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK: return tj_simt_mma_repack(s, r);
+    case TJ_OP_WGMMA_DESC: return tj_simt_wgmma_desc(s, r);
+    case TJ_OP_WGMMA: return tj_simt_wgmma(s, r);
+    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC:
+        return 0; /* in lockstep the products are done when issued */
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");

@@ -65,6 +65,14 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r);
 int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v);
 
+/* simt_mma.c: row and column of slot j of lane l in a fragment of
+ * role / dtype (the PTX fragment layouts) */
+void tj_simt_fragment_element(int role, tj_dtype dt, uint32_t l, uint32_t j, uint32_t *row, uint32_t *col);
+/* simt_wgmma.c: wgmma_desc and wgmma (the fences and waits have nothing to
+ * do in lockstep) */
+int tj_simt_wgmma_desc(tj_simt *s, tj_ref r);
+int tj_simt_wgmma(tj_simt *s, tj_ref r);
+
 /* simt_async.c: cp_async, its groups and waits */
 int tj_simt_cp_async(tj_simt *s, tj_ref r);
 int tj_simt_cp_async_commit(tj_simt *s, tj_ref r);

@@ -15,8 +15,7 @@
 
 enum { WARP = 32, MAX_K = 16 };
 
-/* Row and column of slot j of lane l in a fragment of role/dtype. */
-static void element_of(int role, tj_dtype dt, uint32_t l, uint32_t j, uint32_t *row, uint32_t *col)
+void tj_simt_fragment_element(int role, tj_dtype dt, uint32_t l, uint32_t j, uint32_t *row, uint32_t *col)
 {
     uint32_t g = l / 4, q = l % 4, wide = tj_dtype_size(dt) == 4;
     if (role == TJ_MMA_A && !wide) { /* a0..a3 = pairs: (g, 2q), (g+8, 2q), (g, 2q+8), (g+8, 2q+8) */
@@ -98,7 +97,7 @@ int tj_simt_mma_load(tj_simt *s, tj_ref r)
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
                 int bt = in->imm == TJ_MMA_BT; /* memory holds B^T: element (k, n) at (n, k) */
-                element_of(bt ? TJ_MMA_B : (int)in->imm, rv->dt, l, j, &row, &col);
+                tj_simt_fragment_element(bt ? TJ_MMA_B : (int)in->imm, rv->dt, l, j, &row, &col);
                 uint64_t at = bt ? element_addr(addr, ld, half, size, col, row) : element_addr(addr, ld, half, size, row, col);
                 if (tj_simt_shared_get(s, r, t, at, rv->dt, &rv->data[t * w + j]))
                     return -1;
@@ -122,7 +121,7 @@ int tj_simt_mma_store(tj_simt *s, tj_ref r)
             uint32_t t = warp * WARP + l;
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
-                element_of(TJ_MMA_C, c->dt, l, j, &row, &col);
+                tj_simt_fragment_element(TJ_MMA_C, c->dt, l, j, &row, &col);
                 if (tj_simt_shared_put(s, r, t, element_addr(addr, ld, 8, size, row, col), c->dt, c->data[t * w + j]))
                     return -1;
             }
@@ -138,7 +137,7 @@ static void gather(const tj_rval *v, int role, uint32_t warp, uint32_t nthreads,
     for (uint32_t l = 0; l < WARP; l++) {
         for (uint32_t j = 0; j < w; j++) {
             uint32_t row, col;
-            element_of(role, v->dt, l, j, &row, &col);
+            tj_simt_fragment_element(role, v->dt, l, j, &row, &col);
             m[row * cols + col] = (float)v->data[(warp * WARP + l) * w + j].f;
         }
     }
@@ -169,7 +168,7 @@ int tj_simt_mma(tj_simt *s, tj_ref r)
         for (uint32_t l = 0; l < WARP; l++) {
             for (uint32_t j = 0; j < w; j++) {
                 uint32_t row, col;
-                element_of(TJ_MMA_C, d->dt, l, j, &row, &col);
+                tj_simt_fragment_element(TJ_MMA_C, d->dt, l, j, &row, &col);
                 d->data[(warp * WARP + l) * w + j].f = cm[row * TJ_MMA_N + col];
             }
         }

@@ -154,16 +154,43 @@ static void parse_mma_attr(parser *p, inst_text *it)
     tjp_fail_expected(p, "'a', 'b', 'c' or 'bt'");
 }
 
+/* `a = k|mn` or `b = k|mn`: sets `flag` for mn. */
+static void parse_major(parser *p, inst_text *it, const char *key, unsigned flag)
+{
+    expect_key(p, key);
+    if (is_word(peek(p), "mn"))
+        it->flags |= flag;
+    else if (!is_word(peek(p), "k"))
+        tjp_fail_expected(p, "'k' or 'mn'");
+    next(p);
+}
+
+/* `in = DTYPE, a = k|mn, b = k|mn` (wgmma) */
+static void parse_wgmma_attr(parser *p, inst_text *it)
+{
+    expect_key(p, "in");
+    const tj_tok *t = peek(p);
+    tj_dtype dt = t->kind == TJ_TOK_IDENT ? tj_dtype_from_name(t->s, t->len) : TJ_DT_INVALID;
+    if (dt == TJ_DT_INVALID)
+        tjp_fail_expected(p, "a dtype");
+    it->imm = dt;
+    next(p);
+    tjp_expect(p, ',');
+    parse_major(p, it, "a", TJ_WGMMA_A_MN);
+    tjp_expect(p, ',');
+    parse_major(p, it, "b", TJ_WGMMA_B_MN);
+}
+
 /* `{key = value}` after the operands, as the op's attribute kind says. */
 static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
 {
-    static const char *const forms[TJ_ATTR_PENDING + 1] = {
+    static const char *const forms[TJ_ATTR_LAST + 1] = {
         [TJ_ATTR_NONE] = "'{'", [TJ_ATTR_VALUE] = "'{'",
         [TJ_ATTR_INDEX] = "'{index = N}'", [TJ_ATTR_AXIS] = "'{axis = N}'",
         [TJ_ATTR_PERM] = "'{perm = [...]}'", [TJ_ATTR_VIEW] = "'{axes = [...]}'",
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
         [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'", [TJ_ATTR_BYTES] = "'{bytes = N}'",
-        [TJ_ATTR_PENDING] = "'{pending = N}'",
+        [TJ_ATTR_PENDING] = "'{pending = N}'", [TJ_ATTR_WGMMA] = "'{in = DTYPE, a = k|mn, b = k|mn}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */
@@ -203,6 +230,9 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
     case TJ_ATTR_PENDING:
         expect_key(p, "pending");
         it->imm = tjp_i64(p);
+        break;
+    case TJ_ATTR_WGMMA:
+        parse_wgmma_attr(p, it);
         break;
     case TJ_ATTR_NONE:
     case TJ_ATTR_VALUE:

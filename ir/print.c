@@ -208,6 +208,12 @@ static void print_attr(const tj_inst *in, tj_buf *out)
     case TJ_ATTR_PENDING:
         tj_buf_printf(out, " {pending = %" PRId64 "}", in->imm);
         break;
+    case TJ_ATTR_WGMMA: {
+        const char *dt = tj_dtype_name((tj_dtype)in->imm);
+        tj_buf_printf(out, " {in = %s, a = %s, b = %s}", dt ? dt : "?", in->flags & TJ_WGMMA_A_MN ? "mn" : "k",
+                      in->flags & TJ_WGMMA_B_MN ? "mn" : "k");
+        break;
+    }
     }
 }
 

@@ -52,13 +52,13 @@ int tj_verify_level(V *v, tj_ref r)
 static int makes_fragments(tj_op op)
 {
     return op == TJ_OP_MMA_LOAD || op == TJ_OP_MMA || op == TJ_OP_MMA_FILL || op == TJ_OP_MMA_PACK ||
-           op == TJ_OP_ARG || op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
+           op == TJ_OP_WGMMA || op == TJ_OP_ARG || op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
 }
 
 static int takes_fragments(tj_op op)
 {
     return op == TJ_OP_MMA || op == TJ_OP_MMA_STORE || op == TJ_OP_MMA_UNPACK || op == TJ_OP_YIELD ||
-           op == TJ_OP_FOR;
+           op == TJ_OP_FOR || op == TJ_OP_WGMMA;
 }
 
 static int has_fragment(V *v, tj_type t)
@@ -309,6 +309,48 @@ static void check_mma_fill(V *v, tj_ref r)
         tj_verify_result(v, r, tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32));
 }
 
+/* ---- warpgroup tensor cores (wgmma) ------------------------------------------- */
+
+static void check_wgmma_desc(V *v, tj_ref r)
+{
+    if (expect_scalar(v, r, 0, TJ_DT_U32, "the address") && expect_scalar(v, r, 1, TJ_DT_U64, "the fields"))
+        tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
+}
+
+/* wgmma(a, b, c0 .. c{N/8-1}) {in, majors}: descriptors, N/8 c fragments
+ * (N = 8 .. 256), the tuple of N/8 c fragments. tf32 takes K-major
+ * operands only (PTX has no transpose for it). */
+static void check_wgmma(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    tj_dtype dt = (tj_dtype)in->imm;
+    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
+    tj_type c = tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32);
+    if (dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) {
+        tj_verify_fail(v, r, "in = %s: wgmma takes bf16, f16 or f32 (tf32) inputs", tj_dtype_name(dt) ? tj_dtype_name(dt) : "?");
+        return;
+    }
+    if (dt == TJ_DT_F32 && in->flags) {
+        tj_verify_fail(v, r, "tf32 operands must both be K-major");
+        return;
+    }
+    if (nc < 1 || nc > 32) {
+        tj_verify_fail(v, r, "takes 1 to 32 c fragments (N = 8 .. 256), not %u", nc);
+        return;
+    }
+    if (!expect_scalar(v, r, 0, TJ_DT_U64, "a's descriptor") || !expect_scalar(v, r, 1, TJ_DT_U64, "b's descriptor"))
+        return;
+    tj_type *elems = tj_alloc(v->c, sizeof *elems * nc);
+    for (uint32_t i = 0; i < nc; i++) {
+        if (arg_type(v, r, 2 + i) != c) {
+            tj_verify_fail(v, r, "operand %u is %s, not a c fragment", 3 + i, TS(arg_type(v, r, 2 + i)));
+            return;
+        }
+        elems[i] = c;
+    }
+    tj_verify_result(v, r, tj_type_tuple(v->c, nc, elems));
+}
+
 void tj_verify_simt_op(V *v, tj_ref r)
 {
     switch (inst(v, r)->op) {
@@ -340,6 +382,12 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_MMA_FILL: check_mma_fill(v, r); break;
     case TJ_OP_MMA_PACK: check_mma_pack(v, r); break;
     case TJ_OP_MMA_UNPACK: check_mma_unpack(v, r); break;
+    case TJ_OP_WGMMA_DESC: check_wgmma_desc(v, r); break;
+    case TJ_OP_WGMMA: check_wgmma(v, r); break;
+    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_FENCE_PROXY_ASYNC:
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+        break;
+    case TJ_OP_WGMMA_WAIT: check_cp_async_wait(v, r); break;
     default: break;
     }
 }

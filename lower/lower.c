@@ -508,6 +508,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
         return NULL;
     w->target = opt ? opt->target : TJ_LOWER_CUDA;
     w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
+    w->wgmma = opt && opt->target == TJ_LOWER_CUDA && opt->wgmma;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (copy_grid(w))

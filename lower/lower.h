@@ -17,6 +17,21 @@
 /* Registers one tile may take per thread; larger tiles are refused. */
 enum { TJ_LOWER_MAX_REGS = 2048 };
 
+/* lower/wgmma_smem.c: how a wgmma operand tile sits in shared memory:
+ * columns (the contiguous axis: K, or M / N for an mn-major operand) in
+ * blocks of `swizzle` bytes, each block all rows of swizzle bytes, the
+ * 16-byte chunks of a row XORed with (row % 8) as the 128/64/32-byte
+ * swizzle modes of wgmma's matrix descriptors read them. */
+typedef struct lw_wg_tile {
+    int64_t rows, cols; /* a: m x k; b: k x n (mn-major); the x of b = trans(x): n x k */
+    int mn_major;       /* cols is the M or N axis */
+    int swizzle;        /* 32, 64 or 128 bytes */
+    int size;           /* element bytes */
+    int permute_rows;   /* a: 8-row granules in the warpgroups' order (lower/wgmma.c) */
+    int lg_groups;      /* log2 of the warpgroups (permute_rows) */
+    uint32_t bytes;     /* a multiple of 1024 */
+} lw_wg_tile;
+
 typedef struct lw_val {
     const tj_layout *lay; /* tiles and scalars */
     tj_ref *regs;         /* lay->nregs SIMT values */
@@ -88,6 +103,7 @@ typedef struct lw {
     uint32_t *ring_of;     /* per Tile IR instruction: 1 + the ring standing for its value
                               (a load it copies, trans() of a slot), 0: none */
     int no_rings, rings_any;
+    int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
@@ -225,9 +241,10 @@ int lw_lower_shape(lw *w, tj_ref r);
 int lw_lower_memory(lw *w, tj_ref r);
 /* Load r as cp_async copies into shared memory (lower/memory.c): the bytes
  * of one copy, 0 when it cannot go that way; the copies into the buffer at
- * buf + shift (u32 bytes; TJ_NONE: 0) of rows ld elements apart. */
+ * buf + shift (u32 bytes; TJ_NONE: 0) of rows ld elements apart, or, with
+ * wg, laid out as that wgmma tile (lower/wgmma_smem.c). */
 int lw_async_copy_bytes(lw *w, tj_ref r);
-int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld);
+int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld, const lw_wg_tile *wg);
 int lw_lower_reduce(lw *w, tj_ref r);
 int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
@@ -245,6 +262,8 @@ typedef struct lw_mma {
     int64_t tm, tn;             /* atoms per warp */
     int regs;                   /* the result lives in registers (lower/mma_regs.c) */
     int bt;                     /* b is trans(x): x is staged, b loaded from it (role bt) */
+    int wg;                     /* wgmma on sm_90a (lower/wgmma.c): warpgroups over 64-row blocks */
+    lw_wg_tile wa, wb;          /* wg: the staged a and b (or x) */
 } lw_mma;
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 uint64_t lw_mma_staging_bytes(const lw_mma *p);
@@ -289,6 +308,18 @@ void lw_mma_pin_loop(lw *w, tj_ref loop);
 /* Tile value v in layout l as c fragments, and fragments back to registers. */
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
+
+/* lower/wgmma.c, lower/wgmma_smem.c: dot on warpgroup tensor cores */
+int lw_wgmma_plan(const lw *w, lw_mma *p); /* 0: wgmma does not apply */
+int lw_lower_wgmma(lw *w, tj_ref dot, const lw_mma *p);
+/* Byte offset (u32) of element (row, col) (i32) in tile t, swizzled. */
+tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col);
+/* Room for a tile at a 1024-byte boundary of the current scope. */
+uint32_t lw_wg_alloc(lw *w, uint32_t bytes);
+/* Tile value v (registers of layout l) stored into tile t at buf. */
+void lw_wg_store(lw *w, const lw_wg_tile *t, const tj_layout *l, const tj_ref *regs, uint32_t buf);
+/* The descriptor fields of tile t (all but the start address). */
+uint64_t lw_wg_desc_fields(const lw_wg_tile *t);
 
 /* lower/ring.c: loads that feed a dot from `stages - 1` iterations ahead
  * (passes/prefetch.c) copied by cp_async into a ring of shared memory. */

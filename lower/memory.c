@@ -289,7 +289,20 @@ int lw_async_copy_bytes(lw *w, tj_ref r)
 /* Load r (lw_async_copy_bytes > 0) copied into the row-major buffer at
  * buf + shift whose rows are ld elements apart: one cp_async per vector of
  * its layout, 0 bytes for vectors out of range. */
-int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld)
+/* Where register r0's vector goes in a copy's destination (u32 bytes). */
+static tj_ref copy_place(lw *w, const tj_layout *l, uint32_t r0, uint32_t buf, int64_t ld, const lw_wg_tile *wg,
+                         int size)
+{
+    if (!wg)
+        return lw_smem_addr(w, buf, lw_padded_index(w, l, r0, ld), size);
+    int was = w->hoisting;
+    w->hoisting = 1; /* it depends on the thread only */
+    tj_ref off = lw_wg_offset(w, wg, lw_tile_coord(w, l, r0, 0), lw_tile_coord(w, l, r0, 1));
+    w->hoisting = was;
+    return lw_add_imm(w, off, buf);
+}
+
+int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld, const lw_wg_tile *wg)
 {
     const tj_layout *l = lw_layout_of(w, r);
     mem_access m;
@@ -301,7 +314,7 @@ int lw_copy_async(lw *w, tj_ref r, uint32_t buf, tj_ref shift, int64_t ld)
         if (!group_of(&m, r0, vw, group))
             continue;
         tj_ref pred, src = reg_address(w, &m, r0, &pred);
-        tj_ref dst = lw_shifted(w, lw_smem_addr(w, buf, lw_padded_index(w, l, r0, ld), m.size), shift);
+        tj_ref dst = lw_shifted(w, copy_place(w, l, r0, buf, ld, wg, m.size), shift);
         tj_ref full = lw_const_int(w, TJ_DT_U32, bytes);
         tj_ref args[3] = {dst, src, pred ? lw_select(w, pred, full, lw_const_int(w, TJ_DT_U32, 0)) : full};
         tj_ref c = lw_emit(w, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, args, 3);

@@ -85,6 +85,8 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         p->ldb = p->bt ? p->k : p->n;
         p->ldc = p->n;
     }
+    if (lw_wgmma_plan(w, p))
+        return 1;
     if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p, accumulates(w, r))) {
         p->regs = 1;
         return p->tm * p->tn <= MAX_ATOMS_PER_WARP;
@@ -393,6 +395,8 @@ static tj_ref folded_addend(lw *w, tj_ref r)
 
 int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
 {
+    if (p->wg)
+        return lw_lower_wgmma(w, r, p);
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
     tj_ref addend = p->regs ? folded_addend(w, r) : TJ_NONE;
@@ -452,8 +456,8 @@ static uint64_t region_bytes(const lw_mma *p)
 static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
 {
     const tj_inst *in = &w->src->insts[r];
-    if (in->op != TJ_OP_DOT || lw_ring_feeds(w, r) || !lw_mma_plan(w, r, p))
-        return 0;
+    if (in->op != TJ_OP_DOT || lw_ring_feeds(w, r) || !lw_mma_plan(w, r, p) || p->wg)
+        return 0; /* wgmma operands are staged in scopes of their own (lower/wgmma.c) */
     tj_ref b = p->bt ? w->src->insts[in->args[1]].args[0] : in->args[1];
     return w->src->insts[b].block == body || w->src->insts[in->args[1]].block == body;
 }

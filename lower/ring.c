@@ -39,6 +39,8 @@ struct lw_ring {
     int64_t ld;         /* elements between rows of a slot (the dot's staging) */
     uint32_t slot_bytes;
     uint32_t base;      /* shared offset of slot 0, while the loop is lowered */
+    int wg;             /* the dot runs on wgmma: slots hold `tile` (lower/wgmma_smem.c) */
+    lw_wg_tile tile;
 };
 
 enum { MAX_RINGS = 64 };
@@ -123,7 +125,9 @@ static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const
         return 0;
     int64_t ld = o == 0 ? p->lda : p->ldb;
     *out = (lw_ring){loop, d, o, (uint32_t)first, depth, next, ld,
-                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0};
+                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb};
+    if (p->wg)
+        out->slot_bytes = out->tile.bytes;
     return 1;
 }
 
@@ -148,7 +152,7 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
         for (int o = 0; o < 2; o++) {
             lw_ring *g = &w->rings[w->nrings];
             if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g)) {
-                bytes += (uint64_t)(g->depth + 1) * g->slot_bytes;
+                bytes += (uint64_t)(g->depth + 1) * g->slot_bytes + (g->wg ? 1024 : 0);
                 w->nrings++;
             }
         }
@@ -215,6 +219,17 @@ static int64_t depth_of(const lw *w, tj_ref loop)
     return 0;
 }
 
+/* Whether a ring of the loop feeds wgmma (async-proxy reads). */
+static int feeds_wgmma(const lw *w, tj_ref loop)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].loop == loop && w->rings[i].wg)
+            return 1;
+    return 0;
+}
+
+static const lw_wg_tile *tile_of(const lw_ring *g) { return g->wg ? &g->tile : NULL; }
+
 /* Slot s (u32) of ring g as a byte shift from its base. */
 static tj_ref slot_shift(lw *w, const lw_ring *g, tj_ref s)
 {
@@ -234,6 +249,8 @@ void lw_ring_begin(lw *w, tj_ref loop)
         lw_ring *g = &w->rings[i];
         if (g->loop != loop)
             continue;
+        if (g->wg) /* swizzled tiles start at 1024-byte boundaries */
+            top = (top + 1023) / 1024 * 1024;
         g->base = top;
         top += (uint32_t)(d + 1) * g->slot_bytes;
     }
@@ -252,7 +269,7 @@ void lw_ring_begin(lw *w, tj_ref loop)
             const lw_ring *g = &w->rings[i];
             if (g->loop == loop)
                 lw_copy_async(w, li->args[3 + g->first + (uint32_t)j], g->base,
-                              lw_const_int(w, TJ_DT_U32, j * g->slot_bytes), g->ld);
+                              lw_const_int(w, TJ_DT_U32, j * g->slot_bytes), g->ld, tile_of(g));
         }
         commit(w);
     }
@@ -285,6 +302,8 @@ static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, int64_t depth)
 static void ready(lw *w)
 {
     wait_for(w, depth_of(w, w->loop->src_loop) - 1);
+    if (feeds_wgmma(w, w->loop->src_loop)) /* the copies' bytes, to wgmma's async proxy */
+        lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0);
     lw_barrier(w);
     w->loop->rings_ready = 1;
     w->loop->copies_pending = 1;
@@ -300,7 +319,7 @@ void lw_ring_issue(lw *w)
     for (uint32_t i = 0; i < w->nrings; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop == loop)
-            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot), g->ld);
+            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot), g->ld, tile_of(g));
     }
     commit(w);
     w->loop->copies_pending = 0;

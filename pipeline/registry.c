@@ -19,9 +19,9 @@ typedef struct pass_entry {
 } pass_entry;
 
 /* The pipeline's steps from prefetch to the lowering, in place. */
-static int lower_in_place(tj_kernel *k, tj_lower_target target)
+static int lower_in_place(tj_kernel *k, tj_lower_target target, int wgmma)
 {
-    tj_pipeline_options o = {.lower.target = target};
+    tj_pipeline_options o = {.lower.target = target, .lower.wgmma = wgmma};
     tj_kernel *simt = k;
     if (tj_pipeline_run(&simt, TJ_STEP_PREFETCH, TJ_STEP_OPTIMIZE_SIMT, &o))
         return 1;
@@ -29,8 +29,9 @@ static int lower_in_place(tj_kernel *k, tj_lower_target target)
     return 0;
 }
 
-static int lower_simt_cuda(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA); }
-static int lower_simt_metal(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_METAL); }
+static int lower_simt_cuda(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA, 0); }
+static int lower_simt_sm90a(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_CUDA, 1); }
+static int lower_simt_metal(tj_kernel *k) { return lower_in_place(k, TJ_LOWER_METAL, 0); }
 
 /* A pass of another file registers with one line: {"name", tj_pass_name, NULL, 0}. */
 static const pass_entry pass_table[] = {
@@ -40,6 +41,7 @@ static const pass_entry pass_table[] = {
     {"specialize", tj_pass_specialize, NULL, 0},
     {"prefetch", tj_pass_prefetch, NULL, 0},
     {"lower-simt", lower_simt_cuda, NULL, 1},
+    {"lower-simt-sm90a", lower_simt_sm90a, NULL, 1}, /* dot on wgmma */
     {"lower-simt-metal", lower_simt_metal, NULL, 1},
 };
 enum { NPASSES = sizeof pass_table / sizeof pass_table[0] };

@@ -308,7 +308,8 @@ int tj_jit_lower_ptx(const tj_kernel *spec, const char *arch, tj_kernel **simt, 
 {
     *ptx = NULL;
     *simt = (tj_kernel *)spec; /* the prefetch step works on a copy */
-    if (tj_pipeline_run(simt, TJ_STEP_KEY, TJ_STEP_END, NULL)) {
+    tj_pipeline_options o = {.lower.wgmma = tj_ptx_arch_has_wgmma(arch)};
+    if (tj_pipeline_run(simt, TJ_STEP_KEY, TJ_STEP_END, &o)) {
         *simt = NULL;
         return 1;
     }

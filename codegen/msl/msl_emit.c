@@ -134,6 +134,9 @@ static int emit_inst(void *target, tj_ref r, int depth)
     case SF_ASYNC: /* the Metal lowering (TJ_LOWER_METAL) never makes them */
         return ms_fail(e, r, "'%s' has no Metal form: Metal has no asynchronous copies; lower for Metal",
                        tj_op_get(op)->name);
+    case SF_WGMMA: /* sm_90a only: the Metal lowering never makes them */
+        return ms_fail(e, r, "'%s' has no Metal form: it is an sm_90a tensor-core op; lower for Metal",
+                       tj_op_get(op)->name);
     case SF_OTHER: break;
     }
     return ms_fail(e, r, "op '%s' has no MSL form (not a SIMT-level op)", tj_op_get(op)->name);

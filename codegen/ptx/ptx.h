@@ -50,6 +50,7 @@ typedef struct ptx_emitter {
     const tj_kernel *k;
     tj_ctx *c;
     int sm;             /* 80, 90, ... */
+    int wgmma;          /* the arch has wgmma (sm_90a) */
     int fastmath;       /* the kernel's `fastmath` tile parameter: f32 math
                            through the hardware approximations (Triton's
                            default), division as div.full.f32 */
@@ -198,5 +199,9 @@ void px_sincos(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a);
 void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 /* d = fmod(a, b), exact. */
 void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
+
+/* ---- ptx_wgmma.c: warpgroup tensor cores ---- */
+int px_emit_wgmma(ptx_emitter *e, tj_ref r);
+int px_uses_wgmma(const tj_kernel *k);
 
 #endif

@@ -195,7 +195,15 @@ int px_emit_proj(ptx_emitter *e, tj_ref r)
     const tj_inst *in = px_inst(e, r);
     tj_ref t = in->nargs ? in->args[0] : TJ_NONE;
     uint32_t offset;
-    if (simt_proj_offset(&e->walk, r, &offset) || px_define(e, r, in->type))
+    if (simt_proj_offset(&e->walk, r, &offset))
+        return -1;
+    if (px_inst(e, t)->op == TJ_OP_WGMMA) { /* the fragment's registers, no copy (ptx_wgmma.c) */
+        e->first[r] = e->first[t] + offset;
+        e->ncomp[r] = px_type_components(e, in->type);
+        e->defined[r] = 1;
+        return 0;
+    }
+    if (px_define(e, r, in->type))
         return -1;
     for (uint32_t i = 0; i < e->ncomp[r]; i++)
         px_mov(e, px_val(e, r, i), px_val(e, t, offset + i));

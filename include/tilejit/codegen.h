@@ -11,6 +11,8 @@ extern "C" {
 
 /* SIMT IR -> PTX text for an arch ("sm_80", "sm_90a"). */
 int tj_emit_ptx(const tj_kernel *simt, const char *arch, tj_buf *out);
+/* Whether arch has wgmma (sm_90a): what tj_lower_options.wgmma asks for. */
+int tj_ptx_arch_has_wgmma(const char *arch);
 
 /* SIMT IR -> Metal Shading Language (Metal 3) source: one kernel function
  * named after the kernel, taking its arguments as the ABI below says. -1

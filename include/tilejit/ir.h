@@ -132,7 +132,13 @@ typedef enum tj_attr_kind {
     TJ_ATTR_MMA,   /* imm: tj_mma_role (mma_load) */
     TJ_ATTR_BYTES, /* imm: bytes of one copy (cp_async) */
     TJ_ATTR_PENDING, /* imm: groups that may stay in flight (cp_async_wait) */
+    TJ_ATTR_WGMMA, /* imm: input tj_dtype; flags: TJ_WGMMA_* (wgmma) */
 } tj_attr_kind;
+enum { TJ_ATTR_LAST = TJ_ATTR_WGMMA };
+
+/* wgmma's operand majors: K-major unless the flag says the M (a) or N (b)
+ * axis is the contiguous one in shared memory. */
+enum { TJ_WGMMA_A_MN = 1, TJ_WGMMA_B_MN = 2 };
 
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 /* cp_async_wait's largest count (PTX allows more; rings never need it) */

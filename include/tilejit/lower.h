@@ -18,6 +18,8 @@ typedef enum tj_lower_target { TJ_LOWER_CUDA = 0, TJ_LOWER_METAL = 1 } tj_lower_
 typedef struct tj_lower_options {
     int warps;              /* threads per program / 32; 0: the config's `warps`, else 4 */
     tj_lower_target target; /* default: CUDA */
+    int wgmma;              /* CUDA: dot on sm_90a's warpgroup tensor cores (wgmma.mma_async,
+                               operands in swizzled shared memory); 0: mma.sync */
 } tj_lower_options;
 
 /* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same

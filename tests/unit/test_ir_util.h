@@ -276,6 +276,19 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op3(k, b, TJ_OP_MMA_STORE, TJ_TYPE_NONE, at, ld, fd);
     tj_ref lanes = op1(k, b, TJ_OP_MMA_UNPACK, f32x4, fd);
     op_n(k, b, TJ_OP_MMA_PACK, tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32), TJ_MMA_C, 1, lanes, 0, 0);
+    /* wgmma: a descriptor (128-byte swizzle, SBO 1024), an m64n16k16 product */
+    tj_type ct = tj_type_fragment(c, TJ_MMA_C, TJ_DT_F32);
+    tj_ref fields = const_i(k, b, TJ_DT_U64, (int64_t)(1ull << 62 | 64ull << 32));
+    tj_ref desc = op2(k, b, TJ_OP_WGMMA_DESC, scalar(c, TJ_DT_U64), at, fields);
+    op0(k, b, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, 0);
+    op0(k, b, TJ_OP_WGMMA_FENCE, TJ_TYPE_NONE, 0);
+    tj_ref wargs[4] = {desc, desc, fd, fc};
+    tj_ref wg = tj_emit(k, b, TJ_OP_WGMMA, tj_type_tuple(c, 2, (tj_type[]){ct, ct}), wargs, 4);
+    tj_inst_at(k, wg)->imm = TJ_DT_BF16;
+    tj_inst_at(k, wg)->flags = TJ_WGMMA_B_MN;
+    op1i(k, b, TJ_OP_PROJ, ct, wg, 1);
+    op0(k, b, TJ_OP_WGMMA_COMMIT, TJ_TYPE_NONE, 0);
+    op0(k, b, TJ_OP_WGMMA_WAIT, TJ_TYPE_NONE, 1);
     finish_body(k);
     return k;
 }

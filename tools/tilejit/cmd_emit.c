@@ -28,27 +28,28 @@ static int emit_ir_opt(tj_kernel *k, const char *arch, tj_buf *out)
 
 /* The JIT's pipeline, specialized on the dims given with --shape (and, with
  * --contiguous, on the facts of contiguous tensors), verified after each step. */
-static tj_kernel *lower_to_simt(tj_kernel *k, tj_lower_target target)
+static tj_kernel *lower_to_simt(tj_kernel *k, tj_lower_target target, const char *arch)
 {
-    return tj_compile_simt(k, &(tj_pipeline_options){.lower.target = target, .verify = 1});
+    tj_lower_options lo = {.target = target, .wgmma = target == TJ_LOWER_CUDA && tj_ptx_arch_has_wgmma(arch)};
+    return tj_compile_simt(k, &(tj_pipeline_options){.lower = lo, .verify = 1});
 }
 
 static int emit_simt(tj_kernel *k, const char *arch, tj_buf *out)
 {
-    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA, arch);
     return simt ? emit_ir(simt, arch, out) : -1;
 }
 
 static int emit_ptx(tj_kernel *k, const char *arch, tj_buf *out)
 {
-    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_CUDA, arch);
     return simt ? tj_emit_ptx(simt, arch, out) : -1;
 }
 
 static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
 {
     (void)arch;
-    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_METAL);
+    tj_kernel *simt = lower_to_simt(k, TJ_LOWER_METAL, NULL);
     return simt ? tj_emit_msl(simt, out) : -1;
 }
 
@@ -56,7 +57,7 @@ static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
 static const emit_target targets[] = {
     {"ir", NULL, emit_ir},
     {"ir-opt", NULL, emit_ir_opt},
-    {"simt", NULL, emit_simt},
+    {"simt", "sm_80", emit_simt}, /* simt:sm_90a: the lowering for wgmma */
     {"ptx", "sm_90a", emit_ptx},
     {"msl", NULL, emit_msl},
 };

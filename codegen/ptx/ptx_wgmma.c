@@ -1,0 +1,138 @@
+/* Warpgroup tensor cores (sm_90a): wgmma_desc, wgmma, wgmma_fence /
+ * commit / wait and fence_proxy_async (docs/simt.md, "wgmma").
+ *
+ * wgmma.mma_async's d operand is read and written in place while the
+ * product runs asynchronously, and ptxas serializes the pipeline (or the
+ * result is undefined) when other instructions touch those registers
+ * between the fence and the wait. So the result tuple of a wgmma takes
+ * the very registers of its c operands (each a c fragment: 4 .b32
+ * registers, d[4 j + i] = fragment j, slot i, as the m64nNk16 D fragment
+ * layout of the PTX ISA is the c layout of mma.m16n8 per warp), and its
+ * projections alias the tuple: a chain of wgmmas over k steps runs on one
+ * set of registers. A c operand used elsewhere too is copied first, and a
+ * wgmma.fence follows the copy. */
+#include "codegen/ptx/ptx.h"
+
+enum { C_PARTS = 4, MAX_FRAGMENTS = 32 };
+
+int px_uses_wgmma(const tj_kernel *k)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].op == TJ_OP_WGMMA)
+            return 1;
+    return 0;
+}
+
+static uint32_t uses_of(const tj_kernel *k, tj_ref v)
+{
+    uint32_t n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
+            n += k->insts[r].args[a] == v;
+    return n;
+}
+
+static int scalar_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_dtype dt;
+    if (a >= in->nargs || !in->args[a] || px_elem_type(e, px_inst(e, in->args[a])->type, &dt) != 1 || dt != want)
+        return px_fail(e, r, "operand %u must be a %s scalar", a, tj_dtype_name(want));
+    return 0;
+}
+
+/* desc = fields | ((tj_smem + addr) >> 4 & 0x3fff) */
+static int emit_desc(ptx_emitter *e, tj_ref r)
+{
+    if (scalar_operand(e, r, 0, TJ_DT_U32) || scalar_operand(e, r, 1, TJ_DT_U64) ||
+        px_define(e, r, px_inst(e, r)->type))
+        return -1;
+    ptx_reg t = px_tmp(e, PX_B32), d = px_val(e, r, 0);
+    px_ins(e, "add.u32 %s, %s, %s", RN(t), RN(e->smem_base), RN(px_val(e, px_inst(e, r)->args[0], 0)));
+    px_ins(e, "bfe.u32 %s, %s, 4, 14", RN(t), RN(t));
+    px_ins(e, "cvt.u64.u32 %s, %s", RN(d), RN(t));
+    px_ins(e, "or.b64 %s, %s, %s", RN(d), RN(d), RN(px_val(e, px_inst(e, r)->args[1], 0)));
+    return 0;
+}
+
+/* The registers of c operand `a`: its own when this wgmma is its only use,
+ * else fresh copies (*copied set). */
+static void c_registers(ptx_emitter *e, tj_ref r, uint32_t a, ptx_reg *out, int *copied)
+{
+    tj_ref c = px_inst(e, r)->args[a];
+    int own = uses_of(e->k, c) == 1;
+    for (uint32_t i = 0; i < C_PARTS; i++) {
+        out[i] = own ? px_val(e, c, i) : px_tmp(e, PX_B32);
+        if (!own)
+            px_mov(e, out[i], px_val(e, c, i));
+    }
+    *copied |= !own;
+}
+
+static int emit_wgmma(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_dtype dt = (tj_dtype)in->imm;
+    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
+    tj_type ct = tj_type_fragment(e->c, TJ_MMA_C, TJ_DT_F32);
+    if (!e->wgmma)
+        return px_fail(e, r, "wgmma needs sm_90a");
+    if ((dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) || nc < 1 || nc > MAX_FRAGMENTS ||
+        (dt == TJ_DT_F32 && in->flags))
+        return px_fail(e, r, "wgmma takes bf16, f16 or K-major f32 inputs and 1 to 32 c fragments");
+    if (e->k->nthreads % 128)
+        return px_fail(e, r, "wgmma needs whole warpgroups (128 threads), but nthreads is %u", e->k->nthreads);
+    if (scalar_operand(e, r, 0, TJ_DT_U64) || scalar_operand(e, r, 1, TJ_DT_U64))
+        return -1;
+    int copied = 0;
+    uint32_t start = e->ncomps;
+    ptx_reg regs[C_PARTS];
+    for (uint32_t j = 0; j < nc; j++) {
+        if (px_inst(e, in->args[2 + j])->type != ct)
+            return px_fail(e, r, "operand %u is not a c fragment", 2 + j);
+        c_registers(e, r, 2 + j, regs, &copied);
+        for (uint32_t i = 0; i < C_PARTS; i++) {
+            e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + 1, sizeof *e->comps);
+            e->comps[e->ncomps++] = regs[i];
+        }
+    }
+    e->first[r] = start;
+    e->ncomp[r] = e->ncomps - start;
+    e->defined[r] = 1;
+    if (copied) /* registers written since the fence */
+        px_ins(e, "wgmma.fence.sync.aligned");
+    tj_buf d = {0};
+    for (uint32_t i = 0; i < nc * C_PARTS; i++)
+        tj_buf_printf(&d, "%s%s", i ? ", " : "", RN(px_val(e, r, i)));
+    ptx_reg scale = px_tmp(e, PX_PRED), one = px_tmp(e, PX_B32);
+    px_ins(e, "mov.b32 %s, 1", RN(one));
+    px_ins(e, "setp.ne.b32 %s, %s, 0", RN(scale), RN(one));
+    ptx_reg a = px_val(e, in->args[0], 0), b = px_val(e, in->args[1], 0);
+    if (dt == TJ_DT_F32)
+        px_ins(e, "wgmma.mma_async.sync.aligned.m64n%uk8.f32.tf32.tf32 {%s}, %s, %s, %s, 1, 1", nc * 8,
+               d.data, RN(a), RN(b), RN(scale));
+    else
+        px_ins(e, "wgmma.mma_async.sync.aligned.m64n%uk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, %d, %d", nc * 8,
+               tj_dtype_name(dt), tj_dtype_name(dt), d.data, RN(a), RN(b), RN(scale),
+               in->flags & TJ_WGMMA_A_MN ? 1 : 0, in->flags & TJ_WGMMA_B_MN ? 1 : 0);
+    tj_buf_free(&d);
+    return 0;
+}
+
+int px_emit_wgmma(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (in->op == TJ_OP_WGMMA_DESC)
+        return emit_desc(e, r);
+    if (in->op == TJ_OP_WGMMA)
+        return emit_wgmma(e, r);
+    if (!e->wgmma)
+        return px_fail(e, r, "'%s' needs sm_90a", tj_op_get(in->op)->name);
+    e->defined[r] = 1;
+    switch (in->op) {
+    case TJ_OP_WGMMA_FENCE: px_ins(e, "wgmma.fence.sync.aligned"); return 0;
+    case TJ_OP_WGMMA_COMMIT: px_ins(e, "wgmma.commit_group.sync.aligned"); return 0;
+    case TJ_OP_WGMMA_WAIT: px_ins(e, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm); return 0;
+    default: px_ins(e, "fence.proxy.async.shared::cta"); return 0;
+    }
+}

@@ -1,0 +1,179 @@
+/* Warpgroup tensor cores in the SIMT interpreter (docs/simt.md, "wgmma"):
+ * wgmma reads its operands from shared memory through matrix descriptors
+ * decoded as the PTX ISA defines them ("Matrix Descriptor Format",
+ * "Shared Memory Matrix Layout"), so a lowering's descriptor and swizzle
+ * encoding is checked here, not only on a GPU.
+ *
+ * Descriptor: start address bits 0-13, LBO 16-29, SBO 32-45 (each bytes >>
+ * 4), base offset 49-51 (0 here), swizzle mode 62-63 (1: 128 bytes, 2: 64,
+ * 3: 32; 0, the unswizzled interleaved layout, is not modelled). With S the
+ * swizzle bytes, E = S / size elements a row, element (row, k) of a
+ * K-major operand is at start + (row / 8) SBO + (row % 8) S + k size,
+ * element (k, x) of an mn-major one at start + (x / E) LBO + (k / 8) SBO +
+ * (k % 8) S + (x % E) size, and the 16-byte chunk bits of that address are
+ * XORed with bits 7 and up (Swizzle<log2(S / 16), 4, 3>). */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "interp/simt.h"
+
+enum { GROUP = 128, WARP = 32, ROWS = 64, MAX_N = 256, MAX_K = 16 };
+
+typedef struct wg_desc {
+    uint64_t start, lbo, sbo;
+    uint32_t swizzle;
+} wg_desc;
+
+int tj_simt_wgmma_desc(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    const tj_rval *a = &s->st.vals[in->args[0]], *f = &s->st.vals[in->args[1]];
+    tj_rval *d = &s->st.vals[r];
+    if (!a->data || a->n != s->nthreads || !f->data || f->n != s->nthreads)
+        return tj_simt_fail(s, r, -1, "the address and the fields must be scalars");
+    for (uint32_t t = 0; t < s->nthreads; t++)
+        d->data[t].u = f->data[t].u | (((uint64_t)(uint32_t)a->data[t].u >> 4) & 0x3fff);
+    return 0;
+}
+
+static int decode(const tj_simt *s, tj_ref r, uint32_t t, uint64_t v, wg_desc *d)
+{
+    static const uint32_t bytes[4] = {0, 128, 64, 32};
+    d->start = (v & 0x3fff) << 4;
+    d->lbo = ((v >> 16) & 0x3fff) << 4;
+    d->sbo = ((v >> 32) & 0x3fff) << 4;
+    d->swizzle = bytes[v >> 62];
+    if (!d->swizzle)
+        return tj_simt_fail(s, r, t, "descriptor %#" PRIx64 ": the unswizzled layout is not modelled", v);
+    if ((v >> 49) & 7)
+        return tj_simt_fail(s, r, t, "descriptor %#" PRIx64 ": a base offset is not modelled", v);
+    return 0;
+}
+
+static uint64_t swizzled(uint64_t a, uint32_t swizzle) { return a ^ (((a >> 7) & (swizzle / 16 - 1)) << 4); }
+
+/* Byte address of element (row, col) of operand d: row along M or N and
+ * col along K (K-major), or row along K and col along M or N (mn-major). */
+static uint64_t element_addr(const wg_desc *d, int mn_major, uint32_t size, uint32_t row, uint32_t col)
+{
+    if (!mn_major)
+        return swizzled(d->start + row / 8 * d->sbo + row % 8 * d->swizzle + (uint64_t)col * size, d->swizzle);
+    uint32_t e = d->swizzle / size;
+    return swizzled(d->start + col / e * d->lbo + row / 8 * d->sbo + row % 8 * d->swizzle + (uint64_t)(col % e) * size,
+                    d->swizzle);
+}
+
+/* The warpgroup's descriptor (operand a), the same in its 128 threads. */
+static int group_desc(tj_simt *s, tj_ref r, uint32_t a, uint32_t t0, wg_desc *d)
+{
+    const tj_rval *v = &s->st.vals[s->st.k->insts[r].args[a]];
+    if (!v->data || v->n != s->nthreads)
+        return tj_simt_fail(s, r, -1, "descriptors must be scalars");
+    for (uint32_t t = t0 + 1; t < t0 + GROUP; t++)
+        if (v->data[t].u != v->data[t0].u)
+            return tj_simt_fail(s, r, t, "the descriptor differs between threads of warpgroup %u", t0 / GROUP);
+    return decode(s, r, t0, v->data[t0].u, d);
+}
+
+/* A K-major step must stay within one swizzle row. */
+static int check_k_span(const tj_simt *s, tj_ref r, uint32_t t0, const wg_desc *d, uint32_t k, uint32_t size)
+{
+    if ((d->start % d->swizzle) + k * size <= d->swizzle)
+        return 0;
+    return tj_simt_fail(s, r, t0, "a K-major step of %u bytes from %" PRIu64 " crosses a %u-byte swizzle row",
+                        k * size, d->start, d->swizzle);
+}
+
+/* A[64, k] and B[k, n] of the warpgroup from shared memory. */
+static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t n, float *am, float *bm)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_dtype dt = (tj_dtype)in->imm;
+    uint32_t size = (uint32_t)tj_dtype_size(dt);
+    wg_desc a, b;
+    if (group_desc(s, r, 0, t0, &a) || group_desc(s, r, 1, t0, &b) || check_k_span(s, r, t0, &a, k, size) ||
+        (!(in->flags & TJ_WGMMA_B_MN) && check_k_span(s, r, t0, &b, k, size)))
+        return -1;
+    tj_slot v;
+    for (uint32_t i = 0; i < ROWS; i++)
+        for (uint32_t kk = 0; kk < k; kk++) {
+            if (tj_simt_shared_get(s, r, t0, element_addr(&a, 0, size, i, kk), dt, &v))
+                return -1;
+            am[i * k + kk] = (float)v.f;
+        }
+    int bmn = (in->flags & TJ_WGMMA_B_MN) != 0;
+    for (uint32_t kk = 0; kk < k; kk++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint64_t at = bmn ? element_addr(&b, 1, size, kk, j) : element_addr(&b, 0, size, j, kk);
+            if (tj_simt_shared_get(s, r, t0, at, dt, &v))
+                return -1;
+            bm[kk * n + j] = (float)v.f;
+        }
+    return 0;
+}
+
+/* Thread t0 + 32 wl + l holds, in fragment j slot e, element (16 wl + row,
+ * 8 j + col) of D, (row, col) its c-fragment position. */
+static void element_of(uint32_t lane_in_group, uint32_t j, uint32_t e, uint32_t *row, uint32_t *col)
+{
+    uint32_t fr, fc;
+    tj_simt_fragment_element(TJ_MMA_C, TJ_DT_F32, lane_in_group % WARP, e, &fr, &fc);
+    *row = 16 * (lane_in_group / WARP) + fr;
+    *col = 8 * j + fc;
+}
+
+/* D = A * B + C for warpgroup t0 (am, bm, cm: scratch of ROWS x MAX_K,
+ * MAX_K x MAX_N and ROWS x MAX_N floats). */
+static int group_product(tj_simt *s, tj_ref r, uint32_t t0, float *am, float *bm, float *cm)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_rval *d = &s->st.vals[r];
+    uint32_t nc = in->nargs - 2, n = 8 * nc, k = (uint32_t)tj_mma_k((tj_dtype)in->imm);
+    if (read_operands(s, r, t0, k, n, am, bm))
+        return -1;
+    for (uint32_t j = 0; j < nc; j++) {
+        const tj_rval *c = &s->st.vals[in->args[2 + j]];
+        if (!c->data || c->n != s->nthreads * 4)
+            return tj_simt_fail(s, r, -1, "operand %u is not a c fragment", 3 + j);
+        for (uint32_t l = 0; l < GROUP; l++)
+            for (uint32_t e = 0; e < 4; e++) {
+                uint32_t row, col;
+                element_of(l, j, e, &row, &col);
+                cm[row * n + col] = (float)c->data[(t0 + l) * 4 + e].f;
+            }
+    }
+    for (uint32_t i = 0; i < ROWS; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            float acc = cm[i * n + j];
+            for (uint32_t kk = 0; kk < k; kk++)
+                acc += am[i * k + kk] * bm[kk * n + j];
+            cm[i * n + j] = acc;
+        }
+    for (uint32_t j = 0; j < nc; j++)
+        for (uint32_t l = 0; l < GROUP; l++)
+            for (uint32_t e = 0; e < 4; e++) {
+                uint32_t row, col;
+                element_of(l, j, e, &row, &col);
+                d->elems[j].data[(t0 + l) * 4 + e].f = cm[row * n + col];
+            }
+    return 0;
+}
+
+int tj_simt_wgmma(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_rval *d = &s->st.vals[r];
+    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
+    if (s->nthreads % GROUP)
+        return tj_simt_fail(s, r, -1, "wgmma needs whole warpgroups of 128 threads, not %u threads", s->nthreads);
+    if (!tj_mma_k((tj_dtype)in->imm) || !d->elems || nc < 1 || nc > MAX_N / 8 || d->ti->nelems != nc)
+        return tj_simt_fail(s, r, -1, "malformed wgmma");
+    float *scratch = malloc(sizeof *scratch * (ROWS * MAX_K + MAX_K * MAX_N + ROWS * MAX_N));
+    if (!scratch)
+        return tj_simt_fail(s, r, -1, "out of memory");
+    int rc = 0;
+    for (uint32_t t0 = 0; t0 < s->nthreads && !rc; t0 += GROUP)
+        rc = group_product(s, r, t0, scratch, scratch + ROWS * MAX_K, scratch + ROWS * MAX_K + MAX_K * MAX_N);
+    free(scratch);
+    return rc;
+}

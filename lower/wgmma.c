@@ -1,0 +1,202 @@
+/* dot on the warpgroup tensor cores of sm_90a (wgmma.mma_async; docs/simt.md,
+ * "wgmma").
+ *
+ * The warps form warpgroups of four; warpgroup wg computes the 64-row
+ * blocks b = wg + groups * mi (mi < tm) of the product, all n columns, as
+ * m64nNk16 (k8 for tf32) products whose operands wgmma reads from shared
+ * memory through descriptors (lower/wgmma_smem.c). The accumulators are the
+ * c fragments of the matrix atom's register layout with every warp on the
+ * rows (lower/mma_regs.c, wm = warps, wn = 1): warp w holds rows 8 w + 8 W
+ * i0 (+ g) of the tile, W warps. wgmma gives warp wl of a warpgroup rows 16
+ * wl + 8 h (+ g) of its block, so a's 8-row granules are stored in that
+ * order (the permutation of lower/wgmma_smem.c) and the accumulator layout
+ * stays the blocked one: epilogues, reductions and stores work on it in
+ * registers as on the mma.sync path.
+ *
+ * The products of one dot are one group: wgmma_fence, the wgmmas of every k
+ * step chained on the same fragments, wgmma_commit, then the ring's copies
+ * of a later tile (issued while the products run), then wgmma_wait {0}, so
+ * the shared memory they read is free again at the next barrier (the copy
+ * ring's protocol, lower/ring.c, stays as it is). Operands not in a ring
+ * are staged with st_shared; writes of the generic proxy (st_shared,
+ * cp_async) are made visible to wgmma's async proxy by fence_proxy_async
+ * before the barrier that publishes them. */
+#include <string.h>
+
+#include "lower/lower.h"
+
+enum { GROUP_WARPS = 4, BLOCK_ROWS = 64, MAX_N = 256, MAX_ACC_REGS = 128 };
+
+static int lg(int64_t v)
+{
+    int n = 0;
+    while (v > 1) {
+        v >>= 1;
+        n++;
+    }
+    return n;
+}
+
+/* The largest of 128, 64, 32 bytes dividing a row of `bytes`, or 0. */
+static int swizzle_for(int64_t bytes)
+{
+    for (int s = 128; s >= 32; s /= 2)
+        if (bytes % s == 0)
+            return s;
+    return 0;
+}
+
+static int tile_of(lw_wg_tile *t, int64_t rows, int64_t cols, int mn_major, int size)
+{
+    *t = (lw_wg_tile){rows, cols, mn_major, swizzle_for(cols * size), size, 0, 0, 0};
+    uint64_t bytes = (uint64_t)(rows * cols * size);
+    t->bytes = (uint32_t)((bytes + 1023) / 1024 * 1024);
+    return t->swizzle && rows % 8 == 0 && bytes <= UINT32_MAX / 2;
+}
+
+int lw_wgmma_plan(const lw *w, lw_mma *p)
+{
+    int groups = w->nwarps / GROUP_WARPS;
+    if (!w->wgmma || w->target != TJ_LOWER_CUDA || p->batch != 1 || w->nwarps % GROUP_WARPS || groups < 1)
+        return 0;
+    if (p->m % (BLOCK_ROWS * groups) || p->n % 8 || p->n > MAX_N || (p->in == TJ_DT_F32 && !p->bt))
+        return 0; /* tf32 operands must be K-major: b only as trans(x) */
+    if (p->m * p->n / (32 * w->nwarps) > MAX_ACC_REGS)
+        return 0;
+    if (!tile_of(&p->wa, p->m, p->k, 0, p->size))
+        return 0;
+    int ok = p->bt ? tile_of(&p->wb, p->n, p->k, 0, p->size) : tile_of(&p->wb, p->k, p->n, 1, p->size);
+    if (!ok || p->wa.bytes + p->wb.bytes > w->smem_limit)
+        return 0;
+    p->wa.permute_rows = 1;
+    p->wa.lg_groups = lg(groups);
+    p->wg = 1;
+    p->regs = 1;
+    p->wm = w->nwarps;
+    p->wn = 1;
+    p->tm = p->m / (16 * w->nwarps);
+    p->tn = p->n / 8;
+    return 1;
+}
+
+/* ---- the product ---------------------------------------------------------------- */
+
+static void emit0(lw *w, tj_op op, int64_t imm)
+{
+    tj_ref r = lw_emit(w, op, TJ_TYPE_NONE, NULL, 0);
+    w->dst->insts[r].imm = imm;
+}
+
+/* The descriptor of tile t at buf + shift + offset (u32 bytes). */
+static tj_ref descriptor(lw *w, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref offset)
+{
+    tj_ref addr = lw_shifted(w, lw_add_imm(w, offset, buf), shift);
+    tj_ref args[2] = {addr, lw_const_int(w, TJ_DT_U64, (int64_t)lw_wg_desc_fields(t))};
+    return lw_emit(w, TJ_OP_WGMMA_DESC, lw_sty(w, TJ_DT_U64), args, 2);
+}
+
+/* desc moved `bytes` further (no carry out of the 14-bit address field:
+ * shared memory is below 256 KiB). */
+static tj_ref desc_plus(lw *w, tj_ref desc, int64_t bytes) { return lw_add_imm(w, desc, bytes >> 4); }
+
+/* Where k step k0 starts in tile t (bytes). */
+static int64_t k_step_offset(const lw_wg_tile *t, int64_t k0)
+{
+    if (t->mn_major)
+        return k0 * t->swizzle;
+    int64_t e = t->swizzle / t->size;
+    return k0 / e * t->rows * t->swizzle + k0 % e * t->size;
+}
+
+/* One wgmma: c[0 .. tn) of block mi updated in place (the fragments are
+ * projected back out of the result tuple). */
+static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c)
+{
+    uint32_t n = (uint32_t)p->tn;
+    tj_ref *args = lw_new_regs(w, n + 2);
+    tj_type ct = tj_type_fragment(w->c, TJ_MMA_C, TJ_DT_F32);
+    tj_type *elems = tj_alloc(w->c, sizeof *elems * n);
+    args[0] = a;
+    args[1] = b;
+    for (uint32_t j = 0; j < n; j++) {
+        args[2 + j] = c[j];
+        elems[j] = ct;
+    }
+    tj_ref d = lw_emit(w, TJ_OP_WGMMA, tj_type_tuple(w->c, n, elems), args, n + 2);
+    w->dst->insts[d].imm = p->in;
+    w->dst->insts[d].flags = p->bt ? 0 : TJ_WGMMA_B_MN;
+    for (uint32_t j = 0; j < n; j++) {
+        c[j] = lw_emit(w, TJ_OP_PROJ, ct, &d, 1);
+        w->dst->insts[c[j]].imm = j;
+    }
+}
+
+/* Operand `o` (0: a, 1: b) of dot r: its ring slot, or staged here. */
+static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_ref *shift, int *staged)
+{
+    *shift = TJ_NONE;
+    if (lw_ring_operand(w, r, o, buf, shift))
+        return 0;
+    if (w->err)
+        return 1;
+    const lw_wg_tile *t = o == 0 ? &p->wa : &p->wb;
+    tj_ref v = w->src->insts[r].args[o];
+    if (o == 1 && p->bt)
+        v = w->src->insts[v].args[0];
+    const lw_val *x = lw_val_of(w, v);
+    if (!x->regs)
+        return lw_error(w, "internal error: a wgmma operand without registers");
+    if (!*staged)
+        lw_smem_begin(w);
+    *staged = 1;
+    *buf = lw_wg_alloc(w, t->bytes);
+    lw_wg_store(w, t, x->lay, x->regs, *buf);
+    return w->err;
+}
+
+int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_layout *l = lw_layout_of(w, r);
+    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    if (!tj_layout_equal(l, lw_mma_result_layout(w, p)))
+        return lw_error(w, "internal error: a wgmma dot with its result in another layout");
+    tj_ref *regs = acc ? lw_regs_in(w, acc, l) : NULL;
+    if (acc && !regs)
+        return 1;
+    tj_ref *c = !acc || lw_is_splat(w, acc) ? lw_mma_to_fragments(w, p, l, regs ? regs : &(tj_ref){lw_const_float(w, TJ_DT_F32, 0)}, 1)
+                                            : lw_mma_pack_c(w, p, regs);
+    uint32_t abuf = 0, bbuf = 0;
+    tj_ref ashift, bshift;
+    int staged = 0;
+    if (operand(w, p, r, 0, &abuf, &ashift, &staged) || operand(w, p, r, 1, &bbuf, &bshift, &staged))
+        return 1;
+    if (staged) {
+        emit0(w, TJ_OP_FENCE_PROXY_ASYNC, 0);
+        lw_barrier(w);
+    }
+    int was = w->hoisting;
+    w->hoisting = 1; /* warpgroup wg's first block: rows 64 wg of a */
+    tj_ref group = lw_op2(w, TJ_OP_SHR, lw_warp(w), lw_const_int(w, TJ_DT_I32, 2));
+    tj_ref arow = lw_cast(w, lw_mul_imm(w, group, BLOCK_ROWS * p->wa.swizzle), TJ_DT_U32);
+    w->hoisting = was;
+    tj_ref adesc = descriptor(w, &p->wa, abuf, ashift, arow);
+    tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
+    int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
+    emit0(w, TJ_OP_WGMMA_FENCE, 0);
+    for (int64_t s = 0; s < steps; s++) {
+        tj_ref bs = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
+        for (int64_t mi = 0; mi < p->tm; mi++) {
+            int64_t rows = BLOCK_ROWS * groups * mi * p->wa.swizzle;
+            tj_ref as = desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
+            product(w, p, as, bs, c + mi * p->tn);
+        }
+    }
+    emit0(w, TJ_OP_WGMMA_COMMIT, 0);
+    lw_ring_issue(w); /* a later tile's copies go while the products run */
+    emit0(w, TJ_OP_WGMMA_WAIT, 0);
+    if (staged)
+        lw_smem_end(w);
+    lw_set_regs(w, r, l, lw_mma_unpack_c(w, p, l, c));
+    return 0;
+}

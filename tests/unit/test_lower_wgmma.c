@@ -1,0 +1,141 @@
+/* dot lowered for sm_90a's wgmma (lower/wgmma.c), checked differentially:
+ * the SIMT interpreter decodes wgmma's shared-memory descriptors and
+ * swizzles as the PTX ISA defines them (interp/simt_wgmma.c), so the
+ * lowering's encoding, the permuted a rows and the fragment layout of the
+ * accumulators are checked against the reference interpreter without a
+ * GPU. 4 and 8 warps (one and two warpgroups), copy rings and staged
+ * operands, bf16, f16, tf32 and b = trans(x), partial tiles. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+
+#include "lower_check.h"
+#include "lower_kernels.h"
+#include "ptxas_util.h"
+
+static lc_opts wg_opts(const char *defines, const char *shapes)
+{
+    lc_opts o = lc_defaults();
+    o.wgmma = 1;
+    o.defines = defines;
+    o.shapes = shapes;
+    o.warps[0] = 4;
+    o.warps[1] = 8;
+    o.warps[2] = 0;
+    o.rtol = o.atol = 2e-2; /* bf16 results */
+    return o;
+}
+
+/* One and two warpgroups; 128-byte (BK = 64) and 64-byte (BK = 32)
+ * swizzles on a; b 64 and 128 columns (one and two swizzle blocks); rings
+ * of 2 and 3 slots; a partial last tile on every axis. */
+Test(lower_wgmma, matmul_rings)
+{
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=64,BK=32,stages=2",
+                                          "BM=128,BN=256,BK=64,stages=2"};
+    for (int d = 0; d < 3; d++) {
+        lc_opts o = wg_opts(defines[d], "M=200,N=136,K=160");
+        cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
+    }
+}
+
+/* stages = 1: no ring, both operands staged with st_shared every
+ * iteration; warps 4 with BM = 128: two 64-row blocks per warpgroup. */
+Test(lower_wgmma, matmul_staged)
+{
+    lc_opts o = wg_opts("BM=128,BN=64,BK=64,stages=1", "M=130,N=64,K=128");
+    cr_assert(lc_check_tj(MATMUL, "matmul", &o));
+}
+
+/* tf32 and f16 with b = trans(x): K-major b (the only form tf32 has). */
+Test(lower_wgmma, transposed_b)
+{
+    static const char *const src = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"
+                                   "           D: f32[M, N])\n"
+                                   "    grid (cdiv(M, BM), cdiv(N, BN))\n"
+                                   "    const BM = 128, BN = 32, BK = 32\n"
+                                   "{\n"
+                                   "    m = program_id(0) * BM\n"
+                                   "    n = program_id(1) * BN\n"
+                                   "    acc = zeros(f32[BM, BN])\n"
+                                   "    acc16 = zeros(f32[BM, BN])\n"
+                                   "    for k in range(0, K, BK) {\n"
+                                   "        acc = dot(load(A[m:m+BM, k:k+BK]), trans(load(B[n:n+BN, k:k+BK])), acc)\n"
+                                   "        acc16 = dot(load(H[m:m+BM, k:k+BK]), trans(load(G[n:n+BN, k:k+BK])), acc16)\n"
+                                   "    }\n"
+                                   "    store(C[m:m+BM, n:n+BN], acc)\n"
+                                   "    store(D[m:m+BM, n:n+BN], acc16)\n"
+                                   "}\n";
+    lc_opts o = wg_opts(NULL, "M=140,N=40,K=96");
+    cr_assert(lc_check_tj(src, "mmt", &o));
+}
+
+/* The lowering says what it did: the SIMT kernel holds wgmma (and no
+ * mma.sync atom) exactly when asked to. */
+static int count_op(const tj_kernel *k, tj_op op)
+{
+    int n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        n += k->insts[r].op == op;
+    return n;
+}
+
+/* MATMUL lowered for one configuration, as the JIT does for contiguous
+ * tensors of those shapes (vector accesses: copy rings). */
+static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shapes, int wgmma)
+{
+    tj_binding defs[8], dims[4];
+    uint32_t nd = lc_bindings(c, defines, defs, 8);
+    uint32_t ns = lc_bindings(c, shapes, dims, 4);
+    tj_program *prog = tj_parse_program(c, "mm.tj", MATMUL, strlen(MATMUL));
+    int ki = prog ? tj_program_find_kernel(prog, "matmul") : -1;
+    tj_kernel *k = ki >= 0 ? tj_build_kernel(c, prog, ki, defs, nd, dims, ns) : NULL;
+    cr_assert(k, "%s", tj_diag_render(c));
+    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
+    tj_pipeline_options po = {.lower.wgmma = wgmma, .verify = 1};
+    tj_kernel *simt = tj_compile_simt(k, &po);
+    cr_assert(simt, "%s", tj_diag_render(c));
+    return simt;
+}
+
+Test(lower_wgmma, chosen_only_when_asked)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *defines = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
+    tj_kernel *wg = lower_config(c, defines, shapes, 1), *sync = lower_config(c, defines, shapes, 0);
+    cr_expect_eq(count_op(wg, TJ_OP_WGMMA), 4 * 2 / 2); /* 4 k steps, 1 block per warpgroup (2 in all) */
+    cr_expect_eq(count_op(wg, TJ_OP_MMA), 0);
+    cr_expect_eq(count_op(wg, TJ_OP_FENCE_PROXY_ASYNC), 1);
+    cr_expect_eq(count_op(sync, TJ_OP_WGMMA), 0);
+    cr_expect_gt(count_op(sync, TJ_OP_MMA), 0);
+    tj_ctx_free(c);
+}
+
+/* Every configuration the benchmarks try on sm_90a assembles, and ptxas
+ * keeps the wgmma pipeline: no "wgmma ... serialized" warning (registers
+ * of the accumulators touched between fence and wait would cause one). */
+Test(lower_wgmma, ptxas_takes_the_pipeline)
+{
+    static char path[1024];
+    const char *ptxas = pa_find_ptxas(path, sizeof path);
+    if (!ptxas)
+        cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
+    static const char *const configs[] = {"BM=128,BN=128,BK=64,warps=8,stages=3", "BM=128,BN=256,BK=64,warps=8,stages=3",
+                                          "BM=128,BN=128,BK=32,warps=4,stages=4", "BM=256,BN=128,BK=64,warps=8,stages=4",
+                                          "BM=64,BN=128,BK=32,warps=4,stages=4"};
+    for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
+        tj_ctx *c = tj_ctx_new();
+        tj_kernel *simt = lower_config(c, configs[i], "M=4096,N=4096,K=4096", 1);
+        cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0, "%s", configs[i]);
+        tj_buf ptx = {0}, log = {0};
+        cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
+        int rc = pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log);
+        cr_expect_eq(rc, 0, "%s:\n%s", configs[i], log.data ? log.data : "");
+        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", configs[i], log.data);
+        tj_buf ptx80 = {0};
+        cr_expect_eq(tj_emit_ptx(simt, "sm_80", &ptx80), -1, "wgmma must not emit for sm_80");
+        tj_buf_free(&ptx80);
+        tj_buf_free(&ptx);
+        tj_buf_free(&log);
+        tj_ctx_free(c);
+    }
+}
