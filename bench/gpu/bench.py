@@ -266,22 +266,41 @@ def flop_row(name, shape, flops, best, error, peer_ms, peer):
 
 
 # stages > 1 puts the operands in copy rings (cp.async, lower/ring.c):
-# deeper rings and BK = 64 cost shared memory, not registers.
+# deeper rings and BK = 64 cost shared memory, not registers. On sm_90a, dot
+# runs on wgmma when BM is a multiple of 64 per warpgroup (warps / 4) and
+# the accumulators fit (lower/wgmma.c); the others take mma.sync.
 MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                   for bm, bn, bk, w, s in ((128, 128, 32, 4, 3), (128, 128, 32, 4, 4), (128, 128, 64, 4, 3),
                                            (128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4),
                                            (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3),
-                                           (256, 128, 64, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4))]
+                                           (256, 128, 64, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4),
+                                           (128, 256, 64, 8, 4), (256, 128, 64, 8, 4), (64, 256, 64, 4, 4))]
+# skinny products (M = 64 .. 512): few row blocks, so narrow and deep tiles
+SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
+                  for bm, bn, bk, w, s in ((64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 128, 64, 4, 6),
+                                           (64, 256, 64, 4, 4), (128, 64, 64, 8, 4), (128, 128, 64, 8, 4))]
+TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def matmul(jit, n):
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS):
+    n, k = n or m, k or m
+    dt = TORCH_DTYPE[dtype]
+    a = torch.randn(m, k, device="cuda", dtype=dt)
+    b = torch.randn(k, n, device="cuda", dtype=dt)
+    c = torch.empty(m, n, device="cuda", dtype=dt)
     ref = a @ b
-    best, error = best_config(jit, example("matmul.tj"), "matmul", [a, b, c], MATMUL_CONFIGS, [a, b, c],
+    src = example("matmul.tj").replace("bf16", dtype)
+    best, error = best_config(jit, src, "matmul", [a, b, c], configs, [a, b, c],
                               lambda: close_enough("matmul", c, ref, 2e-2))
-    return flop_row("matmul", f"{n}^3", 2 * n ** 3, best, error, do_bench(lambda: a @ b), "cuBLAS")
+    shape = f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
+    row = flop_row("matmul", shape, 2 * m * n * k, best, error, do_bench(lambda: a @ b), "cuBLAS")
+    row.dtype = {"bf16": "bfloat16", "f16": "float16"}[dtype]
+    return row
+
+
+def matmuls(jit):
+    rows = [matmul(jit, s) for s in (2048, 4096, 8192)] + [matmul(jit, 4096, dtype="f16")]
+    return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
 
 def attention(jit, batch, heads, seq, dim):
@@ -321,7 +340,7 @@ def main():
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
     if args.only != "memory":
-        rows += [matmul(jit, 4096), matmul(jit, 8192)] + attention(jit, 4, 32, 4096, 128)
+        rows += matmuls(jit) + attention(jit, 4, 32, 4096, 128)
     if args.only == "matmul":
         return report(rows, args.json)
     shapes = [(8192, 8192), (65536, 1024), (4096, 32768)]
@@ -369,7 +388,7 @@ def report_flops(r):
     tf = {k: r.flops / (t * 1e-3) / 1e12 for k, t in r.times.items() if t}
     tj, peer = tf.get("tilejit"), tf.get("torch")
     cell = lambda v: f"{v:9.1f}" if v else f"{'-':>9}"  # noqa: E731
-    print(f"{r.name:<16}{r.shape:<40}{cell(tj)} TFLOP/s  {r.peer} {cell(peer)}"
+    print(f"{r.name:<16}{r.shape:<40}{r.dtype:<10}{cell(tj)} TFLOP/s  {r.peer} {cell(peer)}"
           + (f"  tj/{r.peer} {tj / peer:.2f}" if tj and peer else "") + (f"  FAILED: {r.error}" if r.error else ""))
     return {"workload": r.name, "shape": r.shape, "dtype": r.dtype, "flops": r.flops, "peer": r.peer,
             "ms": r.times, "tflops": tf, "error": r.error}

@@ -38,6 +38,11 @@ static const gpu_case cases[] = {
     {SORT2D, "sort2", "", "M=16,N=32", "", NULL, 0, 0, 0, 0, 0},
     {SORTROWS, "sort_rows", "BLOCK=1024", "M=3,N=1000", "", NULL, 1, 0, 0, 0, 0},
     {MATMUL, "matmul", "BM=64,BN=64,BK=32,stages=2", "M=70,N=64,K=80", "", NULL, 0, 0, 0, 0, 0},
+    /* wgmma on sm_90a (lower/wgmma.c): two warpgroups at 8 warps, two 64-row
+     * blocks per warpgroup at 4; 128- and 64-byte swizzles; staged (stages = 1) */
+    {MATMUL, "matmul", "BM=128,BN=128,BK=64,stages=3", "M=200,N=136,K=160", "", NULL, 0, 1e-2, 1e-2, 0, 0},
+    {MATMUL, "matmul", "BM=128,BN=256,BK=32,stages=4", "M=130,N=264,K=96", "", NULL, 0, 1e-2, 1e-2, 0, 0},
+    {MATMUL, "matmul", "BM=128,BN=64,BK=64,stages=1", "M=130,N=64,K=128", "", NULL, 0, 1e-2, 1e-2, 0, 0},
     /* f32 dot rounds its inputs to tf32 on the GPU (10-bit mantissas) */
     {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 1e-2, 2e-2, 0, 0},
     {MM32_IEEE, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0},
