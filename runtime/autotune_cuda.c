@@ -42,7 +42,9 @@ void tj_tune_device_id(const tj_cuda_props *props, const char *arch, char *buf, 
         buf[0] = 0;
         return;
     }
-    snprintf(buf, n, "%s/%s", props->name, arch);
+    /* Two GPUs of one name may differ (a MIG slice, a clocked-down part):
+     * each keeps its own winners. */
+    snprintf(buf, n, "%s/%s/%dsm/%dMHz", props->name, arch, props->sm_count, props->clock_khz / 1000);
 }
 
 /* ---- the argument copies ------------------------------------------------------------ */

@@ -95,7 +95,9 @@ struct tj_tune_device {
 tj_tune_device *tj_tune_device_cuda(tj_cuda *cu, const char *arch, const tj_arg *args, uint32_t nargs,
                                     tj_rt_error *err);
 void tj_tune_device_free(tj_tune_device *d);
-/* The id of a CUDA device and arch, as the records use it. */
+/* The id of a CUDA device and arch, as the records use it:
+ * NAME/ARCH/SMSsm/CLOCKMHz, so that two GPUs of one name but another SM
+ * count or clock (a MIG slice, another board) keep their own winners. */
 void tj_tune_device_id(const tj_cuda_props *props, const char *arch, char *buf, size_t n);
 
 typedef struct tj_tune_request {

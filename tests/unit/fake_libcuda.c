@@ -1,8 +1,11 @@
 /* A stand-in libcuda.so.1 for tests of the whole JIT on machines without a
- * GPU (tests/unit/test_jit_disk.c finds it through LD_LIBRARY_PATH): one
- * sm_90 device whose modules load any image and whose kernels do nothing. */
+ * GPU (tests/unit/test_jit_disk.c and tests/cli/devices.sh find it through
+ * LD_LIBRARY_PATH): TJ_FAKE_CUDA_DEVICES sm_90 devices (1 by default; the
+ * first has 132 SMs, the others 66) whose modules load any image and whose
+ * kernels do nothing. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../../runtime/cuda_internal.h"
 
@@ -14,8 +17,15 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s) { return (*s = r ? "C
 EXPORT CUresult cuGetErrorString(CUresult r, const char **s) { return (*s = r ? "fake failure" : "no error"), 0; }
 EXPORT CUresult cuInit(unsigned flags) { return flags ? 1 : 0; }
 EXPORT CUresult cuDriverGetVersion(int *v) { return (*v = 13000), 0; }
-EXPORT CUresult cuDeviceGetCount(int *n) { return (*n = 1), 0; }
-EXPORT CUresult cuDeviceGet(CUdevice *d, int i) { return (*d = i), i == 0 ? 0 : 101; }
+static int device_count(void)
+{
+    const char *s = getenv("TJ_FAKE_CUDA_DEVICES");
+    int n = s ? atoi(s) : 1;
+    return n >= 1 && n <= 16 ? n : 1;
+}
+
+EXPORT CUresult cuDeviceGetCount(int *n) { return (*n = device_count()), 0; }
+EXPORT CUresult cuDeviceGet(CUdevice *d, int i) { return (*d = i), i >= 0 && i < device_count() ? 0 : 101; }
 
 EXPORT CUresult cuDeviceGetName(char *buf, int n, CUdevice d)
 {
@@ -25,11 +35,11 @@ EXPORT CUresult cuDeviceGetName(char *buf, int n, CUdevice d)
 
 EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
-    (void)d;
     switch (a) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = d == 0 ? 132 : 66; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 48 << 10; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 227 << 10; break;
     default: *v = 1024; break;
@@ -91,7 +101,7 @@ EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return
 EXPORT CUresult cuStreamCreate(CUstream *s, unsigned f) { return (void)f, (*s = NULL), 0; }
 EXPORT CUresult cuStreamDestroy_v2(CUstream s) { return (void)s, 0; }
 EXPORT CUresult cuStreamSynchronize(CUstream s) { return (void)s, 0; }
-EXPORT CUresult cuEventCreate(CUevent *e, unsigned f) { return (void)f, (*e = NULL), 0; }
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned f) { return (void)f, (*e = (CUevent)(void *)0xe0), 0; }
 EXPORT CUresult cuEventDestroy_v2(CUevent e) { return (void)e, 0; }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { return (void)e, (void)s, 0; }
 EXPORT CUresult cuEventSynchronize(CUevent e) { return (void)e, 0; }

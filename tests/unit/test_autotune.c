@@ -450,3 +450,19 @@ Test(where, one_configuration)
     cr_expect_gt(tj_error_count(c), 0);
     tj_ctx_free(c);
 }
+
+/* Two GPUs of one name with other SM counts (a MIG slice) or clocks keep
+ * their own records. */
+Test(autotune, the_device_id_tells_sm_count_and_clock_apart)
+{
+    tj_cuda_props a = {.name = "NVIDIA H200", .sm_count = 132, .clock_khz = 1980000}, b = a, clk = a;
+    b.sm_count = 16;
+    clk.clock_khz = 1755000;
+    char ia[128], ib[128], ic[128];
+    tj_tune_device_id(&a, "sm_90a", ia, sizeof ia);
+    tj_tune_device_id(&b, "sm_90a", ib, sizeof ib);
+    tj_tune_device_id(&clk, "sm_90a", ic, sizeof ic);
+    cr_assert_str_eq(ia, "NVIDIA H200/sm_90a/132sm/1980MHz");
+    cr_assert_str_neq(ia, ib);
+    cr_assert_str_neq(ia, ic);
+}

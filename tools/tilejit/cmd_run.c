@@ -130,7 +130,7 @@ static int launch(tj_ctx *c, const cli_opts *o, const run_device *dev, const run
 {
     uint32_t n = rs->k->nparams;
     tj_arg *inputs = o->check || o->time ? run_copy_args(c, rs->args, n) : NULL;
-    run_request req = {rs->k, opt, o->defines, o->ndefines, rs->args, n, o->tune};
+    run_request req = {rs->k, opt, o->defines, o->ndefines, rs->args, n, o->tune, run_device_ordinal(o->device)};
     run_session s = {c, &req, NULL};
     run_timing t = time_limits;
     int rc = dev->open(&s) || dev->run(&s, rs->args) || (o->time && dev->time(&s, inputs, &t));

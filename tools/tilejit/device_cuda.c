@@ -65,9 +65,12 @@ static int cuda_open(run_session *s)
     const run_request *r = s->req;
     cuda_state *st = s->impl = tj_alloc(s->c, sizeof *st);
     tj_rt_error err = {{0}};
-    st->jit = tj_jit_open(TJ_DEVICE_CUDA, 0, &err);
-    if (!st->jit)
-        return cuda_fail(s, "opening device 0", &err);
+    st->jit = tj_jit_open(TJ_DEVICE_CUDA, r->ordinal, &err);
+    if (!st->jit) {
+        char what[32];
+        snprintf(what, sizeof what, "opening device %d", r->ordinal);
+        return cuda_fail(s, what, &err);
+    }
     st->cu = tj_jit_cuda(st->jit);
     /* the cache's one warning (e.g. a read-only directory), and tuning */
     tj_cache_set_warning_handler(tj_jit_disk_cache(st->jit), cuda_warning, s->c);

@@ -11,12 +11,38 @@
 static const run_device *const devices[] = {&run_device_cpu, &run_device_interp, &run_device_cuda, &run_device_metal};
 enum { NDEVICES = sizeof devices / sizeof devices[0] };
 
+/* The length of NAME's device kind: all of it, or what precedes ":N"
+ * (decimal, for cuda only: the one kind of which a host has several);
+ * -1 when the suffix is malformed. */
+static int kind_length(const char *name)
+{
+    const char *colon = strchr(name, ':');
+    if (!colon)
+        return (int)strlen(name);
+    size_t digits = strspn(colon + 1, "0123456789");
+    if (strncmp(name, "cuda:", 5) || digits == 0 || digits > 4 || colon[1 + digits])
+        return -1;
+    return 4;
+}
+
+static int is_kind(const run_device *d, const char *name)
+{
+    int n = kind_length(name);
+    return n >= 0 && strlen(d->name) == (size_t)n && !strncmp(d->name, name, (size_t)n);
+}
+
 int run_valid_device_name(const char *name)
 {
     for (int i = 0; i < NDEVICES; i++)
-        if (!strcmp(devices[i]->name, name))
+        if (is_kind(devices[i], name))
             return 1;
     return 0;
+}
+
+int run_device_ordinal(const char *name)
+{
+    const char *colon = name ? strchr(name, ':') : NULL;
+    return colon && kind_length(name) >= 0 ? atoi(colon + 1) : 0;
 }
 
 const char *run_device_names(tj_ctx *c)
@@ -33,7 +59,7 @@ const run_device *run_find_device(tj_ctx *c, const char *name)
         return run_device_cuda.unavailable(c) ? &run_device_cpu : &run_device_cuda;
     for (int i = 0; i < NDEVICES; i++) {
         const run_device *d = devices[i];
-        if (strcmp(d->name, name))
+        if (!is_kind(d, name))
             continue;
         const char *why = d->unavailable(c);
         if (!why)

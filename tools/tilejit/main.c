@@ -31,7 +31,7 @@ static const cli_command commands[] = {
     {"run", cmd_run,
      OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CHECK | OPT_TIME | OPT_RANDOM | OPT_ARGS |
          OPT_TUNE | OPT_LAUNCH,
-     "run FILE -k KERNEL [--device cpu|interp|cuda|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
+     "run FILE -k KERNEL [--device cpu|interp|cuda[:N]|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
      "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...\n"
      "  tilejit run FILE.cu -k KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--shared BYTES] [ARG=VALUE]...",
      "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
@@ -44,7 +44,8 @@ static const cli_command commands[] = {
      "  --device DEVICE       cpu (native code through LLVM; the interpreter, with a\n"
      "                        note, where tilejit was built without it), interp (the\n"
      "                        reference interpreter), cuda (the default when a GPU is\n"
-     "                        present), metal\n"
+     "                        present; cuda:N runs on GPU N, see 'tilejit devices'),\n"
+     "                        metal\n"
      "  -D NAME=INT[,...]     bind tile parameters (others: the tuned configuration when\n"
      "                        'tilejit tune' stored one, else the first valid one)\n"
      "  --tune                tune first: time the configurations without a stored time\n"

@@ -68,6 +68,7 @@ typedef struct run_request {
     const tj_arg *args;
     uint32_t nargs;
     int tune; /* --tune: time untuned configurations before compiling */
+    int ordinal; /* which device of its kind: N of --device cuda:N (0) */
 } run_request;
 
 /* One device's state for one `run`. */
@@ -109,6 +110,8 @@ extern const run_device run_device_cpu, run_device_interp, run_device_cuda, run_
  * default, cuda when it is available, else cpu. */
 const run_device *run_find_device(tj_ctx *c, const char *name);
 int run_valid_device_name(const char *name);
+/* N of "NAME:N" (a device of several, e.g. cuda:1); 0 for a bare name. */
+int run_device_ordinal(const char *name);
 const char *run_device_names(tj_ctx *c); /* "cpu, interp, cuda, metal" */
 /* Sorts times[0..n) and returns the median. */
 double run_median(double *times, int n);
