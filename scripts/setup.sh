@@ -22,7 +22,7 @@ case $mode in
     ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)
-packages="cmake gcc make libcriterion-dev llvm-22-tools llvm-22-dev clang-22 libclang-rt-22-dev python3 python3-venv pkg-config"
+packages="cmake gcc make libcriterion-dev llvm-22-tools llvm-22-dev clang-22 libclang-rt-22-dev libmlir-22-dev mlir-22-tools python3 python3-venv pkg-config"
 
 # A package counts as present when dpkg has it installed or, for the tools,
 # when the command is on PATH (e.g. a cmake from pip).
