@@ -5,7 +5,8 @@
  *
  *   bench_cpu kernels|matmul|examples [EXAMPLES_DIR]
  *
- * Prints one line per figure: `kernel NAME BYTES SECONDS COMPILE_MS CPU_MS`,
+ * Prints one line per figure: `kernel NAME BYTES SECONDS COMPILE_MS CPU_MS RUN_CPU_S`
+ * (RUN_CPU_S: the CPU time of all threads per run),
  * `matmul CONFIG FLOPS SECONDS COMPILE_MS CPU_MS`, `example FILE KERNEL SHAPES
  * NATIVE_S INTERP_S COMPILE_MS CPU_MS` (compile: wall and thread CPU time). Threads: TILEJIT_CPU_THREADS, else every core. */
 #define _POSIX_C_SOURCE 200809L
@@ -123,31 +124,50 @@ static void release(bench_kernel *b)
     tj_ctx_free(b->c);
 }
 
-/* The median of `reps` runs after one warm-up, in seconds; NAN when a
- * run fails (a failed launch returns at once: timing it would be bogus). */
-static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps)
+/* The CPU time of every thread of the process, in seconds. */
+static double process_cpu_s(void)
 {
-    double t[64];
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The median of `reps` runs after one warm-up, in seconds; NAN when a
+ * run fails (a failed launch returns at once: timing it would be bogus).
+ * *cpu_s (may be NULL): the median CPU time the threads spent per run,
+ * which other processes on a busy machine do not inflate. */
+static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps, double *cpu_s)
+{
+    double t[64], c[64];
     char err[256];
     reps = reps < 64 ? reps : 64;
     for (int i = -1; i < reps; i++) {
-        double t0 = bench_now_us();
+        double t0 = bench_now_us(), c0 = process_cpu_s();
         if (tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err)) {
             fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, err);
             return NAN;
         }
-        if (i >= 0)
+        if (i >= 0) {
             t[i] = (bench_now_us() - t0) * 1e-6;
+            c[i] = process_cpu_s() - c0;
+        }
     }
+    if (cpu_s)
+        *cpu_s = bench_median(c, reps);
     return bench_median(t, reps);
 }
 
+/* The same for the interpreter: NAN, with its diagnostic, when it fails. */
 static double time_interp(bench_kernel *b, int reps)
 {
     double t[16];
+    reps = reps < 16 ? reps : 16;
     for (int i = 0; i < reps; i++) {
         double t0 = bench_now_us();
-        tj_interp_run(b->tile, b->args, b->nargs);
+        if (tj_interp_run(b->tile, b->args, b->nargs)) {
+            fprintf(stderr, "bench_cpu: %s (interpreter): %s", b->tile->name, tj_diag_render(b->c));
+            return NAN;
+        }
         t[i] = (bench_now_us() - t0) * 1e-6;
     }
     return bench_median(t, reps);
@@ -201,8 +221,8 @@ static int run_kernels(tj_cpu *cpu, const char *dir)
         double ms, cms;
         tj_cpu_fn *f = src && !build(&b, src, m->kernel, m->shapes, "", m->scalars) ? compile(cpu, &b, &ms, &cms) : NULL;
         if (f) {
-            double s = time_native(f, &b, 15), n = (double)(16384.0 * 1024.0);
-            printf("kernel %s %.0f %.6f %.1f %.1f\n", m->name, n * 4 * m->elems_moved, s, ms, cms);
+            double cpu_s, s = time_native(f, &b, 15, &cpu_s), n = (double)(16384.0 * 1024.0);
+            printf("kernel %s %.0f %.6f %.1f %.1f %.6f\n", m->name, n * 4 * m->elems_moved, s, ms, cms, cpu_s);
         }
         fflush(stdout);
         release(&b);
@@ -230,7 +250,7 @@ static int run_matmul(tj_cpu *cpu, const char *defines)
     double ms, cms;
     tj_cpu_fn *f = !build(&b, MATMUL_F32, "mm", "M=1024,N=1024,K=1024", defines, "") ? compile(cpu, &b, &ms, &cms) : NULL;
     if (f)
-        printf("matmul %s %.0f %.6f %.1f %.1f\n", defines, 2.0 * 1024 * 1024 * 1024, time_native(f, &b, 7), ms, cms);
+        printf("matmul %s %.0f %.6f %.1f %.1f\n", defines, 2.0 * 1024 * 1024 * 1024, time_native(f, &b, 7, NULL), ms, cms);
     release(&b);
     return f ? 0 : 1;
 }
@@ -265,7 +285,7 @@ static int run_examples(tj_cpu *cpu, const char *dir)
         tj_cpu_fn *f = src && !build(&b, src, kernel, shapes, defines, scalars) ? compile(cpu, &b, &ms, &cms) : NULL;
         if (f)
             printf("example %s %s %s%s%s %.7f %.6f %.1f %.1f\n", file, kernel, shapes, *defines ? ";" : "", defines,
-                   time_native(f, &b, 21), time_interp(&b, 3), ms, cms);
+                   time_native(f, &b, 21, NULL), time_interp(&b, 3), ms, cms);
         fflush(stdout);
         release(&b);
         free(src);

@@ -87,11 +87,13 @@ def bench(build, mode, *extra):
 def kernels(build):
     ops, copy_bw = numpy_ops()
     print(f"NumPy copy: {copy_bw / 1e9:.2f} GB/s (read + write)")
-    print(f"{'kernel':10} {'native GB/s':>11} {'of copy':>8} {'NumPy GB/s':>10} {'vs NumPy':>8} {'compile ms':>10} {'(CPU ms)':>8}")
-    for _, name, nbytes, secs, ms, cms in bench(build, "kernels"):
+    print(f"{'kernel':10} {'native GB/s':>11} {'of copy':>8} {'NumPy GB/s':>10} {'vs NumPy':>8} {'compile ms':>10} "
+          f"{'(CPU ms)':>8} {'run CPU ms':>10}")
+    for _, name, nbytes, secs, ms, cms, cpu_s in bench(build, "kernels"):
         bw = float(nbytes) / float(secs)
         np_bw = float(nbytes) / ops[name]
-        print(f"{name:10} {bw / 1e9:11.2f} {bw / copy_bw:8.2f} {np_bw / 1e9:10.2f} {bw / np_bw:8.2f} {float(ms):10.1f} {float(cms):8.1f}")
+        print(f"{name:10} {bw / 1e9:11.2f} {bw / copy_bw:8.2f} {np_bw / 1e9:10.2f} {bw / np_bw:8.2f} {float(ms):10.1f} "
+              f"{float(cms):8.1f} {float(cpu_s) * 1e3:10.2f}")
 
 
 def matmul(build, defines="BM=64,BN=64,BK=64"):

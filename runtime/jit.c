@@ -55,6 +55,7 @@ struct tj_jit {
     tj_event_handler on_event;
     void *on_event_ud;
     tj_cpu *cpu; /* TJ_DEVICE_CPU with the native back end; NULL: the interpreter runs */
+    char cpu_fallback[256]; /* TJ_DEVICE_CPU without it: why ("" otherwise) */
     tj_cache *cpu_disk; /* its object code ($TILEJIT_CACHE_DIR); NULL: none */
 };
 
@@ -125,8 +126,10 @@ tj_jit *tj_jit_open(tj_device_kind kind, int ordinal, tj_rt_error *err)
             return NULL;
         }
     }
-    if (kind == TJ_DEVICE_CPU && (j->cpu = tj_cpu_new(0, NULL, 0))) /* without LLVM: the interpreter */
+    if (kind == TJ_DEVICE_CPU && (j->cpu = tj_cpu_new(0, j->cpu_fallback, sizeof j->cpu_fallback)))
         j->cpu_disk = tj_cache_open(NULL);
+    else if (kind == TJ_DEVICE_CPU && !j->cpu_fallback[0]) /* the interpreter stands in: say why */
+        snprintf(j->cpu_fallback, sizeof j->cpu_fallback, "the native cpu back end could not start");
     j->cache = tj_jit_cache_new(j->cuda ? &j->props : NULL, fn_retain, fn_release);
     if (!j->cache) {
         set_error(err, "%s", "out of memory");
@@ -164,6 +167,7 @@ void tj_jit_close(tj_jit *j)
 
 tj_device_kind tj_jit_device(const tj_jit *j) { return j ? j->kind : TJ_DEVICE_CPU; }
 int tj_jit_native_cpu(const tj_jit *j) { return j && j->cpu; }
+const char *tj_jit_cpu_fallback(const tj_jit *j) { return j && j->cpu_fallback[0] ? j->cpu_fallback : NULL; }
 tj_cuda *tj_jit_cuda(const tj_jit *j) { return j ? j->cuda : NULL; }
 int tj_source_params(const char *source, size_t len, const char *kernel, int *dtypes, int *ranks, int max,
                      tj_rt_error *err)
@@ -402,9 +406,10 @@ static int build_native(tj_fn *f, const tj_compile_request *req)
     tj_buf obj = {0};
     char msg[512];
     if (!tj_cpu_compile_object(f->jit->cpu, f->spec, &obj, NULL)) {
-        tj_jit_cpu_store(f->jit->cpu_disk, &f->key, f->spec, tj_cpu_target(f->jit->cpu), obj.data, obj.len);
         if (!(f->native = tj_cpu_load(f->jit->cpu, obj.data, obj.len, msg, sizeof msg)))
             tj_error(f->ctx, "kernel '%s': %s", f->spec->name, msg);
+        else /* only what loads: a cached object that cannot would fail every process */
+            tj_jit_cpu_store(f->jit->cpu_disk, &f->key, f->spec, tj_cpu_target(f->jit->cpu), obj.data, obj.len);
     }
     tj_buf_free(&obj);
     return !f->native;

@@ -56,6 +56,11 @@ typedef struct lg {
     void *fields;                   /* tensor fields read in the prologue */
     uint64_t frame;                 /* bytes of allocas so far */
     int vector_bits;                /* the host's widest vector (128, 256, 512) */
+    /* the innermost for being emitted (loop_iv 0: none): its induction
+     * variable, step (i64) and body, for prefetching (llvm_prefetch.c) */
+    tj_ref loop_iv;
+    LLVMValueRef loop_step;
+    tj_block_id loop_body;
     int failed;
 } lg;
 
@@ -147,6 +152,8 @@ LLVMValueRef lg_tensor_stride(lg *g, uint32_t param, int axis);
 LLVMValueRef lg_binary(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef lg_compare(lg *g, tj_op op, tj_dtype dt, LLVMValueRef a, LLVMValueRef b);
 int lg_emit_elementwise(lg *g, tj_ref r);               /* every TJ_OPF_ELEM op */
+/* Whether elementwise instruction r is computed inside its one user's loop. */
+int lg_fusable(const lg *g, tj_ref r);
 /* Element i of a fused value (elementwise, arange, a scalar's broadcast),
  * computed where it is read. */
 LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i);
@@ -177,6 +184,17 @@ int lg_emit_load(lg *g, tj_ref r);
 /* Element i of a fused load, read where it is used. */
 LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i);
 int lg_emit_store(lg *g, tj_ref r);
+/* The group lengths of a view (each slice; the gathers together); returns
+ * how many. */
+int lg_view_groups(lg *g, const lg_view *v, int32_t *len);
+/* The element offset at group coordinates gc (no bounds check), and the
+ * stride of tensor axis a (the constant 1 where the facts say so). */
+LLVMValueRef lg_view_offset(lg *g, const lg_view *v, const LLVMValueRef *gc);
+LLVMValueRef lg_view_stride(lg *g, const lg_view *v, int a);
+int lg_view_unit_stride(const lg *g, const lg_view *v);
+/* llvm_prefetch.c: in a loop, the cache lines of the tile that load r
+ * reads in the next iteration (when its view moves by a fixed amount). */
+void lg_prefetch_next(lg *g, tj_ref r);
 int lg_emit_atomic(lg *g, tj_ref r);
 /* llvm_ctrl.c: for, if, proj */
 int lg_emit_for(lg *g, tj_ref r);
@@ -214,14 +232,18 @@ struct tj_cpu {
     LLVMTargetRef target;
     char *triple, *cpu_name, *features, *target_text;
     int vector_bits;
-    pthread_mutex_t lock; /* fns, nloaded */
+    pthread_mutex_t lock; /* fns, nloaded, spare */
     tj_cpu_fn *fns;
     unsigned nloaded;
+    LLVMOrcJITDylibRef spare; /* emptied by a failed load: the next load reuses it */
     tj_cpu_pool *pool;
     int threads;
 };
 
 int tj_cpu_pool_start(tj_cpu *cpu, int threads, char *err, size_t cap);
 void tj_cpu_pool_stop(tj_cpu *cpu);
+/* 0 when one program's tiles (frame_bytes of stack) fit a worker's
+ * stack; else -1 with the reason in err. */
+int tj_cpu_pool_fits(int64_t frame_bytes, char *err, size_t cap);
 
 #endif

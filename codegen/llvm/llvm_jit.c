@@ -179,6 +179,19 @@ static int optimize_and_emit(tj_cpu *cpu, const tj_kernel *k, LLVMModuleRef mod,
     return 0;
 }
 
+/* A kernel whose tiles cannot fit a worker's stack is refused before it
+ * costs a compile (and before anything caches it). */
+static int check_frame(const tj_kernel *k, LLVMModuleRef mod)
+{
+    char why[256];
+    LLVMValueRef g = LLVMGetNamedGlobal(mod, "tj_frame_bytes");
+    int64_t bytes = g ? LLVMConstIntGetSExtValue(LLVMGetInitializer(g)) : -1;
+    if (!tj_cpu_pool_fits(bytes, why, sizeof why))
+        return 0;
+    tj_error(k->ctx, "kernel '%s': %s", k->name, why);
+    return -1;
+}
+
 int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
 {
     if (!k)
@@ -205,6 +218,8 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
     LLVMSetModuleDataLayout(mod, dl);
     LLVMSetTarget(mod, cpu->triple);
     int rc = lg_build_function(mod, k, cpu->vector_bits);
+    if (!rc)
+        rc = check_frame(k, mod);
     double t1 = now_ms();
     if (!rc)
         rc = optimize_and_emit(cpu, k, mod, tm, object);
@@ -268,13 +283,28 @@ static LLVMErrorRef lookup_entry(tj_cpu *cpu, LLVMOrcJITDylibRef jd, uint64_t ad
     return w.err;
 }
 
-/* A JITDylib that sees the process (libm, memcpy) and the sort helper. */
+static LLVMErrorRef define_helpers(tj_cpu *cpu, LLVMOrcJITDylibRef jd)
+{
+    LLVMOrcCSymbolMapPair helper = {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_cpu_sort_pairs"),
+                                    {(LLVMOrcJITTargetAddress)(uintptr_t)&tj_cpu_sort_pairs,
+                                     {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+    return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&helper, 1));
+}
+
+/* A JITDylib that sees the process (libm, memcpy) and the sort helper:
+ * the one a failed load emptied, else a new one. The session keeps every
+ * JITDylib until it ends (the C API cannot remove one), so failures reuse. */
 static LLVMErrorRef new_dylib(tj_cpu *cpu, LLVMOrcJITDylibRef *jd)
 {
     char name[32];
     pthread_mutex_lock(&cpu->lock);
-    snprintf(name, sizeof name, "tj_kernel_%u", cpu->nloaded++);
+    *jd = cpu->spare;
+    cpu->spare = NULL;
+    unsigned n = *jd ? 0 : cpu->nloaded++;
     pthread_mutex_unlock(&cpu->lock);
+    if (*jd) /* clearing kept its generator, not its symbols */
+        return define_helpers(cpu, *jd);
+    snprintf(name, sizeof name, "tj_kernel_%u", n);
     LLVMErrorRef e = LLVMOrcExecutionSessionCreateJITDylib(LLVMOrcLLJITGetExecutionSession(cpu->jit), jd, name);
     if (e)
         return e;
@@ -283,10 +313,22 @@ static LLVMErrorRef new_dylib(tj_cpu *cpu, LLVMOrcJITDylibRef *jd)
     if (e)
         return e;
     LLVMOrcJITDylibAddGenerator(*jd, gen);
-    LLVMOrcCSymbolMapPair helper = {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_cpu_sort_pairs"),
-                                    {(LLVMOrcJITTargetAddress)(uintptr_t)&tj_cpu_sort_pairs,
-                                     {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
-    return LLVMOrcJITDylibDefine(*jd, LLVMOrcAbsoluteSymbols(&helper, 1));
+    return define_helpers(cpu, *jd);
+}
+
+/* After a failed load: jd's code and symbols freed, jd kept for the next
+ * load (when clearing fails, it stays as it is: never reused half-full). */
+static void retire_dylib(tj_cpu *cpu, LLVMOrcJITDylibRef jd)
+{
+    LLVMErrorRef e = LLVMOrcJITDylibClear(jd);
+    if (e) {
+        LLVMConsumeError(e);
+        return;
+    }
+    pthread_mutex_lock(&cpu->lock);
+    if (!cpu->spare)
+        cpu->spare = jd;
+    pthread_mutex_unlock(&cpu->lock);
 }
 
 tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, size_t cap)
@@ -295,10 +337,12 @@ tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, s
         set_err(err, cap, cpu ? "tj_cpu_load: no object code" : "tj_cpu_load: NULL cpu", NULL);
         return NULL;
     }
-    LLVMOrcJITDylibRef jd;
+    LLVMOrcJITDylibRef jd = NULL;
     LLVMErrorRef e = new_dylib(cpu, &jd);
     if (e) {
         set_llvm_err(err, cap, "cannot make a JIT library", e);
+        if (jd)
+            retire_dylib(cpu, jd);
         return NULL;
     }
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, len, "tj_kernel.o");
@@ -306,18 +350,19 @@ tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, s
     uint64_t addr[2] = {0, 0};
     if (!e)
         e = lookup_entry(cpu, jd, addr);
-    if (e) {
+    tj_cpu_fn *f = NULL;
+    int64_t frame = 0;
+    if (e) /* the object refused, or its kernel too big for a worker: its library is emptied */
         set_llvm_err(err, cap, "cannot link the kernel", e);
-        return NULL;
-    }
-    tj_cpu_fn *f = calloc(1, sizeof *f);
-    if (!f) {
+    else if (!tj_cpu_pool_fits(frame = *(const int64_t *)(uintptr_t)addr[1], err, cap) && !(f = calloc(1, sizeof *f)))
         set_err(err, cap, "out of memory", NULL);
+    if (!f) {
+        retire_dylib(cpu, jd);
         return NULL;
     }
     f->cpu = cpu;
     f->entry = (tj_cpu_entry)(uintptr_t)addr[0];
-    f->frame_bytes = *(const int64_t *)(uintptr_t)addr[1];
+    f->frame_bytes = frame;
     pthread_mutex_lock(&cpu->lock);
     f->next = cpu->fns;
     cpu->fns = f;

@@ -8,7 +8,7 @@
  * caller times its programs; a launch that the estimate says takes less
  * than waking a thread costs runs on the caller alone. Launches take
  * turns. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _GNU_SOURCE /* pthread_getattr_np */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,8 @@
 enum {
     SERIAL_NS = 40000,            /* a launch shorter than this runs on the caller alone */
     WORKER_STACK = 64 << 20,      /* bytes: tiles of a program live on the stack */
-    CALLER_FRAME_MAX = 256 << 10, /* the launching thread runs programs up to this */
+    STACK_SLACK = 1 << 20,        /* what a program needs beyond its tiles (libm, the sort helper) */
+    CALLER_FRAME_DEFAULT = 256 << 10, /* the caller's room where its stack cannot be measured */
     CHUNKS_PER_THREAD = 16,       /* balance (a busy machine stalls threads) against the counter's traffic */
 };
 
@@ -160,6 +161,47 @@ void tj_cpu_pool_stop(tj_cpu *cpu)
 
 int tj_cpu_threads(const tj_cpu *cpu) { return cpu ? cpu->threads : 0; }
 
+int tj_cpu_pool_fits(int64_t frame_bytes, char *err, size_t cap)
+{
+    if (frame_bytes >= 0 && frame_bytes <= WORKER_STACK - STACK_SLACK)
+        return 0;
+    if (err && cap)
+        snprintf(err, cap, "cpu back end: one program's tiles take %lld bytes of stack, more than the %d MiB a "
+                 "worker has for them (smaller tiles fit)", (long long)frame_bytes, (WORKER_STACK - STACK_SLACK) >> 20);
+    return -1;
+}
+
+/* The lowest address of this thread's stack, asked once per thread (for
+ * the main thread glibc reads /proc/self/maps); 0 when unknown. A memo of
+ * a fact that never changes for the thread, not shared state. */
+static uintptr_t stack_floor(void)
+{
+    static _Thread_local uintptr_t floor_addr, asked;
+    if (!asked) {
+        pthread_attr_t a;
+        void *lo;
+        size_t size;
+        asked = 1;
+        if (!pthread_getattr_np(pthread_self(), &a)) {
+            if (!pthread_attr_getstack(&a, &lo, &size))
+                floor_addr = (uintptr_t)lo;
+            pthread_attr_destroy(&a);
+        }
+    }
+    return floor_addr;
+}
+
+/* Whether the launching thread can run a program whose tiles take
+ * frame_bytes: the stack it has left, less the slack, holds them. */
+static int caller_can_run(int64_t frame_bytes)
+{
+    char here;
+    uintptr_t lo = stack_floor(), at = (uintptr_t)&here;
+    if (!lo || at <= lo)
+        return frame_bytes <= CALLER_FRAME_DEFAULT;
+    return (uint64_t)frame_bytes + STACK_SLACK <= at - lo;
+}
+
 int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t grid[3], char *err, size_t cap)
 {
     if (!f || !grid || !tj_array_ok(args, nargs)) {
@@ -171,12 +213,9 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     int64_t total = grid[0] * grid[1] * grid[2];
     if (total <= 0)
         return 0;
-    if (f->frame_bytes > WORKER_STACK - (1 << 20)) {
-        snprintf(err, cap, "cpu back end: one program's tiles take %lld bytes, more than a worker's %d MiB stack",
-                 (long long)f->frame_bytes, WORKER_STACK >> 20);
+    if (tj_cpu_pool_fits(f->frame_bytes, err, cap)) /* tj_cpu_load refused these already */
         return -1;
-    }
-    int caller = f->frame_bytes <= CALLER_FRAME_MAX, threads = f->cpu->threads;
+    int caller = caller_can_run(f->frame_bytes), threads = f->cpu->threads;
     int64_t chunk = total / ((int64_t)threads * CHUNKS_PER_THREAD);
     chunk = chunk > 0 ? chunk : 1;
     int64_t nchunks = (total + chunk - 1) / chunk, want = nchunks - caller;

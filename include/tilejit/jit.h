@@ -47,6 +47,9 @@ void tj_jit_close(tj_jit *j);
 tj_device_kind tj_jit_device(const tj_jit *j);
 /* 1 when j runs native cpu code (TJ_DEVICE_CPU with LLVM built in). */
 int tj_jit_native_cpu(const tj_jit *j);
+/* TJ_DEVICE_CPU running the interpreter: why (LLVM missing, or the back
+ * end could not start, with its reason); NULL otherwise. */
+const char *tj_jit_cpu_fallback(const tj_jit *j);
 tj_cuda *tj_jit_cuda(const tj_jit *j); /* NULL on the CPU */
 
 typedef struct tj_compile_request {

@@ -40,12 +40,11 @@ static int cpu_open(run_session *s)
     const run_request *r = s->req;
     cpu_state *st = s->impl = tj_alloc(s->c, sizeof *st);
     tj_rt_error err = {{0}};
-    const char *why;
-    if (!tj_cpu_available(&why))
-        fprintf(stderr, "note: --device cpu runs the reference interpreter: %s\n", why);
     st->jit = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
     if (!st->jit)
         return cpu_fail(s, "opening", &err);
+    if (tj_jit_cpu_fallback(st->jit))
+        fprintf(stderr, "note: --device cpu runs the reference interpreter: %s\n", tj_jit_cpu_fallback(st->jit));
     tj_compile_request req = {
         .file = r->k->path, .source = r->k->text, .len = r->k->len, .kernel = r->tile->name,
         .params = r->defines, .nparams = r->ndefines, .args = r->args, .nargs = r->nargs,
