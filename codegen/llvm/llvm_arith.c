@@ -164,7 +164,7 @@ static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x)
  * a buffer of its own. Its operands still hold their values there: a
  * buffer is rewritten only when its instruction runs again, after every
  * use in the block (loads are never fused, so memory does not matter). */
-static int fusable(const lg *g, tj_ref r)
+int lg_fusable(const lg *g, tj_ref r)
 {
     tj_ref u = g->user[r];
     if (g->uses[r] != 1 || !u || lg_ti(g, r)->rank == 0 || lg_in(g, u)->block != lg_in(g, r)->block)
@@ -208,7 +208,7 @@ int lg_emit_elementwise(lg *g, tj_ref r)
     const tj_inst *in = lg_in(g, r);
     if (in->nargs < 1 || in->nargs > 3)
         return lg_fail(g, r, "elementwise op with an unexpected operand count");
-    if (fusable(g, r)) {
+    if (lg_fusable(g, r)) {
         lg_val(g, r)->fused = 1;
         return 0;
     }

@@ -102,8 +102,13 @@ int lg_emit_for(lg *g, tj_ref r)
         const tj_type_info *ti = lg_ti(g, a);
         lg_val(g, a)->v = ti->rank ? rv->elems[c].v : LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), rv->elems[c].v, "");
     }
-    tj_ref y;
-    if (lg_emit_block(g, in->region[0], &y))
+    tj_ref y, outer_iv = g->loop_iv;
+    LLVMValueRef outer_step = g->loop_step;
+    tj_block_id outer_body = g->loop_body;
+    g->loop_iv = ivr, g->loop_step = step, g->loop_body = in->region[0];
+    int rc = lg_emit_block(g, in->region[0], &y);
+    g->loop_iv = outer_iv, g->loop_step = outer_step, g->loop_body = outer_body;
+    if (rc)
         return -1;
     if (!y || lg_in(g, y)->nargs != nc)
         return lg_fail(g, r, "loop body does not yield what the loop carries");

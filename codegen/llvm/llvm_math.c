@@ -3,6 +3,8 @@
  * ulp (exp: 2^n times a degree-7 polynomial on |r| <= ln2/2; erf: a
  * Taylor series below 1, Abramowitz-Stegun 7.1.26 above, 1.5e-7 absolute;
  * tanh: a series below 0.25, 1 - 2/(e^2x + 1) above). NaN propagates. */
+#include <string.h>
+
 #include "codegen/llvm/llvm.h"
 
 static LLVMValueRef cf(lg *g, double v) { return LLVMConstReal(g->f32, v); }
@@ -25,12 +27,21 @@ static LLVMValueRef pow2i(lg *g, LLVMValueRef k)
     return LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, e, lg_i32(g, 23), ""), g->f32, "");
 }
 
-/* 2^n * e^r for integral n and |r| <= ln2/2; 2^n in two halves so the
- * results between FLT_MIN and 0 (n down to -150) come out subnormal. */
+/* 2^n * e^r for integral n and |r| <= ln2/2, rounded once, so the
+ * results between FLT_MIN and 0 (n down to -150) come out subnormal. With
+ * AVX-512, llvm.ldexp is one vscalefps; elsewhere LLVM would expand it
+ * (or call ldexpf), so 2^n goes in two halves through the exponent field. */
 static LLVMValueRef scale_exp(lg *g, LLVMValueRef n, LLVMValueRef r)
 {
     static const double c[] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
     LLVMValueRef p = horner(g, r, c, 8);
+    if (g->vector_bits >= 512) {
+        LLVMValueRef pn[2] = {p, LLVMBuildFPToSI(g->b, n, g->i32, "")};
+        LLVMTypeRef over[2] = {g->f32, g->i32};
+        unsigned id = LLVMLookupIntrinsicID("llvm.ldexp", strlen("llvm.ldexp"));
+        return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->lc, id, over, 2), LLVMGetIntrinsicDeclaration(g->mod, id, over, 2),
+                              pn, 2, "");
+    }
     LLVMValueRef half = LLVMBuildFMul(g->b, n, cf(g, 0.5), "");
     LLVMValueRef n1 = lg_intrinsic(g, "llvm.floor", &half, 1);
     LLVMValueRef n2 = LLVMBuildFSub(g->b, n, n1, "");

@@ -50,10 +50,15 @@ static int has_gather(const lg_view *v)
     return 0;
 }
 
-static LLVMValueRef stride_of(lg *g, const lg_view *v, int a)
+int lg_view_unit_stride(const lg *g, const lg_view *v)
 {
     const tj_facts *f = g->k->facts ? &g->k->facts[v->param] : NULL;
-    if (a == v->rank - 1 && f && f->unit_stride)
+    return f && f->unit_stride;
+}
+
+LLVMValueRef lg_view_stride(lg *g, const lg_view *v, int a)
+{
+    if (a == v->rank - 1 && lg_view_unit_stride(g, v))
         return lg_i64(g, 1);
     return lg_tensor_stride(g, v->param, a);
 }
@@ -64,9 +69,7 @@ static LLVMValueRef in_dim(lg *g, LLVMValueRef c, LLVMValueRef dim)
     return LLVMBuildICmp(g->b, LLVMIntULT, c, dim, "");
 }
 
-/* The group lengths of a view (each slice; the gathers together); returns
- * how many. */
-static int view_groups(lg *g, const lg_view *v, int32_t *len)
+int lg_view_groups(lg *g, const lg_view *v, int32_t *len)
 {
     int n = 0, gathered = 0;
     for (int a = 0; a < v->rank; a++) {
@@ -98,16 +101,23 @@ static void view_point(lg *g, const lg_view *v, const LLVMValueRef *gc, int chec
         }
         if (checked)
             inside = LLVMBuildAnd(g->b, inside, in_dim(g, c, lg_tensor_size(g, v->param, a)), "");
-        off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, c, stride_of(g, v, a), ""), "");
+        off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, c, lg_view_stride(g, v, a), ""), "");
     }
     w->off = off;
     w->inside = inside;
 }
 
+LLVMValueRef lg_view_offset(lg *g, const lg_view *v, const LLVMValueRef *gc)
+{
+    view_walk w;
+    view_point(g, v, gc, 0, &w);
+    return w.off;
+}
+
 static void walk_begin(lg *g, view_walk *w, const lg_view *v, int checked)
 {
     int32_t len[TJ_MAX_RANK];
-    w->flat = lg_nest_begin(g, &w->nest, view_groups(g, v, len), len);
+    w->flat = lg_nest_begin(g, &w->nest, lg_view_groups(g, v, len), len);
     view_point(g, v, w->nest.c, checked, w);
 }
 
@@ -242,28 +252,72 @@ static const lg_view *view_of(lg *g, tj_ref r)
 }
 
 /* Load fusion: a load of a one-group view (a row: contiguous in the flat
- * index) whose one user, later in the same block, reads each element once,
- * with nothing between them that could write memory, is read inside its
- * user's loop (checked per element: masked vector loads). */
+ * index) whose every reader, in the same block, reads each element once
+ * (elementwise ops, the value or mask of a store, reductions) is read
+ * inside each reader's loop (checked per element: masked vector loads):
+ * softmax's max(x) and x - max(x) read the row from memory twice (from L1
+ * the second time) instead of through a copy. A reader that is itself
+ * fused reads where its own user runs (its sink); nothing from the load to
+ * the last sink may write memory (no store, atomic, loop or branch). */
+static int reads_each_once(const lg *g, tj_ref u, tj_ref r)
+{
+    tj_op op = lg_in(g, u)->op;
+    return (tj_op_get(op)->flags & TJ_OPF_ELEM) || (op == TJ_OP_STORE && lg_in(g, u)->args[0] != r) ||
+           (op >= TJ_OP_REDUCE_SUM && op <= TJ_OP_ARGMIN);
+}
+
+static uint32_t reads_of(const tj_inst *in, tj_ref r)
+{
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < in->nargs; a++)
+        n += in->args[a] == r;
+    return n;
+}
+
+/* Where reader u's elements are read: u, or its fused user's sink. */
+static tj_ref sink_of(const lg *g, tj_ref u)
+{
+    while ((tj_op_get(lg_in(g, u)->op)->flags & TJ_OPF_ELEM) && lg_fusable(g, u))
+        u = g->user[u];
+    return u;
+}
+
+static int writes_memory(const lg *g, tj_ref x)
+{
+    unsigned f = tj_op_get(lg_in(g, x)->op)->flags;
+    return (f & TJ_OPF_REGION) || ((f & TJ_OPF_MEM) && !(f & TJ_OPF_READ));
+}
+
 static int load_fusable(const lg *g, tj_ref r, const lg_view *v)
 {
     int32_t len[TJ_MAX_RANK];
-    tj_ref u = g->user[r];
-    if (g->uses[r] != 1 || !u || lg_ti(g, r)->rank == 0 || has_gather(v) || view_groups((lg *)g, v, len) != 1 ||
-        lg_in(g, u)->block != lg_in(g, r)->block)
+    if (!g->uses[r] || lg_ti(g, r)->rank == 0 || has_gather(v) || lg_view_groups((lg *)g, v, len) != 1)
         return 0;
-    tj_op op = lg_in(g, u)->op;
-    int reads_once = (tj_op_get(op)->flags & TJ_OPF_ELEM) || (op == TJ_OP_STORE && lg_in(g, u)->args[0] != r) ||
-                     (op >= TJ_OP_REDUCE_SUM && op <= TJ_OP_ARGMIN);
     const tj_block *blk = tj_block_at(g->k, lg_in(g, r)->block);
-    uint32_t at = 0;
+    uint32_t at = 0, seen = 0, last = 0; /* last: block position of the latest sink */
     while (at < blk->ninsts && blk->insts[at] != r)
         at++;
-    for (at++; reads_once && at < blk->ninsts && blk->insts[at] != u; at++) {
-        unsigned f = tj_op_get(lg_in(g, blk->insts[at])->op)->flags;
-        reads_once = !(f & TJ_OPF_REGION) && (!(f & TJ_OPF_MEM) || (f & TJ_OPF_READ));
+    for (uint32_t i = at + 1; i < blk->ninsts; i++) {
+        tj_ref u = blk->insts[i];
+        uint32_t n = reads_of(lg_in(g, u), r);
+        if (!n)
+            continue;
+        if (!reads_each_once(g, u, r))
+            return 0;
+        seen += n;
+        uint32_t p = i; /* a sink follows its reader in the block */
+        for (tj_ref s = sink_of(g, u); p < blk->ninsts && blk->insts[p] != s;)
+            p++;
+        if (p == blk->ninsts)
+            return 0;
+        last = p > last ? p : last;
     }
-    return reads_once;
+    if (seen != g->uses[r]) /* a reader in a nested block */
+        return 0;
+    for (uint32_t i = at + 1; i < last; i++)
+        if (writes_memory(g, blk->insts[i]))
+            return 0;
+    return 1;
 }
 
 LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
@@ -284,6 +338,7 @@ int lg_emit_load(lg *g, tj_ref r)
     const lg_view *v = view_of(g, r);
     if (!v)
         return -1;
+    lg_prefetch_next(g, r);
     if ((lg_val(g, r)->fused = load_fusable(g, r, v)))
         return 0;
     lg_alloc_result(g, r);

@@ -1,0 +1,97 @@
+/* The native cpu back end where loads are read in their readers' loops
+ * (load fusion) and prefetched one loop iteration ahead: every kernel runs
+ * natively and in the interpreter on the same arguments and must agree.
+ * The kernels write the tensor they read between (or before) the readers,
+ * so a load read later than the program says gives a different answer. */
+#include <criterion/criterion.h>
+
+#include "cpu_check.h"
+
+/* x is read by x * 2 (whose store rewrites X) and then by sum(x): the
+ * second reader must see the row as loaded, not as rewritten. */
+static const char *const REREAD = "kernel reread(X: f32[M, N], S: f32[M])\n"
+                                  "    grid (M)\n"
+                                  "    const B = 128\n"
+                                  "{\n"
+                                  "    r = program_id(0)\n"
+                                  "    x = load(X[r, 0:B], mask = arange(B) < N)\n"
+                                  "    store(X[r, 0:B], x * 2.0, mask = arange(B) < N)\n"
+                                  "    store(S[r:r+1], reshape(sum(x), [1]))\n"
+                                  "}\n";
+
+/* y = x + 1 is fused into its store, which comes after X is zeroed: x is
+ * read where y's store runs, so it must not be fused past that write. */
+static const char *const SINK = "kernel sink(X: f32[M, N], Y: f32[M, N])\n"
+                                "    grid (M)\n"
+                                "    const B = 128\n"
+                                "{\n"
+                                "    r = program_id(0)\n"
+                                "    x = load(X[r, 0:B], mask = arange(B) < N)\n"
+                                "    y = x + 1.0\n"
+                                "    store(X[r, 0:B], zeros(f32[B]), mask = arange(B) < N)\n"
+                                "    store(Y[r, 0:B], y, mask = arange(B) < N)\n"
+                                "}\n";
+
+/* Two readers and nothing written in between: fused, read twice. */
+static const char *const TWICE = "kernel twice(X: f32[M, N], Y: f32[M, N])\n"
+                                 "    grid (M)\n"
+                                 "    const B = 256\n"
+                                 "{\n"
+                                 "    r = program_id(0)\n"
+                                 "    x = load(X[r, 0:B], mask = arange(B) < N, other = -inf)\n"
+                                 "    m = max(x)\n"
+                                 "    d = where(arange(B) < N, x - m, 0.0)\n"
+                                 "    store(Y[r, 0:B], d * x, mask = arange(B) < N)\n"
+                                 "}\n";
+
+Test(cpu_memory, a_reader_after_a_store_sees_the_row_as_loaded)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    o.shapes = "M=9,N=100";
+    cr_assert(cc_check_tj(REREAD, "reread", &o));
+    cr_assert(cc_check_tj(SINK, "sink", &o));
+    o.shapes = "M=7,N=250";
+    cr_assert(cc_check_tj(TWICE, "twice", &o));
+}
+
+/* Loads in loops whose views move by the induction variable (times a
+ * loop-invariant factor, through casts, added to invariant starts) or by
+ * nothing; loops that count down and a nested loop; the last iterations
+ * prefetch past the tensor's end, which must change nothing. */
+static const char *const MOVING = "kernel moving(X: f32[M, N], R: f32[M], C: f32[N], D: f32[M])\n"
+                                  "    grid (cdiv(M, BM))\n"
+                                  "    const BM = 8, BN = 32\n"
+                                  "{\n"
+                                  "    m = program_id(0) * BM\n"
+                                  "    acc = zeros(f32[BM])\n"
+                                  "    for n in range(0, N, BN) {\n"
+                                  "        acc = acc + sum(load(X[m:m+BM, n:n+BN], other = 0.0), axis = 1)\n"
+                                  "    }\n"
+                                  "    store(R[m:m+BM], acc)\n"
+                                  "    down = zeros(f32[BM])\n"
+                                  "    for j in range(cdiv(N, BN) - 1, -1, -1) {\n"
+                                  "        down = down + sum(load(X[m:m+BM, j*BN:j*BN+BN], other = 0.0), axis = 1)\n"
+                                  "        for k in range(0, 2, 1) {\n"
+                                  "            down = down + load(X[m:m+BM, i32(i64(k) * 3) + 1]) * 0.0\n"
+                                  "        }\n"
+                                  "    }\n"
+                                  "    store(D[m:m+BM], down)\n"
+                                  "    col = zeros(f32[BN])\n"
+                                  "    for i in range(0, M, BM) {\n"
+                                  "        col = col + sum(load(X[i:i+BM, 0:BN], other = 0.0), axis = 0)\n"
+                                  "    }\n"
+                                  "    if program_id(0) == 0 {\n"
+                                  "        store(C[0:BN], col)\n"
+                                  "    }\n"
+                                  "}\n";
+
+Test(cpu_memory, loads_of_moving_views_in_loops)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    o.shapes = "M=37,N=100";
+    cr_assert(cc_check_tj(MOVING, "moving", &o));
+    o.shapes = "M=16,N=64";
+    cr_assert(cc_check_tj(MOVING, "moving", &o));
+}
