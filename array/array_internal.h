@@ -205,6 +205,11 @@ void tj_emit_extreme(tj_buf *out, tj_dtype dt, int highest);
  * concatenation). 0, or 1 with err. */
 int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
 
+/* print.c: num[a] = 1 + a's number in the text of the roots' subgraph
+ * (0: not in it); returns the count, -1 out of memory. */
+int tj_graph_number(const tj_graph *g, const tj_array *roots, uint32_t n, uint32_t *num);
+void tj_print_value(tj_buf *o, double v);
+
 /* compose.c helpers shared by the builders */
 tj_array tj_array_scalar_like(tj_graph *g, tj_array like, double value);
 

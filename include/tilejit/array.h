@@ -162,6 +162,12 @@ void tj_array_release(tj_graph *g, tj_array a);
  *   %3 = multiply f32[4, 8] %1, %2
  * 0, or 1 with err. */
 int tj_graph_print(const tj_graph *g, const tj_array *roots, uint32_t n, tj_buf *out, tj_rt_error *err);
+/* The arrays the text of the roots reads as `input` lines (leaves,
+ * evaluated nodes, placeholders), in the text's order: what to pass as
+ * tj_graph_parse's inputs to rebuild it (tracing). Returns the count (out
+ * gets the first max), or -1 with err. */
+int tj_graph_inputs(const tj_graph *g, const tj_array *roots, uint32_t n, tj_array *out, uint32_t max,
+                    tj_rt_error *err);
 /* Builds nodes from graph text. `input` lines take inputs[0], inputs[1],
  * ... in order while there are some (checked against the line's dtype and
  * shape), placeholders after. outputs[i] gets the node the text's i-th

@@ -1,0 +1,1143 @@
+"""tilejit.numpy: lazy NumPy-style arrays, fused into tiled kernels.
+
+    import tilejit.numpy as tnp
+    x = tnp.asarray(np.random.rand(4, 1000).astype(np.float32))
+    y = tnp.exp(x - x.max(axis=1, keepdims=True))
+    y = y / y.sum(axis=1, keepdims=True)     # nothing has run yet
+    tnp.eval(y)                               # one kernel (a row softmax)
+    np.asarray(y)                             # evaluates if needed, then reads
+
+Arrays are nodes of a graph per device (include/tilejit/array.h); every
+operation builds, shape and dtype errors raise at once (TilejitError), and
+evaluation (tnp.eval, np.asarray, printing, DLPack) runs the fused kernels,
+compiled once and cached by their text (docs/arrays.md).
+"""
+import builtins
+import ctypes
+import math
+import threading
+
+import numpy as _np
+
+from . import _lib
+from ._kernel import _library
+from ._lib import TilejitError
+
+__all__ = ["ndarray", "asarray", "array", "zeros", "ones", "full", "empty", "arange", "eval", "compile", "stats",
+           "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm"]
+
+_P, _U32, _I, _D, _I64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_double, ctypes.c_int64
+_ERR = ctypes.POINTER(_lib.Error)
+_I64P, _INTP, _U32P = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_uint32)
+_AXIS_FLAT = -1000
+_MAX_RANK = _lib.MAX_RANK
+
+
+class _Buf(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("len", ctypes.c_size_t), ("cap", ctypes.c_size_t)]
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [("op", _I), ("dtype", _I), ("rank", _I), ("shape", ctypes.c_int64 * _MAX_RANK), ("evaluated", _I)]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [("nodes", ctypes.c_uint64), ("evals", ctypes.c_uint64), ("groups", ctypes.c_uint64),
+                ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
+                ("cache_hits", ctypes.c_uint64), ("compile_ms", ctypes.c_double)]
+
+
+_SIGNATURES = {
+    "tj_graph_new": (_P, [_I, _I, _ERR]),
+    "tj_graph_free": (None, [_P]),
+    "tj_graph_error": (ctypes.c_char_p, [_P]),
+    "tj_graph_clear_error": (None, [_P]),
+    "tj_aop_from_name": (_I, [ctypes.c_char_p, ctypes.c_size_t]),
+    "tj_array_wrap": (_U32, [_P, ctypes.POINTER(_lib.Tensor)]),
+    "tj_array_copy": (_U32, [_P, ctypes.POINTER(_lib.Tensor)]),
+    "tj_array_input": (_U32, [_P, _I, _I, _I64P]),
+    "tj_array_full": (_U32, [_P, _I, _I, _I64P, _D]),
+    "tj_array_scalar": (_U32, [_P, _I, _D, _I]),
+    "tj_array_arange": (_U32, [_P, _I, _D, _D, _I64]),
+    "tj_array_unary": (_U32, [_P, _I, _U32]),
+    "tj_array_binary": (_U32, [_P, _I, _U32, _U32]),
+    "tj_array_ternary": (_U32, [_P, _I, _U32, _U32, _U32]),
+    "tj_array_astype": (_U32, [_P, _U32, _I]),
+    "tj_array_reduce": (_U32, [_P, _I, _U32, _INTP, _I, _I]),
+    "tj_array_reshape": (_U32, [_P, _U32, _I, _I64P]),
+    "tj_array_transpose": (_U32, [_P, _U32, _INTP]),
+    "tj_array_swapaxes": (_U32, [_P, _U32, _I, _I]),
+    "tj_array_expand_dims": (_U32, [_P, _U32, _I]),
+    "tj_array_squeeze": (_U32, [_P, _U32, _I]),
+    "tj_array_broadcast_to": (_U32, [_P, _U32, _I, _I64P]),
+    "tj_array_slice": (_U32, [_P, _U32, _I64P, _I64P, _I64P]),
+    "tj_array_matmul": (_U32, [_P, _U32, _U32]),
+    "tj_array_take": (_U32, [_P, _U32, _U32, _I]),
+    "tj_array_take_along_axis": (_U32, [_P, _U32, _U32, _I]),
+    "tj_array_scatter_add": (_U32, [_P, _U32, _U32, _U32, _I]),
+    "tj_array_cumsum": (_U32, [_P, _U32, _I]),
+    "tj_array_sort": (_U32, [_P, _U32, _I]),
+    "tj_array_argsort": (_U32, [_P, _U32, _I]),
+    "tj_array_concatenate": (_U32, [_P, _U32P, _U32, _I]),
+    "tj_array_softmax": (_U32, [_P, _U32, _I]),
+    "tj_array_log_softmax": (_U32, [_P, _U32, _I]),
+    "tj_array_logsumexp": (_U32, [_P, _U32, _INTP, _I, _I]),
+    "tj_array_layer_norm": (_U32, [_P, _U32, _U32, _U32, _D]),
+    "tj_array_rms_norm": (_U32, [_P, _U32, _U32, _D]),
+    "tj_array_get_info": (_I, [_P, _U32, ctypes.POINTER(_Info)]),
+    "tj_array_eval": (_I, [_P, _U32P, _U32, _ERR]),
+    "tj_array_tensor": (_I, [_P, _U32, ctypes.POINTER(_lib.Tensor), _ERR]),
+    "tj_array_read": (_I, [_P, _U32, _P, ctypes.c_size_t, _ERR]),
+    "tj_array_retain": (None, [_P, _U32]),
+    "tj_array_release": (None, [_P, _U32]),
+    "tj_graph_print": (_I, [_P, _U32P, _U32, ctypes.POINTER(_Buf), _ERR]),
+    "tj_graph_inputs": (_I, [_P, _U32P, _U32, _U32P, _U32, _ERR]),
+    "tj_graph_parse": (_I, [_P, ctypes.c_char_p, ctypes.c_size_t, _U32P, _U32, _U32P, _U32, _ERR]),
+    "tj_graph_plan": (_I, [_P, _U32P, _U32, ctypes.c_char_p, ctypes.POINTER(_Buf), _ERR]),
+    "tj_graph_get_stats": (None, [_P, ctypes.POINTER(_Stats)]),
+    "tj_buf_free": (None, [ctypes.POINTER(_Buf)]),
+    "tj_tensor_from_dlpack": (ctypes.c_char_p, [_P, ctypes.POINTER(_lib.Tensor), ctypes.POINTER(ctypes.c_int32),
+                                                ctypes.POINTER(ctypes.c_int32)]),
+}
+
+_lock = threading.Lock()
+_state = {"lib": None, "default_device": "cpu"}
+_graphs = {}  # device name -> _Graph
+
+
+def _c():
+    if _state["lib"] is None:
+        lib = _library()
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        _state["lib"] = lib
+    return _state["lib"]
+
+
+# ---- dtypes ----
+
+_DT_NAMES = _lib.DTYPES  # tilejit's dtype enum, by index
+_NP_TO_TJ = {"bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+             "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "bfloat16": "bf16",
+             "float32": "f32", "float64": "f64"}
+_TJ_TO_NP = {v: k for k, v in _NP_TO_TJ.items()}
+
+
+def _bfloat16():
+    try:
+        import ml_dtypes
+        return _np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
+def _tj_dtype(dtype):
+    """tilejit's dtype number of a NumPy dtype (or a name, or a type)."""
+    if dtype is builtins.bool:
+        dtype = _np.bool_
+    elif dtype is builtins.int:
+        dtype = _np.int64
+    elif dtype is builtins.float:
+        dtype = _np.float64
+    name = dtype if isinstance(dtype, str) and dtype in _TJ_TO_NP else None
+    if name is None:
+        try:
+            npname = _np.dtype(dtype).name
+        except TypeError:
+            raise TilejitError(f"unsupported dtype {dtype!r}") from None
+        name = _NP_TO_TJ.get(npname)
+        if name is None:
+            raise TilejitError(f"unsupported dtype {npname} (bool, integers, float16, bfloat16, float32, float64)")
+    return _DT_NAMES.index(name)
+
+
+def _np_dtype(tj):
+    name = _TJ_TO_NP[_DT_NAMES[tj]]
+    if name == "bfloat16":
+        bf = _bfloat16()
+        if bf is None:
+            raise TilejitError("bfloat16 needs ml_dtypes for NumPy")
+        return bf
+    return _np.dtype(name)
+
+
+bool_, int8, int16, int32, int64 = _np.bool_, _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+bfloat16 = _bfloat16()
+pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
+dtype = _np.dtype
+
+
+# ---- graphs: one per device ----
+
+class _Graph:
+    def __init__(self, device):
+        kind, ordinal = _parse_device(device)
+        err = _lib.Error()
+        self.lib = _c()
+        self.handle = self.lib.tj_graph_new(kind, ordinal, ctypes.byref(err))
+        if not self.handle:
+            raise TilejitError(err.text())
+        self.device = device
+        self.kind = kind
+
+    def check(self, a, what):
+        if a:
+            return a
+        msg = self.lib.tj_graph_error(self.handle).decode(errors="replace")
+        self.lib.tj_graph_clear_error(self.handle)
+        raise TilejitError(msg or f"{what} failed")
+
+    def __del__(self):
+        if getattr(self, "handle", None) and self.lib:
+            self.lib.tj_graph_free(self.handle)
+            self.handle = None
+
+
+def _parse_device(device):
+    if device in ("cpu", None):
+        return _lib.DEVICE_CPU, 0
+    if device == "interp":
+        return 2, 0
+    if isinstance(device, str) and device.startswith("cuda"):
+        return _lib.DEVICE_CUDA, int(device.split(":")[1]) if ":" in device else 0
+    raise TilejitError(f"unknown device {device!r} (cpu, cuda, cuda:N, interp)")
+
+
+def _graph(device=None):
+    device = device or _state["default_device"]
+    if device == "cuda":
+        device = "cuda:0"
+    with _lock:
+        g = _graphs.get(device)
+        if g is None:
+            g = _graphs[device] = _Graph(device)
+        return g
+
+
+def set_default_device(device):
+    """The device of arrays made from nothing or from NumPy: 'cpu' (the
+    default), 'cuda', 'cuda:N' or 'interp'."""
+    _parse_device(device)
+    _state["default_device"] = device
+
+
+# ---- the array ----
+
+def _shape_arg(shape):
+    if isinstance(shape, (int, _np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    return len(shape), (ctypes.c_int64 * builtins.max(1, len(shape)))(*shape)
+
+
+class ndarray:
+    """A lazy array: a node of its device's graph."""
+    __slots__ = ("_g", "_h", "_keep", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, graph, handle, keep=None):
+        self._g = graph
+        self._h = handle
+        self._keep = keep
+
+    def __del__(self):
+        g = getattr(self, "_g", None)
+        if g is not None and g.handle:
+            g.lib.tj_array_release(g.handle, self._h)
+
+    def _info(self):
+        info = _Info()
+        self._g.lib.tj_array_get_info(self._g.handle, self._h, ctypes.byref(info))
+        return info
+
+    @property
+    def shape(self):
+        info = self._info()
+        return tuple(info.shape[i] for i in range(info.rank))
+
+    @property
+    def ndim(self):
+        return self._info().rank
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self):
+        return _np_dtype(self._info().dtype)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.itemsize
+
+    @property
+    def device(self):
+        return self._g.device
+
+    @property
+    def T(self):
+        return transpose(self)
+
+    @property
+    def mT(self):
+        return swapaxes(self, -1, -2)
+
+    def __len__(self):
+        s = self.shape
+        if not s:
+            raise TypeError("len() of unsized object")
+        return s[0]
+
+    def __repr__(self):
+        return f"tnp.{_np.array_repr(_np.asarray(self))}"
+
+    def __str__(self):
+        return str(_np.asarray(self))
+
+    # ---- evaluation and data ----
+
+    def eval(self):
+        eval(self)
+        return self
+
+    def _tensor(self):
+        eval(self)
+        t, err = _lib.Tensor(), _lib.Error()
+        if self._g.lib.tj_array_tensor(self._g.handle, self._h, ctypes.byref(t), ctypes.byref(err)):
+            raise TilejitError(err.text())
+        return t
+
+    def numpy(self):
+        t = self._tensor()
+        out = _np.empty(self.shape, dtype=self.dtype)
+        err = _lib.Error()
+        if self._g.lib.tj_array_read(self._g.handle, self._h, out.ctypes.data, out.nbytes, ctypes.byref(err)):
+            raise TilejitError(err.text())
+        del t
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    @property
+    def __array_interface__(self):
+        if self._g.kind != _lib.DEVICE_CPU and self._g.kind != 2:
+            raise AttributeError("__array_interface__: the array lives on a GPU (use np.asarray, or DLPack)")
+        t = self._tensor()
+        size = self.itemsize
+        shape = self.shape
+        return {"shape": shape, "typestr": self.dtype.str, "version": 3,
+                "data": (t.data or 0, False),
+                "strides": tuple(t.strides[i] * size for i in range(len(shape)))}
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._g.kind != _lib.DEVICE_CUDA:
+            raise AttributeError("__cuda_array_interface__: the array is on the cpu")
+        t = self._tensor()
+        size = self.itemsize
+        shape = self.shape
+        return {"shape": shape, "typestr": self.dtype.str, "version": 3, "data": (t.data or 0, False),
+                "strides": tuple(t.strides[i] * size for i in range(len(shape))), "stream": None}
+
+    def __dlpack_device__(self):
+        if self._g.kind == _lib.DEVICE_CUDA:
+            return (2, int(self._g.device.split(":")[1]))
+        return (1, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return _dlpack_export(self)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __index__(self):
+        if not _np.issubdtype(self.dtype, _np.integer):
+            raise TypeError("only integer arrays can be indices")
+        return int(self.item())
+
+    # ---- methods ----
+
+    def astype(self, dtype, copy=True):
+        g = self._g
+        return ndarray(g, g.check(g.lib.tj_array_astype(g.handle, self._h, _tj_dtype(dtype)), "astype"))
+
+    def reshape(self, *shape, order="C"):
+        if order != "C":
+            raise TilejitError("reshape: only order='C'")
+        if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
+            shape = shape[0]
+        return reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and axes[0] is not None and not isinstance(axes[0], int):
+            axes = axes[0]
+        return transpose(self, axes or None)
+
+    def swapaxes(self, a, b):
+        return swapaxes(self, a, b)
+
+    def flatten(self):
+        return reshape(self, (-1,))
+
+    ravel = flatten
+
+    def squeeze(self, axis=None):
+        return squeeze(self, axis)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis=None, keepdims=False, dtype=None):
+        return prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def max(self, axis=None, keepdims=False):
+        return max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return min(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False, dtype=None):
+        return mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def argmax(self, axis=None, keepdims=False):
+        return argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return argmin(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        return cumsum(self, axis)
+
+    def clip(self, a_min=None, a_max=None):
+        return clip(self, a_min, a_max)
+
+    def __getitem__(self, key):
+        return _getitem(self, key)
+
+    # ---- operators ----
+
+    def __add__(self, o): return add(self, o)
+    def __radd__(self, o): return add(o, self)
+    def __sub__(self, o): return subtract(self, o)
+    def __rsub__(self, o): return subtract(o, self)
+    def __mul__(self, o): return multiply(self, o)
+    def __rmul__(self, o): return multiply(o, self)
+    def __truediv__(self, o): return divide(self, o)
+    def __rtruediv__(self, o): return divide(o, self)
+    def __floordiv__(self, o): return floor_divide(self, o)
+    def __rfloordiv__(self, o): return floor_divide(o, self)
+    def __mod__(self, o): return remainder(self, o)
+    def __rmod__(self, o): return remainder(o, self)
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
+    def __and__(self, o): return bitwise_and(self, o)
+    def __rand__(self, o): return bitwise_and(o, self)
+    def __or__(self, o): return bitwise_or(self, o)
+    def __ror__(self, o): return bitwise_or(o, self)
+    def __xor__(self, o): return bitwise_xor(self, o)
+    def __rxor__(self, o): return bitwise_xor(o, self)
+    def __eq__(self, o): return equal(self, o)
+    def __ne__(self, o): return not_equal(self, o)
+    def __lt__(self, o): return less(self, o)
+    def __le__(self, o): return less_equal(self, o)
+    def __gt__(self, o): return greater(self, o)
+    def __ge__(self, o): return greater_equal(self, o)
+    def __neg__(self): return negative(self)
+    def __pos__(self): return positive(self)
+    def __abs__(self): return absolute(self)
+    def __invert__(self): return invert(self)
+    __hash__ = None
+
+
+# ---- making arrays ----
+
+def _from_numpy(a, g):
+    a = _np.asarray(a)
+    if a.dtype == _np.dtype("float128") if hasattr(_np, "float128") else False:
+        a = a.astype(_np.float64)
+    t = _lib.Tensor()
+    t.dtype = _tj_dtype(a.dtype)
+    t.rank = a.ndim
+    if a.ndim > _MAX_RANK:
+        raise TilejitError(f"asarray: rank {a.ndim} (at most {_MAX_RANK})")
+    for i in range(a.ndim):
+        t.shape[i] = a.shape[i]
+        if a.strides[i] % a.itemsize:
+            a = _np.ascontiguousarray(a)
+            return _from_numpy(a, g)
+        t.strides[i] = a.strides[i] // a.itemsize
+    t.data = a.ctypes.data if a.size else None
+    return ndarray(g, g.check(g.lib.tj_array_copy(g.handle, ctypes.byref(t)), "asarray"))
+
+
+def _from_dlpack(obj, device):
+    cap = obj.__dlpack__()
+    ptr = _lib.capsule_pointer(cap, b"dltensor")
+    t, dt, di = _lib.Tensor(), ctypes.c_int32(), ctypes.c_int32()
+    why = _c().tj_tensor_from_dlpack(ptr, ctypes.byref(t), ctypes.byref(dt), ctypes.byref(di))
+    if why:
+        raise TilejitError(f"asarray: {why.decode()}")
+    dev = f"cuda:{di.value}" if dt.value in (2, 13) else "cpu"
+    g = _graph(device or dev)
+    if g.device != dev:
+        raise TilejitError(f"asarray: the array is on {dev}, not {g.device} (copy it first)")
+    return ndarray(g, g.check(g.lib.tj_array_wrap(g.handle, ctypes.byref(t)), "asarray"), keep=(obj, cap))
+
+
+def asarray(a, dtype=None, device=None):
+    """A tilejit array of a: a tnp array as it is, NumPy data (and lists,
+    scalars) copied to the device, another framework's array (PyTorch,
+    CuPy) read in place through DLPack on its own device."""
+    if isinstance(a, ndarray):
+        r = a
+    elif hasattr(a, "__dlpack__") and not isinstance(a, _np.ndarray) and not isinstance(a, _np.generic):
+        r = _from_dlpack(a, device)
+    else:
+        arr = _np.asarray(a)
+        if arr.dtype == _np.float64 and not isinstance(a, (_np.ndarray, _np.generic)) and dtype is None:
+            pass
+        r = _from_numpy(arr, _graph(device))
+    return r.astype(dtype) if dtype is not None and r.dtype != _np.dtype(dtype) else r
+
+
+def array(a, dtype=None, device=None, copy=True):
+    return asarray(a, dtype=dtype, device=device)
+
+
+def full(shape, fill_value, dtype=None, device=None):
+    g = _graph(device)
+    if dtype is None:
+        dtype = _np.asarray(fill_value).dtype
+    rank, sh = _shape_arg(shape)
+    return ndarray(g, g.check(g.lib.tj_array_full(g.handle, _tj_dtype(dtype), rank, sh, float(fill_value)), "full"))
+
+
+def zeros(shape, dtype=float64, device=None):
+    return full(shape, 0, dtype, device)
+
+
+def ones(shape, dtype=float64, device=None):
+    return full(shape, 1, dtype, device)
+
+
+empty = zeros
+
+
+def _like(a, v, dtype):
+    a = asarray(a)
+    return full(a.shape, v, dtype or a.dtype, a.device)
+
+
+def zeros_like(a, dtype=None):
+    return _like(a, 0, dtype)
+
+
+def ones_like(a, dtype=None):
+    return _like(a, 1, dtype)
+
+
+def full_like(a, fill_value, dtype=None):
+    return _like(a, fill_value, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None):
+    if stop is None:
+        start, stop = 0, start
+    n = builtins.max(0, int(math.ceil((stop - start) / step)))
+    if dtype is None:
+        dtype = _np.int64 if all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else _np.float64
+    g = _graph(device)
+    return ndarray(g, g.check(g.lib.tj_array_arange(g.handle, _tj_dtype(dtype), float(start), float(step), n),
+                              "arange"))
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, device=None):
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    r = arange(0, num, 1, dtype=_np.float64, device=device) * step + start
+    return r.astype(dtype) if dtype is not None else r
+
+
+# ---- operands ----
+
+def _scalar(g, v):
+    """A Python scalar as a weak 0-d array; a NumPy scalar as a strong one."""
+    if isinstance(v, _np.generic):
+        return ndarray(g, g.check(g.lib.tj_array_full(g.handle, _tj_dtype(v.dtype), 0, None, float(v)), "scalar"))
+    if isinstance(v, builtins.bool):
+        dt = "bool"
+    elif isinstance(v, int):
+        dt = "i64"
+    elif isinstance(v, float):
+        dt = "f64"
+    else:
+        raise TilejitError(f"unsupported operand {type(v).__name__}")
+    return ndarray(g, g.check(g.lib.tj_array_scalar(g.handle, _DT_NAMES.index(dt), float(v), 1), "scalar"))
+
+
+def _operands(*xs):
+    """The graph of the array operands (all on one device), and each
+    operand as an ndarray of it."""
+    g = None
+    for x in xs:
+        if isinstance(x, ndarray):
+            if g is not None and x._g is not g:
+                raise TilejitError(f"arrays on different devices: {g.device} and {x._g.device}")
+            g = x._g
+    if g is None:
+        for x in xs:
+            if hasattr(x, "__dlpack__") and not isinstance(x, (_np.ndarray, _np.generic)):
+                g = asarray(x)._g
+                break
+    g = g or _graph()
+    out = []
+    for x in xs:
+        if isinstance(x, ndarray):
+            out.append(x)
+        elif isinstance(x, (builtins.bool, int, float, _np.generic)):
+            out.append(_scalar(g, x))
+        else:
+            a = asarray(x, device=g.device)
+            if a._g is not g:
+                raise TilejitError(f"arrays on different devices: {g.device} and {a._g.device}")
+            out.append(a)
+    return g, out
+
+
+_ops = {}
+
+
+def _op(name):
+    o = _ops.get(name)
+    if o is None:
+        b = name.encode()
+        o = _ops[name] = _c().tj_aop_from_name(b, len(b))
+    return o
+
+
+def _unary(name):
+    def f(x):
+        g, (a,) = _operands(x)
+        return ndarray(g, g.check(g.lib.tj_array_unary(g.handle, _op(name), a._h), name))
+    f.__name__ = name
+    return f
+
+
+def _binary(name):
+    def f(x, y):
+        g, (a, b) = _operands(x, y)
+        return ndarray(g, g.check(g.lib.tj_array_binary(g.handle, _op(name), a._h, b._h), name))
+    f.__name__ = name
+    return f
+
+
+for _n in ["negative", "positive", "absolute", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log",
+           "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "gelu", "relu",
+           "floor", "ceil", "trunc", "logical_not", "invert", "isnan", "isinf", "isfinite"]:
+    globals()[_n] = _unary("abs" if _n == "absolute" else _n)
+for _n in ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum", "minimum",
+           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+           "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor"]:
+    globals()[_n] = _binary(_n)
+true_divide, mod, bitwise_not, bitwise_invert, pow = divide, remainder, invert, invert, power  # noqa: A001
+
+
+def where(condition, x, y):
+    g, (c, a, b) = _operands(condition, x, y)
+    return ndarray(g, g.check(g.lib.tj_array_ternary(g.handle, _op("where"), c._h, a._h, b._h), "where"))
+
+
+def clip(a, a_min=None, a_max=None):
+    x = asarray(a) if not isinstance(a, ndarray) else a
+    if a_min is None and a_max is None:
+        raise TilejitError("clip: one of a_min and a_max must be given")
+    if a_min is None:
+        return minimum(x, a_max)
+    if a_max is None:
+        return maximum(x, a_min)
+    g, (v, lo, hi) = _operands(x, a_min, a_max)
+    return ndarray(g, g.check(g.lib.tj_array_ternary(g.handle, _op("clip"), v._h, lo._h, hi._h), "clip"))
+
+
+def astype(x, dtype):
+    return asarray(x).astype(dtype)
+
+
+# ---- reductions ----
+
+def _axes(axis, ndim):
+    if axis is None:
+        return None, 0
+    if isinstance(axis, (int, _np.integer)):
+        axis = (int(axis),)
+    axis = tuple(int(a) for a in axis)
+    return (ctypes.c_int * builtins.max(1, len(axis)))(*axis), len(axis)
+
+
+def _reduction(name):
+    def f(a, axis=None, keepdims=False, dtype=None, out=None):
+        if out is not None:
+            raise TilejitError(f"{name}: out= is not supported (arrays are immutable)")
+        g, (x,) = _operands(a)
+        if dtype is not None:
+            x = x.astype(dtype)
+        arr, n = _axes(axis, x.ndim)
+        if name in ("argmax", "argmin") and n > 1:
+            raise TilejitError(f"{name}: axis must be an int or None")
+        r = g.check(g.lib.tj_array_reduce(g.handle, _op(name), x._h, arr, n, int(bool(keepdims))), name)
+        return ndarray(g, r)
+    f.__name__ = name
+    return f
+
+
+sum, prod, max, min, mean, argmax, argmin = (_reduction(n) for n in  # noqa: A001
+                                             ("sum", "prod", "max", "min", "mean", "argmax", "argmin"))
+amax, amin = max, min
+
+
+def var(a, axis=None, keepdims=False, ddof=0):
+    x = asarray(a)
+    m = mean(x, axis=axis, keepdims=True)
+    d = x - m
+    n = x.size if axis is None else math.prod(x.shape[i] for i in _norm_axes(axis, x.ndim))
+    return sum(d * d, axis=axis, keepdims=keepdims) / builtins.max(n - ddof, 0)
+
+
+def std(a, axis=None, keepdims=False, ddof=0):
+    return sqrt(var(a, axis=axis, keepdims=keepdims, ddof=ddof))
+
+
+def _norm_axes(axis, ndim):
+    axis = (axis,) if isinstance(axis, int) else axis
+    return tuple(a % ndim for a in axis)
+
+
+# ---- views ----
+
+def reshape(a, shape, order="C"):
+    g, (x,) = _operands(a)
+    rank, sh = _shape_arg(shape)
+    return ndarray(g, g.check(g.lib.tj_array_reshape(g.handle, x._h, rank, sh), "reshape"))
+
+
+def transpose(a, axes=None):
+    g, (x,) = _operands(a)
+    perm = None if axes is None else (ctypes.c_int * builtins.max(1, len(axes)))(*[int(v) for v in axes])
+    if axes is not None and len(axes) != x.ndim:
+        raise TilejitError(f"transpose: axes don't match array (rank {x.ndim}, {len(axes)} axes)")
+    return ndarray(g, g.check(g.lib.tj_array_transpose(g.handle, x._h, perm), "transpose"))
+
+
+def permute_dims(a, axes):
+    return transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    g, (x,) = _operands(a)
+    return ndarray(g, g.check(g.lib.tj_array_swapaxes(g.handle, x._h, axis1, axis2), "swapaxes"))
+
+
+def moveaxis(a, source, destination):
+    x = asarray(a)
+    order = [i for i in range(x.ndim) if i != source % x.ndim]
+    order.insert(destination % x.ndim, source % x.ndim)
+    return transpose(x, order)
+
+
+def expand_dims(a, axis):
+    g, (x,) = _operands(a)
+    return ndarray(g, g.check(g.lib.tj_array_expand_dims(g.handle, x._h, axis), "expand_dims"))
+
+
+def squeeze(a, axis=None):
+    g, (x,) = _operands(a)
+    if isinstance(axis, tuple):
+        for ax in sorted((v % x.ndim for v in axis), reverse=True):
+            x = squeeze(x, ax)
+        return x
+    return ndarray(g, g.check(g.lib.tj_array_squeeze(g.handle, x._h, -100 if axis is None else axis), "squeeze"))
+
+
+def broadcast_to(a, shape):
+    g, (x,) = _operands(a)
+    rank, sh = _shape_arg(shape)
+    return ndarray(g, g.check(g.lib.tj_array_broadcast_to(g.handle, x._h, rank, sh), "broadcast_to"))
+
+
+def ravel(a):
+    return reshape(a, (-1,))
+
+
+def _getitem(x, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if builtins.any(isinstance(k, (ndarray, list, _np.ndarray)) for k in key):
+        return _advanced(x, key)
+    nreal = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if nreal > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {nreal} were indexed")
+    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    expanded = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - nreal))
+        else:
+            expanded.append(k)
+    if Ellipsis not in key:
+        expanded.extend([slice(None)] * (x.ndim - nreal))
+    shape = x.shape
+    start, stop, step, out_shape = [], [], [], []
+    axis = 0
+    for k in expanded:
+        if k is None:
+            out_shape.append(1)
+            continue
+        d = shape[axis]
+        if isinstance(k, slice):
+            b, e, s = k.indices(d)
+            start.append(b), stop.append(e), step.append(s)
+            out_shape.append(len(range(b, e, s)))
+        else:
+            i = int(k)
+            if i < -d or i >= d:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
+            i %= d
+            start.append(i), stop.append(i + 1), step.append(1)
+        axis += 1
+    g = x._g
+    n = builtins.max(1, len(start))
+    r = g.check(g.lib.tj_array_slice(g.handle, x._h, (ctypes.c_int64 * n)(*start), (ctypes.c_int64 * n)(*stop),
+                                     (ctypes.c_int64 * n)(*step)), "slice")
+    v = ndarray(g, r)
+    return v if tuple(out_shape) == v.shape else reshape(v, out_shape)
+
+
+def _advanced(x, key):
+    """x[idx] and x[:, idx] with one integer array: take along that axis."""
+    arrays = [i for i, k in enumerate(key) if isinstance(k, (ndarray, list, _np.ndarray))]
+    rest = [k for i, k in enumerate(key) if i not in arrays]
+    if len(arrays) != 1 or not builtins.all(isinstance(k, slice) and k == slice(None) for k in rest[:arrays[0]]):
+        raise TilejitError("indexing: one integer array index (after full slices) is supported")
+    idx = asarray(key[arrays[0]], device=x.device)
+    if idx.dtype == _np.bool_:
+        raise TilejitError("indexing with a boolean mask gives a data-dependent shape: use tnp.where")
+    r = take(x, idx, axis=arrays[0])
+    tail = key[arrays[0] + 1:]
+    return r[(slice(None),) * (arrays[0] + idx.ndim) + tuple(tail)] if tail else r
+
+
+# ---- the rest ----
+
+def matmul(a, b):
+    g, (x, y) = _operands(a, b)
+    return ndarray(g, g.check(g.lib.tj_array_matmul(g.handle, x._h, y._h), "matmul"))
+
+
+def dot(a, b):
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    if x.ndim <= 2 and y.ndim <= 2:
+        return matmul(x, y)
+    raise TilejitError("dot: operands of rank > 2 (use matmul)")
+
+
+def take(a, indices, axis=None):
+    g, (x, i) = _operands(a, indices)
+    return ndarray(g, g.check(g.lib.tj_array_take(g.handle, x._h, i._h, _AXIS_FLAT if axis is None else axis),
+                              "take"))
+
+
+def take_along_axis(a, indices, axis):
+    g, (x, i) = _operands(a, indices)
+    return ndarray(g, g.check(g.lib.tj_array_take_along_axis(g.handle, x._h, i._h, axis), "take_along_axis"))
+
+
+def scatter_add(a, indices, values, axis=0):
+    """A copy of a with values added at indices along axis (np.add.at)."""
+    g, (x, i, v) = _operands(a, indices, values)
+    return ndarray(g, g.check(g.lib.tj_array_scatter_add(g.handle, x._h, i._h, v._h, axis), "scatter_add"))
+
+
+def cumsum(a, axis=None):
+    g, (x,) = _operands(a)
+    return ndarray(g, g.check(g.lib.tj_array_cumsum(g.handle, x._h, _AXIS_FLAT if axis is None else axis), "cumsum"))
+
+
+def sort(a, axis=-1):
+    g, (x,) = _operands(a)
+    return ndarray(g, g.check(g.lib.tj_array_sort(g.handle, x._h, _AXIS_FLAT if axis is None else axis), "sort"))
+
+
+def argsort(a, axis=-1):
+    g, (x,) = _operands(a)
+    return ndarray(g, g.check(g.lib.tj_array_argsort(g.handle, x._h, _AXIS_FLAT if axis is None else axis),
+                              "argsort"))
+
+
+def concatenate(arrays, axis=0):
+    g, xs = _operands(*arrays)
+    if axis is None:
+        xs, axis = [ravel(x) for x in xs], 0
+    hs = (ctypes.c_uint32 * builtins.max(1, len(xs)))(*[x._h for x in xs])
+    return ndarray(g, g.check(g.lib.tj_array_concatenate(g.handle, hs, len(xs), axis), "concatenate"))
+
+
+def stack(arrays, axis=0):
+    return concatenate([expand_dims(asarray(a), axis) for a in arrays], axis=axis)
+
+
+def softmax(x, axis=-1):
+    g, (a,) = _operands(x)
+    return ndarray(g, g.check(g.lib.tj_array_softmax(g.handle, a._h, axis), "softmax"))
+
+
+def log_softmax(x, axis=-1):
+    g, (a,) = _operands(x)
+    return ndarray(g, g.check(g.lib.tj_array_log_softmax(g.handle, a._h, axis), "log_softmax"))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    g, (a,) = _operands(x)
+    arr, n = _axes(axis, a.ndim)
+    return ndarray(g, g.check(g.lib.tj_array_logsumexp(g.handle, a._h, arr, n, int(bool(keepdims))), "logsumexp"))
+
+
+def layer_norm(x, weight=None, bias=None, eps=1e-5):
+    """Over the last axis: (x - mean) / sqrt(var + eps) * weight + bias."""
+    g, ops = _operands(*[v for v in (x, weight, bias) if v is not None])
+    w = ops[1]._h if weight is not None else 0
+    b = ops[-1]._h if bias is not None else 0
+    return ndarray(g, g.check(g.lib.tj_array_layer_norm(g.handle, ops[0]._h, w, b, eps), "layer_norm"))
+
+
+def rms_norm(x, weight=None, eps=1e-6):
+    """Over the last axis: x / sqrt(mean(x**2) + eps) * weight."""
+    g, ops = _operands(*[v for v in (x, weight) if v is not None])
+    w = ops[1]._h if weight is not None else 0
+    return ndarray(g, g.check(g.lib.tj_array_rms_norm(g.handle, ops[0]._h, w, eps), "rms_norm"))
+
+
+# ---- evaluation ----
+
+def _flatten(xs):
+    for x in xs:
+        if isinstance(x, (list, tuple)):
+            yield from _flatten(x)
+        elif isinstance(x, dict):
+            yield from _flatten(list(x.values()))
+        elif isinstance(x, ndarray):
+            yield x
+
+
+def eval(*arrays):  # noqa: A001
+    """Evaluates the arrays (lists, tuples and dicts of them too) together:
+    what they share is computed once. Returns nothing."""
+    by_graph = {}
+    for a in _flatten(arrays):
+        by_graph.setdefault(id(a._g), (a._g, []))[1].append(a._h)
+    for g, hs in by_graph.values():
+        err = _lib.Error()
+        arr = (ctypes.c_uint32 * len(hs))(*hs)
+        if g.lib.tj_array_eval(g.handle, arr, len(hs), ctypes.byref(err)):
+            raise TilejitError(err.text())
+
+
+def stats(device=None):
+    """Counters of a device's graph: kernels_compiled, kernels_launched,
+    cache_hits (groups whose kernel was cached), groups, evals, nodes,
+    compile_ms."""
+    g = _graph(device)
+    s = _Stats()
+    g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))
+    return {name: getattr(s, name) for name, _ in _Stats._fields_}
+
+
+def _text(g, hs, fn, *extra):
+    buf, err = _Buf(), _lib.Error()
+    arr = (ctypes.c_uint32 * builtins.max(1, len(hs)))(*hs)
+    bad = fn(g.handle, arr, len(hs), *extra, ctypes.byref(buf), ctypes.byref(err))
+    text = buf.data.decode() if buf.data else ""
+    g.lib.tj_buf_free(ctypes.byref(buf))
+    if bad:
+        raise TilejitError(err.text())
+    return text
+
+
+def graph_text(*arrays):
+    """The graph the arrays need, as text (the format tj_graph_parse reads)."""
+    xs = list(_flatten(arrays))
+    g = xs[0]._g
+    return _text(g, [x._h for x in xs], g.lib.tj_graph_print)
+
+
+def plan(*arrays, stage="emit"):
+    """What evaluating the arrays would run, as text: stage 'fuse' (the
+    groups), 'tile' (with tile sizes) or 'emit' (each kernel's source)."""
+    xs = list(_flatten(arrays))
+    g = xs[0]._g
+    return _text(g, [x._h for x in xs], g.lib.tj_graph_plan, stage.encode())
+
+
+# ---- DLPack export ----
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManaged(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManaged))
+_DLManaged._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+_exports = {}  # address of a DLManagedTensor -> what keeps it alive
+
+
+@_DELETER
+def _dl_deleter(p):
+    _exports.pop(ctypes.addressof(p.contents), None)
+
+
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.py_object)
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype, _PyCapsule_New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                                      _CAPSULE_DESTRUCTOR]
+_PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
+_PyCapsule_IsValid.restype, _PyCapsule_IsValid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_destructor(cap):
+    if _PyCapsule_IsValid(cap, b"dltensor"):  # never consumed: free it here
+        p = _lib.capsule_pointer(cap, b"dltensor")
+        _exports.pop(p, None)
+
+
+def _dlpack_export(a):
+    t = a._tensor()
+    name = _DT_NAMES[t.dtype]
+    code = 1 if name[0] == "u" else 0 if name[0] == "i" else 6 if name == "bool" else 4 if name == "bf16" else 2
+    bits = 8 if name == "bool" else int(name[1:]) if name[0] in "iuf" else 16
+    m = _DLManaged()
+    rank = t.rank
+    shape = (ctypes.c_int64 * builtins.max(1, rank))(*[t.shape[i] for i in range(rank)])
+    strides = (ctypes.c_int64 * builtins.max(1, rank))(*[t.strides[i] for i in range(rank)])
+    dev = a.__dlpack_device__()
+    m.dl_tensor = _DLTensor(t.data, _DLDevice(dev[0], dev[1]), rank, _DLDataType(code, bits, 1), shape, strides, 0)
+    m.manager_ctx = None
+    m.deleter = _dl_deleter
+    addr = ctypes.addressof(m)
+    _exports[addr] = (m, shape, strides, a)
+    return _PyCapsule_New(addr, b"dltensor", _capsule_destructor)
+
+
+def from_dlpack(x, device=None):
+    return asarray(x, device=device)
+
+
+# ---- tracing ----
+
+class _Traced:
+    """One signature of a compiled function: its graph text and the arrays
+    (constants it captured) its `input` lines read after the arguments."""
+
+    def __init__(self, text, captured, nargs, structure, nout):
+        self.text, self.captured, self.nargs, self.structure, self.nout = text, captured, nargs, structure, nout
+
+
+def compile(fn):  # noqa: A001
+    """fn(*arrays) traced once per input signature (device, shapes,
+    dtypes): later calls rebuild its graph from the stored text in C,
+    without running fn, and return lazy arrays like fn would."""
+    traces = {}
+
+    def wrapper(*args):
+        xs = [a if isinstance(a, ndarray) else asarray(a) for a in args]
+        key = tuple((x.device, x.shape, str(x.dtype)) for x in xs)
+        tr = traces.get(key)
+        if tr is None:
+            tr = traces[key] = _trace(fn, xs)
+        return _replay(tr, xs)
+
+    wrapper.__wrapped__ = fn
+    wrapper.traces = traces
+    return wrapper
+
+
+def _trace(fn, xs):
+    g = xs[0]._g if xs else _graph()
+    ph = []
+    for x in xs:
+        info = x._info()
+        sh = (ctypes.c_int64 * builtins.max(1, info.rank))(*x.shape)
+        ph.append(ndarray(g, g.check(g.lib.tj_array_input(g.handle, info.dtype, info.rank, sh), "trace")))
+    out = fn(*ph)
+    single = isinstance(out, ndarray)
+    outs = [out] if single else list(out)
+    hs = [o._h for o in outs]
+    text = graph_text(*outs)
+    arr = (ctypes.c_uint32 * builtins.max(1, len(hs)))(*hs)
+    n = g.lib.tj_graph_inputs(g.handle, arr, len(hs), None, 0, ctypes.byref(_lib.Error()))
+    ins = (ctypes.c_uint32 * builtins.max(1, n))()
+    g.lib.tj_graph_inputs(g.handle, arr, len(hs), ins, n, ctypes.byref(_lib.Error()))
+    by_handle = {p._h: i for i, p in enumerate(ph)}
+    captured = []
+    for h in ins[:n]:
+        if h in by_handle:
+            captured.append(("arg", by_handle[h]))
+        else:  # a constant the function made or closed over: kept with the trace
+            g.lib.tj_array_retain(g.handle, h)
+            captured.append(("const", ndarray(g, h)))
+    return _Traced(text, captured, len(xs), single, len(outs))
+
+
+def _replay(tr, xs):
+    g = xs[0]._g if xs else _graph()
+    ins = [xs[v]._h if kind == "arg" else v._h for kind, v in tr.captured]
+    arr = (ctypes.c_uint32 * builtins.max(1, len(ins)))(*ins)
+    outs = (ctypes.c_uint32 * tr.nout)()
+    err = _lib.Error()
+    b = tr.text.encode()
+    n = g.lib.tj_graph_parse(g.handle, b, len(b), arr, len(ins), outs, tr.nout, ctypes.byref(err))
+    if n != tr.nout:
+        raise TilejitError(err.text() or "compile: the traced graph did not rebuild")
+    res = [ndarray(g, outs[i]) for i in range(tr.nout)]
+    return res[0] if tr.structure else tuple(res)
