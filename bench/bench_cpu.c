@@ -142,14 +142,16 @@ static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps, double *cpu_s
     char err[256];
     reps = reps < 64 ? reps : 64;
     for (int i = -1; i < reps; i++) {
-        double t0 = bench_now_us(), c0 = process_cpu_s();
-        if (tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err)) {
+        double c0 = cpu_s ? process_cpu_s() : 0, t0 = bench_now_us(); /* a CPU clock read is a syscall: outside */
+        int rc = tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
+        double t1 = bench_now_us(), c1 = cpu_s ? process_cpu_s() : 0;
+        if (rc) {
             fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, err);
             return NAN;
         }
         if (i >= 0) {
-            t[i] = (bench_now_us() - t0) * 1e-6;
-            c[i] = process_cpu_s() - c0;
+            t[i] = (t1 - t0) * 1e-6;
+            c[i] = c1 - c0;
         }
     }
     if (cpu_s)
