@@ -165,6 +165,12 @@ int cli_check_cuda_c(tj_ctx *c, const char *path);
 int cli_emit_cuda_c(tj_ctx *c, const cli_opts *o);
 int cli_run_cuda_c(tj_ctx *c, const cli_opts *o);
 
+/* mlir.c: FILE.mlir (MLIR import, tilejit/mlir.h) for check, emit and run. */
+int cli_is_mlir(const char *path);
+int cli_check_mlir(tj_ctx *c, const char *path);
+int cli_emit_mlir(tj_ctx *c, const cli_opts *o);
+int cli_run_mlir(tj_ctx *c, const cli_opts *o);
+
 /* The subcommands. */
 int cmd_check(tj_ctx *c, const cli_opts *o);
 int cmd_emit(tj_ctx *c, const cli_opts *o);

@@ -6,6 +6,8 @@ static int check_file(tj_ctx *c, const char *path)
 {
     if (cli_is_cuda_c(path))
         return cli_check_cuda_c(c, path);
+    if (cli_is_mlir(path))
+        return cli_check_mlir(c, path);
     size_t len;
     char *text = cli_read_file(c, path, &len);
     if (!text)

@@ -120,6 +120,8 @@ int cmd_emit(tj_ctx *c, const cli_opts *o)
         return cli_usage_error(o->cmd, "missing --target TARGET (targets: %s)", target_names(c));
     if (cli_is_cuda_c(o->files[0]))
         return cli_emit_cuda_c(c, o);
+    if (cli_is_mlir(o->files[0]))
+        return cli_emit_mlir(c, o);
     const emit_target *t = NULL;
     const char *arch = NULL;
     int rc = find_target(c, o, &t, &arch);

@@ -151,6 +151,8 @@ static int launch(tj_ctx *c, const cli_opts *o, const run_device *dev, const run
 
 int cmd_run(tj_ctx *c, const cli_opts *o)
 {
+    if (o->nfiles == 1 && cli_is_mlir(o->files[0]))
+        return o->kernel ? cli_run_mlir(c, o) : cli_usage_error(o->cmd, "missing -k FUNCTION");
     int rc = check_usage(c, o);
     if (rc != CLI_OK || cli_is_cuda_c(o->files[0]))
         return rc != CLI_OK ? rc : cli_run_cuda_c(c, o);

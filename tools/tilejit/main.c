@@ -8,7 +8,9 @@ static const cli_command commands[] = {
     {"check", cmd_check, OPT_FILES, "check FILE...",
      "Parses, type-checks and verifies every kernel of each FILE ('-': stdin).\n"
      "Diagnostics go to stderr as FILE:LINE:COL: error: ... with the source line.\n"
-     "A CUDA C file (FILE.cu) is compiled by NVRTC, which must be installed.\n"},
+     "A CUDA C file (FILE.cu) is compiled by NVRTC, which must be installed.\n"
+     "An MLIR file (FILE.mlir) is parsed by MLIR 22; every op tilejit does not import\n"
+     "is an error at its location, and every function is built into an array graph.\n"},
     {"emit", cmd_emit, OPT_KERNEL | OPT_TARGET | OPT_DEFINE | OPT_SHAPE | OPT_OUTPUT | OPT_CONTIGUOUS,
      "emit FILE -k KERNEL --target TARGET [-D NAME=INT]... [--shape NAME=INT]... [--contiguous] [-o OUT]",
      "Prints one kernel compiled for TARGET:\n"
@@ -19,6 +21,9 @@ static const cli_command commands[] = {
      "  msl           Metal Shading Language (Metal 3)\n"
      "A CUDA C file (FILE.cu) has one target, ptx[:sm_XX]: the PTX NVRTC makes (no GPU\n"
      "needed); KERNEL may be 'NAME<TEMPLATE ARGS>' and -D defines macros.\n"
+     "An MLIR file (FILE.mlir): KERNEL is a function; the targets are graph (the array\n"
+     "graph it imports as), fuse (its fused groups), tile (their tilings) and emit (the\n"
+     "kernel of each group, in the tiled language).\n"
      "Options:\n"
      "  -k, --kernel NAME     the kernel to compile\n"
      "  --target TARGET       what to print (above)\n"
@@ -33,7 +38,9 @@ static const cli_command commands[] = {
          OPT_TUNE | OPT_LAUNCH,
      "run FILE -k KERNEL [--device cpu|interp|cuda[:N]|metal] [-D NAME=INT]... [--shape NAME=INT]...\n"
      "            [--check] [--time] [--tune] [--random[=SEED] [-o DIR]] [ARG=VALUE]...\n"
-     "  tilejit run FILE.cu -k KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--shared BYTES] [ARG=VALUE]...",
+     "  tilejit run FILE.cu -k KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--shared BYTES] [ARG=VALUE]...\n"
+     "  tilejit run FILE.mlir -k FUNCTION [--device cpu|interp|cuda[:N]] [--check] [--time]\n"
+     "            [--random[=SEED]] [-o DIR] [argI=PATH.npy]...",
      "Runs one kernel. Tensor parameters: ARG=PATH.npy (C order). Tensors the kernel\n"
      "stores to are written back to their files, same shape and dtype. f32 arrays\n"
      "for f16/bf16 parameters (and back) are converted, with a note; bf16 is also\n"
@@ -61,6 +68,10 @@ static const cli_command commands[] = {
      "                        pointer parameter takes a 1-D array, and is written back\n"
      "                        unless it points to const; -D defines macros)\n"
      "  --shared BYTES        FILE.cu: dynamic shared memory\n"
+     "FILE.mlir: the function's arguments in order, arg0=PATH.npy, arg1=... (scalars:\n"
+     "argI=NUMBER); --random fills those not given; its results go to DIR/result0.npy,\n"
+     "DIR/result1.npy, ... with -o DIR (else their types are printed); --check compares\n"
+     "with the reference interpreter.\n"
      "Nothing is written when the command fails.\n"},
     {"devices", cmd_devices, 0, "devices", "Lists the devices and whether each can run kernels.\n"},
     {"tune", cmd_tune, OPT_KERNEL | OPT_DEVICE | OPT_DEFINE | OPT_SHAPE | OPT_RANDOM | OPT_ARGS,
