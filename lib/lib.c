@@ -151,10 +151,10 @@ int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, vo
 
 /* ---- scratch ------------------------------------------------------------------------------ */
 
-static lib_scratch *scratch_slot(tj_lib *l, void *stream)
+static lib_scratch *scratch_slot(tj_lib *l, void *stream, int owner)
 {
     for (int i = 0; i < LIB_STREAMS; i++)
-        if (l->scratch[i].data && l->scratch[i].stream == stream)
+        if (l->scratch[i].data && l->scratch[i].stream == stream && l->scratch[i].owner == owner)
             return &l->scratch[i];
     for (int i = 0; i < LIB_STREAMS; i++)
         if (!l->scratch[i].data)
@@ -182,7 +182,7 @@ static int retire(tj_lib *l, void *p)
     return 0;
 }
 
-static int zero_words(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err)
+int lib_zero(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err)
 {
     tj_dispatch *d = lib_dispatch(l, "util", "zero_u32", NULL, 0, err);
     if (!d)
@@ -193,12 +193,17 @@ static int zero_words(tj_lib *l, void *data, size_t words, void *stream, tj_rt_e
 
 void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_error *err)
 {
+    return lib_scratch_owned(l, stream, LIB_SCRATCH_DEFAULT, bytes, zero, err);
+}
+
+void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int zero, tj_rt_error *err)
+{
     bytes = (bytes + 255) / 256 * 256;
-    if (bytes / 4 > INT32_MAX) {
+    if (bytes / 4 > (size_t)INT32_MAX * 4) {
         tj_rt_fail(err, "tilejit lib: %zu bytes of scratch are more than a kernel can address", bytes);
         return NULL;
     }
-    lib_scratch *s = scratch_slot(l, stream);
+    lib_scratch *s = scratch_slot(l, stream, owner);
     if (!s) {
         tj_rt_fail(err, "tilejit lib: more than %d streams use one tj_lib", LIB_STREAMS);
         return NULL;
@@ -213,9 +218,9 @@ void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_err
                 tj_rt_fail(err, "tilejit lib: out of memory");
             return NULL;
         }
-        *s = (lib_scratch){stream, p, want};
+        *s = (lib_scratch){stream, owner, p, want};
     }
-    if (zero && zero_words(l, s->data, bytes / 4, stream, err))
+    if (zero && lib_zero(l, s->data, bytes / 4, stream, err))
         return NULL;
     return s->data;
 }

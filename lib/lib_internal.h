@@ -31,6 +31,7 @@ typedef struct lib_kernel {
 
 typedef struct lib_scratch {
     void *stream;
+    int owner; /* lib_scratch_owner: an algorithm's buffer and one it calls on are apart */
     void *data;
     size_t bytes;
 } lib_scratch;
@@ -57,6 +58,17 @@ int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, vo
  * `zero` (by a kernel: no host synchronization), where l's jit runs.
  * NULL with err. */
 void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_error *err);
+/* The same from the buffer of `owner` (the radix sort's, apart from the
+ * scan's it calls). */
+enum lib_scratch_owner { LIB_SCRATCH_DEFAULT, LIB_SCRATCH_SORT };
+void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int zero, tj_rt_error *err);
+/* words u32 at data set to 0 by a kernel on the stream. */
+int lib_zero(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err);
+
+/* The inclusive scan of the 1-D tensors x into y with `combine` (as
+ * tj_lib_scan), for algorithms that hold l's lock. */
+int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *combine, void *stream,
+                tj_rt_error *err);
 
 /* Arguments. */
 tj_arg lib_tensor_arg(const tj_tensor *t);

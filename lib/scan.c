@@ -95,6 +95,18 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     return rc;
 }
 
+int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *combine, void *stream,
+                tj_rt_error *err)
+{
+    scan_job s = {.l = l, .stream = stream, .err = err, .x = *x, .y = *y};
+    s.ln = (lib_lines){1, x->shape[0], 1, 0};
+    s.x = lib_as_lines(x, &s.ln);
+    s.y = lib_as_lines(y, &s.ln);
+    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
+    s.subst[1] = (lib_subst){"COMBINE", combine};
+    return s.ln.n ? scan_lines(&s) : 0;
+}
+
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                   tj_rt_error *err)
 {

@@ -1,11 +1,12 @@
 /* Stable sorts and argsorts (tilejit/lib.h) from lib/kernels/sort.tj:
- * rows that fit one tile through the tile sort (docs/library.md). */
+ * rows that fit one tile through the tile sort, the rest by an LSD radix
+ * sort of every line at once (docs/library.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
 
-enum { ROW_TILE_MAX = 4096 }; /* the largest B of sort_rows */
+enum { ROW_TILE_MAX = 4096, RADIX_TILE = 2048, DIGITS = 256 }; /* B of sort_rows and radix_rank */
 
 /* The unsigned dtype that carries a key's bits, and the fn that orders it. */
 static int key_kind(tj_dtype dt, tj_dtype *bits, const char **fn)
@@ -57,6 +58,99 @@ static int sort_rows(sort_job *s)
     return lib_launch(s->l, d, args, 3, s->stream, s->err);
 }
 
+
+/* ---- the radix sort ---- */
+
+typedef struct radix_bufs {
+    void *k[2], *p[2], *s, *h, *o;
+    int64_t n, tiles;
+} radix_bufs;
+
+static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
+{
+    b->n = s->ln.p * s->ln.n * s->ln.q;
+    b->tiles = (b->n + RADIX_TILE - 1) / RADIX_TILE;
+    size_t n = (size_t)b->n, kb = (n * (size_t)key_bytes + 255) / 256 * 256, ib = (n * 4 + 255) / 256 * 256;
+    size_t hb = ((size_t)(DIGITS * b->tiles) * 4 + 255) / 256 * 256;
+    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 3 * ib + 2 * hb, 0, s->err);
+    if (!base)
+        return 1;
+    b->k[0] = base, b->k[1] = base + kb, b->p[0] = base + 2 * kb, b->p[1] = base + 2 * kb + ib;
+    b->s = base + 2 * kb + 2 * ib, b->h = base + 2 * kb + 3 * ib, b->o = base + 2 * kb + 3 * ib + hb;
+    return 0;
+}
+
+static int bits_of(int64_t v)
+{
+    int b = 0;
+    while (v >> b)
+        b++;
+    return b;
+}
+
+typedef struct radix_kernels {
+    tj_dispatch *keys, *rank, *scatter, *finish;
+} radix_kernels;
+
+static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes, int cur)
+{
+    tj_dtype kt = s->x.dtype;
+    int64_t n = b->n, hs[] = {DIGITS, b->tiles}, flat = DIGITS * b->tiles;
+    tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
+    tj_arg sa = lib_buffer_arg(b->s, TJ_DT_U32, 1, &n), h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs);
+    tj_arg o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs), first = lib_int_arg(pass == 0);
+    tj_arg rank[] = {k, p, sa, h, lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(s->ln.n),
+                     lib_int_arg(s->ln.q), first};
+    tj_arg scatter[] = {k, p, sa, h, o, lib_buffer_arg(b->k[!cur], kt, 1, &n),
+                        lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), first};
+    tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
+    return lib_zero(s->l, b->h, (size_t)flat, s->stream, s->err) ||
+           lib_launch(s->l, rk->rank, rank, 9, s->stream, s->err) ||
+           lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
+           lib_launch(s->l, rk->scatter, scatter, 8, s->stream, s->err);
+}
+
+static int radix_sort(sort_job *s, int key_bits)
+{
+    int values = s->y.data != NULL;
+    s->subst[3] = (lib_subst){"VALUES", "0"};
+    radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 4, s->err),
+                        lib_dispatch(s->l, "sort", "radix_rank", s->subst, 4, s->err),
+                        lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 4, s->err),
+                        lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices",
+                                     s->subst, 4, s->err)};
+    radix_bufs b;
+    if (!rk.keys || !rk.rank || !rk.scatter || !rk.finish || radix_scratch(s, key_bits / 8, &b))
+        return 1;
+    int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
+    int64_t n = b.n;
+    tj_arg keys[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b.k[0], s->x.dtype, 1, &n)};
+    if (lib_launch(s->l, rk.keys, keys, 2, s->stream, s->err))
+        return 1;
+    for (int pass = 0; pass < passes; pass++, cur = !cur)
+        if (radix_pass(s, &rk, &b, pass, key_passes, cur))
+            return 1;
+    tj_arg p = lib_buffer_arg(b.p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
+    if (values) {
+        tj_arg fin[] = {keys[0], p, lib_buffer_arg(s->y.data, s->x.dtype, 1, &n), ln, lq};
+        return lib_launch(s->l, rk.finish, fin, 5, s->stream, s->err);
+    }
+    tj_arg fin[] = {p, lib_buffer_arg(s->idx.data, TJ_DT_I64, 1, &n), ln, lq};
+    return lib_launch(s->l, rk.finish, fin, 4, s->stream, s->err);
+}
+
+/* Whether t is row-major contiguous (the radix sort indexes it flat). */
+static int contiguous(const tj_tensor *t)
+{
+    int64_t stride = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != stride)
+            return 0;
+        stride *= t->shape[i];
+    }
+    return 1;
+}
+
 static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, const tj_tensor *idx,
                     int axis, uint32_t flags, void *stream, tj_rt_error *err)
 {
@@ -82,9 +176,6 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
         return 1;
     if (lib_numel(x) == 0)
         return 0;
-    if (s.ln.q != 1)
-        return tj_rt_fail(err, "%s: sorting along axis %d, which is not the last non-unit one, is not supported "
-                               "yet (move the axis last)", fn, s.ln.axis);
     s.x = lib_as_lines(x, &s.ln);
     s.x.dtype = bits;
     if (y) {
@@ -96,11 +187,15 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     s.subst[0] = (lib_subst){"K", tj_dtype_name(bits)};
     s.subst[1] = (lib_subst){"KEY", key_fn};
     s.subst[2] = (lib_subst){"DESC", flags & TJ_LIB_DESCENDING ? "1" : "0"};
-    if (s.ln.n > ROW_TILE_MAX || bits == TJ_DT_U64)
-        return tj_rt_fail(err, "%s: rows of %lld %s keys are not supported yet (rows of 16- and 32-bit keys up to "
-                               "%d are)", fn, (long long)s.ln.n, tj_dtype_name(x->dtype), ROW_TILE_MAX);
+    int rows = s.ln.q == 1 && s.ln.n <= ROW_TILE_MAX && bits != TJ_DT_U64;
+    if (!rows && (!contiguous(x) || !contiguous(out)))
+        return tj_rt_fail(err, "%s: an array sorted by the radix sort (lines longer than %d, 64-bit keys or an "
+                               "axis that is not the last) must be row-major contiguous", fn, ROW_TILE_MAX);
+    if (!rows && lib_numel(x) > INT32_MAX)
+        return tj_rt_fail(err, "%s: %lld elements are more than the radix sort indexes (2^31 - 1)", fn,
+                          (long long)lib_numel(x));
     pthread_mutex_lock(&l->lock);
-    int rc = sort_rows(&s);
+    int rc = rows ? sort_rows(&s) : radix_sort(&s, tj_dtype_bits(bits));
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

@@ -107,3 +107,29 @@ def test_cuda_against_torch():
     k = torch.randint(0, 5, (64, 1000), device="cuda", dtype=torch.int32)
     torch.testing.assert_close(tl.argsort(k), torch.sort(k, stable=True).indices)
     torch.testing.assert_close(tl.argsort(k, descending=True), torch.sort(k, stable=True, descending=True).indices)
+
+
+RADIX_CASES = [((10000,), -1, np.float32), ((5000,), 0, np.int64), ((3, 5000), -1, np.int32),
+               ((300, 7), 0, np.float32), ((2, 4100), -1, np.uint32), ((7, 3, 5), 1, np.int64),
+               ((70001,), -1, np.float16), ((4500,), 0, np.uint32)]
+
+
+@pytest.mark.parametrize("shape,axis,dt", RADIX_CASES)
+def test_radix_sort_against_numpy(shape, axis, dt):
+    """lines past one tile, 64-bit keys and inner axes take the radix sort"""
+    x = rng(len(shape)).integers(-50, 50, shape).astype(dt)
+    if np.dtype(dt).kind == "f":
+        f = x.reshape(-1)
+        f[::97], f[5::89], f[7::101], f[9::103] = np.nan, -0.0, np.inf, -np.inf
+    want = np.argsort(x, axis=axis, kind="stable")
+    np.testing.assert_array_equal(tl.argsort(x, axis=axis), want)
+    got = tl.sort(x, axis=axis)
+    np.testing.assert_array_equal(got.view(np.uint8), np.take_along_axis(x, want, axis).view(np.uint8))
+
+
+def test_radix_descending_and_contiguity():
+    x = rng(5).integers(0, 9, 6000).astype(np.int32)
+    want = np.lexsort((np.arange(x.size), -x.astype(np.int64)))
+    np.testing.assert_array_equal(tl.argsort(x, descending=True), want)
+    with pytest.raises(tilejit.TilejitError, match="must be row-major contiguous"):
+        tl.argsort(np.zeros((8000, 2), np.float32)[:, 0])
