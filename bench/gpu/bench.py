@@ -226,6 +226,38 @@ def sort_rows(jit, m, n):
                    lambda: check("sort", y, torch.sort(x, dim=1).values, 0, 0))
 
 
+# ---- tilejit.lib: device-wide algorithms (docs/library.md) ---------------------
+
+def lib_rows(quick=False):
+    import tilejit.lib as tlib
+    rows = []
+    n = 2 ** 24 if quick else 2 ** 28
+    x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
+    row = Row("lib cumsum", f"2^{n.bit_length() - 1}", "float32", 2 * n * 4)
+    rows.append(run_row(row, lambda: tlib.cumsum(x), lambda: torch.cumsum(x, 0), None,
+                        lambda: check("cumsum", tlib.cumsum(x), torch.cumsum(x, 0), 0, 0)))
+    del x
+    cases = [("lib sort", (2 ** 24,), torch.float32, None), ("lib argsort", (2 ** 24,), torch.float32, None),
+             ("lib sort", (2 ** 24 if quick else 2 ** 28,), torch.int32, "u32 keys (peer: torch i32)"),
+             ("lib sort rows", (16384, 1024), torch.float32, None)]
+    for name, shape, dtype, note in cases:
+        x = torch.randn(shape, device="cuda") if dtype.is_floating_point else \
+            torch.randint(0, 2 ** 31 - 1, shape, device="cuda", dtype=dtype)
+        keys = x.view(torch.uint32) if note else x  # the u32 case: tilejit sorts the bits as u32
+        row = Row(name, "x".join(map(str, shape)), "uint32" if note else "float32", 2 * x.numel() * 4)
+        if name == "lib argsort":
+            run = lambda: tlib.argsort(keys)  # noqa: E731
+            verify = lambda: check("argsort", tlib.argsort(keys), torch.sort(x, stable=True).indices, 0, 0)  # noqa: E731
+        else:
+            run = lambda: tlib.sort(keys)  # noqa: E731
+            verify = lambda: check("sort", tlib.sort(keys).view(x.dtype), torch.sort(x).values, 0, 0)  # noqa: E731
+        rows.append(run_row(row, run, lambda: torch.sort(x, stable=True), None, verify))
+        t = row.times.get("tilejit")
+        print(f"# {name} {row.shape}: tilejit {x.numel() / (t * 1e-3) / 1e9 if t else float('nan'):.2f} G keys/s, "
+              f"torch.sort {x.numel() / (row.times['torch'] * 1e-3) / 1e9:.2f} G keys/s" + (f" ({note})" if note else ""))
+    return rows
+
+
 # ---- matrix products (TFLOP/s) ----------------------------------------------
 
 def example(name):
@@ -334,11 +366,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="one shape per workload")
-    ap.add_argument("--only", choices=["matmul", "memory"], help="only the matrix or the memory-bound rows")
+    ap.add_argument("--only", choices=["matmul", "memory", "lib"], help="only the matrix, the memory-bound or the library's rows")
     args = ap.parse_args()
     torch.manual_seed(0)
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
+    if args.only == "lib":
+        return report(rows + lib_rows(args.quick), args.json)
     if args.only != "memory":
         rows += matmuls(jit) + attention(jit, 4, 32, 4096, 128)
     if args.only == "matmul":
@@ -358,6 +392,7 @@ def main():
     rows += elementwise(jit, 2 ** 26)
     rows.append(gather(jit, 2 ** 16, 256, 2 ** 20))
     rows.append(sort_rows(jit, 16384, 1024))
+    rows += lib_rows(args.quick)
     report(rows, args.json)
 
 
