@@ -1,5 +1,7 @@
 /* Mamba's selective scan (tilejit/lib.h) from lib/kernels/selective_scan.tj:
- * a chunked scan per channel with the state in registers (docs/library.md). */
+ * the sequence cut into segments, scanned in three phases (the state each
+ * segment leaves, the state entering each, the outputs), the state in
+ * registers (docs/library.md). */
 #include <stdio.h>
 #include <string.h>
 
@@ -62,30 +64,66 @@ static int check(const tj_lib_ssm *s, const tj_tensor *out, tj_rt_error *err)
     return 0;
 }
 
+/* The segment length: a power of two (at least 32) that gives about
+ * TARGET_WARPS one-warp programs, a wave on the H200 at the registers the
+ * kernels take (bench/NOTES.md). */
+enum { TARGET_WARPS = 1024, SEG_MIN = 32 };
+
+static int64_t segment_length(int64_t nb, int64_t dm, int64_t len)
+{
+    int64_t groups = nb * ((dm + 31) / 32), want = (TARGET_WARPS + groups - 1) / groups, seg = SEG_MIN;
+    while (seg * want < len || (len + seg - 1) / seg > GRID_Y_MAX)
+        seg *= 2;
+    return seg;
+}
+
+static tj_tensor f32_buffer(float *data, int rank, const int64_t *shape)
+{
+    return tj_tensor_contiguous(data, TJ_DT_F32, rank, shape);
+}
+
+/* B or C [NB, N, L] as [NB, N, DM, L] with the DM stride 0 */
+static tj_tensor over_channels(const tj_tensor *t, int64_t dm)
+{
+    tj_tensor v = {.data = t->data, .dtype = t->dtype, .rank = 4, .shape = {t->shape[0], t->shape[1], dm, t->shape[2]},
+                   .strides = {t->strides[0], t->strides[1], 0, t->strides[2]}};
+    return v;
+}
+
 static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
 {
+    int64_t nb = s->u->shape[0], dm = s->u->shape[1], len = s->u->shape[2], nsp = 1;
+    while (nsp < s->A->shape[1])
+        nsp *= 2;
+    int64_t seg = segment_length(nb, dm, len), nseg = (len + seg - 1) / seg;
     lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
                          {"HAS_D", s->D ? "1" : "0"},
                          {"HAS_Z", s->z ? "1" : "0"},
                          {"HAS_BIAS", s->delta_bias ? "1" : "0"},
-                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
-                         /* the chunk length first tried: measured on the H200 (bench/NOTES.md) */
-                         {"BLS", s->u->dtype == TJ_DT_F32 ? "128, 64, 32" : "64, 128, 32"}};
-    tj_dispatch *d = lib_dispatch(l, "selective_scan", "selective_scan", subst, 6, err);
-    if (!d)
+                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"}};
+    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 5, err);
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_carry", subst, 5, err) : NULL;
+    tj_dispatch *k3 = k2 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 5, err) : NULL;
+    size_t states = (size_t)(nb * nseg * nsp * dm);
+    float *hs = k3 ? lib_scratch_get(l, stream, (2 * states + (size_t)(nb * nseg * dm)) * 4, 0, err) : NULL;
+    if (!hs)
         return 1;
+    float *hin = hs + states, *sd = hin + states;
     /* absent tensors: stand-ins of the right dtype, never read (their HAS_ is 0) */
     tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
-    tj_arg args[] = {lib_tensor_arg(s->u),
-                     lib_tensor_arg(s->delta),
-                     lib_tensor_arg(s->A),
-                     lib_tensor_arg(s->B),
-                     lib_tensor_arg(s->C),
-                     lib_tensor_arg(s->D ? s->D : &one_f32),
-                     lib_tensor_arg(s->z ? s->z : s->u),
-                     lib_tensor_arg(s->delta_bias ? s->delta_bias : &one_f32),
-                     lib_tensor_arg(out)};
-    return lib_launch(l, d, args, 9, stream, err);
+    tj_tensor b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
+    tj_tensor t_hs = f32_buffer(hs, 4, (int64_t[]){nb, nseg, nsp, dm}), t_sd = f32_buffer(sd, 3, (int64_t[]){nb, nseg, dm});
+    tj_tensor t_hin = f32_buffer(hin, 4, (int64_t[]){nb, nseg, nsp, dm});
+    tj_tensor t_hin1 = f32_buffer(hin, 5, (int64_t[]){nb, nseg, nsp, dm, 1});
+    const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
+    tj_arg a1[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_int_arg(seg)};
+    tj_arg a2[] = {lib_tensor_arg(s->A), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(&t_hin)};
+    tj_arg a3[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
+                   lib_tensor_arg(&c4), lib_tensor_arg(s->D ? s->D : &one_f32), lib_tensor_arg(s->z ? s->z : s->u),
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hin1), lib_tensor_arg(out), lib_int_arg(seg)};
+    return lib_launch(l, k1, a1, 8, stream, err) || lib_launch(l, k2, a2, 4, stream, err) ||
+           lib_launch(l, k3, a3, 11, stream, err);
 }
 
 int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
