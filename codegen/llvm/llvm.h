@@ -204,6 +204,7 @@ int lg_emit_if(lg *g, tj_ref r);
 /* Stable sort of n (key, index) pairs by key (unsigned order); tmp holds n
  * pairs. Keys and indices are parallel arrays. */
 void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx);
+void tj_cpu_sort_pairs32(uint32_t *keys, uint32_t *idx, uint32_t n, uint32_t *tmp_keys, uint32_t *tmp_idx);
 
 /* ---- llvm_emit.c: the whole kernel ---- */
 /* Adds "tj_programs" and "tj_frame_bytes" for Tile IR kernel k to mod

@@ -283,12 +283,21 @@ static LLVMErrorRef lookup_entry(tj_cpu *cpu, LLVMOrcJITDylibRef jd, uint64_t ad
     return w.err;
 }
 
+/* The library's functions that generated code calls: the sorts. */
 static LLVMErrorRef define_helpers(tj_cpu *cpu, LLVMOrcJITDylibRef jd)
 {
-    LLVMOrcCSymbolMapPair helper = {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_cpu_sort_pairs"),
-                                    {(LLVMOrcJITTargetAddress)(uintptr_t)&tj_cpu_sort_pairs,
-                                     {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
-    return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&helper, 1));
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } helpers[] = {{"tj_cpu_sort_pairs", (void (*)(void))tj_cpu_sort_pairs},
+                   {"tj_cpu_sort_pairs32", (void (*)(void))tj_cpu_sort_pairs32}};
+    enum { NHELPERS = sizeof helpers / sizeof *helpers };
+    LLVMOrcCSymbolMapPair syms[NHELPERS];
+    for (int i = 0; i < NHELPERS; i++)
+        syms[i] = (LLVMOrcCSymbolMapPair){LLVMOrcLLJITMangleAndIntern(cpu->jit, helpers[i].name),
+                                          {(LLVMOrcJITTargetAddress)(uintptr_t)helpers[i].fn,
+                                           {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+    return LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(syms, NHELPERS));
 }
 
 /* A JITDylib that sees the process (libm, memcpy) and the sort helper:

@@ -1,77 +1,91 @@
 /* sort: a stable sort of every line along the axis, keys alone or keys
- * with values. Each key maps to a u64 whose unsigned order is the order
- * wanted (NaN above +inf, -0 with +0; descending: the complement), as in
- * the interpreter; the generated code fills (key, index) pairs, calls
- * tj_cpu_sort_pairs (a radix sort here, linked into every kernel that
- * sorts) and gathers keys and values by the sorted indices. */
+ * with values. Each key maps to a u32 (dtypes of 32 bits or fewer) or u64
+ * whose unsigned order is the order wanted (NaN above +inf, -0 with +0;
+ * descending: the complement), as in the interpreter; the generated code
+ * fills (key, index) pairs, calls tj_cpu_sort_pairs32 or tj_cpu_sort_pairs
+ * (radix sorts here, linked into every kernel) and gathers keys and values
+ * by the sorted indices. */
 #include <string.h>
 
 #include "codegen/llvm/llvm.h"
 
-/* One stable counting pass on byte `shift / 8` of the keys. */
-static void radix_pass(const uint64_t *sk, const uint32_t *si, uint64_t *dk, uint32_t *di, uint32_t n, int shift)
-{
-    uint32_t count[257] = {0};
-    for (uint32_t i = 0; i < n; i++)
-        count[((sk[i] >> shift) & 0xff) + 1]++;
-    for (int b = 0; b < 256; b++)
-        count[b + 1] += count[b];
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t at = count[(sk[i] >> shift) & 0xff]++;
-        dk[at] = sk[i];
-        di[at] = si[i];
+/* Stable LSD radix sorts of n (key, index) pairs by unsigned key, one byte
+ * per pass: the histograms of every byte in one read of the keys, then a
+ * counting pass for each byte the keys do not all share (f32 keys of
+ * similar magnitude share their exponent byte, small integers their high
+ * bytes). 32-bit keys (every dtype of 32 bits or fewer) take at most four
+ * passes over half the bytes 64-bit ones move. */
+#define RADIX_SORT(NAME, KEY)                                                                     \
+    void NAME(KEY *keys, uint32_t *idx, uint32_t n, KEY *tmp_keys, uint32_t *tmp_idx)             \
+    {                                                                                             \
+        enum { BYTES = sizeof(KEY) };                                                             \
+        uint32_t count[BYTES][256];                                                               \
+        if (n < 2)                                                                                \
+            return;                                                                               \
+        memset(count, 0, sizeof count);                                                           \
+        for (uint32_t i = 0; i < n; i++) {                                                        \
+            KEY k = keys[i];                                                                      \
+            _Pragma("GCC unroll 8") for (int b = 0; b < BYTES; b++)                               \
+                count[b][(k >> (8 * b)) & 0xff]++;                                                \
+        }                                                                                         \
+        KEY *sk = keys, *dk = tmp_keys, *tk;                                                      \
+        uint32_t *si = idx, *di = tmp_idx, *ti;                                                   \
+        for (int b = 0; b < BYTES; b++) {                                                         \
+            uint32_t *c = count[b], at = 0;                                                       \
+            if (c[(keys[0] >> (8 * b)) & 0xff] == n)                                              \
+                continue; /* every key has this byte */                                           \
+            for (int d = 0; d < 256; d++) {                                                       \
+                uint32_t here = c[d];                                                             \
+                c[d] = at;                                                                        \
+                at += here;                                                                       \
+            }                                                                                     \
+            for (uint32_t i = 0; i < n; i++) {                                                    \
+                uint32_t to = c[(sk[i] >> (8 * b)) & 0xff]++;                                     \
+                dk[to] = sk[i];                                                                   \
+                di[to] = si[i];                                                                   \
+            }                                                                                     \
+            tk = sk, sk = dk, dk = tk;                                                            \
+            ti = si, si = di, di = ti;                                                            \
+        }                                                                                         \
+        if (sk != keys) {                                                                         \
+            memcpy(keys, sk, sizeof *keys * n);                                                   \
+            memcpy(idx, si, sizeof *idx * n);                                                     \
+        }                                                                                         \
     }
-}
 
-/* LSD radix sort, stable, skipping the bytes every key shares (f32 keys
- * widened to f64 share their low 29 bits; small integers their high ones). */
-void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx)
-{
-    uint64_t all = ~(uint64_t)0, any = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        all &= keys[i];
-        any |= keys[i];
-    }
-    uint64_t *sk = keys, *dk = tmp_keys;
-    uint32_t *si = idx, *di = tmp_idx;
-    for (int shift = 0; shift < 64; shift += 8) {
-        if (!(((all ^ any) >> shift) & 0xff))
-            continue;
-        radix_pass(sk, si, dk, di, n, shift);
-        uint64_t *tk = sk;
-        uint32_t *ti = si;
-        sk = dk, si = di, dk = tk, di = ti;
-    }
-    if (sk != keys) {
-        memcpy(keys, sk, sizeof *keys * n);
-        memcpy(idx, si, sizeof *idx * n);
-    }
-}
+RADIX_SORT(tj_cpu_sort_pairs, uint64_t)
+RADIX_SORT(tj_cpu_sort_pairs32, uint32_t)
 
-static LLVMValueRef order_key(lg *g, tj_dtype dt, LLVMValueRef v)
+/* The key's bits as an unsigned integer of type kt (i32 for dtypes of 32
+ * bits or fewer, else i64) whose order is the one wanted: signed integers
+ * with the sign bit flipped; floats (f16/bf16 values are f32) by their
+ * bits, negative ones complemented, -0 as +0, NaN above everything. */
+static LLVMValueRef order_key(lg *g, tj_dtype dt, LLVMValueRef v, LLVMTypeRef kt)
 {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef top = LLVMConstInt(g->i64, 1ull << 63, 0);
+    int wide = LLVMGetIntTypeWidth(kt) == 64;
+    LLVMValueRef top = LLVMConstInt(kt, wide ? 1ull << 63 : 1ull << 31, 0);
     if (!tj_dtype_is_float(dt)) {
         if (tj_dtype_is_signed(dt))
-            return LLVMBuildXor(b, LLVMBuildSExt(b, v, g->i64, ""), top, "");
-        return LLVMBuildZExt(b, v, g->i64, "");
+            return LLVMBuildXor(b, LLVMBuildSExt(b, v, kt, ""), top, "");
+        return LLVMBuildZExt(b, v, kt, "");
     }
-    LLVMValueRef d = LLVMTypeOf(v) == g->f64 ? v : LLVMBuildFPExt(b, v, g->f64, "");
-    LLVMValueRef zero = LLVMConstReal(g->f64, 0.0);
+    LLVMTypeRef ft = wide ? g->f64 : g->f32;
+    LLVMValueRef d = LLVMTypeOf(v) == ft ? v : LLVMBuildFPExt(b, v, ft, "");
+    LLVMValueRef zero = LLVMConstReal(ft, 0.0);
     d = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, d, zero, ""), zero, d, "");
-    LLVMValueRef bits = LLVMBuildBitCast(b, d, g->i64, "");
-    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, bits, lg_i64(g, 0), "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, d, kt, "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, bits, LLVMConstNull(kt), "");
     LLVMValueRef k = LLVMBuildSelect(b, neg, LLVMBuildNot(b, bits, ""), LLVMBuildOr(b, bits, top, ""), "");
     LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, d, d, "");
-    return LLVMBuildSelect(b, nan, LLVMConstAllOnes(g->i64), k, "");
+    return LLVMBuildSelect(b, nan, LLVMConstAllOnes(kt), k, "");
 }
 
-static void call_sort(lg *g, LLVMValueRef *bufs, uint64_t len)
+static void call_sort(lg *g, LLVMValueRef *bufs, uint64_t len, int wide)
 {
     LLVMTypeRef ps[5] = {g->ptr, g->ptr, g->i32, g->ptr, g->ptr};
     LLVMValueRef args[5] = {bufs[0], bufs[1], lg_i32(g, (int64_t)len), bufs[2], bufs[3]};
-    lg_call_extern(g, "tj_cpu_sort_pairs", LLVMFunctionType(g->vd, ps, 5, 0), args, 5);
+    lg_call_extern(g, wide ? "tj_cpu_sort_pairs" : "tj_cpu_sort_pairs32", LLVMFunctionType(g->vd, ps, 5, 0), args, 5);
 }
 
 int lg_emit_sort(lg *g, tj_ref r)
@@ -93,19 +107,22 @@ int lg_emit_sort(lg *g, tj_ref r)
         lg_alloc_result(g, r);
         kout = rv->v;
     }
-    LLVMValueRef bufs[4] = {lg_buffer(g, g->i64, len), lg_buffer(g, g->i32, len), lg_buffer(g, g->i64, len),
+    int wide = tj_dtype_bits(kt->dtype) > 32;
+    LLVMTypeRef key_t = wide ? g->i64 : g->i32;
+    LLVMValueRef bufs[4] = {lg_buffer(g, key_t, len), lg_buffer(g, g->i32, len), lg_buffer(g, key_t, len),
                             lg_buffer(g, g->i32, len)};
     LLVMValueRef base;
     lg_loop o = lg_lines_begin(g, l, &base);
     LLVMValueRef step = lg_i64(g, (int64_t)inner);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)len), "fill");
-    LLVMValueRef k = order_key(g, kt->dtype, lg_elem(g, keys, LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j.i, step, ""), "")));
+    LLVMValueRef k = order_key(g, kt->dtype, lg_elem(g, keys, LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j.i, step, ""), "")),
+                               key_t);
     if (in->flags & TJ_SORT_DESCENDING)
         k = LLVMBuildNot(g->b, k, "");
-    LLVMBuildStore(g->b, k, LLVMBuildGEP2(g->b, g->i64, bufs[0], &j.i, 1, ""));
+    LLVMBuildStore(g->b, k, LLVMBuildGEP2(g->b, key_t, bufs[0], &j.i, 1, ""));
     LLVMBuildStore(g->b, LLVMBuildTrunc(g->b, j.i, g->i32, ""), LLVMBuildGEP2(g->b, g->i32, bufs[1], &j.i, 1, ""));
     lg_loop_end(g, &j);
-    call_sort(g, bufs, len);
+    call_sort(g, bufs, len, wide);
     j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)len), "gather");
     LLVMValueRef from = LLVMBuildZExt(g->b, LLVMBuildLoad2(g->b, g->i32, LLVMBuildGEP2(g->b, g->i32, bufs[1], &j.i, 1, ""), ""), g->i64, "");
     LLVMValueRef src = LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, from, step, ""), "");
