@@ -1,5 +1,6 @@
 /* Building a function's body into an array graph: values to arrays, op by
  * op, each family in its file; errors at the op's MLIR location. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,26 @@ tj_array tj_mlir_get(mbuild *b, uint32_t op, uint32_t id)
 void tj_mlir_set(mbuild *b, uint32_t id, tj_array a) { b->env[id] = a; }
 
 tj_array tj_mlir_constant(mbuild *b, tj_dtype dt, double v) { return tj_array_scalar(b->g, dt, v, 0); }
+
+void tj_mlir_copy_uniform(mbuild *b, uint32_t to, uint32_t from)
+{
+    b->uniform[to] = b->uniform[from];
+    b->uniform_value[to] = b->uniform_value[from];
+}
+
+int tj_mlir_is_identity(const mbuild *b, uint32_t init, tj_aop combine)
+{
+    if (!b->uniform[init])
+        return 0;
+    double v = b->uniform_value[init];
+    switch (combine) {
+    case TJ_AOP_ADD: return v == 0;
+    case TJ_AOP_MULTIPLY: return v == 1;
+    case TJ_AOP_MAXIMUM: return v == -INFINITY;
+    case TJ_AOP_MINIMUM: return v == INFINITY;
+    default: return 0;
+    }
+}
 
 static int build_op(mbuild *b, uint32_t op)
 {
@@ -135,8 +156,9 @@ int tj_mlir_build(const tj_mlir_module *m, const char *func, tj_graph *g, const 
     mbuild b = {.m = m, .g = g, .c = c ? c : own, .err = err};
     uint32_t nvalues = m->prog.nvalues ? m->prog.nvalues : 1;
     b.env = calloc(nvalues, sizeof *b.env);
-    b.zero = calloc(nvalues, 1);
-    if (!b.c || !b.env || !b.zero)
+    b.uniform = calloc(nvalues, 1);
+    b.uniform_value = calloc(nvalues, sizeof *b.uniform_value);
+    if (!b.c || !b.env || !b.uniform || !b.uniform_value)
         b.failed = !tj_rt_fail(err, "out of memory importing %s", m->file) || 1;
     else {
         b.file = tj_source_add(b.c, m->file, m->text, m->len);
@@ -146,7 +168,8 @@ int tj_mlir_build(const tj_mlir_module *m, const char *func, tj_graph *g, const 
                        own ? ":\n" : " (diagnostics in the context)", own ? tj_diag_render(own) : "");
     }
     free(b.env);
-    free(b.zero);
+    free(b.uniform);
+    free(b.uniform_value);
     tj_ctx_free(own);
     return b.failed;
 }

@@ -174,7 +174,8 @@ static int build_constant(mbuild *b, uint32_t op)
     } else
         return tj_mlir_fail(b, op, "a constant of this form is not imported (%s)",
                             a && a->kind == TJ_MA_OTHER ? tj_mprog_str(&b->m->prog, a->str) : "no value");
-    b->zero[o->results] = scalar == 0 && !(a->kind == TJ_MA_DENSE && !a->splat);
+    b->uniform[o->results] = !(a->kind == TJ_MA_DENSE && !a->splat);
+    b->uniform_value[o->results] = scalar;
     return set_result(b, op, r);
 }
 

@@ -206,7 +206,16 @@ static int parallel_output(mbuild *b, const structured *s, uint32_t j, uint32_t 
     if (output_order(s, &s->out_maps[j], 0, perm))
         return tj_mlir_fail(b, s->op, "output %u: its indexing map is not a permutation of the loops", j);
     tj_array r = tj_array_broadcast_to(b->g, tj_mlir_get(b, s->op, y), b->nloops, b->loops);
-    return set_output(b, s->op, j, reorder(b, r, perm, s->nloops));
+    if (set_output(b, s->op, j, reorder(b, r, perm, s->nloops)))
+        return 1;
+    /* A yield of a uniform operand (a fill, generalized) stays uniform. */
+    const tj_mop *o = &b->m->prog.ops[s->op];
+    uint32_t result = o->results + j, from = y;
+    for (uint32_t i = 0; i < o->nargs; i++)
+        if (b->m->prog.uses[o->args + i] == y)
+            from = i < s->nins ? s->ins[i] : s->outs[i - s->nins];
+    tj_mlir_copy_uniform(b, result, from);
+    return 0;
 }
 
 static int reduced_output(mbuild *b, const structured *s, uint32_t j, uint32_t y, uint32_t out_arg,
@@ -237,9 +246,129 @@ static int reduced_output(mbuild *b, const structured *s, uint32_t j, uint32_t y
     if (!tj_array_get_info(g, r, &got) && got.dtype != dt) /* NumPy widens integer sums */
         r = tj_array_astype(g, r, dt);
     tj_array init = tj_mlir_get(b, s->op, s->outs[j]);
-    if (!(b->zero[s->outs[j]] && info->aop == TJ_AOP_ADD))
+    if (!tj_mlir_is_identity(b, s->outs[j], info->aop))
         r = tj_array_binary(g, info->aop, init, r);
     return set_output(b, s->op, j, r);
+}
+
+/* ---- contractions: a generic that is a matmul ------------------------------------------- */
+
+/* The loops an operand's map names, as a bit set; -1 when it has a 0. */
+static int loop_set(const lmap *m)
+{
+    int set = 0;
+    for (int k = 0; k < m->nres; k++) {
+        if (m->res[k] < 0)
+            return -1;
+        set |= 1 << m->res[k];
+    }
+    return set;
+}
+
+/* The operand (an array over the loops its map names) transposed to the
+ * loops of `order` and reshaped to `shape`. */
+static tj_array arrange(mbuild *b, tj_array a, const lmap *m, const int *order, int n, int rank,
+                        const int64_t *shape)
+{
+    int perm[TJ_MAX_RANK];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < m->nres; k++)
+            if (m->res[k] == order[i])
+                perm[i] = k;
+    return tj_array_reshape(b->g, reorder(b, a, perm, n), rank, shape);
+}
+
+/* The body is OUT + IN0 * IN1 (either order), on block arguments. */
+static int is_multiply_add(mbuild *b, const structured *s, uint32_t y, uint32_t out_arg, const uint32_t *args)
+{
+    uint32_t add = defining_op(b, s->op, y);
+    if (add == UINT32_MAX || strcmp(tj_mlir_op_name(b->m, add), "arith.addf"))
+        return 0;
+    uint32_t x0 = tj_mlir_operand(b->m, add, 0), x1 = tj_mlir_operand(b->m, add, 1);
+    uint32_t mul = defining_op(b, s->op, x0 == out_arg ? x1 : x1 == out_arg ? x0 : UINT32_MAX);
+    if (mul == UINT32_MAX || strcmp(tj_mlir_op_name(b->m, mul), "arith.mulf"))
+        return 0;
+    uint32_t m0 = tj_mlir_operand(b->m, mul, 0), m1 = tj_mlir_operand(b->m, mul, 1);
+    return (m0 == args[0] && m1 == args[1]) || (m0 == args[1] && m1 == args[0]);
+}
+
+/* C + A B for a generic whose loops split into batch (in A, B and C), M (A
+ * and C), N (B and C) and one K (A and B): A and B are arranged as
+ * [batch..., M, K] and [batch..., K, N] for the array matmul (tensor cores
+ * on a GPU), the product put back in C's order. 1 when it is one and was
+ * built (or failed: b->failed), 0 when it is not a contraction. */
+static int try_contraction(mbuild *b, const structured *s, uint32_t y)
+{
+    const tj_mop *o = &b->m->prog.ops[s->op];
+    const uint32_t *args = &b->m->prog.uses[o->args];
+    if (s->nins != 2 || s->nouts != 1 || o->nargs != 3 || !is_multiply_add(b, s, y, args[2], args))
+        return 0;
+    int sa = loop_set(&s->in_maps[0]), sb = loop_set(&s->in_maps[1]), sc = loop_set(&s->out_maps[0]), red = 0;
+    for (int d = 0; d < s->nloops; d++)
+        red |= s->reduction[d] << d;
+    int all = (1 << s->nloops) - 1;
+    /* each map names distinct loops; one reduction loop, in A and B, not C;
+     * C names every parallel loop, each also in A or B */
+    if (sa < 0 || sb < 0 || sc < 0 || __builtin_popcount(sa) != s->in_maps[0].nres ||
+        __builtin_popcount(sb) != s->in_maps[1].nres || __builtin_popcount(sc) != s->out_maps[0].nres ||
+        __builtin_popcount(red) != 1 || !(sa & red) || !(sb & red) || sc != (all & ~red) || (sc & ~(sa | sb)))
+        return 0;
+    int batch[TJ_MAX_RANK], nbatch = 0, ms[TJ_MAX_RANK], nm = 0, ns[TJ_MAX_RANK], nn = 0, k = __builtin_ctz(red);
+    int64_t mext = 1, next = 1, bshape[TJ_MAX_RANK];
+    for (int d = 0; d < s->nloops; d++) {
+        if ((sa & sb & sc) >> d & 1)
+            bshape[nbatch] = b->loops[d], batch[nbatch++] = d;
+        else if ((sa & sc & ~sb) >> d & 1)
+            mext *= b->loops[d], ms[nm++] = d;
+        else if ((sb & sc & ~sa) >> d & 1)
+            next *= b->loops[d], ns[nn++] = d;
+    }
+    int order[TJ_MAX_RANK], n = 0;
+    int64_t shape[TJ_MAX_RANK];
+    tj_graph *g = b->g;
+    tj_dtype dt = value(b, s->outs[0])->dtype;
+    tj_array a = tj_mlir_get(b, s->op, s->ins[0]), bb = tj_mlir_get(b, s->op, s->ins[1]);
+    if (!a || !bb)
+        return 1;
+    /* A: [batch..., M..., K] -> [batch..., prod M, K] */
+    memcpy(order, batch, sizeof batch);
+    memcpy(shape, bshape, sizeof bshape);
+    n = nbatch;
+    memcpy(order + n, ms, nm * sizeof *ms);
+    order[n + nm] = k;
+    shape[n] = mext;
+    shape[n + 1] = b->loops[k];
+    a = arrange(b, a, &s->in_maps[0], order, nbatch + nm + 1, nbatch + 2, shape);
+    /* B: [batch..., K, N...] -> [batch..., K, prod N] */
+    order[n] = k;
+    memcpy(order + n + 1, ns, nn * sizeof *ns);
+    shape[n] = b->loops[k];
+    shape[n + 1] = next;
+    bb = arrange(b, bb, &s->in_maps[1], order, nbatch + nn + 1, nbatch + 2, shape);
+    if (value(b, s->ins[0])->dtype != dt)
+        a = tj_array_astype(g, a, dt);
+    if (value(b, s->ins[1])->dtype != dt)
+        bb = tj_array_astype(g, bb, dt);
+    tj_array r = tj_array_matmul(g, a, bb);
+    /* [batch..., prod M, prod N] -> [batch..., M..., N...] -> C's order */
+    int loops_order[TJ_MAX_RANK], nl = 0;
+    for (int i = 0; i < nbatch; i++)
+        shape[nl] = b->loops[batch[i]], loops_order[nl++] = batch[i];
+    for (int i = 0; i < nm; i++)
+        shape[nl] = b->loops[ms[i]], loops_order[nl++] = ms[i];
+    for (int i = 0; i < nn; i++)
+        shape[nl] = b->loops[ns[i]], loops_order[nl++] = ns[i];
+    r = tj_array_reshape(g, r, nl, shape);
+    int perm[TJ_MAX_RANK];
+    for (int i = 0; i < nl; i++)
+        for (int q = 0; q < nl; q++)
+            if (loops_order[q] == s->out_maps[0].res[i])
+                perm[i] = q;
+    r = reorder(b, r, perm, nl);
+    if (!tj_mlir_is_identity(b, s->outs[0], TJ_AOP_ADD))
+        r = tj_array_binary(g, TJ_AOP_ADD, tj_mlir_get(b, s->op, s->outs[0]), r);
+    set_output(b, s->op, 0, r);
+    return 1;
 }
 
 static int build_structured(mbuild *b, const structured *s, int body_has_outs)
@@ -277,11 +406,14 @@ static int build_structured(mbuild *b, const structured *s, int body_has_outs)
         reduces |= s->reduction[d];
     if (!failed)
         find_taint(b, s->op, s->nins, body_has_outs ? s->nouts : 0, taint);
-    for (uint32_t j = 0; !failed && j < s->nouts; j++) {
-        uint32_t y = tj_mlir_operand(b->m, yield, j);
-        failed = reduces ? reduced_output(b, s, j, y, b->m->prog.uses[o->args + s->nins + j], taint)
-                         : parallel_output(b, s, j, y);
-    }
+    if (!failed && reduces && try_contraction(b, s, tj_mlir_operand(b->m, yield, 0)))
+        failed = b->failed;
+    else
+        for (uint32_t j = 0; !failed && j < s->nouts; j++) {
+            uint32_t y = tj_mlir_operand(b->m, yield, j);
+            failed = reduces ? reduced_output(b, s, j, y, b->m->prog.uses[o->args + s->nins + j], taint)
+                             : parallel_output(b, s, j, y);
+        }
     free(taint);
     b->in_body = outer.in_body;
     b->nloops = outer.nloops;
@@ -358,7 +490,7 @@ static int build_generic(mbuild *b, uint32_t op)
 }
 
 /* linalg.map: identity maps over the output's shape; the body takes the
- * inputs' elements only. */
+ * inputs' elements (and, since MLIR 22, the init's). */
 static int build_map(mbuild *b, uint32_t op)
 {
     structured s = {0};
@@ -368,7 +500,7 @@ static int build_map(mbuild *b, uint32_t op)
     for (uint32_t i = 0; i < s.nins; i++)
         s.in_maps[i] = identity_map(s.nloops);
     s.out_maps[0] = identity_map(s.nloops);
-    return build_structured(b, &s, 0);
+    return build_structured(b, &s, b->m->prog.ops[op].nargs == s.nins + s.nouts);
 }
 
 /* linalg.reduce: the inputs over every loop, the inits over those not in
@@ -412,7 +544,7 @@ static int build_fill(mbuild *b, uint32_t op)
     s.out_maps[0] = identity_map(s.nloops);
     int failed = build_structured(b, &s, 1);
     if (!failed)
-        b->zero[b->m->prog.ops[op].results] = b->zero[s.ins[0]];
+        tj_mlir_copy_uniform(b, b->m->prog.ops[op].results, s.ins[0]);
     return failed;
 }
 
@@ -450,7 +582,7 @@ static int build_matmul(mbuild *b, uint32_t op)
     if (value(b, s.ins[1])->dtype != dt)
         y = tj_array_astype(g, y, dt);
     tj_array r = tj_array_matmul(g, x, y);
-    if (!b->zero[s.outs[0]])
+    if (!tj_mlir_is_identity(b, s.outs[0], TJ_AOP_ADD))
         r = tj_array_binary(g, TJ_AOP_ADD, c, r);
     return set_output(b, op, 0, r);
 }

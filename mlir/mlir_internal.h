@@ -53,7 +53,8 @@ typedef struct mbuild {
     const tj_mlir_module *m;
     tj_graph *g;
     tj_array *env;      /* value id -> its array (TJ_ARRAY_NONE: not built) */
-    uint8_t *zero;      /* value id -> 1 when known to be all zeros (a fill of 0) */
+    uint8_t *uniform;   /* value id -> 1 when every element is known to be uniform_value[id] */
+    double *uniform_value; /* (a constant or a fill: the init of a reduction may then be skipped) */
     tj_ctx *c;
     uint32_t file;      /* the source's index in c */
     tj_rt_error *err;
@@ -83,6 +84,13 @@ void tj_mlir_set(mbuild *b, uint32_t id, tj_array a);
 int tj_mlir_build_elementwise(mbuild *b, uint32_t op, const mop_info *info);
 int tj_mlir_build_linalg(mbuild *b, uint32_t op, const mop_info *info);
 int tj_mlir_build_tensor(mbuild *b, uint32_t op, const mop_info *info);
+
+/* Whether a combine of init with a reduction of it is the reduction
+ * alone: init known to be the combine's identity (0 for add, 1 for mul,
+ * -inf for max, +inf for min). */
+int tj_mlir_is_identity(const mbuild *b, uint32_t init, tj_aop combine);
+/* Value `to` is uniform when `from` is (a fill, a yield of it). */
+void tj_mlir_copy_uniform(mbuild *b, uint32_t to, uint32_t from);
 
 /* A scalar constant of dtype dt as an array (a 0-d, or full over the
  * body's iteration space inside a body). */
