@@ -34,6 +34,89 @@ static void lines_end(lg *g, line_loops *ll)
     lg_loop_end(g, &ll->o);
 }
 
+/* ---- cumsum and cumprod on whole vectors ----
+ * Along contiguous lines (the last axis) of a tile in a buffer, W lanes at
+ * a time: an inclusive scan inside the register (log2 W shifted combines),
+ * then the running total of the line's earlier blocks, broadcast from the
+ * last lane; the dependency between blocks is one combine and one
+ * broadcast instead of one combine per element. Floats then add in a tree
+ * within each block (as the reductions reassociate: the last bits may
+ * differ from the interpreter's order); integers wrap the same either way.
+ * f16/bf16 and bool, which round every output, stay on the scalar loop. */
+static unsigned lanes_of(const lg *g, tj_dtype dt)
+{
+    unsigned bits = tj_dtype_bits(dt);
+    return (unsigned)g->vector_bits / bits;
+}
+
+static int vector_scannable(const lg *g, tj_ref x, tj_dtype dt, lg_lines l)
+{
+    return dt != TJ_DT_F16 && dt != TJ_DT_BF16 && dt != TJ_DT_BOOL && l.inner == 1 && !lg_val(g, x)->fused &&
+           lanes_of(g, dt) >= 4 && l.len >= 2 * lanes_of(g, dt);
+}
+
+/* v with every lane combined with the lanes below it. */
+static LLVMValueRef scan_in_register(lg *g, tj_op op, tj_dtype dt, LLVMValueRef v, LLVMValueRef ident, unsigned w)
+{
+    LLVMValueRef mask[64];
+    for (unsigned k = 1; k < w; k *= 2) {
+        for (unsigned i = 0; i < w; i++) /* lane i takes lane i - k of v, or the identity */
+            mask[i] = lg_i32(g, i < k ? i : w + i - k);
+        LLVMValueRef shifted = LLVMBuildShuffleVector(g->b, ident, v, LLVMConstVector(mask, w), "");
+        v = lg_binary(g, op, dt, v, shifted);
+    }
+    return v;
+}
+
+/* Lines [0, blocks * w) in vectors; *acc (a one-element buffer) gets the
+ * line's total so far for the scalar tail. */
+static void scan_blocks(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, LLVMValueRef base, uint64_t blocks,
+                        LLVMValueRef acc)
+{
+    LLVMTypeRef t = lg_type(g, dt);
+    unsigned w = lanes_of(g, dt), esize = (unsigned)tj_dtype_size(dt);
+    LLVMTypeRef vt = LLVMVectorType(t, w);
+    LLVMValueRef one = tj_dtype_is_float(dt) ? lg_const_float(g, dt, op == TJ_OP_ADD ? -0.0 : 1.0)
+                                             : lg_const_int(g, dt, op == TJ_OP_ADD ? 0 : 1);
+    LLVMValueRef lanes[64];
+    for (unsigned i = 0; i < w; i++)
+        lanes[i] = one;
+    LLVMValueRef ident = LLVMConstVector(lanes, w);
+    LLVMValueRef carry = lg_buffer(g, vt, 1);
+    LLVMBuildStore(g->b, ident, carry);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)blocks), "blocks");
+    LLVMValueRef at = LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j.i, lg_i64(g, w), ""), "");
+    LLVMValueRef in = LLVMBuildLoad2(g->b, vt, lg_elem_ptr(g, dt, lg_val(g, x)->v, at), "");
+    LLVMSetAlignment(in, esize);
+    LLVMValueRef v = scan_in_register(g, op, dt, in, ident, w);
+    v = lg_binary(g, op, dt, v, LLVMBuildLoad2(g->b, vt, carry, ""));
+    LLVMValueRef out = LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, lg_val(g, r)->v, at));
+    LLVMSetAlignment(out, esize);
+    for (unsigned i = 0; i < w; i++)
+        lanes[i] = lg_i32(g, w - 1);
+    LLVMBuildStore(g->b, LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), LLVMConstVector(lanes, w), ""), carry);
+    lg_loop_end(g, &j);
+    LLVMValueRef total = LLVMBuildExtractElement(g->b, LLVMBuildLoad2(g->b, vt, carry, ""), lg_i32(g, 0), "");
+    LLVMBuildStore(g->b, total, acc);
+}
+
+static void vector_cumulative(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
+{
+    LLVMTypeRef t = lg_type(g, dt);
+    uint64_t w = lanes_of(g, dt), blocks = l.len / w;
+    LLVMValueRef acc = lg_buffer(g, t, 1);
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "lines");
+    LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
+    scan_blocks(g, r, x, op, dt, base, blocks, acc);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, (int64_t)(blocks * w)), lg_i64(g, (int64_t)l.len), "tail");
+    LLVMValueRef at = LLVMBuildNSWAdd(g->b, base, j.i, "");
+    LLVMValueRef v = lg_binary(g, op, dt, LLVMBuildLoad2(g->b, t, acc, ""), lg_elem(g, x, at));
+    LLVMBuildStore(g->b, v, acc);
+    lg_set_elem(g, r, at, v);
+    lg_loop_end(g, &j);
+    lg_loop_end(g, &o);
+}
+
 int lg_emit_cumulative(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -42,6 +125,11 @@ int lg_emit_cumulative(lg *g, tj_ref r)
     LLVMTypeRef t = lg_type(g, dt);
     tj_op op = in->op == TJ_OP_CUMSUM ? TJ_OP_ADD : TJ_OP_MUL;
     lg_alloc_result(g, r);
+    lg_lines l = lg_split_axis(lg_ti(g, x), in->imm);
+    if (vector_scannable(g, x, dt, l)) {
+        vector_cumulative(g, r, x, op, dt, l);
+        return 0;
+    }
     LLVMValueRef acc = lg_buffer(g, t, 1);
     line_loops ll;
     lines_begin(g, &ll, lg_ti(g, x), in->imm);
