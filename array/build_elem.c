@@ -73,6 +73,8 @@ static tj_dtype unary_dtype(tj_graph *g, tj_aop op, tj_dtype dt)
     case TJ_AK_MATH:
         return tj_float_of(dt);
     case TJ_AK_UNARY:
+        if (dt == TJ_DT_BOOL && op == TJ_AOP_SQUARE)
+            return TJ_DT_I8; /* NumPy's square of bool */
         if (dt == TJ_DT_BOOL && op != TJ_AOP_ABS && op != TJ_AOP_POSITIVE && op != TJ_AOP_SQUARE)
             return dtype_error(g, op, dt);
         if (op == TJ_AOP_RECIPROCAL && dt == TJ_DT_BOOL)

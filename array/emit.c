@@ -82,26 +82,30 @@ static const char *reduce_fn(tj_aop op)
     case TJ_AOP_PROD: return "prod";
     case TJ_AOP_MAX: return "max";
     case TJ_AOP_MIN: return "min";
-    case TJ_AOP_ARGMAX: return "argmax";
-    case TJ_AOP_ARGMIN: return "argmin";
+    case TJ_AOP_ARGMAX:
+    case TJ_AOP_ARGMIN: return "argmax"; /* argmin: of the negated values (masked) */
     default: return "sum";
     }
 }
 
 static void identity(tj_buf *o, tj_aop op, tj_dtype acc)
 {
-    if (op == TJ_AOP_MAX || op == TJ_AOP_ARGMAX)
+    if (op == TJ_AOP_MAX || op == TJ_AOP_ARGMAX || op == TJ_AOP_ARGMIN)
         tj_emit_extreme(o, acc, 0);
-    else if (op == TJ_AOP_MIN || op == TJ_AOP_ARGMIN)
+    else if (op == TJ_AOP_MIN)
         tj_emit_extreme(o, acc, 1);
     else
         tj_emit_literal(o, acc, op == TJ_AOP_PROD ? 1 : 0);
 }
 
-/* where(ok, ACC(input), identity): the masked tile a reduction reads. */
+/* where(ok, ACC(input), identity): the masked tile a reduction reads.
+ * argmin is the argmax of the values reversed (-x, ~x for integers: the
+ * order flips, ties stay, and NaN comes first as NumPy's argmin finds it). */
 static void masked(const em *e, const tj_anode *x, tj_dtype acc)
 {
     tj_buf_printf(e->o, "where(ok, ");
+    if (x->op == TJ_AOP_ARGMIN)
+        tj_buf_printf(e->o, tj_dtype_is_float(acc) ? "-" : "~");
     ref(e, x->in[0], acc, e->o);
     tj_buf_printf(e->o, ", ");
     identity(e->o, x->op, acc);
@@ -149,10 +153,9 @@ static void emit_acc_update(const em *e, int pos, const char *pad)
     if (is_arg(x->op)) {
         tj_buf_printf(e->o, "%st%d = ", pad, pos);
         masked(e, x, acc);
-        const char *cmp = x->op == TJ_AOP_ARGMAX ? ">" : "<";
-        tj_buf_printf(e->o, "\n%sbv%d = %s(t%d, 1)[:, None]\n", pad, pos, x->op == TJ_AOP_ARGMAX ? "max" : "min",
-                      pos);
-        tj_buf_printf(e->o, "%sup%d = bv%d %s a%d\n", pad, pos, pos, cmp, pos);
+        tj_buf_printf(e->o, "\n%sbv%d = max(t%d, 1)[:, None]\n", pad, pos, pos);
+        tj_buf_printf(e->o, "%sup%d = bv%d > a%d || (bv%d != bv%d && a%d == a%d)\n", pad, pos, pos, pos, pos, pos,
+                      pos, pos);
         tj_buf_printf(e->o, "%sai%d = where(up%d, %s(t%d, 1)[:, None] + k, ai%d)\n", pad, pos, pos,
                       reduce_fn(x->op), pos, pos);
         tj_buf_printf(e->o, "%sa%d = where(up%d, bv%d, a%d)\n", pad, pos, pos, pos, pos);

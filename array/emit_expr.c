@@ -16,7 +16,6 @@ typedef struct spelled {
 static const spelled direct[] = {
     {TJ_AOP_NEGATIVE, "-%1"},
     {TJ_AOP_POSITIVE, "%1"},
-    {TJ_AOP_SQUARE, "%1 * %1"},
     {TJ_AOP_RECIPROCAL, "%4(1) / %1"},
     {TJ_AOP_RELU, "maximum(%1, %4(0))"},
     {TJ_AOP_EXP, "exp(%1)"},
@@ -66,6 +65,7 @@ typedef struct by_kind {
 
 static const by_kind kinds[] = {
     {TJ_AOP_ABS, "abs(%1)", "abs(%1)", "%1", "%1"},
+    {TJ_AOP_SQUARE, "%1 * %1", "%1 * %1", "%1 * %1", "%1 && %1"},
     {TJ_AOP_SIGN, "where(%1 > %4(0), %4(1), where(%1 < %4(0), %4(-1), %1))",
      "where(%1 > %4(0), %4(1), where(%1 < %4(0), %4(-1), %4(0)))",
      "where(%1 > %4(0), %4(1), %4(0))", "%1"},

@@ -1036,19 +1036,20 @@ def _dl_deleter(p):
     _exports.pop(ctypes.addressof(p.contents), None)
 
 
-_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.py_object)
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the capsule, dying: no py_object
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype, _PyCapsule_New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
                                                                       _CAPSULE_DESTRUCTOR]
 _PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
-_PyCapsule_IsValid.restype, _PyCapsule_IsValid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+_PyCapsule_IsValid.restype, _PyCapsule_IsValid.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]
+_PyCapsule_Pointer = ctypes.PyDLL(None).PyCapsule_GetPointer
+_PyCapsule_Pointer.restype, _PyCapsule_Pointer.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]
 
 
 @_CAPSULE_DESTRUCTOR
 def _capsule_destructor(cap):
-    if _PyCapsule_IsValid(cap, b"dltensor"):  # never consumed: free it here
-        p = _lib.capsule_pointer(cap, b"dltensor")
-        _exports.pop(p, None)
+    if _PyCapsule_IsValid(cap, b"dltensor"):  # never consumed (renamed when it is): free it here
+        _exports.pop(_PyCapsule_Pointer(cap, b"dltensor"), None)
 
 
 def _dlpack_export(a):

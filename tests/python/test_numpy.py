@@ -1,0 +1,459 @@
+"""tilejit.numpy against NumPy: every op, broadcasting, dtypes, views,
+zero-size arrays, fusion counts and errors (docs/arrays.md)."""
+import math
+
+import numpy as np
+import pytest
+
+import tilejit.numpy as tnp
+from tilejit import TilejitError
+
+RNG = np.random.default_rng(7)
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FLOATS = ["float16", "float32", "float64"]
+ALL = ["bool"] + INTS + FLOATS
+
+
+def data(shape, dtype, low=-3, high=3):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return RNG.random(shape) < 0.5
+    if dtype.kind == "u":
+        return RNG.integers(0, high + 4, shape).astype(dtype)
+    if dtype.kind == "i":
+        return RNG.integers(low, high + 1, shape).astype(dtype)
+    return RNG.uniform(low, high, shape).astype(dtype)
+
+
+def tol(dtype):
+    return {"float16": 2e-3, "float32": 2e-5, "bfloat16": 1e-2}.get(np.dtype(dtype).name, 1e-12)
+
+
+def check(got, want, rtol=None, atol=None):
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want)
+    else:
+        r = rtol if rtol is not None else tol(want.dtype) * 10
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=r,
+                                   atol=atol if atol is not None else r, equal_nan=True)
+
+
+# ---- elementwise ----
+
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal", "less",
+          "less_equal", "greater", "greater_equal"]
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_every_dtype(op, dtype):
+    if dtype == "bool" and op in ("subtract",):
+        pytest.skip("NumPy refuses bool subtract too")
+    a, b = data((3, 17), dtype), data((3, 17), dtype)
+    if op == "divide" and np.dtype(dtype).kind in "biu":
+        b = np.where(b == 0, 1, b).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = getattr(np, op)(a, b)
+    check(getattr(tnp, op)(tnp.asarray(a), tnp.asarray(b)), want)
+
+
+@pytest.mark.parametrize("dtype", INTS + FLOATS)
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_floor_division_signs(op, dtype):
+    a = data((64,), dtype, -9, 9)
+    b = data((64,), dtype, -4, 4)
+    b = np.where(b == 0, 3, b).astype(dtype)
+    with np.errstate(all="ignore"):
+        check(getattr(tnp, op)(tnp.asarray(a), tnp.asarray(b)), getattr(np, op)(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "int64", "uint8", "uint32", "float16", "float32",
+                                   "float64"])
+@pytest.mark.parametrize("op", ["negative", "absolute", "sign", "square", "floor", "ceil", "trunc", "exp",
+                                "log", "sqrt", "sin", "cos", "tan", "tanh", "exp2", "log2", "log10", "expm1",
+                                "log1p", "isnan", "isinf", "isfinite", "logical_not", "invert"])
+def test_unary(op, dtype):
+    kind = np.dtype(dtype).kind
+    if op in ("negative", "sign") and kind == "b":
+        pytest.skip("NumPy refuses it for bool")
+    if op == "invert" and kind == "f":
+        pytest.skip("no invert for floats")
+    if op in ("negative",) and kind == "u":
+        pytest.skip("wraps in both, but NumPy warns")
+    low = 0.1 if op in ("log", "sqrt", "log2", "log10", "log1p") else -2
+    a = data((5, 33), dtype, low, 3)
+    with np.errstate(all="ignore"):
+        want = getattr(np, op)(a)
+    check(getattr(tnp, op)(tnp.asarray(a)), want, rtol=3e-3 if dtype == "float16" else None)
+
+
+def test_math_of_integers_is_numpys_float():
+    for dtype, want in [("int8", "float16"), ("int16", "float32"), ("int32", "float64"), ("bool", "float16")]:
+        assert tnp.exp(tnp.asarray(data((3,), dtype))).dtype == np.dtype(want)
+
+
+def test_nan_propagation_in_maximum():
+    a = np.array([1.0, np.nan, 3.0, -np.inf], np.float32)
+    b = np.array([np.nan, 2.0, 1.0, np.inf], np.float32)
+    check(tnp.maximum(a, tnp.asarray(b)), np.maximum(a, b))
+    check(tnp.minimum(tnp.asarray(a), b), np.minimum(a, b))
+
+
+def test_where_clip_logical():
+    a, b = data((4, 9), "float32"), data((4, 9), "float32")
+    check(tnp.where(tnp.asarray(a) > 0, a, b), np.where(a > 0, a, b))
+    check(tnp.clip(tnp.asarray(a), -1, 0.5), np.clip(a, -1, 0.5))
+    m, n = a > 0, b > 0
+    check(tnp.logical_and(m, tnp.asarray(n)), np.logical_and(m, n))
+    check(tnp.logical_or(tnp.asarray(m), n), np.logical_or(m, n))
+    check(tnp.logical_xor(tnp.asarray(m), n), np.logical_xor(m, n))
+    i, j = data((4, 9), "int32"), data((4, 9), "int32")
+    for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        check(getattr(tnp, op)(tnp.asarray(i), j), getattr(np, op)(i, j))
+
+
+def test_power_and_operators():
+    a = data((8,), "float32", 0.5, 2)
+    x = tnp.asarray(a)
+    check(x ** 2, a ** 2)
+    check(2 ** x, 2 ** a)
+    check(-x + 1 - x * 3 / 2, -a + 1 - a * 3 / 2)
+    check(abs(-x), abs(-a))
+
+
+# ---- promotion (NEP 50) ----
+
+@pytest.mark.parametrize("a", ALL)
+@pytest.mark.parametrize("b", ALL)
+def test_promotion_matches_numpy(a, b):
+    x, y = np.zeros(2, a), np.zeros(2, b)
+    want = (x + y).dtype if not (a == b == "bool") else np.dtype(bool)
+    assert tnp.add(tnp.asarray(x), tnp.asarray(y)).dtype == want
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_python_scalars_are_weak(dtype):
+    x = np.ones(3, dtype)
+    for s in (2, 2.5, True):
+        if dtype == "bool" and isinstance(s, bool):
+            continue
+        want = (x * s).dtype
+        got = tnp.asarray(x) * s
+        assert got.dtype == want, (dtype, s, got.dtype, want)
+        check(got, x * s)
+
+
+def test_weak_integer_out_of_range_raises_at_build():
+    with pytest.raises(TilejitError, match="out of bounds for u8"):
+        tnp.asarray(np.ones(3, np.uint8)) + 300
+
+
+# ---- broadcasting ----
+
+@pytest.mark.parametrize("sa,sb", [((3, 1), (1, 4)), ((5,), (2, 3, 5)), ((), (4, 4)), ((2, 1, 3), (4, 1)),
+                                   ((1,), (7,)), ((0, 3), (1, 3)), ((2, 0), (2, 1))])
+def test_broadcasting(sa, sb):
+    a, b = data(sa, "float32"), data(sb, "float32")
+    check(tnp.asarray(a) * tnp.asarray(b) + 1, a * b + 1)
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(TilejitError, match=r"multiply: operands could not be broadcast together with shapes "
+                                           r"f32\[3, 4\] f32\[5\]"):
+        tnp.asarray(np.ones((3, 4), np.float32)) * tnp.asarray(np.ones(5, np.float32))
+
+
+# ---- reductions ----
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "mean", "prod", "argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1), 2, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions(op, axis, keepdims):
+    if op in ("argmax", "argmin") and isinstance(axis, tuple):
+        pytest.skip("one axis or all")
+    a = data((3, 50, 7), "float32", 0.5, 1.5)
+    want = getattr(np, op)(a, axis=axis, keepdims=keepdims)
+    check(getattr(tnp, op)(tnp.asarray(a), axis=axis, keepdims=keepdims), want, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("op", ["sum", "max", "min", "mean", "prod", "argmax"])
+def test_reduction_dtypes(op, dtype):
+    a = data((4, 6), dtype, -2, 2)
+    want = getattr(np, op)(a, axis=1)
+    check(getattr(tnp, op)(tnp.asarray(a), axis=1), want, rtol=1e-2 if dtype == "float16" else None)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000, 4096, 8193, 20000])
+def test_long_rows_loop_and_row_kernels(n):
+    a = data((3, n), "float32", 0, 1)
+    x = tnp.asarray(a)
+    check(x.sum(axis=1), a.sum(axis=1), rtol=1e-4)
+    check(x.max(axis=1), a.max(axis=1))
+    check(x.argmax(axis=1), a.argmax(axis=1))
+    check(tnp.softmax(x, axis=1), np.exp(a - a.max(1, keepdims=True)) / np.exp(a - a.max(1, keepdims=True)).sum(
+        1, keepdims=True), rtol=1e-4, atol=1e-7)
+
+
+def test_reductions_across_strided_axes():
+    a = data((300, 40), "float32")
+    x = tnp.asarray(a)
+    check(x.sum(axis=0), a.sum(axis=0), rtol=1e-4)
+    check(x.T.sum(axis=1), a.T.sum(axis=1), rtol=1e-4)
+    check(x.T.max(axis=0), a.T.max(axis=0))
+    check(tnp.sum(x[::3, 1::2], axis=(0, 1)), a[::3, 1::2].sum(), rtol=1e-4)
+
+
+def test_empty_reductions():
+    z = np.zeros((3, 0), np.float32)
+    check(tnp.sum(tnp.asarray(z), axis=1), z.sum(axis=1))
+    check(tnp.prod(tnp.asarray(z), axis=1), z.prod(axis=1))
+    with pytest.raises(TilejitError, match="zero-size"):
+        tnp.max(tnp.asarray(z), axis=1)
+
+
+# ---- views ----
+
+def test_views_of_inputs_and_of_computed_values():
+    a = data((4, 6, 5), "float32")
+    x = tnp.asarray(a)
+    check(x.T, a.T)
+    check(tnp.swapaxes(x, 0, 2) + 1, np.swapaxes(a, 0, 2) + 1)
+    check(x[1:3, ::-2, None, 4], a[1:3, ::-2, None, 4])
+    check(x[..., 1], a[..., 1])
+    check((x * 2).reshape(24, 5), (a * 2).reshape(24, 5))
+    check((x * 2).T.reshape(-1), (a * 2).T.reshape(-1))
+    check(tnp.expand_dims(x, 1), np.expand_dims(a, 1))
+    check(tnp.broadcast_to(x[:, :1, :], (4, 6, 5)) * x, np.broadcast_to(a[:, :1, :], (4, 6, 5)) * a)
+    check(tnp.squeeze(x[:, :1]), np.squeeze(a[:, :1]))
+    check((x + 1)[2], (a + 1)[2])
+
+
+def test_non_contiguous_numpy_inputs():
+    a = data((12, 12), "float64")
+    check(tnp.asarray(a[::2, 3:]) * 2, a[::2, 3:] * 2)
+    check(tnp.asarray(a.T) + tnp.asarray(a), a.T + a)
+    check(tnp.exp(tnp.asarray(a[:, ::-1])).sum(axis=0), np.exp(a[:, ::-1]).sum(axis=0))
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 4, 2)])
+def test_zero_size(shape):
+    a = data(shape, "float32")
+    x = tnp.asarray(a)
+    check(tnp.exp(x) + 1, np.exp(a) + 1)
+    check(x.reshape(-1), a.reshape(-1))
+    check(x.sum(axis=-1), a.sum(axis=-1))
+
+
+def test_zero_dim():
+    check(tnp.asarray(np.float32(3)) * 2, np.float32(3) * 2)
+    assert float(tnp.asarray(np.arange(5.0)).sum()) == 10.0
+
+
+# ---- matmul ----
+
+@pytest.mark.parametrize("sa,sb", [((5, 7), (7, 3)), ((64, 128), (128, 96)), ((2, 5, 7), (7, 4)),
+                                   ((3, 1, 4, 6), (2, 6, 5)), ((7,), (7, 3)), ((5, 7), (7,)), ((4, 0), (0, 3))])
+def test_matmul(sa, sb):
+    a, b = data(sa, "float32"), data(sb, "float32")
+    check(tnp.asarray(a) @ tnp.asarray(b), a @ b, rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int8", "int32", "int64"])
+def test_matmul_dtypes(dtype):
+    a, b = data((9, 20), dtype, -2, 2), data((20, 11), dtype, -2, 2)
+    check(tnp.matmul(tnp.asarray(a), tnp.asarray(b)), a @ b, rtol=2e-2 if dtype == "float16" else None)
+
+
+def test_matmul_of_transposed_operands():
+    a, b = data((30, 20), "float32"), data((40, 30), "float32")
+    check(tnp.asarray(a).T @ tnp.asarray(b).T, a.T @ b.T, rtol=1e-4)
+
+
+def test_matmul_epilogue_is_one_kernel():
+    x, w, b = data((32, 64), "float32"), data((64, 48), "float32"), data((48,), "float32")
+    r = data((32, 48), "float32")
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.gelu(tnp.asarray(x) @ tnp.asarray(w) + tnp.asarray(b)) * 0.5 + tnp.asarray(r)
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1
+    h = x @ w + b
+    erf = np.vectorize(math.erf)
+    check(y, (h * (1 + erf(h / math.sqrt(2))) / 2 * 0.5 + r).astype(np.float32), rtol=1e-4)
+
+
+# ---- fusion and the cache ----
+
+def test_elementwise_chain_into_reduction_is_one_kernel():
+    a, b = data((16, 300), "float32"), data((300,), "float32")
+    before = tnp.stats()["kernels_launched"]
+    s = tnp.sum(tnp.exp(tnp.asarray(a) * tnp.asarray(b)) + 1, axis=1)
+    tnp.eval(s)
+    assert tnp.stats()["kernels_launched"] - before == 1
+    check(s, (np.exp(a * b) + 1).sum(axis=1), rtol=1e-4)
+
+
+def test_softmax_of_scale_and_mask_is_one_kernel():
+    a, m = data((8, 500), "float32"), data((8, 500), "float32")
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.softmax(tnp.asarray(a) * 0.125 + tnp.asarray(m), axis=-1)
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1
+    z = a * 0.125 + m
+    e = np.exp(z - z.max(-1, keepdims=True))
+    check(y, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_layer_norm_matmul_bias_gelu_at_most_two_kernels():
+    x, w, b = data((16, 64), "float32"), data((64, 32), "float32"), data((32,), "float32")
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.gelu(tnp.layer_norm(tnp.asarray(x)) @ tnp.asarray(w) + tnp.asarray(b))
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before <= 2
+    xn = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    h = xn @ w + b
+    check(y, (h * (1 + np.vectorize(math.erf)(h / math.sqrt(2))) / 2).astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+def test_repeated_graph_compiles_nothing():
+    a = data((6, 70), "float32")
+
+    def f(x):
+        return tnp.sum(tnp.tanh(x) * 3, axis=0)
+    tnp.eval(f(tnp.asarray(a)))
+    before = tnp.stats()
+    for _ in range(3):
+        y = f(tnp.asarray(a))
+        tnp.eval(y)
+    after = tnp.stats()
+    assert after["kernels_compiled"] == before["kernels_compiled"]
+    assert after["kernels_launched"] - before["kernels_launched"] == 3
+    check(y, (np.tanh(a) * 3).sum(axis=0), rtol=1e-5)
+
+
+def test_shared_intermediate_is_materialized_once():
+    a = data((5, 40), "float32")
+    x = tnp.asarray(a)
+    t = tnp.exp(x)
+    u, v = t.sum(axis=0), t.max(axis=1)
+    tnp.eval(u, v)
+    check(u, np.exp(a).sum(axis=0), rtol=1e-5)
+    check(v, np.exp(a).max(axis=1))
+
+
+# ---- compositions ----
+
+def test_compositions():
+    a = data((6, 33), "float32")
+    x = tnp.asarray(a)
+    sm = np.exp(a - a.max(-1, keepdims=True))
+    sm /= sm.sum(-1, keepdims=True)
+    check(tnp.softmax(x, axis=0).sum(axis=0), np.ones(33, np.float32), rtol=1e-5)
+    check(tnp.log_softmax(x), np.log(sm), rtol=1e-5, atol=1e-5)
+    lse = np.log(np.exp(a).sum(-1))
+    check(tnp.logsumexp(x, axis=-1), lse, rtol=1e-5)
+    w, b = data((33,), "float32"), data((33,), "float32")
+    ln = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5) * w + b
+    check(tnp.layer_norm(x, w, b), ln, rtol=1e-4, atol=1e-5)
+    rms = a / np.sqrt((a * a).mean(-1, keepdims=True) + 1e-6) * w
+    check(tnp.rms_norm(x, w), rms, rtol=1e-4, atol=1e-5)
+
+
+def test_mlp_block():
+    x = data((8, 32), "float32")
+    w1, b1 = data((32, 64), "float32", -0.3, 0.3), data((64,), "float32")
+    w2, b2 = data((64, 32), "float32", -0.3, 0.3), data((32,), "float32")
+    X = tnp.asarray(x)
+    y = X + tnp.gelu(tnp.layer_norm(X) @ w1 + b1) @ w2 + b2
+    xn = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    h = xn @ w1 + b1
+    h = h * (1 + np.vectorize(math.erf)(h / math.sqrt(2))) / 2
+    check(y, (x + h.astype(np.float32) @ w2 + b2).astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+def test_attention_block():
+    q, k, v = data((2, 16, 8), "float32"), data((2, 16, 8), "float32"), data((2, 16, 8), "float32")
+    s = 1 / math.sqrt(8)
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * s, axis=-1) @ tnp.asarray(v)
+    z = q @ np.swapaxes(k, -1, -2) * s
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    check(y, p @ v, rtol=1e-4, atol=1e-5)
+
+
+# ---- python API ----
+
+def test_creation_functions():
+    check(tnp.zeros((2, 3)), np.zeros((2, 3)))
+    check(tnp.ones((4,), dtype=tnp.int32), np.ones((4,), np.int32))
+    check(tnp.full((2, 2), 7.5, dtype=np.float32), np.full((2, 2), 7.5, np.float32))
+    check(tnp.arange(10), np.arange(10))
+    check(tnp.arange(1.0, 2.0, 0.25), np.arange(1.0, 2.0, 0.25))
+    check(tnp.arange(5, dtype=np.float32) * tnp.ones((3, 1), np.float32), np.arange(5, dtype=np.float32) *
+          np.ones((3, 1), np.float32))
+
+
+def test_attributes_and_conversions():
+    a = data((3, 4), "float32")
+    x = tnp.asarray(a)
+    assert x.shape == (3, 4) and x.dtype == np.float32 and x.ndim == 2 and x.size == 12 and len(x) == 3
+    assert x.T.shape == (4, 3)
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.from_dlpack(x * 1), a)
+    assert x.tolist() == a.tolist()
+    assert "tnp.array" in repr(x)
+
+
+def test_astype():
+    a = data((20,), "float32", -300, 300)
+    for dt in ["int8", "int32", "uint8", "float16", "float64", "bool"]:
+        want = a.astype(dt) if dt not in ("int8", "uint8") else None
+        got = tnp.asarray(a).astype(dt)
+        assert got.dtype == np.dtype(dt)
+        if want is not None:
+            check(got, want)
+
+
+def test_compile_traces_once_per_signature():
+    calls = []
+
+    @tnp.compile
+    def f(x, y):
+        calls.append(1)
+        return tnp.softmax(x * y, axis=-1), x.sum()
+
+    a, b = data((4, 10), "float32"), data((4, 10), "float32")
+    for _ in range(3):
+        s, t = f(a, b)
+        tnp.eval(s, t)
+    assert len(calls) == 1
+    e = np.exp(a * b - (a * b).max(-1, keepdims=True))
+    check(s, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    check(t, np.float32(a.sum()), rtol=1e-5)
+    f(data((2, 3), "float32"), data((2, 3), "float32"))
+    assert len(calls) == 2
+
+
+def test_graph_text_parses_back():
+    x = tnp.asarray(data((4, 8), "float32"))
+    y = tnp.sum(x * 2, axis=1, keepdims=True) - x.T.T
+    text = tnp.graph_text(y)
+    assert "sum f32[4, 1]" in text and "return" in text
+
+
+def test_errors_at_build_time():
+    x = tnp.asarray(np.ones((3, 4), np.float32))
+    with pytest.raises(TilejitError, match="matmul"):
+        x @ x
+    with pytest.raises(TilejitError, match="reshape: cannot reshape"):
+        x.reshape(5)
+    with pytest.raises(TilejitError, match="axis 2 is out of bounds"):
+        x.sum(axis=2)
+    with pytest.raises(TilejitError, match="bitwise_and: not supported for f32"):
+        x & x
+    with pytest.raises(IndexError):
+        x[5]
