@@ -20,6 +20,13 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTJ_TESTS=ON >"$out/bui
   cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 
+# NCCL for tests/gpu/nccl.c: PyTorch's copy (nvidia-nccl in site-packages) unless one is set.
+if [ -z "${TILEJIT_NCCL:-}" ]; then
+  site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null) &&
+    TILEJIT_NCCL=$(find "$site/nvidia" "$site/torch/lib" -name 'libnccl.so*' 2>/dev/null | head -1) &&
+    [ -n "$TILEJIT_NCCL" ] && export TILEJIT_NCCL && echo "NCCL: $TILEJIT_NCCL"
+fi
+
 step "GPU tests (ctest -L gpu)"
 ctest --test-dir "$build" -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" | tail -25 || status=1
 
