@@ -258,6 +258,90 @@ def lib_rows(quick=False):
     return rows
 
 
+
+def lib_topk_rows(quick=False):
+    """tilejit.lib.topk beside torch.topk: k = 64 of rows of 1024 (the issue's
+    target), bytes = the input read once plus the values and indices written."""
+    import tilejit.lib as tlib
+    rows = []
+    for dtype in (torch.float32,) if quick else (torch.float32, torch.bfloat16):
+        m, n, k = 65536, 1024, 64
+        x = torch.randn(m, n, device="cuda").to(dtype)
+        es = x.element_size()
+        row = Row("lib topk k64", f"{m}x{n}", str(dtype).replace("torch.", ""), m * n * es + m * k * (es + 8))
+
+        def verify():
+            v, i = tlib.topk(x, k)
+            tv, _ = torch.topk(x, k)
+            check("topk values", v, tv, 0, 0)
+            check("topk indices", torch.gather(x, 1, i), tv, 0, 0)
+
+        rows.append(run_row(row, lambda: tlib.topk(x, k), lambda: torch.topk(x, k), None, verify))
+    return rows
+
+
+def ssm_inputs(nb, dm, length, ns, dtype):
+    g = torch.Generator(device="cuda").manual_seed(dm + length)
+    r = lambda *s: torch.randn(*s, device="cuda", generator=g)  # noqa: E731
+    return dict(u=r(nb, dm, length).to(dtype), delta=(r(nb, dm, length) * 0.5 - 1).to(dtype),
+                A=-torch.exp(r(dm, ns) * 0.5), B=r(nb, ns, length).to(dtype), C=r(nb, ns, length).to(dtype),
+                D=r(dm), z=r(nb, dm, length).to(dtype), delta_bias=r(dm) * 0.1)
+
+
+def ssm_torch_loop(u, delta, A, B, C, D, z, delta_bias):
+    """selective_scan_fn's math as a PyTorch loop over the steps (the naive
+    reference: several small kernels per step), f32 state"""
+    delta = torch.nn.functional.softplus(delta.float() + delta_bias[:, None])
+    u, B, C = u.float(), B.float(), C.float()
+    h = torch.zeros(u.shape[0], u.shape[1], A.shape[1], device="cuda")
+    ys = []
+    for t in range(u.shape[2]):
+        h = torch.exp(delta[:, :, t, None] * A) * h + (delta[:, :, t] * u[:, :, t])[:, :, None] * B[:, None, :, t]
+        ys.append(torch.einsum("bdn,bn->bd", h, C[:, :, t]))
+    return (torch.stack(ys, -1) + u * D[:, None]) * torch.nn.functional.silu(z.float())
+
+
+def lib_ssm_rows(quick=False):
+    """tilejit.lib.selective_scan (D, z, delta_bias, softplus: Mamba's use)
+    at batch 1, dstate 16; the roofline is the bytes of u, delta, z, out, B
+    and C once (tj/copy in the table). Checked against the torch loop (on
+    the first 64 channels at L 8192); the loop is timed at L 1024 (the
+    torch column; at L 8192 it would take seconds a call)."""
+    import tilejit.lib as tlib
+    rows = []
+    shapes = [(2048, 1024)] if quick else [(2048, 1024), (4096, 1024), (2048, 8192), (4096, 8192)]
+    for dtype in (torch.float32, torch.bfloat16):
+        for dm, length in shapes:
+            x = ssm_inputs(1, dm, length, 16, dtype)
+            es = x["u"].element_size()
+            row = Row("lib ssm", f"D{dm} L{length} N16", str(dtype).replace("torch.", ""),
+                      4 * dm * length * es + 2 * 16 * length * es)
+            call = lambda: tlib.selective_scan(**x, delta_softplus=True)  # noqa: E731
+            cut = {k: (v[:, :64] if k in ("u", "delta", "z") else v[:64] if k in ("A", "D", "delta_bias") else v)
+                   for k, v in x.items()} if length > 1024 else x
+            tol = 1e-4 if dtype == torch.float32 else 2e-2
+
+            def verify():
+                got = tlib.selective_scan(**cut, delta_softplus=True).float()
+                want = ssm_torch_loop(**cut)
+                err = ((got - want).norm() / want.norm()).item()
+                if not err <= tol:
+                    raise AssertionError(f"selective_scan: relative error {err:.3g} against the torch loop")
+
+            try:
+                call()
+                torch.cuda.synchronize()
+                verify()
+                row.times["tilejit"] = do_bench(call)
+            except Exception as e:  # the row says what failed; the others still run
+                row.error = str(e).splitlines()[0][:200]
+            if length == 1024:
+                loop = lambda: ssm_torch_loop(**x)  # noqa: E731
+                loop()
+                row.times["torch"] = triton.testing.do_bench(loop, warmup=1, rep=1, return_mode="median")
+            rows.append(row)
+    return rows
+
 # ---- matrix products (TFLOP/s) ----------------------------------------------
 
 def example(name):
@@ -372,7 +456,7 @@ def main():
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
     if args.only == "lib":
-        return report(rows + lib_rows(args.quick), args.json)
+        return report(rows + lib_rows(args.quick) + lib_topk_rows(args.quick) + lib_ssm_rows(args.quick), args.json)
     if args.only != "memory":
         rows += matmuls(jit) + attention(jit, 4, 32, 4096, 128)
     if args.only == "matmul":
@@ -392,7 +476,7 @@ def main():
     rows += elementwise(jit, 2 ** 26)
     rows.append(gather(jit, 2 ** 16, 256, 2 ** 20))
     rows.append(sort_rows(jit, 16384, 1024))
-    rows += lib_rows(args.quick)
+    rows += lib_rows(args.quick) + lib_topk_rows(args.quick) + lib_ssm_rows(args.quick)
     report(rows, args.json)
 
 
