@@ -8,6 +8,7 @@
 
 #include "tilejit/array.h"
 #include "tilejit/dispatch.h"
+#include "tilejit/lib.h"
 
 typedef enum tj_aop_kind {
     TJ_AK_LEAF, TJ_AK_UNARY, TJ_AK_MATH, TJ_AK_ROUND, TJ_AK_LOGIC1, TJ_AK_BITS1, TJ_AK_TEST, TJ_AK_CAST,
@@ -71,6 +72,7 @@ struct tj_graph {
     tj_graph_stats stats;
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
     uint32_t nkernels, kcap;
+    tj_lib *lib;              /* cumsum and sorts, opened when first needed */
 };
 
 static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->nodes[a]; }
@@ -204,6 +206,12 @@ void tj_emit_extreme(tj_buf *out, tj_dtype dt, int highest);
 /* other.c: the ops that are a kernel of their own (gathers, scans, sorts,
  * concatenation). 0, or 1 with err. */
 int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
+/* eval.c: runs kernel source src over tensors t (through the cache). */
+int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err);
+/* A copy of src (evaluated) converted to dt by an elementwise kernel:
+ * into fresh contiguous memory, or where `place` has its data. The new
+ * node (held: release it), or 0 with err. */
+tj_array tj_graph_copy(tj_graph *g, tj_array src, tj_dtype dt, const tj_anode *place, tj_rt_error *err);
 
 /* print.c: num[a] = 1 + a's number in the text of the roots' subgraph
  * (0: not in it); returns the count, -1 out of memory. */

@@ -80,13 +80,31 @@ static tj_dispatch *kernel_for(tj_graph *g, const tj_buf *src, tj_rt_error *err)
     return d;
 }
 
+int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
+{
+    tj_dispatch *d = kernel_for(g, src, err);
+    if (!d)
+        return 1;
+    tj_arg args[TJ_GROUP_MAX_INPUTS + 1];
+    if (n > TJ_GROUP_MAX_INPUTS + 1)
+        return tj_rt_fail(err, "eval: %u arguments", n);
+    memset(args, 0, sizeof(tj_arg) * n);
+    for (uint32_t i = 0; i < n; i++) {
+        args[i].is_tensor = 1;
+        args[i].tensor = t[i];
+    }
+    if (tj_dispatch_launch(d, args, n, NULL, err))
+        return 1;
+    g->stats.kernels_launched++;
+    return 0;
+}
+
 static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
 {
     tj_group_args *args = calloc(1, sizeof *args);
-    tj_arg *targs = calloc(TJ_GROUP_MAX_INPUTS + 1, sizeof *targs);
     tj_buf src = {0};
-    int bad = !args || !targs ? tj_rt_fail(err, "eval: out of memory") : 0;
-    if (!bad)
+    int bad = !args ? tj_rt_fail(err, "eval: out of memory") : 0;
+    if (!bad && !g->nodes[grp->root].has_data) /* else: the caller placed the output */
         bad = tj_anode_alloc(g, grp->root, err);
     if (!bad)
         bad = tj_tile(g, grp, args, err);
@@ -94,22 +112,11 @@ static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
     int empty = tj_shape_numel(root->rank, root->shape) == 0;
     if (!bad && !empty)
         bad = tj_emit_group(g, grp, args, &src, err);
-    tj_dispatch *d = !bad && !empty ? kernel_for(g, &src, err) : NULL;
-    if (!bad && !empty && !d)
-        bad = 1;
-    if (!bad && !empty) {
-        for (uint32_t i = 0; i < args->nargs; i++) {
-            targs[i].is_tensor = 1;
-            targs[i].tensor = args->t[i];
-        }
-        bad = tj_dispatch_launch(d, targs, args->nargs, NULL, err);
-        if (!bad)
-            g->stats.kernels_launched++;
-    }
+    if (!bad && !empty)
+        bad = tj_graph_launch(g, &src, args->t, args->nargs, err);
     g->stats.groups++;
     tj_buf_free(&src);
     free(args);
-    free(targs);
     return bad;
 }
 
@@ -133,17 +140,27 @@ static int fill_host(tj_graph *g, tj_array a, tj_rt_error *err)
     return bad;
 }
 
-/* A reshape over data the strides cannot describe: its input copied to
- * contiguous memory by an elementwise kernel first. */
-static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
+tj_array tj_graph_copy(tj_graph *g, tj_array src, tj_dtype dt, const tj_anode *place, tj_rt_error *err)
 {
-    tj_array src = g->nodes[v].in[0];
-    tj_array c = tj_array_astype(g, src, g->nodes[src].dtype);
-    if (!c)
-        return tj_rt_fail(err, "eval: %s", g->error);
+    tj_array c = tj_array_astype(g, src, dt);
+    if (!c) {
+        tj_rt_fail(err, "eval: %s", g->error);
+        return TJ_ARRAY_NONE;
+    }
+    tj_anode *n = &g->nodes[c];
+    if (place) { /* into the caller's memory */
+        n->buf = place->buf;
+        n->buf->refs++;
+        n->offset = place->offset;
+        memcpy(n->strides, place->strides, sizeof n->strides);
+        n->has_data = 1;
+    }
     tj_group *grp = calloc(1, sizeof *grp);
-    if (!grp)
-        return tj_rt_fail(err, "eval: out of memory");
+    if (!grp) {
+        tj_rt_fail(err, "eval: out of memory");
+        tj_array_release(g, c);
+        return TJ_ARRAY_NONE;
+    }
     grp->kind = TJ_GROUP_ELEMWISE;
     grp->root = c;
     grp->members[0] = c;
@@ -152,10 +169,23 @@ static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
     grp->ninputs = 1;
     int bad = launch_group(g, grp, err);
     free(grp);
-    if (bad)
-        return 1;
+    if (bad) {
+        tj_array_release(g, c);
+        return TJ_ARRAY_NONE;
+    }
     g->nodes[c].has_data = 1;
     tj_anode_settle(g, c);
+    return c;
+}
+
+/* A reshape over data the strides cannot describe: its input copied to
+ * contiguous memory by an elementwise kernel first. */
+static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
+{
+    tj_array src = g->nodes[v].in[0];
+    tj_array c = tj_graph_copy(g, src, g->nodes[src].dtype, NULL, err);
+    if (!c)
+        return 1;
     /* the view reads the copy instead */
     g->nodes[v].in[0] = c;
     g->nodes[c].users++;

@@ -457,3 +457,67 @@ def test_errors_at_build_time():
         x & x
     with pytest.raises(IndexError):
         x[5]
+
+
+# ---- gathers, scatter, scans, sorts, concatenation ----
+
+def test_take():
+    a = data((5, 6, 3), "float32")
+    i = np.array([[4, 0], [2, 2]], np.int64)
+    x = tnp.asarray(a)
+    check(tnp.take(x, i, axis=0), np.take(a, i, axis=0))
+    check(tnp.take(x, np.array([5, 1, -1], np.int32), axis=1), np.take(a, [5, 1, -1], axis=1))
+    check(tnp.take(x, np.array([17, 3]), axis=None), np.take(a, [17, 3]))
+    check(x[np.array([3, 1])], a[[3, 1]])
+    check(x[:, np.array([0, 5, 2])] * 2, a[:, [0, 5, 2]] * 2)
+    check(tnp.take(x.T, np.array([1, 0]), axis=2), np.take(a.T, [1, 0], axis=2))
+
+
+def test_take_along_axis_with_argsort():
+    a = data((4, 9), "float32")
+    x = tnp.asarray(a)
+    idx = np.argsort(a, axis=1)
+    check(tnp.take_along_axis(x, idx, axis=1), np.take_along_axis(a, idx, axis=1))
+    check(tnp.take_along_axis(x, tnp.argsort(x, axis=0), axis=0), np.sort(a, axis=0))
+    check(tnp.take_along_axis(x, np.argmax(a, axis=1)[:, None], axis=1), a.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "float64"])
+def test_scatter_add(dtype):
+    a = data((6, 4), dtype)
+    i = np.array([0, 5, 0, 2, 5, 5])
+    v = data((6, 4), dtype)
+    want = a.copy()
+    np.add.at(want, i, v)
+    check(tnp.scatter_add(tnp.asarray(a), i, v, axis=0), want, rtol=1e-5)
+    w2 = a.copy()
+    j = np.array([3, 3, 1])
+    v2 = data((6, 3), dtype)
+    np.add.at(w2, (slice(None), j), v2)
+    check(tnp.scatter_add(tnp.asarray(a), j, tnp.asarray(v2), axis=1), w2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "float32", "float64", "bool", "uint16"])
+def test_cumsum(dtype):
+    a = data((5, 300), dtype)
+    check(tnp.cumsum(tnp.asarray(a), axis=1), np.cumsum(a, axis=1), rtol=1e-4)
+    check(tnp.cumsum(tnp.asarray(a), axis=0), np.cumsum(a, axis=0), rtol=1e-4)
+    check(tnp.cumsum(tnp.asarray(a)), np.cumsum(a), rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int8", "uint16", "int64", "float16"])
+def test_sort_argsort(dtype):
+    a = data((6, 40), dtype, -50, 50)
+    check(tnp.sort(tnp.asarray(a)), np.sort(a, axis=-1))
+    check(tnp.sort(tnp.asarray(a), axis=0), np.sort(a, axis=0))
+    check(tnp.argsort(tnp.asarray(a), axis=1), np.argsort(a, axis=1, kind="stable"))
+    check(tnp.sort(tnp.asarray(a).T * 1), np.sort(a.T))
+
+
+def test_concatenate_and_stack():
+    a, b = data((2, 3), "float32"), data((4, 3), "int32")
+    check(tnp.concatenate([tnp.asarray(a), tnp.asarray(b)]), np.concatenate([a, b]))
+    check(tnp.concatenate([tnp.asarray(a).T, tnp.asarray(b).T * 2], axis=1), np.concatenate([a.T, b.T * 2], axis=1))
+    check(tnp.stack([tnp.asarray(a), tnp.asarray(a) + 1], axis=1), np.stack([a, a + 1], axis=1))
+    with pytest.raises(TilejitError, match="concatenate: array 1 is"):
+        tnp.concatenate([tnp.asarray(a), tnp.asarray(np.ones((2, 4), np.float32))])
