@@ -54,8 +54,9 @@ tj_fn *tj_dispatch_fn(tj_dispatch *d, const tj_arg *args, uint32_t nargs, tj_rt_
  * fastest for it: later launches of the signature compile that one. CUDA:
  * on random data in device memory, with the outcomes stored in the disk
  * cache (tilejit/autotune.h); tensors' data may be device pointers (not
- * read). The cpu: in the reference interpreter, on copies of the tensors
- * (host memory, never written; NULL data: zeros). progress (may be NULL)
+ * read). The cpu: its native code (the interpreter without LLVM), the
+ * median of 3 to 31 runs, on copies of the tensors (host memory, never
+ * written; NULL data: zeros); the winner is kept in d, not stored. progress (may be NULL)
  * is called after each configuration, on this thread. 0 with the report
  * (free it with tj_tune_report_free in either case), or 1 with err. */
 int tj_dispatch_tune(tj_dispatch *d, const tj_arg *args, uint32_t nargs,

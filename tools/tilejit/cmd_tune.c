@@ -9,6 +9,8 @@
 
 #include "run.h"
 #include "tilejit/autotune.h"
+#include "tilejit/cpu.h"
+#include "tilejit/dispatch.h"
 
 /* ---- throughput ------------------------------------------------------------------------ */
 
@@ -167,20 +169,40 @@ static int check_usage(const cli_opts *o)
     return CLI_OK;
 }
 
-/* The tuner's device for d (NULL: the cpu); *cu must be closed after. */
-static int open_device(tj_ctx *c, const run_device *d, const run_state *rs, uint32_t n, tj_cuda **cu,
-                       tj_tune_device **dev)
+/* The tuner's CUDA device; *cu must be closed after. */
+static int open_device(tj_ctx *c, const run_state *rs, uint32_t n, tj_cuda **cu, tj_tune_device **dev)
 {
     tj_rt_error err = {{0}};
     *cu = NULL;
     *dev = NULL;
-    if (strcmp(d->name, "cuda"))
-        return 0;
     if (!(*cu = tj_cuda_open(0, &err)) || !(*dev = tj_tune_device_cuda(*cu, NULL, rs->args, n, &err))) {
         tj_error(c, "device cuda: %s", err.msg);
         return -1;
     }
     return 0;
+}
+
+/* The cpu: the dispatcher's tuner (tj_dispatch_tune) times each
+ * configuration's native code on copies of the arguments (the interpreter
+ * stands in without LLVM, saying why); the winner is kept for this
+ * process's dispatch only, not stored for later runs. */
+static int tune_cpu(const cli_kernel *k, const cli_opts *o, const run_state *rs, tj_tune_report *rep,
+                    char *device, size_t cap, tj_rt_error *err)
+{
+    tj_jit *j = tj_jit_open(TJ_DEVICE_CPU, 0, err);
+    if (!j)
+        return 1;
+    if (tj_jit_cpu_fallback(j))
+        fprintf(stderr, "note: tune --device cpu times the reference interpreter: %s\n", tj_jit_cpu_fallback(j));
+    tj_compile_request req = {.file = k->path, .source = k->text, .len = k->len, .kernel = o->kernel,
+                              .params = o->defines, .nparams = o->ndefines};
+    tj_dispatch *d = tj_dispatch_new(j, &req, err);
+    int rc = !d || tj_dispatch_tune(d, rs->args, k->nparams, isatty(2) ? progress : NULL, NULL, rep, err);
+    snprintf(device, cap, "cpu (%s; winners are not stored)",
+             tj_jit_native_cpu(j) ? "native code" : "the reference interpreter");
+    tj_dispatch_free(d);
+    tj_jit_close(j);
+    return rc;
 }
 
 int cmd_tune(tj_ctx *c, const cli_opts *o)
@@ -194,10 +216,22 @@ int cmd_tune(tj_ctx *c, const cli_opts *o)
     if (!d || cli_open_kernel(c, o->files[0], o->kernel, &k) || cli_check_names(c, &k, o) ||
         run_bind_args(c, o, &k, &rs))
         return CLI_ERROR;
+    tj_tune_report rep = {0};
+    tj_rt_error err = {{0}};
+    if (strcmp(d->name, "cuda")) {
+        char device[128];
+        int failed = tune_cpu(&k, o, &rs, &rep, device, sizeof device, &err);
+        if (rep.nresults)
+            print_table(c, &k, &rs, &rep, device);
+        if (failed)
+            tj_error(c, "%s", err.msg);
+        tj_tune_report_free(&rep);
+        return failed ? CLI_ERROR : CLI_OK;
+    }
     tj_cuda *cu = NULL;
     tj_tune_device *dev = NULL;
     tj_cache *cache = cli_open_cache(c, 1);
-    if (!cache || open_device(c, d, &rs, k.nparams, &cu, &dev)) {
+    if (!cache || open_device(c, &rs, k.nparams, &cu, &dev)) {
         tj_cache_close(cache);
         if (cu)
             tj_cuda_close(cu);
@@ -208,11 +242,9 @@ int cmd_tune(tj_ctx *c, const cli_opts *o)
         .nparams = o->ndefines, .args = rs.args, .nargs = k.nparams, .mode = TJ_TUNE_MISSING,
         .progress = isatty(2) ? progress : NULL,
     };
-    tj_tune_report rep;
-    tj_rt_error err = {{0}};
     int failed = tj_tune(dev, cache, &req, &rep, &err);
     if (rep.nresults)
-        print_table(c, &k, &rs, &rep, dev ? dev->id : "cpu (nothing to time: the first valid configuration)");
+        print_table(c, &k, &rs, &rep, dev->id);
     if (failed)
         tj_error(c, "%s", err.msg);
     tj_tune_report_free(&rep);
