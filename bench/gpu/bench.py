@@ -301,7 +301,7 @@ def ssm_torch_loop(u, delta, A, B, C, D, z, delta_bias):
     return (torch.stack(ys, -1) + u * D[:, None]) * torch.nn.functional.silu(z.float())
 
 
-def lib_ssm_rows(quick=False):
+def lib_ssm_rows(quick=False, shapes=None):
     """tilejit.lib.selective_scan (D, z, delta_bias, softplus: Mamba's use)
     at batch 1, dstate 16; the roofline is the bytes of u, delta, z, out, B
     and C once (tj/copy in the table). Checked against the torch loop (on
@@ -309,7 +309,7 @@ def lib_ssm_rows(quick=False):
     torch column; at L 8192 it would take seconds a call)."""
     import tilejit.lib as tlib
     rows = []
-    shapes = [(2048, 1024)] if quick else [(2048, 1024), (4096, 1024), (2048, 8192), (4096, 8192)]
+    shapes = shapes or ([(2048, 1024)] if quick else [(2048, 1024), (4096, 1024), (2048, 8192), (4096, 8192)])
     for dtype in (torch.float32, torch.bfloat16):
         for dm, length in shapes:
             x = ssm_inputs(1, dm, length, 16, dtype)
