@@ -13,9 +13,11 @@ once (docs/python.md). Errors are TilejitError with the diagnostics.
 """
 from ._cuda_c import CudaKernel, cuda_kernel
 from ._kernel import Function, Kernel, kernel, on_event
+from ._mlir import MlirFunction, MlirModule, import_mlir, mlir_available
 from ._lib import TilejitError
 
-__all__ = ["kernel", "Kernel", "Function", "TilejitError", "on_event", "Jit", "cuda_kernel", "CudaKernel"]
+__all__ = ["kernel", "Kernel", "Function", "TilejitError", "on_event", "Jit", "cuda_kernel", "CudaKernel",
+           "import_mlir", "MlirFunction", "MlirModule", "mlir_available"]
 __version__ = "0.1.0"
 
 
