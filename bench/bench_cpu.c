@@ -9,11 +9,12 @@
  * (RUN_CPU_S: the CPU time of all threads per run),
  * `matmul CONFIG FLOPS SECONDS COMPILE_MS CPU_MS`, `example FILE KERNEL SHAPES
  * NATIVE_S INTERP_S COMPILE_MS CPU_MS` (compile: wall and thread CPU time). Threads: TILEJIT_CPU_THREADS, else every core. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "bench_util.h"
@@ -67,6 +68,21 @@ static double scalar_value(const char *scalars, const char *name)
     return 0;
 }
 
+/* Tensor memory as NumPy allocates it: 64-byte aligned and, from 4 MiB
+ * on, advised to use transparent huge pages (NumPy's own madvise), so both
+ * sides of the comparison walk memory through the same kind of pages. */
+static void *tensor_alloc(size_t bytes)
+{
+    enum { HUGE_PAGE = 2 << 20, ADVISE_FROM = 4 << 20 };
+    size_t align = bytes >= ADVISE_FROM ? HUGE_PAGE : 64;
+    void *p = aligned_alloc(align, (bytes + align - 1) / align * align);
+#ifdef MADV_HUGEPAGE
+    if (p && bytes >= ADVISE_FROM)
+        madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 /* Front end, random arguments, and the specialized copy for the cpu. */
 static int build(bench_kernel *b, const char *src, const char *kernel, const char *shapes, const char *defines,
                  const char *scalars)
@@ -102,7 +118,7 @@ static int build(bench_kernel *b, const char *src, const char *kernel, const cha
                     shape[a] = dims[d].value;
             n *= (size_t)shape[a];
         }
-        void *data = aligned_alloc(64, (n * (size_t)tj_dtype_size(pp->dtype) + 63) & ~(size_t)63);
+        void *data = tensor_alloc(n * (size_t)tj_dtype_size(pp->dtype));
         b->args[i] = (tj_arg){.is_tensor = 1, .tensor = tj_tensor_contiguous(data, pp->dtype, pp->rank, shape)};
         fill(&b->args[i].tensor, &rng);
     }
