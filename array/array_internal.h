@@ -133,6 +133,9 @@ tj_tensor tj_anode_tensor(const tj_anode *n);
 /* Computes a's data from its input's when the view can be expressed by
  * strides; 1 when it cannot (a reshape of non-contiguous data). */
 int tj_view_resolve(tj_graph *g, tj_array a);
+/* The strides a's data has or will have (a view of a value still to
+ * compute: over its contiguous result), for planning. */
+void tj_node_strides(const tj_graph *g, tj_array a, int64_t *strides);
 
 /* ---- the plan (fuse.c, tile.c, emit.c) ---- */
 

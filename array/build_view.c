@@ -57,38 +57,65 @@ static int nocopy_strides(const tj_anode *in, int rank, const int64_t *shape, in
     return 0;
 }
 
+/* The strides (and offset) of view n over its input's, 1 when a reshape
+ * cannot say it by strides. */
+static int view_strides(const tj_anode *n, const tj_anode *in, const int64_t *in_strides, int64_t *strides,
+                        int64_t *offset)
+{
+    tj_anode tmp = *in;
+    memcpy(tmp.strides, in_strides, sizeof tmp.strides);
+    switch (n->op) {
+    case TJ_AOP_RESHAPE:
+        if (tj_shape_numel(n->rank, n->shape) == 0)
+            tj_contiguous_strides(n->rank, n->shape, strides);
+        else if (nocopy_strides(&tmp, n->rank, n->shape, strides))
+            return 1;
+        return 0;
+    case TJ_AOP_TRANSPOSE:
+        for (int i = 0; i < n->rank; i++)
+            strides[i] = in_strides[n->perm[i]];
+        return 0;
+    case TJ_AOP_BROADCAST_TO:
+        for (int i = 0; i < n->rank; i++) {
+            int j = i - (n->rank - in->rank);
+            strides[i] = j >= 0 && in->shape[j] != 1 ? in_strides[j] : 0;
+        }
+        return 0;
+    case TJ_AOP_SLICE:
+        for (int i = 0; i < n->rank; i++) {
+            if (n->shape[i] > 0)
+                *offset += n->start[i] * in_strides[i];
+            strides[i] = in_strides[i] * n->step[i];
+        }
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+void tj_node_strides(const tj_graph *g, tj_array a, int64_t *strides)
+{
+    const tj_anode *x = &g->nodes[a];
+    int64_t offset = 0, in[TJ_MAX_RANK];
+    if (x->has_data) {
+        memcpy(strides, x->strides, sizeof(int64_t) * TJ_MAX_RANK);
+        return;
+    }
+    if (tj_aop_kind_of(x->op) == TJ_AK_VIEW && x->nin == 1) {
+        tj_node_strides(g, x->in[0], in);
+        if (view_strides(x, &g->nodes[x->in[0]], in, strides, &offset) == 0)
+            return;
+    }
+    tj_contiguous_strides(x->rank, x->shape, strides);
+}
+
 int tj_view_resolve(tj_graph *g, tj_array a)
 {
     tj_anode *n = tj_anode_at(g, a);
     const tj_anode *in = tj_anode_at(g, n->in[0]);
     int64_t strides[TJ_MAX_RANK] = {0}, offset = in->offset;
-    switch (n->op) {
-    case TJ_AOP_RESHAPE:
-        if (tj_shape_numel(n->rank, n->shape) == 0)
-            tj_contiguous_strides(n->rank, n->shape, strides);
-        else if (nocopy_strides(in, n->rank, n->shape, strides))
-            return 1;
-        break;
-    case TJ_AOP_TRANSPOSE:
-        for (int i = 0; i < n->rank; i++)
-            strides[i] = in->strides[n->perm[i]];
-        break;
-    case TJ_AOP_BROADCAST_TO:
-        for (int i = 0; i < n->rank; i++) {
-            int j = i - (n->rank - in->rank);
-            strides[i] = j >= 0 && in->shape[j] != 1 ? in->strides[j] : 0;
-        }
-        break;
-    case TJ_AOP_SLICE:
-        for (int i = 0; i < n->rank; i++) {
-            if (n->shape[i] > 0)
-                offset += n->start[i] * in->strides[i];
-            strides[i] = in->strides[i] * n->step[i];
-        }
-        break;
-    default:
+    if (view_strides(n, in, in->strides, strides, &offset))
         return 1;
-    }
     n->buf = in->buf;
     n->buf->refs++;
     n->offset = offset;

@@ -317,9 +317,10 @@ static int emit_matmul(em *e)
     tj_buf_printf(e->o, "    for k in range(0, K, BK) {\n");
     tj_buf_printf(e->o, "        ta = load(XA[%sm:m+BM, k:k+BK])\n", bidx);
     tj_buf_printf(e->o, "        tb = load(XB[%sk:k+BK, n:n+BN])\n", bidx);
-    tj_buf_printf(e->o, "        acc = dot(%s(%s(ta)), %s(%s(tb)), acc%s)\n    }\n", tj_dtype_name(in),
-                  tj_dtype_name(m->dtype), tj_dtype_name(in), tj_dtype_name(m->dtype),
-                  in == TJ_DT_F32 ? ", precision = \"ieee\"" : "");
+    tj_dtype da = e->g->nodes[m->in[0]].dtype, db = e->g->nodes[m->in[1]].dtype;
+    tj_buf_printf(e->o, "        acc = dot(%s%sta%s, %s%stb%s, acc%s)\n    }\n", da == in ? "" : tj_dtype_name(in),
+                  da == in ? "" : "(", da == in ? "" : ")", db == in ? "" : tj_dtype_name(in), db == in ? "" : "(",
+                  db == in ? "" : ")", in == TJ_DT_F32 ? ", precision = \"ieee\"" : "");
     int pos = member_pos(e->grp, e->grp->core);
     if (m->dtype == TJ_DT_BOOL)
         tj_buf_printf(e->o, "    v%d = acc != 0\n", pos);
@@ -405,7 +406,7 @@ static void emit_header(const em *e)
         snprintf(q + (i ? strlen(q) : 0), sizeof q - (i ? strlen(q) : 0), "%sB%d", i ? " * " : "", i);
     tj_buf_printf(e->o, "    grid (%s, cdiv(M, BM), %s)\n", grp->kind == TJ_GROUP_REDUCE ? "1" : "cdiv(N, BN)", q);
     tj_buf_printf(e->o, "    tune ");
-    tune_list(e->o, "BM", grp->bm, 1, 256);
+    tune_list(e->o, "BM", grp->bm, grp->kind == TJ_GROUP_MATMUL ? 16 : 1, 256);
     tj_buf_printf(e->o, ", ");
     if (grp->kind == TJ_GROUP_REDUCE && grp->row)
         tj_buf_printf(e->o, "BN in [%lld]\n    where BN >= N\n", (long long)grp->bn);

@@ -199,12 +199,18 @@ static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
 static int run_step(tj_graph *g, tj_group *grp, tj_rt_error *err)
 {
     tj_array r = grp->root;
+    for (uint32_t i = 0; i < grp->ninputs; i++)
+        if (!g->nodes[grp->inputs[i]].has_data) {
+            char s[96];
+            const tj_anode *x = &g->nodes[grp->inputs[i]];
+            tj_shape_str(x->dtype, x->rank, x->shape, s, sizeof s);
+            return tj_rt_fail(err, "eval: %s reads a placeholder %s with no data (tj_array_input)",
+                              tj_aop_name(g->nodes[r].op), s);
+        }
     switch (grp->kind) {
     case TJ_GROUP_VIEW:
         return tj_view_resolve(g, r) ? copy_then_view(g, r, err) : 0;
     case TJ_GROUP_HOST:
-        if (g->nodes[r].op == TJ_AOP_INPUT)
-            return tj_rt_fail(err, "eval: input %s has no data (a placeholder)", tj_aop_name(g->nodes[r].op));
         if (fill_host(g, r, err))
             return 1;
         break;
@@ -231,6 +237,8 @@ static int check_roots(const tj_graph *g, const tj_array *arrays, uint32_t n, tj
         if (!tj_array_valid(g, arrays[i]))
             return tj_rt_fail(err, "tj_array_eval: arrays[%u] (%u) is not an array of this graph%s%s", i,
                               arrays[i], g->error[0] ? "; the graph's first error: " : "", g->error);
+        else if (g->nodes[arrays[i]].op == TJ_AOP_INPUT && !g->nodes[arrays[i]].has_data)
+            return tj_rt_fail(err, "tj_array_eval: arrays[%u] is a placeholder with no data (tj_array_input)", i);
     return 0;
 }
 

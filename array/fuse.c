@@ -265,7 +265,7 @@ static int check_rows(fuse_state *s, tj_group *grp, const uint8_t *member, uint8
             if (!member[in] || !dep[in])
                 continue;
             grp->row = 1;
-            if (reduced_extent(s->g, grp) > TJ_ROW_MAX && in != grp->root) {
+            if (reduced_extent(s->g, grp) > TJ_ROW_MAX && tj_group_reduced_level(s->g, grp, in)) {
                 excluded[in] = 1;
                 changed = 1;
             }
@@ -347,7 +347,8 @@ static int make_groups(fuse_state *s, tj_plan *plan, tj_rt_error *err)
     int bad = !member || !excluded || !dep || !grp;
     /* from the last node down: consumers are grouped before producers */
     for (tj_array a = s->n; !bad && a-- > 1;) {
-        if (!s->needed[a] || s->group_of[a] || (is_inline_const(s->g, a) && !s->root[a]))
+        if (!s->needed[a] || s->group_of[a] || (is_inline_const(s->g, a) && !s->root[a]) ||
+            s->g->nodes[a].op == TJ_AOP_INPUT) /* a placeholder: eval refuses it */
             continue;
         if (build_group(s, a, grp, member, excluded, dep)) {
             tj_rt_fail(err, "fusion: a group of %s reads more than %d arrays", tj_aop_name(s->g->nodes[a].op),

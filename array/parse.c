@@ -18,9 +18,13 @@ typedef struct parser {
     tj_rt_error *err;
 } parser;
 
+/* what, or (NULL) the build call's own message. */
 static int fail(parser *ps, const char *what)
 {
-    tj_rt_fail(ps->err, "graph text line %d: %s%s%s", ps->line, what, ps->g->error[0] ? ": " : "", ps->g->error);
+    if (!what && ps->g->error[0])
+        tj_rt_fail(ps->err, "graph text line %d: %s", ps->line, ps->g->error);
+    else
+        tj_rt_fail(ps->err, "graph text line %d: %s", ps->line, what ? what : "malformed operands or attributes");
     return 1;
 }
 
@@ -290,7 +294,7 @@ static int parse_line(parser *ps)
         return fail(ps, "expected a type such as f32[4, 8]");
     tj_array a = op == TJ_AOP_INPUT ? parse_input(ps, dt, rank, shape) : build_op(ps, op, dt, rank, shape);
     if (!a)
-        return ps->err->msg[0] ? 1 : fail(ps, "malformed operands or attributes");
+        return ps->err->msg[0] ? 1 : fail(ps, NULL);
     if (check_type(ps, a, dt, rank, shape))
         return 1;
     skip_spaces(ps);

@@ -40,15 +40,10 @@ static int64_t pow2ceil(int64_t x)
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* Strides of node a over a space of rank rs (aligned on the right; 0 where
- * it broadcasts); a node without data counts as contiguous. */
-static void aligned_strides(const tj_anode *x, int rs, int64_t *out)
+/* Strides of node x over a space of rank rs (aligned on the right; 0 where
+ * it broadcasts), from own (its strides, tj_node_strides). */
+static void aligned_strides(const tj_anode *x, const int64_t *own, int rs, int64_t *out)
 {
-    int64_t own[TJ_MAX_RANK];
-    if (x->has_data)
-        memcpy(own, x->strides, sizeof own);
-    else
-        tj_contiguous_strides(x->rank, x->shape, own);
     for (int i = 0; i < rs; i++) {
         int j = i - (rs - x->rank);
         out[i] = j >= 0 && x->shape[j] != 1 ? own[j] : 0;
@@ -146,9 +141,11 @@ static void order_axes(const tj_graph *g, const tj_group *grp, int rs, const int
     for (int i = 0; i < rs; i++)
         if (red & (1u << i))
             order[n++] = i;
-    int64_t st[MAX_OPS][TJ_MAX_RANK];
-    for (int o = 0; o < ax->nops; o++)
-        aligned_strides(&g->nodes[operand(grp, o)], rs, st[o]);
+    int64_t st[MAX_OPS][TJ_MAX_RANK], own[TJ_MAX_RANK];
+    for (int o = 0; o < ax->nops; o++) {
+        tj_node_strides(g, operand(grp, o), own);
+        aligned_strides(&g->nodes[operand(grp, o)], own, rs, st[o]);
+    }
     for (int i = first_red + 1; i < n; i++) /* insertion sort by |stride of operand 0| */
         for (int j = i; j > first_red; j--) {
             int64_t a = llabs(st[0][order[j - 1]]), b = llabs(st[0][order[j]]);
@@ -258,8 +255,10 @@ static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
     return 0;
 }
 
-static void matmul_operand(const tj_anode *x, const axes *ax, int nb, int64_t rows, int64_t cols, tj_tensor *t)
+static void matmul_operand(const tj_graph *g, tj_array a, const axes *ax, int nb, int64_t rows, int64_t cols,
+                           tj_tensor *t)
 {
+    const tj_anode *x = &g->nodes[a];
     memset(t, 0, sizeof *t);
     t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
     t->dtype = x->dtype;
@@ -269,10 +268,7 @@ static void matmul_operand(const tj_anode *x, const axes *ax, int nb, int64_t ro
         t->strides[i] = ax->st[0][i];
     }
     int64_t own[TJ_MAX_RANK];
-    if (x->has_data)
-        memcpy(own, x->strides, sizeof own);
-    else
-        tj_contiguous_strides(x->rank, x->shape, own);
+    tj_node_strides(g, a, own);
     t->shape[nb] = rows;
     t->shape[nb + 1] = cols;
     t->strides[nb] = x->shape[x->rank - 2] == 1 ? 0 : own[x->rank - 2];
@@ -287,14 +283,18 @@ static int tile_matmul(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
     /* operands 0 and 1 of the batch axes are A and B; then the others */
     axes bx = {.n = rb, .nops = ax->nops + 2};
     int64_t st[MAX_OPS + 2][TJ_MAX_RANK];
-    int64_t sa[TJ_MAX_RANK], sb[TJ_MAX_RANK];
+    int64_t sa[TJ_MAX_RANK], sb[TJ_MAX_RANK], own[TJ_MAX_RANK];
     tj_anode a_batch = *A, b_batch = *B;
     a_batch.rank = A->rank - 2;
     b_batch.rank = B->rank - 2;
-    aligned_strides(&a_batch, rb, sa);
-    aligned_strides(&b_batch, rb, sb);
-    for (int o = 0; o < ax->nops; o++)
-        aligned_strides(&g->nodes[operand(grp, o)], r, st[o + 2]);
+    tj_node_strides(g, grp->inputs[0], own);
+    aligned_strides(&a_batch, own, rb, sa);
+    tj_node_strides(g, grp->inputs[1], own);
+    aligned_strides(&b_batch, own, rb, sb);
+    for (int o = 0; o < ax->nops; o++) {
+        tj_node_strides(g, operand(grp, o), own);
+        aligned_strides(&g->nodes[operand(grp, o)], own, r, st[o + 2]);
+    }
     for (int i = 0; i < rb; i++) {
         bx.ext[i] = root->shape[i];
         bx.st[0][i] = sa[i];
@@ -313,9 +313,9 @@ static int tile_matmul(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
     axes one = {.n = bx.n, .nops = 1};
     memcpy(one.ext, bx.ext, sizeof one.ext);
     memcpy(one.st[0], bx.st[0], sizeof one.st[0]);
-    matmul_operand(A, &one, bx.n, grp->space[bx.n], grp->k_extent, &args->t[0]);
+    matmul_operand(g, grp->inputs[0], &one, bx.n, grp->space[bx.n], grp->k_extent, &args->t[0]);
     memcpy(one.st[0], bx.st[1], sizeof one.st[0]);
-    matmul_operand(B, &one, bx.n, grp->k_extent, grp->space[bx.n + 1], &args->t[1]);
+    matmul_operand(g, grp->inputs[1], &one, bx.n, grp->k_extent, grp->space[bx.n + 1], &args->t[1]);
     for (int o = 0; o < ax->nops; o++) {
         tj_tensor *t = &args->t[o + 2];
         const tj_anode *x = &g->nodes[operand(grp, o)];
