@@ -5,7 +5,7 @@
 
 #include "lib/lib_internal.h"
 
-enum { TILE_LINES = 2048, TILE_COLS = 64 }; /* B in scan.tj's kernels */
+enum { TILE_LINES = 8192, TILE_COLS = 64 }; /* B in scan.tj's kernels */
 
 static int scannable(tj_dtype dt)
 {

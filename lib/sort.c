@@ -27,7 +27,7 @@ typedef struct sort_job {
     const char *fn;
     tj_tensor x, y, idx; /* as [P, N, Q]; y or idx without data when not wanted */
     lib_lines ln;
-    lib_subst subst[4];
+    lib_subst subst[5];
     void *stream;
     tj_rt_error *err;
 } sort_job;
@@ -44,7 +44,7 @@ static int sort_rows(sort_job *s)
 {
     int values = s->y.data != NULL;
     s->subst[3] = (lib_subst){"VALUES", values ? "1" : "0"};
-    tj_dispatch *d = lib_dispatch(s->l, "sort", "sort_rows", s->subst, 4, s->err);
+    tj_dispatch *d = lib_dispatch(s->l, "sort", "sort_rows", s->subst, 5, s->err);
     if (!d)
         return 1;
     tj_tensor idx = s->idx;
@@ -64,6 +64,7 @@ static int sort_rows(sort_job *s)
 typedef struct radix_bufs {
     void *k[2], *p[2], *s, *h, *o;
     int64_t n, tiles;
+    tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
 
 static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
@@ -94,7 +95,7 @@ typedef struct radix_kernels {
 
 static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes, int cur)
 {
-    tj_dtype kt = s->x.dtype;
+    tj_dtype kt = b->work;
     int64_t n = b->n, hs[] = {DIGITS, b->tiles}, flat = DIGITS * b->tiles;
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg sa = lib_buffer_arg(b->s, TJ_DT_U32, 1, &n), h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs);
@@ -104,7 +105,10 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg scatter[] = {k, p, sa, h, o, lib_buffer_arg(b->k[!cur], kt, 1, &n),
                         lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), first};
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
+    size_t words = (size_t)n * (size_t)tj_dtype_size(kt) / 4;
     return lib_zero(s->l, b->h, (size_t)flat, s->stream, s->err) ||
+           lib_zero(s->l, b->k[!cur], words, s->stream, s->err) ||
+           lib_zero(s->l, b->p[!cur], (size_t)n, s->stream, s->err) ||
            lib_launch(s->l, rk->rank, rank, 9, s->stream, s->err) ||
            lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
            lib_launch(s->l, rk->scatter, scatter, 8, s->stream, s->err);
@@ -114,17 +118,19 @@ static int radix_sort(sort_job *s, int key_bits)
 {
     int values = s->y.data != NULL;
     s->subst[3] = (lib_subst){"VALUES", "0"};
-    radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 4, s->err),
-                        lib_dispatch(s->l, "sort", "radix_rank", s->subst, 4, s->err),
-                        lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 4, s->err),
+    radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err),
+                        lib_dispatch(s->l, "sort", "radix_rank", s->subst, 5, s->err),
+                        lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices",
-                                     s->subst, 4, s->err)};
+                                     s->subst, 5, s->err)};
+    tj_dtype wt = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32;
     radix_bufs b;
-    if (!rk.keys || !rk.rank || !rk.scatter || !rk.finish || radix_scratch(s, key_bits / 8, &b))
+    if (!rk.keys || !rk.rank || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
         return 1;
     int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
     int64_t n = b.n;
-    tj_arg keys[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b.k[0], s->x.dtype, 1, &n)};
+    b.work = wt;
+    tj_arg keys[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b.k[0], wt, 1, &n)};
     if (lib_launch(s->l, rk.keys, keys, 2, s->stream, s->err))
         return 1;
     for (int pass = 0; pass < passes; pass++, cur = !cur)
@@ -187,6 +193,7 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     s.subst[0] = (lib_subst){"K", tj_dtype_name(bits)};
     s.subst[1] = (lib_subst){"KEY", key_fn};
     s.subst[2] = (lib_subst){"DESC", flags & TJ_LIB_DESCENDING ? "1" : "0"};
+    s.subst[4] = (lib_subst){"W", bits == TJ_DT_U64 ? "u64" : "u32"}; /* the radix sort's keys between passes */
     int rows = s.ln.q == 1 && s.ln.n <= ROW_TILE_MAX && bits != TJ_DT_U64;
     if (!rows && (!contiguous(x) || !contiguous(out)))
         return tj_rt_fail(err, "%s: an array sorted by the radix sort (lines longer than %d, 64-bit keys or an "

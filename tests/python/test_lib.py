@@ -6,7 +6,7 @@ import pytest
 import tilejit
 import tilejit.lib as tl
 
-SIZES = [0, 1, 2, 1000, 2048, 2049, 70001]
+SIZES = [0, 1, 2, 1000, 8191, 8192, 8193, 70001]
 
 
 def rng(seed=0):

@@ -44,7 +44,7 @@ static void cumsum_sizes(tj_device_kind kind)
 {
     tj_jit *j;
     tj_lib *l = open_lib(kind, &j);
-    int64_t sizes[] = {0, 1, 2, 2047, 2048, 2049, 5000, 3 * 2048 + 17};
+    int64_t sizes[] = {0, 1, 2, 2049, 8191, 8192, 8193, 3 * 8192 + 17}; /* around scan.tj's tiles of 8192 */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         check_cumsum_1d(l, sizes[i]);
     close_lib(l, j);
