@@ -93,6 +93,8 @@ static int plan_storage(tj_plan *p, tj_simt *s)
     s->smem = tj_plan_take(p, k->smem_bytes);
     s->smem_set = tj_plan_take(p, k->smem_bytes);
     s->smem_landed = tj_plan_take(p, sizeof *s->smem_landed * k->smem_bytes);
+    s->smem_wg_reads = tj_plan_take(p, sizeof *s->smem_wg_reads * k->smem_bytes);
+    s->smem_generic = tj_plan_take(p, k->smem_bytes);
     s->extent = tj_plan_take(p, sizeof(tj_simt_extent) * k->nparams);
     return 0;
 }
@@ -357,8 +359,10 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_MMA_PACK: case TJ_OP_MMA_UNPACK: return tj_simt_mma_repack(s, r);
     case TJ_OP_WGMMA_DESC: return tj_simt_wgmma_desc(s, r);
     case TJ_OP_WGMMA: return tj_simt_wgmma(s, r);
-    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC:
-        return 0; /* in lockstep the products are done when issued */
+    case TJ_OP_WGMMA_COMMIT: return tj_simt_wgmma_commit(s, r);
+    case TJ_OP_WGMMA_WAIT: return tj_simt_wgmma_wait(s, r);
+    case TJ_OP_FENCE_PROXY_ASYNC: tj_simt_fence_proxy_async(s); return 0;
+    case TJ_OP_WGMMA_FENCE: return 0; /* in lockstep, register writes are done when issued */
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");
@@ -401,6 +405,7 @@ static int run_programs(tj_simt *s)
                 memset(s->smem, SIMT_POISON, k->smem_bytes);
                 memset(s->smem_set, 0, k->smem_bytes);
                 tj_simt_copies_reset(s);
+                tj_simt_wgmma_reset(s);
                 tj_simt_barrier(s);
                 if (run_block(s, k->body, &y, 0))
                     return -1;
@@ -449,6 +454,7 @@ int tj_simt_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
     memcpy(s->st.nprog, grid, sizeof grid);
     int rc = tj_guarded(k->ctx, run, s);
     tj_simt_copies_free(s);
+    tj_simt_wgmma_free(s);
     free(s->storage);
     free(s->st.vals);
     free(s);

@@ -32,6 +32,15 @@ typedef struct tj_simt {
     uint32_t first_copy, ncopies, copy_cap;
     uint32_t *group_end;      /* per closed group in flight, oldest first: its end in copies */
     uint32_t ngroups, group_cap;
+    /* wgmma (simt_wgmma.c): what groups not yet waited for read, and which
+     * bytes the generic proxy wrote since the last fence_proxy_async */
+    uint16_t *smem_wg_reads;  /* per shared byte: reads by wgmma groups in flight */
+    unsigned char *smem_generic; /* per shared byte: written by st_shared or a landed copy, not fenced */
+    int generic_any;
+    uint32_t *wg_bytes;       /* the bytes those groups read, oldest group first */
+    uint32_t nwg_bytes, wg_bytes_cap;
+    uint32_t *wg_group_end;   /* per committed group in flight: its end in wg_bytes */
+    uint32_t nwg_groups, wg_group_cap;
     void *storage;
 } tj_simt;
 
@@ -72,6 +81,14 @@ void tj_simt_fragment_element(int role, tj_dtype dt, uint32_t l, uint32_t j, uin
  * do in lockstep) */
 int tj_simt_wgmma_desc(tj_simt *s, tj_ref r);
 int tj_simt_wgmma(tj_simt *s, tj_ref r);
+int tj_simt_wgmma_commit(tj_simt *s, tj_ref r);
+int tj_simt_wgmma_wait(tj_simt *s, tj_ref r);
+void tj_simt_fence_proxy_async(tj_simt *s);
+/* Shared bytes [off, off + n) are written by thread t: refused while a
+ * wgmma group in flight reads them; marked as the generic proxy's. */
+int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
+void tj_simt_wgmma_reset(tj_simt *s);
+void tj_simt_wgmma_free(tj_simt *s);
 
 /* simt_async.c: cp_async, its groups and waits */
 int tj_simt_cp_async(tj_simt *s, tj_ref r);

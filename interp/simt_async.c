@@ -59,7 +59,8 @@ int tj_simt_cp_async(tj_simt *s, tj_ref r)
         uint32_t n = (uint32_t)count->data[t].u;
         if (n > bytes)
             return tj_simt_fail(s, r, t, "copies %u of %u bytes", n, bytes);
-        if (tj_simt_shared_range(s, r, t, dst->data[t].u, bytes))
+        if (tj_simt_shared_range(s, r, t, dst->data[t].u, bytes) ||
+            tj_simt_wgmma_guard(s, r, t, dst->data[t].u, bytes)) /* it may land at any time */
             return -1;
         const unsigned char *from = n ? tj_simt_global_bytes(s, r, t, src->data[t].u, n) : NULL;
         if (n && (!from || src->data[t].u % bytes))
@@ -98,6 +99,8 @@ static void land_oldest(tj_simt *s)
         const tj_simt_copy *c = &s->copies[i];
         memcpy(s->smem + c->dst, c->data, c->bytes);
         memset(s->smem_set + c->dst, 1, c->bytes);
+        memset(s->smem_generic + c->dst, 1, c->bytes); /* the generic proxy's, until a fence */
+        s->generic_any = 1;
         for (uint32_t b = 0; b < c->bytes; b++)
             s->smem_landed[c->dst + b] = (uint16_t)(c->thread + 1);
         s->landed_any = 1;

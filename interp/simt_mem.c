@@ -174,7 +174,7 @@ int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype 
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v)
 {
     uint32_t size = (uint32_t)tj_dtype_size(dt);
-    if (tj_simt_shared_range(s, r, t, off, size))
+    if (tj_simt_shared_range(s, r, t, off, size) || tj_simt_wgmma_guard(s, r, t, off, size))
         return -1;
     tj_mem_write(dt, s->smem + off, 0, v);
     memset(s->smem_set + off, 1, size);
@@ -209,7 +209,7 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r)
     uint32_t w = val->n / s->nthreads, size = (uint32_t)tj_dtype_size(val->dt);
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (tj_simt_shared_range(s, r, t, off, w * size))
+        if (tj_simt_shared_range(s, r, t, off, w * size) || tj_simt_wgmma_guard(s, r, t, off, w * size))
             return -1;
         for (uint32_t e = 0; e < w; e++)
             tj_mem_write(val->dt, s->smem + off + e * size, 0, val->data[t * w + e]);

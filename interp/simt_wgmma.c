@@ -11,9 +11,17 @@
  * K-major operand is at start + (row / 8) SBO + (row % 8) S + k size,
  * element (k, x) of an mn-major one at start + (x / E) LBO + (k / 8) SBO +
  * (k % 8) S + (x % E) size, and the 16-byte chunk bits of that address are
- * XORed with bits 7 and up (Swizzle<log2(S / 16), 4, 3>). */
+ * XORed with bits 7 and up (Swizzle<log2(S / 16), 4, 3>).
+ *
+ * The products are computed when issued (lockstep), but their shared
+ * memory is theirs until a wgmma_wait retires their group: a write to a
+ * byte a group in flight reads (st_shared, mma_store, a cp_async issued to
+ * it) is reported, and so is a wgmma reading a byte the generic proxy wrote
+ * (a store, a landed copy) with no fence_proxy_async since: the two
+ * mistakes a GPU punishes only sometimes. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "interp/simt.h"
 
@@ -75,6 +83,107 @@ static int group_desc(tj_simt *s, tj_ref r, uint32_t a, uint32_t t0, wg_desc *d)
     return decode(s, r, t0, v->data[t0].u, d);
 }
 
+/* ---- what groups in flight read ---------------------------------------------- */
+
+static int grow(tj_simt *s, tj_ref r, uint32_t **a, uint32_t *cap, uint32_t need)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    uint32_t *g = realloc(*a, sizeof *g * n);
+    if (!g)
+        return tj_simt_fail(s, r, -1, "out of memory for wgmma groups in flight");
+    *a = g;
+    *cap = n;
+    return 0;
+}
+
+/* Bytes [at, at + n) read by the open group, thread t0's warpgroup. */
+static int record_read(tj_simt *s, tj_ref r, uint32_t t0, uint64_t at, uint32_t n)
+{
+    if (at + n > s->st.k->smem_bytes)
+        return tj_simt_shared_range(s, r, t0, at, n);
+    for (uint32_t b = 0; b < n; b++)
+        if (s->smem_generic[at + b])
+            return tj_simt_fail(s, r, t0,
+                                "reads shared byte %" PRIu64 ", written by the generic proxy with no "
+                                "fence_proxy_async since",
+                                at + b);
+    if (grow(s, r, &s->wg_bytes, &s->wg_bytes_cap, s->nwg_bytes + n))
+        return -1;
+    for (uint32_t b = 0; b < n; b++) {
+        s->wg_bytes[s->nwg_bytes++] = (uint32_t)(at + b);
+        s->smem_wg_reads[at + b]++;
+    }
+    return 0;
+}
+
+int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)
+{
+    for (uint32_t b = 0; b < n && off + b < s->st.k->smem_bytes; b++) {
+        if (s->smem_wg_reads[off + b])
+            return tj_simt_fail(s, r, t, "writes shared byte %" PRIu64 ", which a wgmma group in flight reads",
+                                off + b);
+        s->smem_generic[off + b] = 1;
+    }
+    s->generic_any = 1;
+    return 0;
+}
+
+void tj_simt_fence_proxy_async(tj_simt *s)
+{
+    if (s->generic_any)
+        memset(s->smem_generic, 0, s->st.k->smem_bytes);
+    s->generic_any = 0;
+}
+
+int tj_simt_wgmma_commit(tj_simt *s, tj_ref r)
+{
+    if (grow(s, r, &s->wg_group_end, &s->wg_group_cap, s->nwg_groups + 1))
+        return -1;
+    s->wg_group_end[s->nwg_groups++] = s->nwg_bytes;
+    return 0;
+}
+
+/* Retires the oldest committed groups until at most `pending` remain. */
+int tj_simt_wgmma_wait(tj_simt *s, tj_ref r)
+{
+    int64_t pending = s->st.k->insts[r].imm;
+    if (pending < 0 || s->nwg_groups <= (uint64_t)pending)
+        return 0;
+    uint32_t retire = s->nwg_groups - (uint32_t)pending, end = s->wg_group_end[retire - 1];
+    for (uint32_t i = 0; i < end; i++)
+        s->smem_wg_reads[s->wg_bytes[i]]--;
+    memmove(s->wg_bytes, s->wg_bytes + end, sizeof *s->wg_bytes * (s->nwg_bytes - end));
+    s->nwg_bytes -= end;
+    for (uint32_t g = retire; g < s->nwg_groups; g++)
+        s->wg_group_end[g - retire] = s->wg_group_end[g] - end;
+    s->nwg_groups -= retire;
+    return 0;
+}
+
+void tj_simt_wgmma_reset(tj_simt *s)
+{
+    uint32_t n = s->st.k->smem_bytes;
+    if (s->nwg_bytes && s->smem_wg_reads)
+        memset(s->smem_wg_reads, 0, sizeof *s->smem_wg_reads * n);
+    if (s->smem_generic)
+        memset(s->smem_generic, 0, n);
+    s->nwg_bytes = s->nwg_groups = 0;
+    s->generic_any = 0;
+}
+
+void tj_simt_wgmma_free(tj_simt *s)
+{
+    free(s->wg_bytes);
+    free(s->wg_group_end);
+    s->wg_bytes = s->wg_group_end = NULL;
+}
+
+/* ---- the product ---------------------------------------------------------------- */
+
 /* A K-major step must stay within one swizzle row. */
 static int check_k_span(const tj_simt *s, tj_ref r, uint32_t t0, const wg_desc *d, uint32_t k, uint32_t size)
 {
@@ -97,7 +206,8 @@ static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t
     tj_slot v;
     for (uint32_t i = 0; i < ROWS; i++)
         for (uint32_t kk = 0; kk < k; kk++) {
-            if (tj_simt_shared_get(s, r, t0, element_addr(&a, 0, size, i, kk), dt, &v))
+            uint64_t at = element_addr(&a, 0, size, i, kk);
+            if (tj_simt_shared_get(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
                 return -1;
             am[i * k + kk] = (float)v.f;
         }
@@ -105,7 +215,7 @@ static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t
     for (uint32_t kk = 0; kk < k; kk++)
         for (uint32_t j = 0; j < n; j++) {
             uint64_t at = bmn ? element_addr(&b, 1, size, kk, j) : element_addr(&b, 0, size, j, kk);
-            if (tj_simt_shared_get(s, r, t0, at, dt, &v))
+            if (tj_simt_shared_get(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
                 return -1;
             bm[kk * n + j] = (float)v.f;
         }

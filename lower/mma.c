@@ -52,6 +52,19 @@ static int accumulates(const lw *w, tj_ref r)
     return owner && w->src->insts[owner].op == TJ_OP_FOR;
 }
 
+/* Whether operand v is loaded afresh each iteration (a load, a slot of the
+ * prefetch chain, or trans() of one): wgmma then reads it from a ring slot
+ * or stages it once per product. Operands computed in registers (attention's
+ * P) or fixed across the loop (its Q) stay on mma.sync, which takes the
+ * first from registers and loads the second's fragments once. */
+static int streamed(const lw *w, tj_ref v)
+{
+    const tj_inst *in = &w->src->insts[v];
+    if (in->op == TJ_OP_PERMUTE)
+        in = &w->src->insts[in->args[0]];
+    return in->op == TJ_OP_LOAD || (in->op == TJ_OP_ARG && in->imm > 0);
+}
+
 /* Whether dot r can use the atom, and how: 0 when it cannot (the FMA
  * lowering takes it). */
 int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
@@ -85,7 +98,7 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         p->ldb = p->bt ? p->k : p->n;
         p->ldc = p->n;
     }
-    if (lw_wgmma_plan(w, p))
+    if (accumulates(w, r) && streamed(w, in->args[0]) && streamed(w, in->args[1]) && lw_wgmma_plan(w, p))
         return 1;
     if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p, accumulates(w, r))) {
         p->regs = 1;

@@ -250,18 +250,24 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
     const tj_inst *dot = &src->insts[d];
     if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
         return TJ_NONE;
-    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || p->regs)
+    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || (p->regs && !p->wg))
         return TJ_NONE; /* register results need no carrying: the loop carries the registers */
-    return d;
+    return d; /* wgmma: fragments carried in place keep a group in flight across iterations */
 }
 
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l)
 {
     tj_ref *regs = lw_regs_in(w, v, l);
+    if (regs && p->wg && !lw_is_splat(w, v)) /* the fragments are the layout's registers */
+        return lw_mma_pack_c(w, p, regs);
     return regs ? lw_mma_to_fragments(w, p, l, regs, lw_is_splat(w, v)) : NULL;
 }
 
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l)
 {
-    return lw_mma_from_fragments(w, p, l, c);
+    if (!p->wg)
+        return lw_mma_from_fragments(w, p, l, c);
+    tj_ref done = lw_emit(w, TJ_OP_WGMMA_WAIT, TJ_TYPE_NONE, NULL, 0); /* the loop's last group */
+    w->dst->insts[done].imm = 0;
+    return lw_mma_unpack_c(w, p, l, c);
 }

@@ -41,6 +41,8 @@ struct lw_ring {
     uint32_t base;      /* shared offset of slot 0, while the loop is lowered */
     int wg;             /* the dot runs on wgmma: slots hold `tile` (lower/wgmma_smem.c) */
     lw_wg_tile tile;
+    uint32_t nslots;    /* depth + 1, or depth + 2 when the dot's wgmma group stays in
+                           flight into the next iteration (it still reads its slot) */
 };
 
 enum { MAX_RINGS = 64 };
@@ -125,10 +127,23 @@ static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const
         return 0;
     int64_t ld = o == 0 ? p->lda : p->ldb;
     *out = (lw_ring){loop, d, o, (uint32_t)first, depth, next, ld,
-                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb};
+                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb, depth + 1};
     if (p->wg)
         out->slot_bytes = out->tile.bytes;
     return 1;
+}
+
+/* Whether wgmma dot d carries its accumulators through the loop as
+ * fragments (lw_mma_carried): its group then stays in flight into the next
+ * iteration (lower/wgmma.c), reading its slots while the next copies go. */
+static int pipelined(lw *w, tj_ref loop, tj_ref d)
+{
+    uint32_t ncarried = w->src->insts[loop].nargs - 3;
+    lw_mma p;
+    for (uint32_t k = 0; k < ncarried; k++)
+        if (lw_mma_carried(w, loop, k, &p) == d)
+            return p.wg;
+    return 0;
 }
 
 /* Loops with a constant positive step (iteration numbers by a shift or a
@@ -149,12 +164,18 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
         lw_mma p;
         if (k->insts[d].op != TJ_OP_DOT || !lw_mma_plan(w, d, &p) || p.batch != 1)
             continue;
+        uint32_t first = w->nrings;
         for (int o = 0; o < 2; o++) {
             lw_ring *g = &w->rings[w->nrings];
-            if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g)) {
-                bytes += (uint64_t)(g->depth + 1) * g->slot_bytes + (g->wg ? 1024 : 0);
+            if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g))
                 w->nrings++;
-            }
+        }
+        /* both operands in rings: the wgmma of a carried accumulator keeps
+         * its group in flight, one slot more each */
+        int extra = w->nrings == first + 2 && p.wg && pipelined(w, loop, d);
+        for (uint32_t i = first; i < w->nrings; i++) {
+            w->rings[i].nslots += (uint32_t)extra;
+            bytes += (uint64_t)w->rings[i].nslots * w->rings[i].slot_bytes + (w->rings[i].wg ? 1024 : 0);
         }
     }
     /* one wait serves the loop's rings when they run equally far ahead */
@@ -252,7 +273,7 @@ void lw_ring_begin(lw *w, tj_ref loop)
         if (g->wg) /* swizzled tiles start at 1024-byte boundaries */
             top = (top + 1023) / 1024 * 1024;
         g->base = top;
-        top += (uint32_t)(d + 1) * g->slot_bytes;
+        top += g->nslots * g->slot_bytes;
     }
     if (top > w->smem_limit) {
         w->smem_overflow = 1;
@@ -292,9 +313,9 @@ static tj_ref iteration(lw *w)
     return lw_op2(w, TJ_OP_DIV, past, lw_const_int(w, TJ_DT_U32, step.i));
 }
 
-static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, int64_t depth)
+static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, uint32_t nslots)
 {
-    return lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, ahead), lw_const_int(w, TJ_DT_U32, depth + 1));
+    return lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, ahead), lw_const_int(w, TJ_DT_U32, nslots));
 }
 
 /* The top of iteration n: tile n awaited and published to every thread;
@@ -315,11 +336,11 @@ void lw_ring_issue(lw *w)
         return;
     tj_ref loop = w->loop->src_loop;
     int64_t d = depth_of(w, loop);
-    tj_ref slot = slot_of(w, iteration(w), d, d);
     for (uint32_t i = 0; i < w->nrings; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop == loop)
-            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot), g->ld, tile_of(g));
+            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot_of(w, iteration(w), d, g->nslots)), g->ld,
+                          tile_of(g));
     }
     commit(w);
     w->loop->copies_pending = 0;
@@ -337,7 +358,7 @@ int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift
         }
         if (!w->loop->rings_ready)
             ready(w);
-        tj_ref slot = slot_of(w, iteration(w), 0, g->depth);
+        tj_ref slot = slot_of(w, iteration(w), 0, g->nslots);
         *buf = g->base;
         *shift = slot_shift(w, g, slot);
         return 1;

@@ -131,6 +131,18 @@ static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c)
     }
 }
 
+/* The c fragments of accumulator acc (TJ_NONE: zeros): filled for a
+ * splat, else packed from the registers of the result layout l. */
+static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, tj_ref acc)
+{
+    if (!acc || lw_is_splat(w, acc)) {
+        tj_ref zero = lw_const_float(w, TJ_DT_F32, 0), *regs = acc ? lw_regs_in(w, acc, l) : &zero;
+        return regs ? lw_mma_to_fragments(w, p, l, regs, 1) : NULL;
+    }
+    tj_ref *regs = lw_regs_in(w, acc, l);
+    return regs ? lw_mma_pack_c(w, p, regs) : NULL;
+}
+
 /* Operand `o` (0: a, 1: b) of dot r: its ring slot, or staged here. */
 static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_ref *shift, int *staged)
 {
@@ -161,11 +173,14 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
     if (!tj_layout_equal(l, lw_mma_result_layout(w, p)))
         return lw_error(w, "internal error: a wgmma dot with its result in another layout");
-    tj_ref *regs = acc ? lw_regs_in(w, acc, l) : NULL;
-    if (acc && !regs)
+    const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
+    int carried = av && av->frags; /* by the enclosing loop (lw_mma_carried) */
+    uint32_t nfrags = (uint32_t)(p->tm * p->tn);
+    tj_ref *c = carried ? lw_new_regs(w, nfrags) : accumulators(w, p, l, acc);
+    if (!c)
         return 1;
-    tj_ref *c = !acc || lw_is_splat(w, acc) ? lw_mma_to_fragments(w, p, l, regs ? regs : &(tj_ref){lw_const_float(w, TJ_DT_F32, 0)}, 1)
-                                            : lw_mma_pack_c(w, p, regs);
+    if (carried)
+        memcpy(c, av->frags, sizeof *c * nfrags);
     uint32_t abuf = 0, bbuf = 0;
     tj_ref ashift, bshift;
     int staged = 0;
@@ -194,9 +209,15 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     }
     emit0(w, TJ_OP_WGMMA_COMMIT, 0);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
-    emit0(w, TJ_OP_WGMMA_WAIT, 0);
+    /* carried: this group stays in flight into the next iteration, the last
+     * one's is waited for after the loop (lw_mma_fragments_out) */
+    emit0(w, TJ_OP_WGMMA_WAIT, carried && !staged ? 1 : 0);
     if (staged)
         lw_smem_end(w);
+    if (carried) {
+        w->vals[r] = (lw_val){.lay = l, .frags = c, .nfrags = nfrags};
+        return 0;
+    }
     lw_set_regs(w, r, l, lw_mma_unpack_c(w, p, l, c));
     return 0;
 }

@@ -203,5 +203,8 @@ void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 /* ---- ptx_wgmma.c: warpgroup tensor cores ---- */
 int px_emit_wgmma(ptx_emitter *e, tj_ref r);
 int px_uses_wgmma(const tj_kernel *k);
+/* Whether block b itself holds a wgmma: a loop carrying its fragments
+ * leaves with a group in flight. */
+int px_block_has_wgmma(const tj_kernel *k, tj_block_id b);
 
 #endif

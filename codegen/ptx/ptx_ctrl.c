@@ -151,6 +151,8 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
         px_ins(e, "sub.s64 %s, %s, 1", RN(cnt), RN(cnt));
     px_ins(e, "bra.uni $L%u", head);
     px_label(e, exit);
+    if (px_block_has_wgmma(e->k, body)) /* the copies below read what its last group writes */
+        px_ins(e, "wgmma.wait_group.sync.aligned 0");
     if (px_define(e, r, in->type))
         return -1;
     if (e->ncomp[r] != nc)

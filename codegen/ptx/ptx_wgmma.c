@@ -10,7 +10,10 @@
  * layout of the PTX ISA is the c layout of mma.m16n8 per warp), and its
  * projections alias the tuple: a chain of wgmmas over k steps runs on one
  * set of registers. A c operand used elsewhere too is copied first, and a
- * wgmma.fence follows the copy. */
+ * wgmma.fence follows the copy. A loop that carries the fragments (its
+ * block arguments are the chain's registers, the yield copies nothing)
+ * may leave with a group in flight: its exit waits for it before the
+ * loop's results are copied out (ptx_ctrl.c). */
 #include "codegen/ptx/ptx.h"
 
 enum { C_PARTS = 4, MAX_FRAGMENTS = 32 };
@@ -19,6 +22,15 @@ int px_uses_wgmma(const tj_kernel *k)
 {
     for (tj_ref r = 1; r < k->ninsts; r++)
         if (k->insts[r].op == TJ_OP_WGMMA)
+            return 1;
+    return 0;
+}
+
+int px_block_has_wgmma(const tj_kernel *k, tj_block_id b)
+{
+    const tj_block *blk = &k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts; i++)
+        if (k->insts[blk->insts[i]].op == TJ_OP_WGMMA)
             return 1;
     return 0;
 }
