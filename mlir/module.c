@@ -159,13 +159,15 @@ static void check_op(checker *k, uint32_t op)
     if (o->parent == UINT32_MAX) {
         if (!info || info->kind != MK_FUNC)
             op_error(k, op, "only functions are imported at module level");
-        else if (o->body_end > op + 1 && m->nfuncs < UINT32_MAX)
+        else if (o->body_end > op + 1) { /* a definition, not a declaration */
             m->funcs[m->nfuncs++] = op;
+            check_values(k, op, o->args, o->nargs, 1);
+        }
         return;
     }
     if (!info || info->kind == MK_FUNC) {
-        op_error(k, op, "op not supported by the tilejit importer (it imports func, arith, math, linalg "
-                        "and tensor ops on static tensors; docs/interop.md lists them)");
+        op_error(k, op, "op not imported by tilejit (docs/interop.md lists the func, arith, math, linalg "
+                        "and tensor ops it imports)");
         return;
     }
     int tensor_level = info->kind >= MK_GENERIC || info->kind == MK_RETURN;
@@ -186,8 +188,6 @@ static int check_module(checker *k)
     uint32_t errors = tj_error_count(k->c);
     for (uint32_t op = 0; op < m->prog.nops; op++)
         check_op(k, op);
-    for (uint32_t i = 0; i < m->nfuncs; i++) /* the parameters */
-        check_values(k, m->funcs[i], m->prog.ops[m->funcs[i]].args, m->prog.ops[m->funcs[i]].nargs, 1);
     return tj_error_count(k->c) != errors;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Error-message test: runs `tilejit check NAME.tj` from the file's directory
+# Error-message test: runs `tilejit check NAME.tj` (or NAME.mlir) from the file's directory
 # (so the path prints as the bare name), expects exit status 1, and compares
 # stderr with NAME.err exactly.
 set -u
@@ -10,7 +10,7 @@ if [ -z "${TILEJIT:-}" ] || [ ! -x "$TILEJIT" ]; then
 fi
 dir=$(dirname "$src")
 name=$(basename "$src")
-expected=${name%.tj}.err
+expected=${name%.*}.err
 cd "$dir" || exit 1
 actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
