@@ -450,8 +450,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="one shape per workload")
-    ap.add_argument("--only", choices=["matmul", "memory", "lib"], help="only the matrix, the memory-bound or the library's rows")
+    ap.add_argument("--only", choices=["matmul", "memory", "lib", "arrays"],
+                    help="only the matrix, the memory-bound, the library's or the array front end's rows")
     args = ap.parse_args()
+    if args.only == "arrays":
+        return array_rows(args)
     torch.manual_seed(0)
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
@@ -478,6 +481,20 @@ def main():
     rows.append(sort_rows(jit, 16384, 1024))
     rows += lib_rows(args.quick) + lib_topk_rows(args.quick) + lib_ssm_rows(args.quick)
     report(rows, args.json)
+    array_rows(args)
+
+
+def array_rows(args):
+    """tilejit.numpy on whole expressions (bench/arrays_bench.py) beside
+    torch eager and torch.compile: kernels, cold and warm times; its JSON
+    goes beside --json as *.arrays.json."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import arrays_bench
+    rows = arrays_bench.run_cuda(args.quick, 20)
+    arrays_bench.report(rows, "cuda")
+    if args.json:
+        with open(os.path.splitext(args.json)[0] + ".arrays.json", "w") as f:
+            json.dump({"device": "cuda", "rows": rows}, f, indent=1)
 
 
 def report(rows, json_path):
