@@ -1,7 +1,7 @@
 /* Mamba's selective scan (tilejit/lib.h) from lib/kernels/selective_scan.tj:
- * the sequence cut into segments, scanned in three phases (the state each
- * segment leaves, the state entering each, the outputs), the state in
- * registers (docs/library.md). */
+ * the sequence cut into segments, scanned in two phases (the state each
+ * segment leaves; then each segment's entering state from those before it,
+ * and its outputs), the state in registers (docs/library.md). */
 #include <stdio.h>
 #include <string.h>
 
@@ -102,28 +102,24 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
                          {"HAS_BIAS", s->delta_bias ? "1" : "0"},
                          {"SOFTPLUS", s->delta_softplus ? "1" : "0"}};
     tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 5, err);
-    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_carry", subst, 5, err) : NULL;
-    tj_dispatch *k3 = k2 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 5, err) : NULL;
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 5, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
-    float *hs = k3 ? lib_scratch_get(l, stream, (2 * states + (size_t)(nb * nseg * dm)) * 4, 0, err) : NULL;
+    float *hs = k2 ? lib_scratch_get(l, stream, (states + (size_t)(nb * nseg * dm)) * 4, 0, err) : NULL;
     if (!hs)
         return 1;
-    float *hin = hs + states, *sd = hin + states;
+    float *sd = hs + states;
     /* absent tensors: stand-ins of the right dtype, never read (their HAS_ is 0) */
     tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
     tj_tensor b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
-    tj_tensor t_hs = f32_buffer(hs, 4, (int64_t[]){nb, nseg, nsp, dm}), t_sd = f32_buffer(sd, 3, (int64_t[]){nb, nseg, dm});
-    tj_tensor t_hin = f32_buffer(hin, 4, (int64_t[]){nb, nseg, nsp, dm});
-    tj_tensor t_hin1 = f32_buffer(hin, 5, (int64_t[]){nb, nseg, nsp, dm, 1});
+    tj_tensor t_hs = f32_buffer(hs, 5, (int64_t[]){nb, nseg, nsp, dm, 1}), t_sd = f32_buffer(sd, 3, (int64_t[]){nb, nseg, dm});
     const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
     tj_arg a1[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
                    lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_int_arg(seg)};
-    tj_arg a2[] = {lib_tensor_arg(s->A), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(&t_hin)};
-    tj_arg a3[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
+    tj_arg a2[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
                    lib_tensor_arg(&c4), lib_tensor_arg(s->D ? s->D : &one_f32), lib_tensor_arg(s->z ? s->z : s->u),
-                   lib_tensor_arg(bias), lib_tensor_arg(&t_hin1), lib_tensor_arg(out), lib_int_arg(seg)};
-    return lib_launch(l, k1, a1, 8, stream, err) || lib_launch(l, k2, a2, 4, stream, err) ||
-           lib_launch(l, k3, a3, 11, stream, err);
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(out),
+                   lib_int_arg(seg)};
+    return lib_launch(l, k1, a1, 8, stream, err) || lib_launch(l, k2, a2, 12, stream, err);
 }
 
 int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
