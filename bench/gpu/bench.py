@@ -259,6 +259,33 @@ def lib_rows(quick=False):
 
 
 
+def graph_ms(call):
+    """The median time of call replayed from a CUDA graph (the GPU's time
+    without the host's per-call cost), None where capture fails; the call
+    runs first on the capture stream so that the library's scratch for that
+    stream exists before the capture."""
+    stream = torch.cuda.Stream()
+    try:
+        with torch.cuda.stream(stream):
+            call()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            call()
+        torch.cuda.synchronize()
+        return do_bench(g.replay)
+    except Exception as e:  # noqa: BLE001 (the row still has the eager time)
+        print(f"# graph capture failed: {str(e).splitlines()[0][:200]}")
+        return None
+
+
+def graph_note(row):
+    t, g = row.times.get("tilejit"), row.times.get("tilejit graph")
+    if t and g:
+        print(f"# {row.name} {row.shape} {row.dtype}: {t * 1e3:.1f} us a call, {g * 1e3:.1f} us replayed from a "
+              f"CUDA graph ({row.nbytes / (g * 1e-3) / 1e12:.2f} TB/s)")
+
+
 def lib_topk_rows(quick=False):
     """tilejit.lib.topk beside torch.topk: k = 64 of rows of 1024 (the issue's
     target), bytes = the input read once plus the values and indices written."""
@@ -277,6 +304,9 @@ def lib_topk_rows(quick=False):
             check("topk indices", torch.gather(x, 1, i), tv, 0, 0)
 
         rows.append(run_row(row, lambda: tlib.topk(x, k), lambda: torch.topk(x, k), None, verify))
+        if not row.error:
+            row.times["tilejit graph"] = graph_ms(lambda: tlib.topk(x, k))
+            graph_note(row)
     return rows
 
 
@@ -333,6 +363,8 @@ def lib_ssm_rows(quick=False, shapes=None):
                 torch.cuda.synchronize()
                 verify()
                 row.times["tilejit"] = do_bench(call)
+                row.times["tilejit graph"] = graph_ms(call)
+                graph_note(row)
             except Exception as e:  # the row says what failed; the others still run
                 row.error = str(e).splitlines()[0][:200]
             if length == 1024:
