@@ -61,6 +61,11 @@ if ! skip bench; then
   step "GPU benchmarks vs PyTorch and Triton"
   TILEJIT_LIB="$build/libtilejit.so" PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/bench.py" --json "$out/bench_gpu.json" ${TJ_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu.log"
 fi
+if ! skip nccl; then
+  step "NCCL all-reduce bus bandwidth beside torch.cuda.nccl (2 or more GPUs)"
+  TILEJIT_LIB="$build/libtilejit.so" PYTHONPATH="$root/python" python3 "$root/bench/gpu/nccl_bench.py" 2>&1 |
+    tee "$out/nccl_bench.log" || status=1
+fi
 if ! skip python; then
   step "Python: pytest on the GPU (tests/python) and the launch cost beside Triton and PyTorch"
   TJ_PYTHON=python3 sh "$root/tests/python/run.sh" "$root" "$build/libtilejit.so" 2>&1 | tee "$out/pytest.log" | tail -15 || status=1
