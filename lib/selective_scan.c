@@ -96,13 +96,18 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     while (nsp < s->A->shape[1])
         nsp *= 2;
     int64_t seg = segment_length(nb, dm, len), nseg = (len + seg - 1) / seg;
+    char seg_text[24];
+    snprintf(seg_text, sizeof seg_text, "%lld", (long long)seg);
+    int f32 = s->u->dtype == TJ_DT_F32;
     lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
                          {"HAS_D", s->D ? "1" : "0"},
                          {"HAS_Z", s->z ? "1" : "0"},
                          {"HAS_BIAS", s->delta_bias ? "1" : "0"},
-                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"}};
-    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 5, err);
-    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 5, err) : NULL;
+                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
+                         {"SEG", seg_text},
+                         {"TTS", f32 ? "2, 4" : "4, 2"}}; /* 8-byte loads of TT steps, no spills */
+    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 7, err);
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 7, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
     float *hs = k2 ? lib_scratch_get(l, stream, (states + (size_t)(nb * nseg * dm)) * 4, 0, err) : NULL;
     if (!hs)
@@ -114,12 +119,11 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     tj_tensor t_hs = f32_buffer(hs, 5, (int64_t[]){nb, nseg, nsp, dm, 1}), t_sd = f32_buffer(sd, 3, (int64_t[]){nb, nseg, dm});
     const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
     tj_arg a1[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
-                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_int_arg(seg)};
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd)};
     tj_arg a2[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
                    lib_tensor_arg(&c4), lib_tensor_arg(s->D ? s->D : &one_f32), lib_tensor_arg(s->z ? s->z : s->u),
-                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(out),
-                   lib_int_arg(seg)};
-    return lib_launch(l, k1, a1, 8, stream, err) || lib_launch(l, k2, a2, 12, stream, err);
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(out)};
+    return lib_launch(l, k1, a1, 7, stream, err) || lib_launch(l, k2, a2, 11, stream, err);
 }
 
 int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)

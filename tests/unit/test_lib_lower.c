@@ -84,9 +84,9 @@ Test(lib_lower, topk_order)
     }
 }
 
-static const char *const ssm_variants[] = {"T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1",
-                                           "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1",
-                                           "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0"};
+static const char *const ssm_variants[] = {"T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4",
+                                           "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2",
+                                           "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"};
 
 Test(lib_lower, ss_segment_state)
 {
@@ -98,9 +98,8 @@ Test(lib_lower, ss_segment_state)
             o.defines = defines;
             o.warps[0] = 1, o.warps[1] = 0;
             o.lo = -1, o.hi = 1;
-            /* 40 channels (a partial group of 32), 3 segments of 16 steps over L = 45 */
-            o.shapes = "NB=2,DM=40,L=45,N=5,DB=40,BB=40,NSEG=3,NSP=8";
-            o.scalars = "seg=16";
+            /* 40 channels (a partial group of 32), segments of 16 (3) or 32 (2) steps over L = 45 */
+            o.shapes = v == 2 ? "NB=2,DM=40,L=45,N=5,DB=40,BB=40,NSEG=2,NSP=8" : "NB=2,DM=40,L=45,N=5,DB=40,BB=40,NSEG=3,NSP=8";
             check("selective_scan", ssm_variants[v], "ss_segment_state", &o);
         }
 }
@@ -115,8 +114,8 @@ Test(lib_lower, ss_segment_out)
             o.defines = defines;
             o.warps[0] = 1, o.warps[1] = 0;
             o.lo = -1, o.hi = 1;
-            o.shapes = "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSEG=3,NSP=8";
-            o.scalars = "seg=16";
+            o.shapes = v == 2 ? "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSEG=2,NSP=8"
+                              : "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSEG=3,NSP=8";
             check("selective_scan", ssm_variants[v], "ss_segment_out", &o);
         }
 }
