@@ -17,7 +17,8 @@ int tj_mlir_fail(mbuild *b, uint32_t op, const char *fmt, ...)
     va_end(ap);
     const tj_mop *o = &b->m->prog.ops[op];
     if (!b->failed)
-        tj_diag_report(b->c, TJ_SEV_ERROR, o->line ? b->file : 0, o->line, o->col, "'%s': %s",
+        tj_diag_report(b->c, TJ_SEV_ERROR, o->line ? tj_mlir_loc_source(b->c, b->m, o->loc_file, b->file) : 0,
+                       o->line, o->col, "'%s': %s",
                        tj_mlir_op_name(b->m, op), msg);
     b->failed = 1;
     return 1;

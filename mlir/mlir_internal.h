@@ -40,6 +40,11 @@ const mop_info *tj_mlir_op_info(const char *name);
 /* ---- the program ---- */
 
 const char *tj_mlir_op_name(const tj_mlir_module *m, uint32_t op);
+/* The source index in c for an op's location file: `own` (the text's) for
+ * the name the reader gives a buffer ("-") or the module's file, another
+ * one (without text) for locations that point elsewhere (the Python a
+ * front end traced). */
+uint32_t tj_mlir_loc_source(tj_ctx *c, const tj_mlir_module *m, uint32_t loc_file, uint32_t own);
 const tj_mattr *tj_mlir_attr(const tj_mlir_module *m, uint32_t op, const char *name);
 uint32_t tj_mlir_operand(const tj_mlir_module *m, uint32_t op, uint32_t i);
 const tj_mvalue *tj_mlir_value(const tj_mlir_module *m, uint32_t id);

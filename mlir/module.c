@@ -70,15 +70,12 @@ typedef struct checker {
     uint32_t file; /* the text's source index */
 } checker;
 
-/* The source index for a location's file: the text's own for the name the
- * reader gives a buffer ("-") or the file's, another name (without text)
- * for locations that point elsewhere (e.g. the Python a front end traced). */
-static uint32_t loc_source(checker *k, uint32_t loc_file)
+uint32_t tj_mlir_loc_source(tj_ctx *c, const tj_mlir_module *m, uint32_t loc_file, uint32_t own)
 {
-    const char *name = tj_mprog_str(&k->m->prog, loc_file);
-    if (!*name || !strcmp(name, "-") || !strcmp(name, k->m->file))
-        return k->file;
-    return tj_source_add(k->c, name, "", 0);
+    const char *name = tj_mprog_str(&m->prog, loc_file);
+    if (!*name || !strcmp(name, "-") || !strcmp(name, m->file))
+        return own;
+    return tj_source_add(c, name, "", 0);
 }
 
 static void report_mlir_diags(checker *k)
@@ -107,7 +104,7 @@ static void op_error(checker *k, uint32_t op, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    tj_diag_report(k->c, TJ_SEV_ERROR, o->line ? loc_source(k, o->loc_file) : k->file, o->line, o->col,
+    tj_diag_report(k->c, TJ_SEV_ERROR, o->line ? tj_mlir_loc_source(k->c, k->m, o->loc_file, k->file) : k->file, o->line, o->col,
                    "'%s': %s", tj_mprog_str(&k->m->prog, o->name), msg);
 }
 
