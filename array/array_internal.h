@@ -68,6 +68,8 @@ struct tj_graph {
     tj_jit *jit;
     tj_anode *nodes; /* nodes[0] unused */
     uint32_t nnodes, cap;
+    tj_array *free;  /* dead nodes' slots, for new nodes */
+    uint32_t nfree, free_cap;
     char error[1024];
     tj_graph_stats stats;
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
@@ -80,6 +82,12 @@ static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->
 int tj_array_valid(const tj_graph *g, tj_array a);
 /* The input i of node n (concatenate: from more_in). */
 tj_array tj_anode_input(const tj_anode *n, uint32_t i);
+
+/* The nodes the roots need (not past nodes with data), producers first,
+ * into *order (malloc'ed); pos[a] (g->nnodes of them) = 1 + a's place, 0
+ * where a is not needed. The count, or -1 out of memory. Node indices say
+ * nothing of the order: dead nodes' slots are reused. */
+int tj_graph_topo(const tj_graph *g, const tj_array *roots, uint32_t n, tj_array **order, uint32_t *pos);
 
 /* Records the first build error (printf-style); returns TJ_ARRAY_NONE. */
 tj_array tj_graph_fail(tj_graph *g, const char *fmt, ...)

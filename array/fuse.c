@@ -21,6 +21,9 @@ enum { TJ_ROW_MAX = 8192 };
 typedef struct fuse_state {
     tj_graph *g;
     uint32_t n;          /* g->nnodes */
+    tj_array *topo;      /* what the roots need, producers first */
+    uint32_t ntopo;
+    uint32_t *pos;       /* 1 + place in topo */
     uint8_t *needed;     /* pending and reachable from a root */
     uint8_t *root;       /* must be materialized */
     int32_t *group_of;   /* group index + 1, 0: none yet */
@@ -59,7 +62,12 @@ static int mark(fuse_state *s, const tj_array *roots, uint32_t nroots)
             s->needed[roots[i]] = 1;
             s->root[roots[i]] = 1;
         }
-    for (uint32_t a = s->n - 1; a > 0; a--) {
+    int k = tj_graph_topo(g, roots, nroots, &s->topo, s->pos);
+    if (k < 0)
+        return 1;
+    s->ntopo = (uint32_t)k;
+    for (uint32_t t = s->ntopo; t-- > 0;) {
+        tj_array a = s->topo[t];
         if (!s->needed[a])
             continue;
         tj_anode *x = &g->nodes[a];
@@ -76,10 +84,12 @@ static int mark(fuse_state *s, const tj_array *roots, uint32_t nroots)
                 s->root[in] = 1;
         }
     }
-    for (uint32_t a = 1; a < s->n; a++)
+    for (uint32_t t = 0; t < s->ntopo; t++) {
+        tj_array a = s->topo[t];
         if (s->needed[a] && g->nodes[a].op != TJ_AOP_FULL && !tj_aop_is_elementwise(g->nodes[a].op) &&
             tj_aop_kind_of(g->nodes[a].op) != TJ_AK_REDUCE && g->nodes[a].op != TJ_AOP_MATMUL)
             s->root[a] = 1; /* views, leaves to fill, gathers: steps of their own */
+    }
     return 0;
 }
 
@@ -207,7 +217,8 @@ static void collect(fuse_state *s, tj_group *grp, uint8_t *member, const uint8_t
         grp->nmembers = 1;
         return;
     }
-    for (tj_array a = grp->root; a-- > 1 && n < TJ_GROUP_MAX_NODES;) {
+    for (uint32_t t = s->pos[grp->root] - 1; t-- > 0 && n < TJ_GROUP_MAX_NODES;) {
+        tj_array a = s->topo[t];
         if (!s->needed[a] || s->root[a] || s->group_of[a] || is_inline_const(s->g, a))
             continue;
         if (!all_users_in(s, member, a) || !accepts(s, grp, a, excluded))
@@ -338,6 +349,8 @@ static void state_free(fuse_state *s)
     free(s->needed);
     free(s->root);
     free(s->group_of);
+    free(s->topo);
+    free(s->pos);
 }
 
 static int make_groups(fuse_state *s, tj_plan *plan, tj_rt_error *err)
@@ -346,7 +359,8 @@ static int make_groups(fuse_state *s, tj_plan *plan, tj_rt_error *err)
     tj_group *grp = malloc(sizeof *grp);
     int bad = !member || !excluded || !dep || !grp;
     /* from the last node down: consumers are grouped before producers */
-    for (tj_array a = s->n; !bad && a-- > 1;) {
+    for (uint32_t t = s->ntopo; !bad && t-- > 0;) {
+        tj_array a = s->topo[t];
         if (!s->needed[a] || s->group_of[a] || (is_inline_const(s->g, a) && !s->root[a]) ||
             s->g->nodes[a].op == TJ_AOP_INPUT) /* a placeholder: eval refuses it */
             continue;
@@ -380,7 +394,8 @@ int tj_fuse(tj_graph *g, const tj_array *roots, uint32_t n, tj_plan *plan, tj_rt
     s.group_of = calloc(s.n, sizeof *s.group_of);
     s.users = calloc(s.n, sizeof *s.users);
     s.nusers = calloc(s.n, sizeof *s.nusers);
-    int bad = !s.needed || !s.root || !s.group_of || !s.users || !s.nusers || mark(&s, roots, n);
+    s.pos = calloc(s.n, sizeof *s.pos);
+    int bad = !s.needed || !s.root || !s.group_of || !s.users || !s.nusers || !s.pos || mark(&s, roots, n);
     if (bad)
         tj_rt_fail(err, "fusion: out of memory");
     else

@@ -69,7 +69,7 @@ void tj_graph_free(tj_graph *g)
         return;
     for (uint32_t i = 1; i < g->nnodes; i++) {
         tj_anode *n = &g->nodes[i];
-        if (n->buf)
+        if (n->buf && !n->dead)
             tj_abuf_unref(g, n->buf);
         free(n->more_in);
     }
@@ -77,6 +77,7 @@ void tj_graph_free(tj_graph *g)
     tj_lib_close(g->lib);
     tj_jit_close(g->jit);
     free(g->nodes);
+    free(g->free);
     free(g);
 }
 
@@ -131,7 +132,7 @@ void tj_shape_str(tj_dtype dt, int rank, const int64_t *shape, char *buf, size_t
 
 static int grow(tj_graph *g)
 {
-    if (g->nnodes < g->cap)
+    if (g->nfree || g->nnodes < g->cap)
         return 0;
     uint32_t cap = g->cap ? g->cap * 2 : 256;
     tj_anode *nodes = realloc(g->nodes, cap * sizeof *nodes);
@@ -152,7 +153,7 @@ tj_array tj_graph_add(tj_graph *g, tj_aop op, tj_dtype dt, int rank, const int64
 {
     if (grow(g))
         return tj_graph_fail(g, "%s: out of memory", tj_aop_name(op));
-    tj_array a = g->nnodes;
+    tj_array a = g->nfree ? g->free[--g->nfree] : g->nnodes++; /* a dead node's slot first */
     tj_anode *n = &g->nodes[a];
     memset(n, 0, sizeof *n);
     n->op = op;
@@ -171,7 +172,6 @@ tj_array tj_graph_add(tj_graph *g, tj_aop op, tj_dtype dt, int rank, const int64
     n->holds = 1;
     for (uint32_t i = 0; i < nin; i++)
         g->nodes[in[i]].users++;
-    g->nnodes++;
     g->stats.nodes++;
     return a;
 }
@@ -190,6 +190,17 @@ int tj_array_get_info(const tj_graph *g, tj_array a, tj_array_info *out)
     return 0;
 }
 
+static int grow_free(tj_graph *g)
+{
+    uint32_t cap = g->free_cap ? g->free_cap * 2 : 256;
+    tj_array *f = realloc(g->free, cap * sizeof *f);
+    if (!f)
+        return 1; /* the slot stays dead, unused */
+    g->free = f;
+    g->free_cap = cap;
+    return 0;
+}
+
 /* A node nobody holds or needs: its buffer goes, and, unevaluated, its
  * edges (which may free its inputs in turn). */
 static void maybe_free(tj_graph *g, tj_array a)
@@ -202,12 +213,17 @@ static void maybe_free(tj_graph *g, tj_array a)
         tj_abuf_unref(g, n->buf);
         n->buf = NULL;
     }
-    for (uint32_t i = 0; i < n->nin; i++) {
-        tj_array in = tj_anode_input(n, i);
+    uint32_t nin = n->nin;
+    n->nin = 0;
+    for (uint32_t i = 0; i < nin; i++) {
+        tj_array in = tj_anode_input(&g->nodes[a], i);
         g->nodes[in].users--;
         maybe_free(g, in);
     }
-    n->nin = 0;
+    free(g->nodes[a].more_in);
+    g->nodes[a].more_in = NULL;
+    if (g->nfree < g->free_cap || grow_free(g) == 0)
+        g->free[g->nfree++] = a;
 }
 
 void tj_anode_settle(tj_graph *g, tj_array a)
@@ -242,4 +258,46 @@ void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out)
 {
     if (g && out)
         *out = g->stats;
+}
+
+int tj_graph_topo(const tj_graph *g, const tj_array *roots, uint32_t n, tj_array **order, uint32_t *pos)
+{
+    memset(pos, 0, sizeof *pos * g->nnodes);
+    tj_array *out = malloc(sizeof *out * (g->nnodes ? g->nnodes : 1));
+    tj_array *stack = malloc(sizeof *stack * (g->nnodes ? g->nnodes : 1));
+    uint32_t *next = calloc(g->nnodes ? g->nnodes : 1, sizeof *next);
+    if (!out || !stack || !next) {
+        free(out);
+        free(stack);
+        free(next);
+        return -1;
+    }
+    uint32_t k = 0, sp = 0;
+    /* pos[a]: 0 unseen, UINT32_MAX on the stack, else 1 + its place */
+    for (uint32_t r = 0; r < n; r++) {
+        if (pos[roots[r]])
+            continue;
+        stack[sp++] = roots[r];
+        pos[roots[r]] = UINT32_MAX;
+        while (sp) {
+            tj_array a = stack[sp - 1];
+            const tj_anode *x = &g->nodes[a];
+            uint32_t nin = x->has_data ? 0 : x->nin;
+            if (next[a] < nin) {
+                tj_array in = tj_anode_input(x, next[a]++);
+                if (!pos[in]) {
+                    pos[in] = UINT32_MAX;
+                    stack[sp++] = in;
+                }
+                continue;
+            }
+            sp--;
+            out[k] = a;
+            pos[a] = ++k;
+        }
+    }
+    free(stack);
+    free(next);
+    *order = out;
+    return (int)k;
 }

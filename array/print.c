@@ -1,4 +1,5 @@
-/* The graph as text, one node a line in dependency order:
+/* The graph as text, one node a line in dependency order (producers
+ * first, in the order the roots reach them):
  *
  *   %0 = input f32[4, 8]
  *   %1 = full f64[] 0.5 weak
@@ -17,25 +18,11 @@
 
 int tj_graph_number(const tj_graph *g, const tj_array *roots, uint32_t n, uint32_t *num)
 {
-    memset(num, 0, sizeof *num * g->nnodes);
-    uint8_t *need = calloc(g->nnodes, 1);
-    if (!need)
-        return -1;
-    for (uint32_t i = 0; i < n; i++)
-        need[roots[i]] = 1;
-    for (tj_array a = g->nnodes; a-- > 1;) {
-        const tj_anode *x = &g->nodes[a];
-        if (!need[a] || x->has_data)
-            continue;
-        for (uint32_t i = 0; i < x->nin; i++)
-            need[tj_anode_input(x, i)] = 1;
-    }
-    uint32_t k = 0;
-    for (tj_array a = 1; a < g->nnodes; a++)
-        if (need[a])
-            num[a] = ++k;
-    free(need);
-    return (int)k;
+    tj_array *order;
+    int k = tj_graph_topo(g, roots, n, &order, num);
+    if (k >= 0)
+        free(order);
+    return k;
 }
 
 static void print_list64(tj_buf *o, const char *name, const int64_t *v, int n)
@@ -139,13 +126,17 @@ int tj_graph_print(const tj_graph *g, const tj_array *roots, uint32_t n, tj_buf 
     if (!out)
         return tj_rt_fail(err, "tj_graph_print: NULL output");
     uint32_t *num = malloc(sizeof *num * g->nnodes);
-    if (!num || tj_graph_number(g, roots, n, num) < 0) {
+    if (!num)
+        return tj_rt_fail(err, "tj_graph_print: out of memory");
+    tj_array *order;
+    int k = tj_graph_topo(g, roots, n, &order, num);
+    if (k < 0) {
         free(num);
         return tj_rt_fail(err, "tj_graph_print: out of memory");
     }
-    for (tj_array a = 1; a < g->nnodes; a++)
-        if (num[a])
-            print_node(out, g, a, num);
+    for (int i = 0; i < k; i++)
+        print_node(out, g, order[i], num);
+    free(order);
     tj_buf_printf(out, "return");
     for (uint32_t i = 0; i < n; i++)
         tj_buf_printf(out, "%s%%%u", i ? ", " : " ", num[roots[i]] - 1);
@@ -163,18 +154,22 @@ int tj_graph_inputs(const tj_graph *g, const tj_array *roots, uint32_t n, tj_arr
         return -1;
     }
     uint32_t *num = malloc(sizeof *num * g->nnodes);
-    if (!num || tj_graph_number(g, roots, n, num) < 0) {
-        free(num);
+    tj_array *order = NULL;
+    int total = num ? tj_graph_topo(g, roots, n, &order, num) : -1;
+    free(num);
+    if (total < 0) {
         tj_rt_fail(err, "tj_graph_inputs: out of memory");
         return -1;
     }
     uint32_t k = 0;
-    for (tj_array a = 1; a < g->nnodes; a++)
-        if (num[a] && (g->nodes[a].has_data || g->nodes[a].op == TJ_AOP_INPUT)) {
+    for (int i = 0; i < total; i++) {
+        tj_array a = order[i];
+        if (g->nodes[a].has_data || g->nodes[a].op == TJ_AOP_INPUT) {
             if (k < max)
                 out[k] = a;
             k++;
         }
-    free(num);
+    }
+    free(order);
     return (int)k;
 }

@@ -151,14 +151,16 @@ int tj_array_tensor(const tj_graph *g, tj_array a, tj_tensor *out, tj_rt_error *
 int tj_array_read(tj_graph *g, tj_array a, void *dst, size_t bytes, tj_rt_error *err);
 
 /* A node starts with one hold for its creator. Releasing the last hold
- * frees its buffer once nothing left to evaluate reads it; the index stays
- * taken (never reused) but must not be used again. */
+ * frees it (and its buffer) once nothing left to evaluate reads it; its
+ * index may then name a later node, so it must not be used again. */
 void tj_array_retain(tj_graph *g, tj_array a);
 void tj_array_release(tj_graph *g, tj_array a);
 
 /* ---- text: the graph prints and parses back ---- */
 
-/* The subgraph the roots need, one node a line in dependency order:
+/* The subgraph the roots need, one node a line, producers first (in the
+ * order the roots reach them, so the text does not depend on node
+ * indices):
  *   %3 = multiply f32[4, 8] %1, %2
  * 0, or 1 with err. */
 int tj_graph_print(const tj_graph *g, const tj_array *roots, uint32_t n, tj_buf *out, tj_rt_error *err);

@@ -272,3 +272,32 @@ Test(array, plan_text_names_the_groups)
     tj_buf_free(&b);
     cr_assert_neq(tj_graph_plan(g, &y, 1, "lower", &b, &err), 0);
 }
+
+Test(array, dead_slots_are_reused_and_order_is_by_dependency)
+{
+    static float x[16];
+    fill(x, 16, 1.0f);
+    tj_array a = wrap_f32(x, 1, (int64_t[]){16});
+    tj_array first = 0;
+    for (int round = 0; round < 50; round++) { /* the arena stays as large as the live graph */
+        tj_array e = tj_array_unary(g, TJ_AOP_EXP, a);
+        tj_array s = tj_array_reduce(g, TJ_AOP_SUM, e, NULL, 0, 0);
+        tj_array_release(g, e);
+        eval1(s);
+        if (!first)
+            first = s;
+        cr_assert_leq(s, first + 4, "round %d: node %u, the first was %u", round, s, first);
+        tj_array_release(g, s);
+    }
+    /* a node in a reused slot may have a lower index than its input: the
+     * passes order by dependency, not by index */
+    tj_array low = tj_array_unary(g, TJ_AOP_NEGATIVE, a);
+    tj_array high = tj_array_unary(g, TJ_AOP_EXP, a);
+    tj_array_release(g, low);
+    tj_array y = tj_array_binary(g, TJ_AOP_MULTIPLY, high, high);
+    cr_assert_lt(y, high, "y took the freed lower slot");
+    eval1(y);
+    float out[16];
+    cr_assert_eq(tj_array_read(g, y, out, sizeof out, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(out[5], expf(x[5]) * expf(x[5]), 1e-4);
+}

@@ -1,0 +1,87 @@
+"""tilejit.numpy on a CUDA device against NumPy and torch: the op families,
+fusion counts of the issue's targets, DLPack both ways. Skips, with the
+reason, without torch or a CUDA device."""
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device for torch", allow_module_level=True)
+
+import tilejit.numpy as tnp  # noqa: E402
+
+RNG = np.random.default_rng(3)
+
+
+def cuda(a):
+    return tnp.asarray(a, device="cuda")
+
+
+def check(got, want, tol=1e-4):
+    got = np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_elementwise_reductions_views():
+    a = RNG.standard_normal((64, 1000)).astype(np.float32)
+    b = RNG.standard_normal(1000).astype(np.float32)
+    x, y = cuda(a), cuda(b)
+    assert x.device == "cuda:0"
+    check(x * y + 1, a * b + 1)
+    check((x * y).sum(axis=1), (a * b).sum(axis=1), 1e-3)
+    check(x.max(axis=0), a.max(axis=0))
+    check(x.argmin(axis=1), a.argmin(axis=1))
+    check(x.T[::2] * 2, a.T[::2] * 2)
+    check(tnp.sum(x, axis=(0, 1)), np.float32(a.sum()), 1e-2)
+
+
+def test_compositions_and_matmul():
+    a = RNG.standard_normal((64, 1000)).astype(np.float32)
+    w = RNG.standard_normal((1000, 96)).astype(np.float32)
+    x = cuda(a)
+    e = np.exp(a - a.max(1, keepdims=True))
+    check(tnp.softmax(x, axis=1), e / e.sum(1, keepdims=True), 1e-5)
+    check(tnp.layer_norm(x), (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5), 1e-3)
+    check(tnp.relu(x @ cuda(w) + 1), np.maximum(a @ w + 1, 0), 2e-3)
+
+
+def test_other_ops():
+    a = RNG.standard_normal((16, 300)).astype(np.float32)
+    x = cuda(a)
+    check(tnp.take(x, np.array([3, 1, 15]), axis=0), a[[3, 1, 15]])
+    check(tnp.cumsum(x, axis=1), np.cumsum(a, axis=1), 1e-3)
+    check(tnp.sort(x), np.sort(a))
+    check(tnp.concatenate([x, x * 2]), np.concatenate([a, a * 2]))
+
+
+def test_targets_kernel_counts():
+    x, y, z = (torch.randn(1 << 20, device="cuda") for _ in range(3))
+    before = tnp.stats("cuda")["kernels_launched"]
+    g = tnp.gelu(tnp.asarray(x) * tnp.asarray(y) + tnp.asarray(z))
+    tnp.eval(g)
+    assert tnp.stats("cuda")["kernels_launched"] - before == 1
+    torch.testing.assert_close(torch.from_dlpack(g), torch.nn.functional.gelu(x * y + z), rtol=1e-5, atol=1e-5)
+    s, m = torch.randn(256, 1024, device="cuda"), torch.randn(256, 1024, device="cuda")
+    before = tnp.stats("cuda")["kernels_launched"]
+    r = tnp.softmax(tnp.asarray(s) * 0.125 + tnp.asarray(m), axis=-1)
+    tnp.eval(r)
+    assert tnp.stats("cuda")["kernels_launched"] - before == 1
+    torch.testing.assert_close(torch.from_dlpack(r), torch.softmax(s * 0.125 + m, -1), rtol=1e-5, atol=1e-6)
+    h, w, b = torch.randn(128, 256, device="cuda"), torch.randn(256, 512, device="cuda") / 16, torch.randn(512, device="cuda")
+    before = tnp.stats("cuda")["kernels_launched"]
+    o = tnp.gelu(tnp.layer_norm(tnp.asarray(h)) @ tnp.asarray(w) + tnp.asarray(b))
+    tnp.eval(o)
+    assert tnp.stats("cuda")["kernels_launched"] - before <= 2
+    ref = torch.nn.functional.gelu(torch.nn.functional.layer_norm(h, (256,)) @ w + b)
+    torch.testing.assert_close(torch.from_dlpack(o), ref, rtol=1e-3, atol=1e-3)
+
+
+def test_attention_block():
+    q, k, v = (torch.randn(2, 4, 128, 64, device="cuda") for _ in range(3))
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * (1 / math.sqrt(64)), axis=-1) @ \
+        tnp.asarray(v)
+    ref = torch.softmax(q @ k.transpose(-1, -2) / 8, -1) @ v
+    torch.testing.assert_close(torch.from_dlpack(y), ref, rtol=1e-3, atol=1e-3)
