@@ -201,6 +201,15 @@ tj_ref tj_emit_const_float(tj_kernel *k, tj_block_id b, tj_type t, double v)
     return r;
 }
 
+uint32_t tj_count_uses(const tj_kernel *k, tj_ref v)
+{
+    uint32_t n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
+            n += k->insts[r].args[a] == v;
+    return n;
+}
+
 void tj_replace_uses(tj_kernel *k, tj_ref from, tj_ref to)
 {
     if (!k)

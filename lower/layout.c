@@ -22,7 +22,7 @@ static int32_t pow2_ceil(int64_t v)
     return p;
 }
 
-static int log2_of(int32_t v)
+int tj_log2_floor(int64_t v)
 {
     int n = 0;
     while (v > 1) {
@@ -281,7 +281,7 @@ static int first_bit(const tj_layout *r, int fa, const int32_t *per_axis)
 {
     int shift = 0;
     for (int k = 0; k < r->rank && r->order[k] != fa; k++)
-        shift += log2_of(per_axis[r->order[k]]);
+        shift += tj_log2_floor(per_axis[r->order[k]]);
     return shift;
 }
 

@@ -103,6 +103,9 @@ int tj_layout_has_replicas(const tj_layout *l);
 int tj_layout_transfer_map(tj_ctx *c, const tj_layout *src, const tj_layout *dst, const int64_t *w,
                            uint32_t *map);
 
+/* floor(log2(v)); 0 for v <= 1. */
+int tj_log2_floor(int64_t v);
+
 /* Row-major strides of a shape (in elements). */
 void tj_shape_strides(int rank, const int32_t *shape, int64_t *strides);
 

@@ -227,15 +227,6 @@ tj_ref *lw_mma_from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const 
 
 /* ---- accumulators carried by loops ------------------------------------------------ */
 
-static uint32_t count_uses(const tj_kernel *k, tj_ref v)
-{
-    uint32_t n = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++)
-        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
-            n += k->insts[r].args[a] == v;
-    return n;
-}
-
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
 {
     const tj_kernel *src = w->src;
@@ -250,7 +241,7 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
     const tj_inst *dot = &src->insts[d];
     if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
         return TJ_NONE;
-    if (count_uses(src, arg) != 1 || count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || (p->regs && !p->wg))
+    if (tj_count_uses(src, arg) != 1 || tj_count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || (p->regs && !p->wg))
         return TJ_NONE; /* register results need no carrying: the loop carries the registers */
     return d; /* wgmma: fragments carried in place keep a group in flight across iterations */
 }

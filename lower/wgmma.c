@@ -27,16 +27,6 @@
 
 enum { GROUP_WARPS = 4, BLOCK_ROWS = 64, MAX_N = 256, MAX_ACC_REGS = 128 };
 
-static int lg(int64_t v)
-{
-    int n = 0;
-    while (v > 1) {
-        v >>= 1;
-        n++;
-    }
-    return n;
-}
-
 /* The largest of 128, 64, 32 bytes dividing a row of `bytes`, or 0. */
 static int swizzle_for(int64_t bytes)
 {
@@ -69,7 +59,7 @@ int lw_wgmma_plan(const lw *w, lw_mma *p)
     if (!ok || p->wa.bytes + p->wb.bytes > w->smem_limit)
         return 0;
     p->wa.permute_rows = 1;
-    p->wa.lg_groups = lg(groups);
+    p->wa.lg_groups = tj_log2_floor(groups);
     p->wg = 1;
     p->regs = 1;
     p->wm = w->nwarps;

@@ -23,16 +23,6 @@
 
 enum { ALIGN = 1024, CHUNK_SHIFT = 4, ROW_SHIFT = 7 };
 
-static int log2_of(int64_t v)
-{
-    int n = 0;
-    while (v > 1) {
-        v >>= 1;
-        n++;
-    }
-    return n;
-}
-
 /* a's rows: granule G = row / 8 of the accumulator layout (warp w = 4 wg +
  * wl, register row i0 = 2 mi + h: G = wl + 4 wg + W h + 2 W mi) goes where
  * the wgmma of warpgroup wg, block mi reads rows 16 wl + 8 h: granule 8 (wg
@@ -58,7 +48,7 @@ tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col)
 {
     int64_t e = t->swizzle / t->size;
     tj_ref r = permuted_row(w, t, row);
-    tj_ref block = lw_op2(w, TJ_OP_SHR, col, lw_const_int(w, TJ_DT_I32, log2_of(e)));
+    tj_ref block = lw_op2(w, TJ_OP_SHR, col, lw_const_int(w, TJ_DT_I32, tj_log2_floor(e)));
     tj_ref within = lw_op2(w, TJ_OP_AND, col, lw_const_int(w, TJ_DT_I32, e - 1));
     tj_ref off = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, block, t->rows * t->swizzle),
                         lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, r, t->swizzle), lw_mul_imm(w, within, t->size)));

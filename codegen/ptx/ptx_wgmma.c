@@ -35,15 +35,6 @@ int px_block_has_wgmma(const tj_kernel *k, tj_block_id b)
     return 0;
 }
 
-static uint32_t uses_of(const tj_kernel *k, tj_ref v)
-{
-    uint32_t n = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++)
-        for (uint32_t a = 0; a < k->insts[r].nargs; a++)
-            n += k->insts[r].args[a] == v;
-    return n;
-}
-
 static int scalar_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want)
 {
     const tj_inst *in = px_inst(e, r);
@@ -72,7 +63,7 @@ static int emit_desc(ptx_emitter *e, tj_ref r)
 static void c_registers(ptx_emitter *e, tj_ref r, uint32_t a, ptx_reg *out, int *copied)
 {
     tj_ref c = px_inst(e, r)->args[a];
-    int own = uses_of(e->k, c) == 1;
+    int own = tj_count_uses(e->k, c) == 1;
     for (uint32_t i = 0; i < C_PARTS; i++) {
         out[i] = own ? px_val(e, c, i) : px_tmp(e, PX_B32);
         if (!own)

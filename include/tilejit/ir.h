@@ -322,6 +322,8 @@ static inline tj_block *tj_block_at(const tj_kernel *k, tj_block_id b) { return 
 
 /* Replaces every use of `from` by `to` in the whole kernel. */
 void tj_replace_uses(tj_kernel *k, tj_ref from, tj_ref to);
+/* How many operands of the kernel's instructions name v. */
+uint32_t tj_count_uses(const tj_kernel *k, tj_ref v);
 
 /* Deep copy of a kernel into the same context (the autotuner and the
  * specializer work on copies). */

@@ -236,23 +236,25 @@ static const char *const MM_NESTED = "kernel mm_nested(A: bf16[M, K], B: bf16[K,
                                      "}\n";
 
 /* a * trans(b) (b rows are the product's columns), f32 and f16: b is staged
- * as it is and read with role bt. */
-static const char *const MMT = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"
-                               "           D: f32[M, N])\n"
-                               "    grid (cdiv(M, BM), cdiv(N, BN))\n"
-                               "    const BM = 32, BN = 32, BK = 16\n"
-                               "{\n"
-                               "    m = program_id(0) * BM\n"
-                               "    n = program_id(1) * BN\n"
-                               "    acc = zeros(f32[BM, BN])\n"
-                               "    acc16 = zeros(f32[BM, BN])\n"
-                               "    for k in range(0, K, BK) {\n"
-                               "        acc = dot(load(A[m:m+BM, k:k+BK]), trans(load(B[n:n+BN, k:k+BK])), acc)\n"
-                               "        acc16 = dot(load(H[m:m+BM, k:k+BK]), trans(load(G[n:n+BN, k:k+BK])), acc16)\n"
-                               "    }\n"
-                               "    store(C[m:m+BM, n:n+BN], acc)\n"
-                               "    store(D[m:m+BM, n:n+BN], acc16)\n"
-                               "}\n";
+ * as it is and read with role bt. TILES: the `const` line of tile sizes. */
+#define MMT_SRC(TILES)                                                                                     \
+    "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"                   \
+    "           D: f32[M, N])\n"                                                                            \
+    "    grid (cdiv(M, BM), cdiv(N, BN))\n"                                                                 \
+    "    const " TILES "\n"                                                                                 \
+    "{\n"                                                                                                   \
+    "    m = program_id(0) * BM\n"                                                                          \
+    "    n = program_id(1) * BN\n"                                                                          \
+    "    acc = zeros(f32[BM, BN])\n"                                                                        \
+    "    acc16 = zeros(f32[BM, BN])\n"                                                                      \
+    "    for k in range(0, K, BK) {\n"                                                                      \
+    "        acc = dot(load(A[m:m+BM, k:k+BK]), trans(load(B[n:n+BN, k:k+BK])), acc)\n"                    \
+    "        acc16 = dot(load(H[m:m+BM, k:k+BK]), trans(load(G[n:n+BN, k:k+BK])), acc16)\n"                \
+    "    }\n"                                                                                               \
+    "    store(C[m:m+BM, n:n+BN], acc)\n"                                                                   \
+    "    store(D[m:m+BM, n:n+BN], acc16)\n"                                                                 \
+    "}\n"
+static const char *const MMT = MMT_SRC("BM = 32, BN = 32, BK = 16");
 
 
 static const char *const ATTENTION =

@@ -49,22 +49,7 @@ Test(lower_wgmma, matmul_staged)
 /* tf32 and f16 with b = trans(x): K-major b (the only form tf32 has). */
 Test(lower_wgmma, transposed_b)
 {
-    static const char *const src = "kernel mmt(A: f32[M, K], B: f32[N, K], C: f32[M, N], H: f16[M, K], G: f16[N, K],\n"
-                                   "           D: f32[M, N])\n"
-                                   "    grid (cdiv(M, BM), cdiv(N, BN))\n"
-                                   "    const BM = 128, BN = 32, BK = 32\n"
-                                   "{\n"
-                                   "    m = program_id(0) * BM\n"
-                                   "    n = program_id(1) * BN\n"
-                                   "    acc = zeros(f32[BM, BN])\n"
-                                   "    acc16 = zeros(f32[BM, BN])\n"
-                                   "    for k in range(0, K, BK) {\n"
-                                   "        acc = dot(load(A[m:m+BM, k:k+BK]), trans(load(B[n:n+BN, k:k+BK])), acc)\n"
-                                   "        acc16 = dot(load(H[m:m+BM, k:k+BK]), trans(load(G[n:n+BN, k:k+BK])), acc16)\n"
-                                   "    }\n"
-                                   "    store(C[m:m+BM, n:n+BN], acc)\n"
-                                   "    store(D[m:m+BM, n:n+BN], acc16)\n"
-                                   "}\n";
+    static const char *const src = MMT_SRC("BM = 128, BN = 32, BK = 32");
     lc_opts o = wg_opts(NULL, "M=140,N=40,K=96");
     cr_assert(lc_check_tj(src, "mmt", &o));
 }
