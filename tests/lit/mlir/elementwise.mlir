@@ -11,11 +11,13 @@
 // FUSE: elementwise root=
 // FUSE-NOT: elementwise root=
 // RUN: tilejit emit $(dirname %s)/inputs/elementwise.mlir -k select_exp --target graph | FileCheck %s --check-prefix=SEL
-// SEL: %2 = greater bool[32, 32] %0, %1
-// SEL-NEXT: %3 = where f32[32, 32] %2, %0, %1
-// SEL-NEXT: %4 = exp f32[32, 32] %3
-// SEL-NEXT: %5 = subtract f32[32, 32] %4, %1
-// SEL-NEXT: return %5, %2
+// SEL-DAG: %[[A:[0-9]+]] = input f32[32, 32]
+// SEL-DAG: %[[B:[0-9]+]] = input f32[32, 32]
+// SEL-DAG: %[[GT:[0-9]+]] = greater bool[32, 32] %[[A]], %[[B]]
+// SEL-DAG: %[[SEL:[0-9]+]] = where f32[32, 32] %[[GT]], %[[A]], %[[B]]
+// SEL-DAG: %[[E:[0-9]+]] = exp f32[32, 32] %[[SEL]]
+// SEL-DAG: %[[D:[0-9]+]] = subtract f32[32, 32] %[[E]], %[[B]]
+// SEL: return %[[D]], %[[GT]]
 // RUN: tilejit run $(dirname %s)/inputs/elementwise.mlir -k select_exp --random --check --device cpu | FileCheck %s --check-prefix=EXEC
 // EXEC: check: result0: {{.*}}: ok
 // EXEC: check: result1: {{.*}}: ok

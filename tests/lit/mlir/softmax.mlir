@@ -3,11 +3,11 @@
 // reduction, its -inf and 0 fills (generalized too) recognized as the
 // combine's identity and dropped, the broadcast of the row maxima a view.
 // RUN: tilejit emit $(dirname %s)/inputs/softmax.mlir -k softmax --target graph | FileCheck %s
-// CHECK: %0 = input f32[8, 100]
-// CHECK-NEXT: %1 = max f32[8, 1] %0 axes=[1]
+// CHECK: %[[X:[0-9]+]] = input f32[8, 100]
+// CHECK-NEXT: max f32[8, 1] %[[X]] axes=[1]
 // CHECK-NOT: maximum
 // CHECK: broadcast_to f32[8, 100]
-// CHECK-NEXT: %[[D:[0-9]+]] = subtract f32[8, 100] %0,
+// CHECK-NEXT: %[[D:[0-9]+]] = subtract f32[8, 100] %[[X]],
 // CHECK-NEXT: %[[E:[0-9]+]] = exp f32[8, 100] %[[D]]
 // CHECK-NEXT: sum f32[8, 1] %[[E]] axes=[1]
 // CHECK-NOT: add
