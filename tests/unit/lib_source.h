@@ -1,0 +1,112 @@
+/* The library's kernels as lowering test cases, for the tests that lower
+ * them for CUDA (tests/unit/test_lib_lower.c, the SIMT interpreter) and for
+ * Metal (tests/msl_emu/test_lib_kernels.c, the MSL emulator), each against
+ * the reference interpreter: a kernel file (lib/kernels/FAMILY.tj under
+ * $TJ_SOURCE_DIR) with every "$KEY" replaced as lib/lib.c replaces it,
+ * from "KEY=VALUE;..." (a value runs to the next ';'), and the sizes, tile
+ * parameters, scalars and input ranges of one case. */
+#ifndef TJ_TEST_LIB_SOURCE_H
+#define TJ_TEST_LIB_SOURCE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the value of key (k bytes) in subst, its length in *n; NULL when absent */
+static inline const char *ls_value(const char *subst, const char *key, size_t k, size_t *n)
+{
+    for (const char *p = subst; p && *p;) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ';');
+        end = end ? end : p + strlen(p);
+        if (eq && eq < end && (size_t)(eq - p) == k && !strncmp(p, key, k)) {
+            *n = (size_t)(end - eq - 1);
+            return eq + 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return NULL;
+}
+
+static inline char *ls_lib_source(const char *family, const char *subst)
+{
+    const char *root = getenv("TJ_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/lib/kernels/%s.tj", root ? root : ".", family);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("cannot read %s (TJ_SOURCE_DIR: the source tree)\n", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
+    size_t n = text ? fread(text, 1, (size_t)size, f) : 0;
+    fclose(f);
+    if (!text)
+        return NULL;
+    text[n] = '\0';
+    size_t cap = 2 * n + 4096, len = 0;
+    char *out = malloc(cap);
+    for (const char *s = text; out && *s;) {
+        if (*s != '$') {
+            out[len++] = *s++;
+            continue;
+        }
+        size_t k = 1, vlen = 0;
+        while ((s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9') || s[k] == '_')
+            k++;
+        const char *value = ls_value(subst, s + 1, k - 1, &vlen);
+        if (!value || len + vlen + 1 > cap) {
+            printf("%s: no value for %.*s in '%s'\n", family, (int)k, s, subst);
+            free(out);
+            out = NULL;
+            break;
+        }
+        memcpy(out + len, value, vlen);
+        len += vlen;
+        s += k;
+    }
+    if (out)
+        out[len] = '\0';
+    free(text);
+    return out;
+}
+
+typedef struct lib_case {
+    const char *family, *subst, *kernel;
+    const char *defines, *shapes, *scalars;
+    int warps;        /* 0: the kernel's own */
+    double lo, hi;    /* random floats in [lo, hi); 0, 0: lower_check.h's */
+    int64_t ilo, ihi; /* random integers in [ilo, ihi); 0, 0: lower_check.h's */
+} lib_case;
+
+#define LS_TOPK_F32 "K=u32;KEY=key_f32;BITS=32"
+#define LS_TOPK_BF16 "K=u16;KEY=key_bf16;BITS=16"
+#define LS_TOPK_F16 "K=u16;KEY=key_f16;BITS=16"
+#define LS_TOPK_I32 "K=u32;KEY=key_i32;BITS=32"
+/* 5 rows of 300 (BLOCK 512), slots of 64 a row; bits with ties; the slots
+ * start anywhere (atomic adds are exact) */
+#define LS_SELECT(kind, rb) {"topk", kind, "topk_select", rb, "A0=2,A1=5,N=300,SL=320", "k=37,kp=64", 0, 0, 0, 0, 40}
+/* the slots: columns of the row */
+#define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300}
+#define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
+#define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2"
+#define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"
+/* 40 channels (a partial group of 32), segments of 16 (3) or 32 (2) steps over L = 45 */
+#define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
+#define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0}
+
+static const lib_case ls_cases[] = {
+    LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
+    LS_SELECT(LS_TOPK_BF16, "RB=2"), LS_SELECT(LS_TOPK_F16, "RB=2"), LS_SELECT(LS_TOPK_I32, "RB=2"),
+    LS_ORDER(LS_TOPK_F32), LS_ORDER(LS_TOPK_BF16), LS_ORDER(LS_TOPK_F16), LS_ORDER(LS_TOPK_I32),
+    LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=4", "3"),
+    LS_SSM(LS_SSM_BF16, "ss_segment_state", "TT=4", "3"), LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_state", "TT=2", "2"),
+    LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=4", "3"),
+    LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=4", "3"), LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=2", "3"),
+    LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_out", "TT=2", "2"),
+};
+
+#endif
