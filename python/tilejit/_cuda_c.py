@@ -75,13 +75,7 @@ _SIGNATURES = {
 
 
 def _library():
-    lib = _kernel._library()
-    if not getattr(lib, "_cuda_c_bound", False):
-        for name, (restype, argtypes) in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
-        lib._cuda_c_bound = True
-    return lib
+    return _lib.bind(_kernel._library(), _SIGNATURES)
 
 
 # C type names for template arguments given as NumPy dtypes (or their names)

@@ -126,6 +126,19 @@ def _candidates():
     yield from sorted(builds, key=os.path.getmtime, reverse=True)
 
 
+def bind(lib, signatures):
+    """Sets restype and argtypes of lib's functions from a table of name ->
+    (restype, argtypes), once per table (for modules with C entries of
+    their own: _cuda_c, _mlir)."""
+    done = lib.__dict__.setdefault("_bound_tables", set())
+    if id(signatures) not in done:
+        for name, (restype, argtypes) in signatures.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        done.add(id(signatures))
+    return lib
+
+
 def load():
     tried = []
     for path in _candidates():

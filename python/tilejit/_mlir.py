@@ -41,13 +41,7 @@ _SIGNATURES = {
 
 
 def _library():
-    lib = _kernel._library()
-    if not getattr(lib, "_mlir_bound", False):
-        for name, (restype, argtypes) in _SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
-        lib._mlir_bound = True
-    return lib
+    return _lib.bind(_kernel._library(), _SIGNATURES)
 
 
 def mlir_available():

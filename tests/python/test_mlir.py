@@ -162,8 +162,8 @@ def test_unsupported_ops_are_errors_at_their_locations():
     with pytest.raises(tilejit.TilejitError) as e:
         tilejit.import_mlir(text, file="model.mlir")
     msg = str(e.value)
-    assert "model.mlir:2:8: error: 'math.atan': op not supported" in msg
-    assert "model.mlir:3:8: error: 'stablehlo.sine': op not supported" in msg
+    assert "model.mlir:2:8: error: 'math.atan': op not imported by tilejit" in msg
+    assert "model.mlir:3:8: error: 'stablehlo.sine': op not imported by tilejit" in msg
 
 
 def test_mlir_parse_errors_and_bad_arguments():
