@@ -1,4 +1,5 @@
-/* Evaluation: the plan's groups in order; each fused group is tiled,
+/* Evaluation: the plan's groups in order (on CUDA on the null stream,
+ * without waiting: reads and frees synchronize with it); each fused group is tiled,
  * emitted, found in the graph's kernel cache (by its text) or compiled
  * through tj_dispatch (which keeps one function per shape signature), and
  * launched over freshly allocated outputs. */
@@ -254,8 +255,6 @@ int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *
     for (uint32_t i = 0; i < plan.ngroups && !bad; i++)
         bad = run_step(g, &plan.groups[i], err);
     tj_plan_free(&plan);
-    if (!bad && g->device == TJ_DEVICE_CUDA)
-        bad = tj_cuda_synchronize(tj_jit_cuda(g->jit), err);
     return bad;
 }
 

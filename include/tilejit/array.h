@@ -139,8 +139,10 @@ int tj_array_get_info(const tj_graph *g, tj_array a, tj_array_info *out);
 
 /* Evaluates the arrays (and what they need): fusion, tiling, one kernel per
  * group, compiled (or found in the graph's cache: a repeated graph compiles
- * nothing) and launched in order; on CUDA on the null stream, synchronized
- * before returning. Afterwards each has data (and forgets how it was made).
+ * nothing) and launched in order; on CUDA on the null stream, without
+ * waiting for the kernels (tj_array_read waits; work the caller queues on
+ * the null stream, or a blocking stream, comes after them). Afterwards
+ * each has data (and forgets how it was made).
  * 0, or 1 with err. */
 int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err);
 /* An evaluated array's memory (device memory on CUDA), valid until the

@@ -641,18 +641,44 @@ def _op(name):
     return o
 
 
+_PY_SCALARS = (int, float, builtins.bool)
+
+
+def _pair(x, y):
+    """The fast path of _operands for two operands: arrays of one graph, or
+    an array and a Python scalar."""
+    tx, ty = type(x), type(y)
+    if tx is ndarray:
+        if ty is ndarray and y._g is x._g:
+            return x._g, x, y
+        if ty in _PY_SCALARS:
+            return x._g, x, _scalar(x._g, y)
+    elif ty is ndarray and tx in _PY_SCALARS:
+        return y._g, _scalar(y._g, x), y
+    g, (a, b) = _operands(x, y)
+    return g, a, b
+
+
 def _unary(name):
+    code = []
+
     def f(x):
-        g, (a,) = _operands(x)
-        return ndarray(g, g.check(g.lib.tj_array_unary(g.handle, _op(name), a._h), name))
+        if not code:
+            code.append(_op(name))
+        g, a = (x._g, x) if type(x) is ndarray else (lambda r: (r[0], r[1][0]))(_operands(x))
+        return ndarray(g, g.check(g.lib.tj_array_unary(g.handle, code[0], a._h), name))
     f.__name__ = name
     return f
 
 
 def _binary(name):
+    code = []
+
     def f(x, y):
-        g, (a, b) = _operands(x, y)
-        return ndarray(g, g.check(g.lib.tj_array_binary(g.handle, _op(name), a._h, b._h), name))
+        if not code:
+            code.append(_op(name))
+        g, a, b = _pair(x, y)
+        return ndarray(g, g.check(g.lib.tj_array_binary(g.handle, code[0], a._h, b._h), name))
     f.__name__ = name
     return f
 
