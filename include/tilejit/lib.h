@@ -50,8 +50,8 @@ int tj_lib_cummax(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, u
                   tj_rt_error *err);
 /* The same with a user-given associative combine: an expression in the
  * .tj language over `a` (the earlier, left value) and `b` of x's dtype,
- * e.g. "a + b", "maximum(a, b)", "a * b + 1" is refused by nothing but is
- * not associative (the result is then unspecified). It is compiled once per
+ * e.g. "a * b" or "maximum(a, b)". It must be associative ("a - b" is not:
+ * its result is then unspecified, as nothing can check). It is compiled once per
  * dtype and text; a combine that does not compile is an error with the
  * diagnostic. */
 int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, const char *combine,
@@ -61,7 +61,8 @@ int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, con
  * Stable sorts along `axis` (negative counts from the end) of keys of
  * dtype f32, f16, bf16, i32, u32 or i64, ordered as NumPy orders them:
  * -inf < ... < -0.0 == 0.0 < ... < inf < NaN (every NaN last, in input
- * order); equal keys keep their input order (descending too).
+ * order); equal keys keep their input order. TJ_LIB_DESCENDING reverses the
+ * order of keys (NaN first, as torch.sort(descending=True)), still stable.
  * sort: y (x's shape and dtype) the sorted keys. argsort: idx (x's shape,
  * i64) the indices along the axis that sort x. flags: TJ_LIB_DESCENDING. */
 int tj_lib_sort(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
