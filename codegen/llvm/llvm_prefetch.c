@@ -16,6 +16,7 @@ enum {
     LINE = 64,                  /* bytes per cache line */
     PREFETCH_MAX = 64 << 10,    /* tiles larger than this would evict what the iteration works on */
     MOVE_DEPTH = 8,             /* operations followed back from a view's start to the loop variable */
+    MAX_LINES = 32,             /* cache lines per row prefetched in straight-line code */
 };
 
 /* Whether x is computed in the loop's body (or a block nested in it). */
@@ -96,17 +97,23 @@ void lg_prefetch_next(lg *g, tj_ref load)
     if (!delta)
         return;
     int n = lg_view_groups(g, v, len);
-    uint64_t per_line = LINE / esize;
-    len[n - 1] = (int32_t)((len[n - 1] + per_line - 1) / per_line); /* the last group in cache lines */
+    uint64_t per_line = LINE / esize, lines = (len[n - 1] + per_line - 1) / per_line;
+    if (lines > MAX_LINES)
+        return;
+    /* a loop over the rows (every group but the last), each row's lines in
+     * straight-line code: a prefetch costs an instruction, not a loop trip */
     lg_nest nest;
-    lg_nest_begin(g, &nest, n, len);
+    lg_nest_begin(g, &nest, n - 1, len);
     LLVMValueRef gc[TJ_MAX_RANK];
-    for (int a = 0; a < n; a++)
+    for (int a = 0; a < n - 1; a++)
         gc[a] = nest.c[a];
-    gc[n - 1] = LLVMBuildMul(g->b, nest.c[n - 1], lg_i64(g, (int64_t)per_line), "");
-    LLVMValueRef off = LLVMBuildAdd(g->b, lg_view_offset(g, v, gc), delta, "");
-    LLVMValueRef p = LLVMBuildGEP2(g->b, lg_mem_type(g, dt), lg_tensor_data(g, v->param), &off, 1, "");
-    LLVMValueRef args[4] = {p, lg_i32(g, 0), lg_i32(g, 3), lg_i32(g, 1)}; /* read, keep close, data */
-    lg_intrinsic(g, "llvm.prefetch", args, 4);
+    gc[n - 1] = lg_i64(g, 0);
+    LLVMValueRef row = LLVMBuildAdd(g->b, lg_view_offset(g, v, gc), delta, "");
+    LLVMValueRef p = LLVMBuildGEP2(g->b, lg_mem_type(g, dt), lg_tensor_data(g, v->param), &row, 1, "");
+    for (uint64_t i = 0; i < lines; i++) {
+        LLVMValueRef at = lg_i64(g, (int64_t)(i * LINE));
+        LLVMValueRef args[4] = {LLVMBuildGEP2(g->b, g->i8, p, &at, 1, ""), lg_i32(g, 0), lg_i32(g, 3), lg_i32(g, 1)};
+        lg_intrinsic(g, "llvm.prefetch", args, 4); /* read, keep close, data */
+    }
     lg_nest_end(g, &nest);
 }

@@ -111,25 +111,29 @@ static LLVMValueRef extreme_of(lg *g, int max, tj_dtype dt, LLVMValueRef acc, LL
 static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_lines l)
 {
     LLVMTypeRef t = lg_type(g, dt);
-    LLVMValueRef ext = lg_buffer(g, t, 1), where = lg_buffer(g, g->i64, 1), len = lg_i64(g, (int64_t)l.len);
+    /* indices as i32 (tiles hold fewer than 2^31 elements): twice the lanes of i64 */
+    LLVMValueRef ext = lg_buffer(g, t, 1), where = lg_buffer(g, g->i32, 1), len = lg_i32(g, (int64_t)l.len);
     LLVMValueRef base;
     lg_loop o = lg_lines_begin(g, l, &base);
     LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
-    lg_loop j = lg_loop_begin(g, lg_i64(g, 1), len, "extreme");
+    /* from 0, not 1: max/min of x[0] with itself changes nothing, and a trip
+     * count the vector divides leaves no scalar tail of NaN-aware maxima */
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "extreme");
     LLVMValueRef e = extreme_of(g, max, dt, LLVMBuildLoad2(g->b, t, ext, ""), lg_elem(g, x, at(g, base, l.inner, j.i)));
     lg_allow_reassoc(e);
     LLVMBuildStore(g->b, e, ext);
     lg_loop_end(g, &j);
     LLVMValueRef found = LLVMBuildLoad2(g->b, t, ext, "");
     LLVMBuildStore(g->b, len, where);
-    j = lg_loop_begin(g, lg_i64(g, 0), len, "first");
+    j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "first");
     LLVMValueRef hit = matches(g, max, dt, lg_elem(g, x, at(g, base, l.inner, j.i)), found);
-    LLVMValueRef cand[2] = {LLVMBuildLoad2(g->b, g->i64, where, ""), LLVMBuildSelect(g->b, hit, j.i, len, "")};
+    LLVMValueRef cand[2] = {LLVMBuildLoad2(g->b, g->i32, where, ""),
+                            LLVMBuildSelect(g->b, hit, LLVMBuildTrunc(g->b, j.i, g->i32, ""), len, "")};
     LLVMBuildStore(g->b, lg_intrinsic(g, "llvm.umin", cand, 2), where);
     lg_loop_end(g, &j);
-    LLVMValueRef w = LLVMBuildLoad2(g->b, g->i64, where, ""); /* len: all NaN for argmin -> 0 */
-    w = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, w, len, ""), lg_i64(g, 0), w, "");
-    lg_set_elem(g, r, o.i, LLVMBuildTrunc(g->b, w, lg_type(g, lg_ti(g, r)->dtype), ""));
+    LLVMValueRef w = LLVMBuildLoad2(g->b, g->i32, where, ""); /* len: all NaN for argmin -> 0 */
+    w = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, w, len, ""), lg_i32(g, 0), w, "");
+    lg_set_elem(g, r, o.i, LLVMBuildSExtOrBitCast(g->b, w, lg_type(g, lg_ti(g, r)->dtype), ""));
     lg_loop_end(g, &o);
 }
 
