@@ -1,12 +1,15 @@
 /* top-k (tilejit/lib.h) from lib/kernels/topk.tj: a threshold found by a
- * binary search over the keys' bits, the winners compacted into slots, then
- * sorted (docs/library.md). */
+ * binary search over the keys' bits (the row in registers, or read again
+ * every pass when longer than a tile), the winners compacted into slots,
+ * then sorted (docs/library.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
 
-enum { ROW_TILE_MAX = 16384, GRID_Y_MAX = 65535 }; /* the largest BLOCK of topk_select; CUDA's grid y */
+/* the largest BLOCK of topk_select (longer rows: topk_select_long) and KB of
+ * topk_order; CUDA's grid y */
+enum { ROW_TILE_MAX = 16384, K_MAX = 16384, GRID_Y_MAX = 65535 };
 
 typedef struct topk_kind {
     tj_dtype dtype, bits; /* the values, and the unsigned dtype carrying their bits */
@@ -71,9 +74,8 @@ static int check_args(const tj_tensor *x, int64_t k, const tj_tensor *values, co
     if (k < 0 || k > ln->n)
         return tj_rt_fail(err, "tj_lib_topk: k = %lld is outside [0, %lld] (the length of axis %d)", (long long)k,
                           (long long)ln->n, ln->axis);
-    if (ln->n > ROW_TILE_MAX)
-        return tj_rt_fail(err, "tj_lib_topk: rows of %lld elements are longer than the %d one tile holds",
-                          (long long)ln->n, ROW_TILE_MAX);
+    if (k > K_MAX)
+        return tj_rt_fail(err, "tj_lib_topk: k = %lld is more than the %d one tile sorts", (long long)k, K_MAX);
     if (ln->q > 1 && ln->p > GRID_Y_MAX)
         return tj_rt_fail(err, "tj_lib_topk: %lld lines before axis %d are more than one launch covers (%d) when "
                                "the axis is not the last",
@@ -85,7 +87,7 @@ static int launch(tj_lib *l, const topk_kind *kind, const tj_tensor *x, int64_t 
                   const tj_tensor *idx, const lib_lines *ln, void *stream, tj_rt_error *err)
 {
     lib_subst subst[] = {{"K", tj_dtype_name(kind->bits)}, {"KEY", kind->key}, {"BITS", kind->width}};
-    tj_dispatch *sel = lib_dispatch(l, "topk", "topk_select", subst, 3, err);
+    tj_dispatch *sel = lib_dispatch(l, "topk", ln->n > ROW_TILE_MAX ? "topk_select_long" : "topk_select", subst, 3, err);
     tj_dispatch *order = sel ? lib_dispatch(l, "topk", "topk_order", subst, 3, err) : NULL;
     if (!order)
         return 1;

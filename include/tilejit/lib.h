@@ -77,7 +77,7 @@ int tj_lib_argsort(tj_lib *l, const tj_tensor *x, const tj_tensor *idx, int axis
  * f32, f16, bf16 or i32; NaN ranks above +inf, -0.0 equal to +0.0, and of
  * equal elements the lower index comes first (what torch.topk(sorted=True)
  * gives in practice; it promises no order for ties). 0 <= k <= the axis'
- * length, at most 16384; flags must be 0. */
+ * length, k at most 16384 (rows of any length); flags must be 0. */
 int tj_lib_topk(tj_lib *l, const tj_tensor *x, int64_t k, const tj_tensor *values, const tj_tensor *idx, int axis,
                 uint32_t flags, void *stream, tj_rt_error *err);
 

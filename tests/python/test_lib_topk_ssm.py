@@ -34,7 +34,8 @@ def special(shape, dtype, seed):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
 @pytest.mark.parametrize("shape,k,axis", [((5, 1000), 64, -1), ((3, 37), 5, 1), ((1,), 1, 0), ((4, 64), 64, -1),
-                                          ((301, 7), 10, 0), ((2, 129, 3), 17, 1), ((6, 2049), 100, -1),
+                                          ((301, 7), 10, 0), ((2, 129, 3), 17, 1), ((6, 2049), 100, -1), ((2, 40000), 50, -1),
+                                          ((20001, 2), 3, 0),
                                           ((3, 8), 0, -1), ((0, 10), 3, -1)])
 def test_topk(dtype, shape, k, axis):
     x = special(shape, dtype, sum(shape) + k)
@@ -54,8 +55,8 @@ def test_topk_errors():
         tl.topk(x, 1, axis=2)
     with pytest.raises(tilejit.TilejitError, match="dtype u8 are not supported"):
         tl.topk(np.zeros(8, np.uint8), 2)
-    with pytest.raises(tilejit.TilejitError, match="longer than the 16384"):
-        tl.topk(np.zeros(20000, np.float32), 2)
+    with pytest.raises(tilejit.TilejitError, match="k = 16385 is more than the 16384"):
+        tl.topk(np.zeros(20000, np.float32), 16385)
 
 
 def ssm_ref(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):

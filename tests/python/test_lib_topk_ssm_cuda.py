@@ -14,7 +14,7 @@ if not torch.cuda.is_available():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32])
 @pytest.mark.parametrize("shape,k,axis", [((1000, 1024), 64, -1), ((37, 3), 5, 0), ((1,), 1, 0), ((3, 5000), 300, 1),
-                                          ((4, 16384), 7, -1), ((0, 9), 2, -1)])
+                                          ((4, 16384), 7, -1), ((3, 128256), 50, -1), ((0, 9), 2, -1)])
 def test_topk_vs_torch(dtype, shape, k, axis):
     g = torch.Generator(device="cuda").manual_seed(k)
     x = (torch.randn(shape, device="cuda", generator=g) * 100).to(dtype)

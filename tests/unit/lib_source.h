@@ -89,6 +89,8 @@ typedef struct lib_case {
 /* 5 rows of 300 (BLOCK 512), slots of 64 a row; bits with ties; the slots
  * start anywhere (atomic adds are exact) */
 #define LS_SELECT(kind, rb) {"topk", kind, "topk_select", rb, "A0=2,A1=5,N=300,SL=320", "k=37,kp=64", 0, 0, 0, 0, 40}
+/* rows longer than a tile: 3 rows of 5000 (two tiles of 4096) */
+#define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60}
 /* the slots: columns of the row */
 #define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300}
 #define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
@@ -101,6 +103,7 @@ typedef struct lib_case {
 static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
     LS_SELECT(LS_TOPK_BF16, "RB=2"), LS_SELECT(LS_TOPK_F16, "RB=2"), LS_SELECT(LS_TOPK_I32, "RB=2"),
+    LS_SELECT_LONG(LS_TOPK_F32, ""), LS_SELECT_LONG(LS_TOPK_BF16, ""),
     LS_ORDER(LS_TOPK_F32), LS_ORDER(LS_TOPK_BF16), LS_ORDER(LS_TOPK_F16), LS_ORDER(LS_TOPK_I32),
     LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=4", "3"),
     LS_SSM(LS_SSM_BF16, "ss_segment_state", "TT=4", "3"), LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_state", "TT=2", "2"),

@@ -121,7 +121,8 @@ static void shapes(tj_device_kind kind)
     tj_jit *j;
     tj_lib *l = open_lib(kind, &j);
     tj_dtype dts[] = {TJ_DT_F32, TJ_DT_F16, TJ_DT_BF16, TJ_DT_I32};
-    int64_t cases[][3] = {{5, 1000, 64}, {3, 37, 5}, {2, 1, 1}, {4, 64, 64}, {9, 300, 1}, {1, 2049, 100}, {3, 8, 0}, {0, 10, 3}};
+    int64_t cases[][3] = {{5, 1000, 64}, {3, 37, 5}, {2, 1, 1},    {4, 64, 64},      {9, 300, 1},
+                          {1, 2049, 100}, {3, 8, 0}, {0, 10, 3}, {2, 20001, 300}, {1, 16385, 16384}};
     for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             int64_t rows = cases[c][0], n = cases[c][1], k = cases[c][2];
@@ -199,8 +200,9 @@ Test(lib_topk, errors)
     tj_tensor tb = tj_tensor_contiguous(bytes, TJ_DT_U8, 2, (int64_t[]){4, 10});
     expect_error(l, &tb, 3, &tv, &ti, -1, "dtype u8 are not supported");
     tj_tensor longrow = tj_tensor_contiguous(x, TJ_DT_F32, 1, (int64_t[]){20000});
-    tj_tensor v1 = tj_tensor_contiguous(v, TJ_DT_F32, 1, (int64_t[]){3}), i1 = tj_tensor_contiguous(idx, TJ_DT_I64, 1, (int64_t[]){3});
-    expect_error(l, &longrow, 3, &v1, &i1, 0, "longer than the 16384");
+    tj_tensor v1 = tj_tensor_contiguous(v, TJ_DT_F32, 1, (int64_t[]){16385});
+    tj_tensor i1 = tj_tensor_contiguous(idx, TJ_DT_I64, 1, (int64_t[]){16385});
+    expect_error(l, &longrow, 16385, &v1, &i1, 0, "k = 16385 is more than the 16384");
     expect_error(l, NULL, 3, &tv, &ti, -1, "NULL");
     tj_lib_close(l);
     tj_jit_close(j);

@@ -10,7 +10,8 @@ def topk(x, k, axis=-1):
     """(values, indices): the k largest elements of x along axis, largest
     first, and their int64 indices along it, new arrays of x's kind. NaN
     ranks above +inf, -0.0 equal to +0.0; of equal elements the lower index
-    comes first (as torch.topk(sorted=True) gives in practice)."""
+    comes first (as torch.topk(sorted=True) gives in practice). k is at
+    most 16384; the rows may be of any length."""
     shape = list(x.shape)
     if not shape:
         raise TilejitError("tilejit.lib.topk: x must have at least one dim")
