@@ -170,13 +170,20 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
             if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g))
                 w->nrings++;
         }
-        /* both operands in rings: the wgmma of a carried accumulator keeps
-         * its group in flight, one slot more each */
-        int extra = w->nrings == first + 2 && p.wg && pipelined(w, loop, d);
+        uint64_t without = bytes, more = 0;
         for (uint32_t i = first; i < w->nrings; i++) {
-            w->rings[i].nslots += (uint32_t)extra;
-            bytes += (uint64_t)w->rings[i].nslots * w->rings[i].slot_bytes + (w->rings[i].wg ? 1024 : 0);
+            without += (uint64_t)w->rings[i].nslots * w->rings[i].slot_bytes + (w->rings[i].wg ? 1024 : 0);
+            more += w->rings[i].slot_bytes;
         }
+        /* both operands in rings: the wgmma of a carried accumulator keeps
+         * its group in flight, one slot more each, when that costs no
+         * program an SM could hold by shared memory (measured: the group in
+         * flight did not pay for halving them, bench/NOTES.md) */
+        int extra = w->nrings == first + 2 && p.wg && pipelined(w, loop, d) && without + more <= w->smem_limit &&
+                    w->smem_limit / without == w->smem_limit / (without + more);
+        for (uint32_t i = first; i < w->nrings; i++)
+            w->rings[i].nslots += (uint32_t)extra;
+        bytes = without + (extra ? more : 0);
     }
     /* one wait serves the loop's rings when they run equally far ahead */
     for (uint32_t i = start; i < w->nrings; i++)
@@ -212,6 +219,14 @@ int lw_ring_slot(const lw *w, tj_ref loop, uint32_t k)
 {
     for (uint32_t i = 0; i < w->nrings; i++)
         if (w->rings[i].loop == loop && k >= w->rings[i].first && k < w->rings[i].first + w->rings[i].depth)
+            return 1;
+    return 0;
+}
+
+int lw_ring_keeps_group(const lw *w, tj_ref dot)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].dot == dot && w->rings[i].nslots > w->rings[i].depth + 1)
             return 1;
     return 0;
 }

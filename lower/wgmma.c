@@ -199,9 +199,10 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     }
     emit0(w, TJ_OP_WGMMA_COMMIT, 0);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
-    /* carried: this group stays in flight into the next iteration, the last
-     * one's is waited for after the loop (lw_mma_fragments_out) */
-    emit0(w, TJ_OP_WGMMA_WAIT, carried && !staged ? 1 : 0);
+    /* carried, with the ring's slot more: this group stays in flight into
+     * the next iteration, the last one is waited for after the loop
+     * (lw_mma_fragments_out) */
+    emit0(w, TJ_OP_WGMMA_WAIT, carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0);
     if (staged)
         lw_smem_end(w);
     if (carried) {
