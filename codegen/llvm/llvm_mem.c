@@ -81,29 +81,6 @@ int lg_view_groups(lg *g, const lg_view *v, int32_t *len)
     return n;
 }
 
-/* Whether offset j (i64, 0 <= j < extent) of a slice starting at `at` is
- * inside [0, dim): the valid offsets are [lo, hi), lo = clamp(-at, 0,
- * extent), hi = clamp(dim - at, lo, extent), computed once outside the
- * loops; the per-element test is one i32 comparison (the extent of a tile
- * is below 2^31), so a vectorized check takes one compare per vector
- * instead of two of i64 lanes and a merge. */
-static LLVMValueRef in_slice(lg *g, LLVMValueRef at, int32_t extent, LLVMValueRef dim, LLVMValueRef j)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef zero = lg_i64(g, 0), ext = lg_i64(g, extent);
-    LLVMValueRef neg[2] = {LLVMBuildSub(b, zero, at, ""), zero}, room[2];
-    LLVMValueRef lo = lg_intrinsic(g, "llvm.smax", neg, 2);
-    neg[0] = lo, neg[1] = ext;
-    lo = lg_intrinsic(g, "llvm.smin", neg, 2);
-    room[0] = LLVMBuildSub(b, dim, at, ""), room[1] = lo;
-    LLVMValueRef hi = lg_intrinsic(g, "llvm.smax", room, 2);
-    room[0] = hi, room[1] = ext;
-    hi = lg_intrinsic(g, "llvm.smin", room, 2);
-    LLVMValueRef lo32 = LLVMBuildTrunc(b, lo, g->i32, ""), n32 = LLVMBuildTrunc(b, LLVMBuildSub(b, hi, lo, ""), g->i32, "");
-    LLVMValueRef k = LLVMBuildSub(b, LLVMBuildTrunc(b, j, g->i32, ""), lo32, "");
-    return LLVMBuildICmp(b, LLVMIntULT, k, n32, "");
-}
-
 /* The element at group coordinates gc: its offset, and (checked) whether
  * it is inside the tensor. */
 static void view_point(lg *g, const lg_view *v, const LLVMValueRef *gc, int checked, view_walk *w)
@@ -115,13 +92,7 @@ static void view_point(lg *g, const lg_view *v, const LLVMValueRef *gc, int chec
         if (v->kind[a] == TJ_VIEW_INDEX) {
             c = v->at[a];
         } else if (v->kind[a] > 0) {
-            c = LLVMBuildAdd(g->b, v->at[a], gc[grp], "");
-            if (checked) /* not the generic test below: one i32 comparison */
-                inside = LLVMBuildAnd(g->b, inside,
-                                      in_slice(g, v->at[a], v->kind[a], lg_tensor_size(g, v->param, a), gc[grp]), "");
-            grp++;
-            off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, c, lg_view_stride(g, v, a), ""), "");
-            continue;
+            c = LLVMBuildAdd(g->b, v->at[a], gc[grp++], "");
         } else {
             if (gather_grp < 0)
                 gather_grp = grp++;
