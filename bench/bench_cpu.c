@@ -303,7 +303,7 @@ static int run_examples(tj_cpu *cpu, const char *dir)
         tj_cpu_fn *f = src && !build(&b, src, kernel, shapes, defines, scalars) ? compile(cpu, &b, &ms, &cms) : NULL;
         if (f)
             printf("example %s %s %s%s%s %.7f %.6f %.1f %.1f\n", file, kernel, shapes, *defines ? ";" : "", defines,
-                   time_native(f, &b, 21, NULL), time_interp(&b, 3), ms, cms);
+                   time_native(f, &b, 21, NULL), time_interp(&b, 7), ms, cms);
         fflush(stdout);
         release(&b);
         free(src);
