@@ -12,8 +12,7 @@
  * f32 sums the generator prints as simd_sum/quad_sum, whose order differs
  * from the shuffles': float outputs of those kernels within the tolerances
  * above, integer outputs still bit for bit). */
-#include "emu_launch.h"
-#include "lower_check.h"
+#include "emu_case.h"
 
 enum { MAX_CASES = 128, MAX_LINE = 512 };
 
@@ -21,9 +20,7 @@ typedef struct example {
     char file[64], kernel[64], shapes[160], defines[160], scalars[160];
     int warps;
     lc_opts o;
-    lc_run run;
-    tj_kernel *tile, *simt;
-    char *msl;
+    ec_case e;
 } example;
 
 /* "softmax.tj softmax --shape M=16,N=1000 -D BLOCK=4096 eps=1e-5" */
@@ -57,45 +54,18 @@ static int parse_line(const char *line, example *ex)
 /* Front end and lowering of one example; 0 after printing why not. */
 static int prepare(example *ex)
 {
-    char path[512];
+    char path[512], what[160];
     snprintf(path, sizeof path, "%.400s/examples/%.63s", eu_source_dir(), ex->file);
+    snprintf(what, sizeof what, "%s %s", ex->file, ex->kernel);
     char *src = eu_read_file(path);
-    tj_ctx *c = ex->run.c = tj_ctx_new();
-    tj_program *prog = src ? tj_parse_program(c, ex->file, src, strlen(src)) : NULL;
-    free(src);
-    int ki = prog ? tj_program_find_kernel(prog, ex->kernel) : -1;
-    if (ki < 0) {
-        printf("FAIL %s %s: no such kernel: %s\n", ex->file, ex->kernel, tj_diag_render(c));
-        return 0;
-    }
     ex->o = lc_defaults();
     if (!strcmp(ex->kernel, "cumsum_rows"))
         ex->o.atol = 1e-4; /* a prefix sum of 1000 values of about 1, in another order */
     ex->o.shapes = ex->shapes;
     ex->o.scalars = ex->scalars;
-    ex->run.nparams = tj_kernel_params(prog, ki, &ex->run.params);
-    lc_make_args(&ex->run, &ex->o);
-    tj_binding defs[LC_MAX_BIND + 1], dims[LC_MAX_BIND], *config;
-    uint32_t ndefs = lc_bindings(c, ex->defines, defs, LC_MAX_BIND), ndims = lc_bindings(c, ex->shapes, dims, LC_MAX_BIND);
-    uint32_t nconfig;
-    if (ex->warps)
-        defs[ndefs++] = (tj_binding){"warps", ex->warps};
-    if (!tj_select_config(c, prog, ki, defs, ndefs, dims, ndims, &config, &nconfig))
-        ex->tile = tj_build_kernel(c, prog, ki, config, nconfig, dims, ndims);
-    if (!ex->tile || tj_verify(ex->tile)) {
-        printf("FAIL %s %s: front end: %s\n", ex->file, ex->kernel, tj_diag_render(c));
-        return 0;
-    }
-    /* the pipeline the Metal runtime runs */
-    tj_pipeline_options o = {.lower = {.warps = ex->warps, .target = TJ_LOWER_METAL},
-                             .args = ex->run.simt, .nargs = ex->run.nparams, .verify = 1};
-    ex->simt = tj_kernel_clone(ex->tile);
-    if (tj_pipeline_run(&ex->simt, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_END, &o)) {
-        printf("FAIL %s %s: lowering: %s\n", ex->file, ex->kernel, tj_diag_render(c));
-        return 0;
-    }
-    ex->msl = el_emit(ex->simt);
-    return ex->msl != NULL;
+    int ok = ec_lower(&ex->e, what, ex->file, src, ex->kernel, ex->defines, ex->shapes, ex->warps, &ex->o);
+    free(src);
+    return ok;
 }
 
 /* Whether the MSL sums f32 values with simd_sum or quad_sum (codegen/msl/
@@ -119,7 +89,7 @@ static int sums_floats_in_groups(const char *msl)
  * SIMT interpreter's (in run.simt). */
 static int close_to_simt(example *ex, uint32_t p, const void *got, const char *what)
 {
-    lc_run *run = &ex->run;
+    lc_run *run = &ex->e.run;
     tj_dtype dt = run->params[p].dtype;
     for (size_t i = 0; i < run->count[p]; i++) {
         double want = lc_get(dt, run->simt[p].tensor.data, i), have = lc_get(dt, got, i);
@@ -134,14 +104,14 @@ static int close_to_simt(example *ex, uint32_t p, const void *got, const char *w
 /* The emulator's tensors (in run.simt) against the SIMT interpreter's. */
 static void check_bit_exact(example *ex, const char *what)
 {
-    lc_run *run = &ex->run;
-    int reordered = sums_floats_in_groups(ex->msl);
+    lc_run *run = &ex->e.run;
+    int reordered = sums_floats_in_groups(ex->e.msl);
     void *saved[LC_MAX_ARGS] = {0};
     for (uint32_t p = 0; p < run->nparams; p++)
         if (run->params[p].rank && (saved[p] = malloc(run->bytes[p])))
             memcpy(saved[p], run->simt[p].tensor.data, run->bytes[p]);
     lc_reset(run);
-    if (tj_simt_run(ex->simt, run->simt, run->nparams))
+    if (tj_simt_run(ex->e.simt, run->simt, run->nparams))
         EU_CHECK(0, "%s: SIMT interpreter: %s", what, tj_diag_render(run->c));
     else
         for (uint32_t p = 0; p < run->nparams; p++) {
@@ -163,18 +133,18 @@ static void check(void *so, int source, example *ex)
     char what[512], err[1024];
     for (int s = 0; s < 3; s++) {
         snprintf(what, sizeof what, "%.63s %.63s %.159s warps=%d (schedule %u)", ex->file, ex->kernel, ex->shapes,
-                 (int)ex->simt->nthreads / 32, schedules[s]);
-        lc_reset(&ex->run);
-        if (tj_interp_run(ex->tile, ex->run.ref, ex->run.nparams)) {
-            EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(ex->run.c));
+                 (int)ex->e.simt->nthreads / 32, schedules[s]);
+        lc_reset(&ex->e.run);
+        if (tj_interp_run(ex->e.tile, ex->e.run.ref, ex->e.run.nparams)) {
+            EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(ex->e.run.c));
             return;
         }
-        if (el_run(so, source, ex->simt, ex->run.simt, ex->run.nparams, schedules[s], err, sizeof err)) {
+        if (el_run(so, source, ex->e.simt, ex->e.run.simt, ex->e.run.nparams, schedules[s], err, sizeof err)) {
             EU_CHECK(0, "%s: %s", what, err);
             return;
         }
-        EU_CHECK(lc_compare(&ex->run, &ex->o, what), "%s: differs from the interpreter", what);
-        if (s == 0 && !strstr(ex->msl, "tj_erf("))
+        EU_CHECK(lc_compare(&ex->e.run, &ex->o, what), "%s: differs from the interpreter", what);
+        if (s == 0 && !strstr(ex->e.msl, "tj_erf("))
             check_bit_exact(ex, what);
     }
 }
@@ -209,7 +179,7 @@ int main(void)
     int ok = 1;
     for (int i = 0; i < n; i++) {
         ok &= prepare(&exs[i]);
-        srcs[i] = exs[i].msl ? exs[i].msl : "";
+        srcs[i] = exs[i].e.msl ? exs[i].e.msl : "";
     }
     EU_CHECK(ok, "every example lowers to MSL");
     double t0 = eu_now();
@@ -221,13 +191,8 @@ int main(void)
         check(so, i, &exs[i]);
     printf("ran in %.1f s\n", eu_now() - t0);
     mtl_emu_close(so);
-    for (int i = 0; i < n; i++) {
-        free(exs[i].msl);
-        if (exs[i].run.c) {
-            lc_free(&exs[i].run);
-            tj_ctx_free(exs[i].run.c);
-        }
-    }
+    for (int i = 0; i < n; i++)
+        ec_free(&exs[i].e);
     printf("%s: %d failure(s)\n", eu_failures ? "FAIL" : "PASS", eu_failures);
     return eu_failures != 0;
 }

@@ -6,17 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tilejit/lib.h"
-
-static tj_lib *open_lib(tj_device_kind kind, tj_jit **j)
-{
-    tj_rt_error err = {{0}};
-    *j = tj_jit_open(kind, 0, &err);
-    cr_assert(*j, "%s", err.msg);
-    tj_lib *l = tj_lib_open(*j, &err);
-    cr_assert(l, "%s", err.msg);
-    return l;
-}
+#include "lib_test_util.h"
 
 typedef struct problem {
     int64_t nb, dm, len, ns;
