@@ -24,7 +24,7 @@ int tj_aop_is_elementwise(tj_aop op);
  * borrowed from the caller. */
 typedef struct tj_abuf {
     void *data;
-    size_t bytes;
+    size_t bytes;      /* owned: what was allocated (a multiple of 256) */
     int owned;
     int refs;
 } tj_abuf;
@@ -62,6 +62,15 @@ typedef struct tj_anode {
 
 typedef struct tj_kernel_entry tj_kernel_entry;
 
+/* buffer.c's pool of freed device memory */
+typedef struct tj_pool_block {
+    void *data;
+    size_t bytes;
+} tj_pool_block;
+enum { TJ_POOL_BLOCKS = 64 };
+#define TJ_POOL_BYTES ((size_t)4 << 30)
+void tj_graph_pool_free(tj_graph *g);
+
 struct tj_graph {
     tj_device_kind device;
     int ordinal;
@@ -75,6 +84,9 @@ struct tj_graph {
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
     uint32_t nkernels, kcap;
     tj_lib *lib;              /* cumsum and sorts, opened when first needed */
+    tj_pool_block pool[TJ_POOL_BLOCKS];
+    uint32_t npool;
+    size_t pool_bytes;
 };
 
 static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->nodes[a]; }

@@ -5,6 +5,60 @@
 
 #include "array/array_internal.h"
 
+/* Device memory a graph freed, kept for its next allocations: cuMemAlloc
+ * costs tens of microseconds and cuMemFree waits for the device, either of
+ * which would dominate an evaluation of small arrays. A block is reused for
+ * requests from half its size up; kernels on the null stream run in order,
+ * so a block handed out again is not written before its last readers ran. */
+static void *pool_take(tj_graph *g, size_t n)
+{
+    for (uint32_t i = 0; i < g->npool; i++)
+        if (g->pool[i].bytes >= n && g->pool[i].bytes / 2 <= n) {
+            void *p = g->pool[i].data;
+            g->pool_bytes -= g->pool[i].bytes;
+            g->pool[i] = g->pool[--g->npool];
+            return p;
+        }
+    return NULL;
+}
+
+static void pool_release_all(tj_graph *g)
+{
+    for (uint32_t i = 0; i < g->npool; i++)
+        tj_cuda_free(tj_jit_cuda(g->jit), g->pool[i].data, NULL);
+    g->npool = 0;
+    g->pool_bytes = 0;
+}
+
+static void pool_give(tj_graph *g, void *data, size_t n)
+{
+    if (g->npool == TJ_POOL_BLOCKS || g->pool_bytes + n > TJ_POOL_BYTES) {
+        tj_cuda_free(tj_jit_cuda(g->jit), data, NULL);
+        return;
+    }
+    g->pool[g->npool++] = (tj_pool_block){data, n};
+    g->pool_bytes += n;
+}
+
+void tj_graph_pool_free(tj_graph *g)
+{
+    if (g->device == TJ_DEVICE_CUDA)
+        pool_release_all(g);
+}
+
+static void *device_alloc(tj_graph *g, size_t n, tj_rt_error *err)
+{
+    void *p = pool_take(g, n);
+    if (p)
+        return p;
+    p = tj_cuda_malloc(tj_jit_cuda(g->jit), n, err);
+    if (!p && g->npool) { /* out of memory with blocks kept: give them back, once */
+        pool_release_all(g);
+        p = tj_cuda_malloc(tj_jit_cuda(g->jit), n, err);
+    }
+    return p;
+}
+
 tj_abuf *tj_abuf_new(tj_graph *g, size_t bytes, tj_rt_error *err)
 {
     tj_abuf *b = calloc(1, sizeof *b);
@@ -12,11 +66,11 @@ tj_abuf *tj_abuf_new(tj_graph *g, size_t bytes, tj_rt_error *err)
         tj_rt_fail(err, "out of memory");
         return NULL;
     }
-    size_t n = bytes ? bytes : 16; /* a zero-size array still has an address */
+    size_t n = bytes ? (bytes + 255) / 256 * 256 : 256; /* a zero-size array still has an address */
     if (g->device == TJ_DEVICE_CUDA)
-        b->data = tj_cuda_malloc(tj_jit_cuda(g->jit), n, err);
+        b->data = device_alloc(g, n, err);
     else {
-        b->data = aligned_alloc(64, (n + 63) / 64 * 64);
+        b->data = aligned_alloc(64, n);
         if (!b->data)
             tj_rt_fail(err, "out of memory (%zu bytes)", n);
     }
@@ -24,7 +78,7 @@ tj_abuf *tj_abuf_new(tj_graph *g, size_t bytes, tj_rt_error *err)
         free(b);
         return NULL;
     }
-    b->bytes = bytes;
+    b->bytes = n;
     b->owned = 1;
     b->refs = 1;
     return b;
@@ -46,7 +100,7 @@ void tj_abuf_unref(tj_graph *g, tj_abuf *b)
         return;
     if (b->owned) {
         if (g->device == TJ_DEVICE_CUDA)
-            tj_cuda_free(tj_jit_cuda(g->jit), b->data, NULL);
+            pool_give(g, b->data, b->bytes);
         else
             free(b->data);
     }

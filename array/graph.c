@@ -75,6 +75,7 @@ void tj_graph_free(tj_graph *g)
     }
     tj_graph_kernels_free(g);
     tj_lib_close(g->lib);
+    tj_graph_pool_free(g);
     tj_jit_close(g->jit);
     free(g->nodes);
     free(g->free);
