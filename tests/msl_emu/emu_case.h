@@ -51,6 +51,26 @@ static inline int ec_lower(ec_case *e, const char *what, const char *file, const
     return e->msl != NULL;
 }
 
+/* Case e (source number `source` of so) under one schedule against the
+ * reference interpreter, differences counted as failures; 0 when it could
+ * not run (also counted), else 1. */
+static inline int ec_check_schedule(void *so, int source, ec_case *e, const lc_opts *o, const char *what,
+                                    uint32_t schedule)
+{
+    char err[1024];
+    lc_reset(&e->run);
+    if (tj_interp_run(e->tile, e->run.ref, e->run.nparams)) {
+        EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(e->run.c));
+        return 0;
+    }
+    if (el_run(so, source, e->simt, e->run.simt, e->run.nparams, schedule, err, sizeof err)) {
+        EU_CHECK(0, "%s: %s", what, err);
+        return 0;
+    }
+    EU_CHECK(lc_compare(&e->run, o, what), "%s: differs from the interpreter", what);
+    return 1;
+}
+
 static inline void ec_free(ec_case *e)
 {
     free(e->msl);

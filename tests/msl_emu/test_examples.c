@@ -130,20 +130,12 @@ static void check_bit_exact(example *ex, const char *what)
 static void check(void *so, int source, example *ex)
 {
     static const uint32_t schedules[] = {0, 1, 3};
-    char what[512], err[1024];
+    char what[512];
     for (int s = 0; s < 3; s++) {
         snprintf(what, sizeof what, "%.63s %.63s %.159s warps=%d (schedule %u)", ex->file, ex->kernel, ex->shapes,
                  (int)ex->e.simt->nthreads / 32, schedules[s]);
-        lc_reset(&ex->e.run);
-        if (tj_interp_run(ex->e.tile, ex->e.run.ref, ex->e.run.nparams)) {
-            EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(ex->e.run.c));
+        if (!ec_check_schedule(so, source, &ex->e, &ex->o, what, schedules[s]))
             return;
-        }
-        if (el_run(so, source, ex->e.simt, ex->e.run.simt, ex->e.run.nparams, schedules[s], err, sizeof err)) {
-            EU_CHECK(0, "%s: %s", what, err);
-            return;
-        }
-        EU_CHECK(lc_compare(&ex->e.run, &ex->o, what), "%s: differs from the interpreter", what);
         if (s == 0 && !strstr(ex->e.msl, "tj_erf("))
             check_bit_exact(ex, what);
     }

@@ -41,20 +41,12 @@ static int prepare(const lib_case *c, prepared *p)
 static void check(void *so, int source, const lib_case *c, prepared *p)
 {
     static const uint32_t schedules[] = {0, 1, 3};
-    char what[512], err[1024];
+    char what[512];
     for (int s = 0; s < 3; s++) {
         snprintf(what, sizeof what, "%s %s (%s, %s) schedule %u", c->family, c->kernel, c->subst, c->defines,
                  schedules[s]);
-        lc_reset(&p->e.run);
-        if (tj_interp_run(p->e.tile, p->e.run.ref, p->e.run.nparams)) {
-            EU_CHECK(0, "%s: interpreter: %s", what, tj_diag_render(p->e.run.c));
+        if (!ec_check_schedule(so, source, &p->e, &p->o, what, schedules[s]))
             return;
-        }
-        if (el_run(so, source, p->e.simt, p->e.run.simt, p->e.run.nparams, schedules[s], err, sizeof err)) {
-            EU_CHECK(0, "%s: %s", what, err);
-            return;
-        }
-        EU_CHECK(lc_compare(&p->e.run, &p->o, what), "%s: differs from the interpreter", what);
     }
 }
 
