@@ -53,6 +53,13 @@ static tj_array flattened(tj_graph *g, tj_array a)
     return tj_array_reshape(g, a, 1, &n);
 }
 
+/* r, after giving up the hold on the temporary tmp that r was built on. */
+static tj_array release_after(tj_graph *g, tj_array tmp, tj_array r)
+{
+    tj_array_release(g, tmp);
+    return r;
+}
+
 tj_array tj_array_take(tj_graph *g, tj_array a, tj_array indices, int axis)
 {
     tj_array in[2] = {a, indices};
@@ -60,9 +67,7 @@ tj_array tj_array_take(tj_graph *g, tj_array a, tj_array indices, int axis)
         return TJ_ARRAY_NONE;
     if (axis == TJ_AXIS_FLAT) {
         tj_array f = flattened(g, a);
-        tj_array r = f ? tj_array_take(g, f, indices, 0) : TJ_ARRAY_NONE;
-        tj_array_release(g, f);
-        return r;
+        return release_after(g, f, f ? tj_array_take(g, f, indices, 0) : TJ_ARRAY_NONE);
     }
     const tj_anode *x = tj_anode_at(g, a), *i = tj_anode_at(g, indices);
     int ax = axis_of(g, "take", axis, x->rank);
@@ -149,9 +154,7 @@ tj_array tj_array_cumsum(tj_graph *g, tj_array a, int axis)
         return TJ_ARRAY_NONE;
     if (axis == TJ_AXIS_FLAT) {
         tj_array f = flattened(g, a);
-        tj_array r = f ? tj_array_cumsum(g, f, 0) : TJ_ARRAY_NONE;
-        tj_array_release(g, f);
-        return r;
+        return release_after(g, f, f ? tj_array_cumsum(g, f, 0) : TJ_ARRAY_NONE);
     }
     const tj_anode *x = tj_anode_at(g, a);
     int ax = axis_of(g, "cumsum", axis, x->rank);
@@ -171,9 +174,7 @@ static tj_array sort_op(tj_graph *g, tj_aop op, tj_array a, int axis)
         return TJ_ARRAY_NONE;
     if (axis == TJ_AXIS_FLAT) {
         tj_array f = flattened(g, a);
-        tj_array r = f ? sort_op(g, op, f, 0) : TJ_ARRAY_NONE;
-        tj_array_release(g, f);
-        return r;
+        return release_after(g, f, f ? sort_op(g, op, f, 0) : TJ_ARRAY_NONE);
     }
     const tj_anode *x = tj_anode_at(g, a);
     int ax = axis_of(g, name, axis, x->rank);

@@ -56,8 +56,25 @@ static tj_tensor flat(const tj_anode *x)
     return t;
 }
 
-/* The shared head of the gather and scatter kernels: [BI, BQ] tiles of
- * [P, NI, Q], indices clamped into [0, NA). */
+static void gather_head(tj_buf *o, const char *params, const char *index_load);
+
+/* A gather or scatter kernel over [BI, BQ] tiles of [P, NI, Q] with the
+ * indices clamped into [0, NA) as j, run over t: params names the three
+ * tensors (%s: the data's dtype, then the indices', then the data's again),
+ * index_load reads the indices, body does the rest. */
+static int run_gather(tj_graph *g, const tj_tensor *t, tj_dtype data, tj_dtype index, const char *params,
+                      const char *index_load, const char *body, tj_rt_error *err)
+{
+    char p[128];
+    snprintf(p, sizeof p, params, tj_dtype_name(data), tj_dtype_name(index), tj_dtype_name(data));
+    tj_buf src = {0};
+    gather_head(&src, p, index_load);
+    tj_buf_printf(&src, "%s}\n", body);
+    int bad = tj_graph_launch(g, &src, t, 3, err);
+    tj_buf_free(&src);
+    return bad;
+}
+
 static void gather_head(tj_buf *o, const char *params, const char *index_load)
 {
     tj_buf_printf(o, "kernel fused(%s)\n"
@@ -70,13 +87,6 @@ static void gather_head(tj_buf *o, const char *params, const char *index_load)
                      "    ix = %s\n"
                      "    j = i32(minimum(maximum(where(ix < 0, ix + NA, ix), 0), NA - 1))\n",
                   params, index_load);
-}
-
-static int run(tj_graph *g, tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
-{
-    int bad = tj_graph_launch(g, src, t, n, err);
-    tj_buf_free(src);
-    return bad;
 }
 
 static int eval_take(tj_graph *g, tj_array r, tj_rt_error *err)
@@ -92,13 +102,8 @@ static int eval_take(tj_graph *g, tj_array r, tj_rt_error *err)
         t[2].data = tj_anode_tensor(x).data;
         t[2].shape[1] = t[1].shape[0];
         t[2].strides[0] = t[2].shape[1] * t[2].shape[2];
-        tj_buf src = {0};
-        char params[128];
-        snprintf(params, sizeof params, "A: %s[P, NA, Q], I: %s[NI], Y: %s[P, NI, Q]", tj_dtype_name(x->dtype),
-                 tj_dtype_name(t[1].dtype), tj_dtype_name(x->dtype));
-        gather_head(&src, params, "load(I[i:i+BI])");
-        tj_buf_printf(&src, "    store(Y[p, i:i+BI, q:q+BQ], load(A[p, j, q:q+BQ]))\n}\n");
-        bad = run(g, &src, t, 3, err);
+        bad = run_gather(g, t, x->dtype, t[1].dtype, "A: %s[P, NA, Q], I: %s[NI], Y: %s[P, NI, Q]",
+                         "load(I[i:i+BI])", "    store(Y[p, i:i+BI, q:q+BQ], load(A[p, j, q:q+BQ]))\n", err);
     }
     tj_array_release(g, a);
     tj_array_release(g, i);
@@ -115,15 +120,10 @@ static int eval_take_along(tj_graph *g, tj_array r, tj_rt_error *err)
     x = &g->nodes[r];
     if (!bad) {
         tj_tensor t[3] = {pnq(&g->nodes[a], x->axis), pnq(&g->nodes[i], x->axis), pnq(x, x->axis)};
-        t[1].shape[1] = t[2].shape[1];
-        tj_buf src = {0};
-        char params[128];
-        snprintf(params, sizeof params, "A: %s[P, NA, Q], I: %s[P, NI, Q], Y: %s[P, NI, Q]", tj_dtype_name(x->dtype),
-                 tj_dtype_name(t[1].dtype), tj_dtype_name(x->dtype));
-        gather_head(&src, params, "load(I[p, i:i+BI, q:q+BQ])");
-        tj_buf_printf(&src, "    qq = minimum(arange(BQ)[None, :] + q, Q - 1)\n"
-                            "    store(Y[p, i:i+BI, q:q+BQ], load(A[p, j, qq]))\n}\n");
-        bad = run(g, &src, t, 3, err);
+        bad = run_gather(g, t, x->dtype, t[1].dtype, "A: %s[P, NA, Q], I: %s[P, NI, Q], Y: %s[P, NI, Q]",
+                         "load(I[p, i:i+BI, q:q+BQ])",
+                         "    qq = minimum(arange(BQ)[None, :] + q, Q - 1)\n"
+                         "    store(Y[p, i:i+BI, q:q+BQ], load(A[p, j, qq]))\n", err);
     }
     tj_array_release(g, a);
     tj_array_release(g, b);
@@ -142,14 +142,11 @@ static int eval_scatter_add(tj_graph *g, tj_array r, tj_rt_error *err)
     x = &g->nodes[r];
     if (!bad) {
         tj_tensor t[3] = {pnq(&g->nodes[v], x->axis), flat(&g->nodes[i]), pnq(x, x->axis)};
-        tj_buf src = {0};
-        char params[128];
-        snprintf(params, sizeof params, "V: %s[P, NI, Q], I: %s[NI], Y: %s[P, NA, Q]", tj_dtype_name(x->dtype),
-                 tj_dtype_name(t[1].dtype), tj_dtype_name(x->dtype));
-        gather_head(&src, params, "load(I[i:i+BI])");
-        tj_buf_printf(&src, "    ok = broadcast((arange(BI) + i < NI)[:, None], [BI, BQ])\n"
-                            "    atomic_add(Y[p, j, q:q+BQ], load(V[p, i:i+BI, q:q+BQ]), mask = ok)\n}\n");
-        bad = tj_shape_numel(t[0].rank, t[0].shape) ? run(g, &src, t, 3, err) : (tj_buf_free(&src), 0);
+        if (tj_shape_numel(t[0].rank, t[0].shape))
+            bad = run_gather(g, t, x->dtype, t[1].dtype, "V: %s[P, NI, Q], I: %s[NI], Y: %s[P, NA, Q]",
+                             "load(I[i:i+BI])",
+                             "    ok = broadcast((arange(BI) + i < NI)[:, None], [BI, BQ])\n"
+                             "    atomic_add(Y[p, j, q:q+BQ], load(V[p, i:i+BI, q:q+BQ]), mask = ok)\n", err);
     }
     tj_array_release(g, c);
     tj_array_release(g, i);
