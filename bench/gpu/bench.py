@@ -446,8 +446,28 @@ def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS):
     return row
 
 
+def matmul_bias_gelu(jit, n, dtype="bf16"):
+    """gelu(A B + bias) fused into the product's epilogue (examples/matmul.tj),
+    beside cuBLAS's addmm followed by torch's gelu (two kernels)."""
+    dt = TORCH_DTYPE[dtype]
+    a = torch.randn(n, n, device="cuda", dtype=dt)
+    b = torch.randn(n, n, device="cuda", dtype=dt)
+    bias = torch.randn(n, device="cuda", dtype=dt)
+    c = torch.empty(n, n, device="cuda", dtype=dt)
+    gelu = torch.nn.functional.gelu
+    ref = gelu(torch.addmm(bias.float(), a.float(), b.float())).to(dt)
+    src = example("matmul.tj").replace("bf16", dtype)
+    best, error = best_config(jit, src, "matmul_bias_gelu", [a, b, bias, c], MATMUL_CONFIGS, [a, b, bias, c],
+                              lambda: close_enough("matmul_bias_gelu", c, ref, 2e-2))
+    row = flop_row("matmul+bias+gelu", f"{n}^3", 2 * n ** 3, best, error,
+                   do_bench(lambda: gelu(torch.addmm(bias, a, b))), "cuBLAS+gelu")
+    row.dtype = {"bf16": "bfloat16", "f16": "float16"}[dtype]
+    return row
+
+
 def matmuls(jit):
     rows = [matmul(jit, s) for s in (2048, 4096, 8192)] + [matmul(jit, 4096, dtype="f16")]
+    rows += [matmul_bias_gelu(jit, 4096), matmul_bias_gelu(jit, 4096, "f16")]
     return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
 
