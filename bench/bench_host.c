@@ -17,10 +17,12 @@
 enum { REPS = 51 };
 
 /* Tile IR -> optimized, specialized SIMT IR -> PTX text (what the JIT does
- * after the front end; ptxas and the driver are not included). */
+ * after the front end for sm_90a, dot on wgmma where it applies; ptxas and
+ * the driver are not included). */
 static int tile_to_ptx(tj_kernel *ir)
 {
-    tj_kernel *simt = tj_compile_simt(tj_kernel_clone(ir), NULL);
+    tj_pipeline_options o = {.lower.wgmma = tj_ptx_arch_has_wgmma("sm_90a")};
+    tj_kernel *simt = tj_compile_simt(tj_kernel_clone(ir), &o);
     if (!simt)
         return 1;
     tj_buf ptx = {0};
