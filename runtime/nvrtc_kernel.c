@@ -11,6 +11,7 @@
 
 #include "runtime/cuda_internal.h"
 #include "runtime/nvrtc_internal.h"
+#include "tilejit/dispatch.h"
 
 struct tj_cuda_kernel {
     tj_cuda_module *mod;
@@ -323,6 +324,30 @@ int tj_cuda_kernel_launch(const tj_cuda_kernel *k, const tj_cuda_launch_dims *d,
         if (put_arg(k, i, &args[i], &p, err))
             return 1;
     return tj_cuda_launch(&k->fn, d, p.ptrs, err);
+}
+
+enum { DL_CUDA = 2, DL_CUDA_MANAGED = 13 }; /* dlpack.h's device types */
+
+int tj_cuda_kernel_launch_dlpack(const tj_cuda_kernel *k, const tj_cuda_launch_dims *d, tj_arg *args,
+                                 const void *const *dlpack, uint32_t nargs, tj_rt_error *err)
+{
+    if (!k || !tj_array_ok(args, nargs) || !tj_array_ok(dlpack, nargs))
+        return tj_rt_fail(err, "tj_cuda_kernel_launch_dlpack: NULL kernel, or NULL args or dlpack with nargs = %u",
+                          nargs);
+    for (uint32_t i = 0; i < nargs && i < k->nparams; i++) {
+        if (!dlpack[i])
+            continue;
+        int32_t type, id;
+        const char *bad = tj_tensor_from_dlpack(dlpack[i], &args[i].tensor, &type, &id);
+        if (!bad && type != DL_CUDA_MANAGED && (type != DL_CUDA || id != k->fn.cu->ordinal))
+            bad = "device";
+        if (bad)
+            return tj_rt_fail(err, "kernel '%s', argument '%s': unsupported %s (DLPack device %d:%d; the kernel is "
+                                   "on CUDA device %d)", k->name, k->params[i].name[0] ? k->params[i].name : "?",
+                              bad, type, id, k->fn.cu->ordinal);
+        args[i].is_tensor = 1;
+    }
+    return tj_cuda_kernel_launch(k, d, args, nargs, err);
 }
 
 const tj_cuda_function *tj_cuda_kernel_function(const tj_cuda_kernel *k) { return k ? &k->fn : NULL; }

@@ -166,6 +166,13 @@ void tj_cuda_kernel_free(tj_cuda_kernel *k);
 int tj_cuda_kernel_launch(const tj_cuda_kernel *k, const tj_cuda_launch_dims *d,
                           const tj_arg *args, uint32_t nargs, tj_rt_error *err);
 
+/* For bindings: dlpack[i] is a DLTensor (dlpack.h) for a pointer parameter,
+ * or NULL where args[i] is filled (a scalar); the tensors must be on k's
+ * device (kDLCUDA of its ordinal, or kDLCUDAManaged). Fills args, then
+ * tj_cuda_kernel_launch. */
+int tj_cuda_kernel_launch_dlpack(const tj_cuda_kernel *k, const tj_cuda_launch_dims *d, tj_arg *args,
+                                 const void *const *dlpack, uint32_t nargs, tj_rt_error *err);
+
 const tj_cuda_function *tj_cuda_kernel_function(const tj_cuda_kernel *k);
 uint32_t tj_cuda_kernel_params(const tj_cuda_kernel *k, const tj_cuda_param **params);
 const tj_cuda_kernel_info *tj_cuda_kernel_get_info(const tj_cuda_kernel *k);

@@ -11,6 +11,7 @@ from ._lib import TilejitError, capsule_pointer
 
 _P, _U32, _I, _ERR = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.POINTER(_lib.Error)
 _STRS = ctypes.POINTER(ctypes.c_char_p)
+_FLOATS = ("f16", "bf16", "f32", "f64")
 MAX_PARAMS = 64
 
 
@@ -65,6 +66,8 @@ _SIGNATURES = {
     "tj_cuda_kernel_build": (_P, [_P, ctypes.POINTER(Source), ctypes.POINTER(BuildOptions), _ERR]),
     "tj_cuda_kernel_free": (None, [_P]),
     "tj_cuda_kernel_launch": (_I, [_P, ctypes.POINTER(Dims), ctypes.POINTER(_lib.Arg), _U32, _ERR]),
+    "tj_cuda_kernel_launch_dlpack": (_I, [_P, ctypes.POINTER(Dims), ctypes.POINTER(_lib.Arg),
+                                          ctypes.POINTER(_P), _U32, _ERR]),
     "tj_cuda_kernel_get_info": (ctypes.POINTER(Info), [_P]),
     "tj_cuda_kernel_ptx": (ctypes.c_char_p, [_P]),
     "tj_cuda_kernel_function": (_P, [_P]),
@@ -161,7 +164,9 @@ class CudaKernel:
         self._keep = [src, hs, ds, ins, ops]
         self._built = {}  # CUDA ordinal -> tj_cuda_kernel handle
         self._smem_allowed = {}  # CUDA ordinal -> dynamic shared memory bytes allowed so far
+        self._launch = {}  # CUDA ordinal -> [kernel, args, dlpack pointers, dims, error, last launch shape]
         self.params = self._read_params(signature)
+        self._first_pointer = next((i for i, p in enumerate(self.params) if p[2]), None)
         self._lib = _library()
 
     def _read_params(self, signature):
@@ -230,54 +235,65 @@ class CudaKernel:
                 "link_ms": i.link_ms, "load_ms": i.load_ms, "arch": i.arch.decode(),
                 "nvrtc_version": i.nvrtc_version.decode()}
 
-    def _describe(self, index, value, arg, ordinal, stream, first_kind):
-        """args[index] from an array on CUDA device `ordinal`."""
-        name = self.params[index][0] or str(index)
-        cap = _kernel._export_on_stream(value, stream, first_kind)
-        dtype, device = ctypes.c_int32(), ctypes.c_int32()
-        bad = self._lib.tj_tensor_from_dlpack(capsule_pointer(cap, b"dltensor"), ctypes.byref(arg.tensor),
-                                              ctypes.byref(dtype), ctypes.byref(device))
-        if bad:
-            raise TilejitError(f"kernel '{self.name}', argument '{name}': unsupported {bad.decode()}")
-        if (dtype.value, device.value) not in ((2, ordinal), (13, device.value)):
-            raise TilejitError(f"kernel '{self.name}', argument '{name}': on DLPack device "
-                               f"{dtype.value}:{device.value}, not CUDA device {ordinal}")
-        arg.is_tensor = 1
-        return cap
+    def _launch_state(self, ordinal):
+        """The kernel on CUDA device `ordinal` with the ctypes buffers of its
+        launches (reused: a launch allocates no ctypes objects)."""
+        st = self._launch.get(ordinal)
+        if st is None:
+            n = max(1, len(self.params))
+            st = self._launch[ordinal] = [self._kernel_on(ordinal), (_lib.Arg * n)(), (_P * n)(), Dims(),
+                                          _lib.Error(), None]
+        return st
 
     def __call__(self, *args, grid, block, shared_mem=0, stream=None):
         if len(args) != len(self.params):
             names = ", ".join(p[0] or "?" for p in self.params)
             raise TilejitError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), "
                                f"{len(args)} given")
-        arrays = [i for i, p in enumerate(self.params) if p[2]]
-        if not arrays:
+        if self._first_pointer is None:
             raise TilejitError(f"kernel '{self.name}' has no pointer parameter to tell its device by")
-        first = args[arrays[0]]
-        kind, ordinal = _kernel._device_of(first)
-        if kind != _lib.DEVICE_CUDA:
-            raise TilejitError(f"kernel '{self.name}': CUDA C kernels run on CUDA arrays; "
-                               f"argument '{self.params[arrays[0]][0]}' is on the cpu")
+        first = args[self._first_pointer]
+        try:
+            kind, ordinal = first.__dlpack_device__()
+        except AttributeError:
+            raise TilejitError(f"kernel '{self.name}', argument '{self.params[self._first_pointer][0]}': "
+                               f"expected a CUDA array (a pointer parameter), got {type(first).__name__}") from None
+        if kind not in (2, 13):
+            raise TilejitError(f"kernel '{self.name}': CUDA C kernels run on CUDA arrays; argument "
+                               f"'{self.params[self._first_pointer][0]}' is on DLPack device {kind}")
+        k, cargs, ptrs, dims, err, last = self._launch_state(ordinal)
         handle = _stream_handle(stream) if stream is not None else _kernel._current_stream(first, ordinal)
-        dims = Dims(_dims3(grid, "grid"), _dims3(block, "block"), int(shared_mem), handle or None)
-        cargs = (_lib.Arg * len(args))()
-        keep = []
-        for i, (value, param) in enumerate(zip(args, self.params)):
-            if param[2]:
-                if not hasattr(value, "__dlpack__"):
-                    raise TilejitError(f"kernel '{self.name}', argument '{param[0]}': expected a CUDA array "
-                                       f"(a pointer parameter), got {type(value).__name__}")
-                keep.append(self._describe(i, value, cargs[i], ordinal, handle or 1, type(first)))
-            elif param[1] in ("f16", "bf16", "f32", "f64"):
-                cargs[i].scalar.f = float(value)
-            else:
-                cargs[i].scalar.i = int(value)
-        err = _lib.Error()
-        k = self._kernel_on(ordinal)
-        self._allow_shared(k, ordinal, int(shared_mem), err)
-        if self._lib.tj_cuda_kernel_launch(k, ctypes.byref(dims), cargs, len(args), ctypes.byref(err)):
+        shape = (grid, block, shared_mem)
+        if shape != last:  # grid, block and shared memory as the last launch: the dims as they are
+            dims.grid, dims.block, dims.shared_bytes = _dims3(grid, "grid"), _dims3(block, "block"), int(shared_mem)
+            self._allow_shared(k, ordinal, int(shared_mem), err)
+            self._launch[ordinal][5] = shape
+        dims.stream = handle or None
+        keep, kind_of_first, export_stream = [], type(first), handle or 1
+        try:
+            for i, (value, (_, dtype, pointer, _c)) in enumerate(zip(args, self.params)):
+                if pointer:
+                    cap = _kernel._export_on_stream(value, export_stream, kind_of_first)
+                    ptrs[i] = capsule_pointer(cap, b"dltensor")
+                    keep.append(cap)
+                elif dtype in _FLOATS:
+                    ptrs[i] = None
+                    cargs[i].is_tensor, cargs[i].scalar.f = 0, float(value)
+                else:
+                    ptrs[i] = None
+                    cargs[i].is_tensor, cargs[i].scalar.i = 0, int(value)
+        except (AttributeError, TypeError, ValueError, BufferError) as e:
+            raise TilejitError(self._bad_argument(args, e)) from None
+        if self._lib.tj_cuda_kernel_launch_dlpack(k, dims, cargs, ptrs, len(args), err):
             raise TilejitError(err.text())
         del keep  # the capsules lived through the launch
+
+    def _bad_argument(self, args, e):
+        for (name, _, pointer, _c), v in zip(self.params, args):
+            if pointer and not hasattr(v, "__dlpack__"):
+                return (f"kernel '{self.name}', argument '{name}': expected a CUDA array (a pointer parameter), "
+                        f"got {type(v).__name__}")
+        return f"kernel '{self.name}': {e}"
 
     def _allow_shared(self, k, ordinal, nbytes, err):
         """Dynamic shared memory over the default 48 KiB must be allowed
