@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tilejit/dispatch.h"
 #include "tilejit/nvrtc.h"
 #include "tilejit/tilejit.h"
 
@@ -312,4 +313,30 @@ Test(nvrtc, missing_library_says_why)
     else
         unsetenv("TILEJIT_NVRTC");
     free(saved);
+}
+
+/* The binding entries refuse unusable arguments with their reasons. */
+Test(nvrtc, dlpack_entries_refuse_null_arguments)
+{
+    tj_rt_error err = {{0}};
+    tj_arg args[1];
+    cr_assert_neq(tj_cuda_kernel_launch_dlpack(NULL, NULL, args, NULL, 1, &err), 0);
+    cr_assert(strstr(err.msg, "tj_cuda_kernel_launch_dlpack: NULL kernel"), "%s", err.msg);
+    tj_tensor t;
+    int32_t type, id;
+    cr_assert_str_eq(tj_tensor_from_dlpack(NULL, &t, &type, &id), "NULL argument");
+    /* A DLTensor of an unknown dtype (code 2 = float, 8 bits): "dtype", with its device. */
+    struct {
+        void *data;
+        int32_t device_type, device_id, ndim;
+        uint8_t code, bits;
+        uint16_t lanes;
+        int64_t *shape, *strides;
+        uint64_t byte_offset;
+    } dl = {NULL, 2, 1, 1, 2, 8, 1, (int64_t[]){4}, NULL, 0};
+    cr_assert_str_eq(tj_tensor_from_dlpack(&dl, &t, &type, &id), "dtype");
+    cr_assert(type == 2 && id == 1);
+    dl.bits = 32;
+    cr_assert_null(tj_tensor_from_dlpack(&dl, &t, &type, &id));
+    cr_assert(t.dtype == TJ_DT_F32 && t.rank == 1 && t.shape[0] == 4 && t.strides[0] == 1);
 }
