@@ -86,7 +86,8 @@ static int build_op(mbuild *b, uint32_t op)
     case MK_EXTRACT_SLICE:
     case MK_INSERT_SLICE:
     case MK_RESHAPE:
-    case MK_TENSOR_CAST: return tj_mlir_build_tensor(b, op, info);
+    case MK_TENSOR_CAST:
+    case MK_CONCAT: return tj_mlir_build_tensor(b, op, info);
     default: return tj_mlir_build_elementwise(b, op, info);
     }
 }

@@ -548,9 +548,10 @@ static int build_fill(mbuild *b, uint32_t op)
     return failed;
 }
 
-/* matmul, batch_matmul: C + A B with A and B cast to C's element type (as
- * the body does) on the array front end's matmul; with explicit indexing
- * maps (transposed operands), the structured path. */
+/* matmul, batch_matmul, matvec, vecmat, dot: C + A B with A and B cast to
+ * C's element type (as the body does) on the array front end's matmul
+ * (NumPy's, whose 1-D operands are these ops' vectors); with explicit
+ * indexing maps (transposed operands), the structured path. */
 static int build_matmul(mbuild *b, uint32_t op)
 {
     structured s = {0};

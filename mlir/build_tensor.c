@@ -2,8 +2,8 @@
  * MLIR), extract_slice (a strided slice, reshaped where rank-reducing),
  * insert_slice (the destination cut around the slice and concatenated
  * back, axis by axis), expand_shape and collapse_shape (row-major
- * reshapes), cast (between equal static shapes). Offsets, sizes and
- * strides must be static. */
+ * reshapes), cast (between equal static shapes), concat. Offsets, sizes
+ * and strides must be static. */
 #include <string.h>
 
 #include "mlir/mlir_internal.h"
@@ -140,6 +140,17 @@ int tj_mlir_build_tensor(mbuild *b, uint32_t op, const mop_info *info)
             return tj_mlir_fail(b, op, "a cast between different shapes");
         tj_array x = tj_mlir_get(b, op, id);
         return !x || set_result(b, op, x);
+    }
+    case MK_CONCAT: {
+        const tj_mattr *dim = tj_mlir_attr(b->m, op, "dim");
+        uint32_t n = b->m->prog.ops[op].noperands;
+        tj_array parts[16];
+        if (!dim || dim->kind != TJ_MA_INT || n > 16)
+            return tj_mlir_fail(b, op, "expected a 'dim' and at most 16 operands");
+        for (uint32_t i = 0; i < n; i++)
+            if (!(parts[i] = tj_mlir_get(b, op, tj_mlir_operand(b->m, op, i))))
+                return 1;
+        return set_result(b, op, tj_array_concatenate(b->g, parts, n, (int)dim->i));
     }
     default: return tj_mlir_fail(b, op, "not a tensor op");
     }

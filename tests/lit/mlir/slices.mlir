@@ -24,6 +24,8 @@
 // INS-DAG: %[[A7:[0-9]+]] = slice f32[7, 16] %[[A]] start=[0, 0] stop=[7, 16] step=[1, 1]
 // INS-DAG: %[[OUT:[0-9]+]] = concatenate f32[8, 16] %[[A7]], %[[R1]] axis=0
 // INS: return %[[OUT]]
+// RUN: tilejit run $(dirname %s)/inputs/slices.mlir -k insert --random --check --device cpu | FileCheck %s --check-prefix=EXEC-INS
+// EXEC-INS: check: result0: {{.*}}: ok
 // RUN: tilejit run $(dirname %s)/inputs/slices.mlir -k slices --random --check --device cpu | FileCheck %s --check-prefix=EXEC
 // EXEC: check: result0: {{.*}}: ok
 // EXEC: check: result1: {{.*}}: ok
