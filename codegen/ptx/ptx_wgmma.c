@@ -129,8 +129,9 @@ int px_emit_wgmma(ptx_emitter *e, tj_ref r)
         return emit_desc(e, r);
     if (in->op == TJ_OP_WGMMA)
         return emit_wgmma(e, r);
-    if (!e->wgmma)
-        return px_fail(e, r, "'%s' needs sm_90a", tj_op_get(in->op)->name);
+    if (in->op == TJ_OP_FENCE_PROXY_ASYNC ? e->sm < 90 : !e->wgmma)
+        return px_fail(e, r, "'%s' needs sm_90%s", tj_op_get(in->op)->name,
+                       in->op == TJ_OP_FENCE_PROXY_ASYNC ? " or later" : "a");
     e->defined[r] = 1;
     switch (in->op) {
     case TJ_OP_WGMMA_FENCE: px_ins(e, "wgmma.fence.sync.aligned"); return 0;

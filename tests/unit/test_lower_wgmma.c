@@ -124,3 +124,88 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         tj_ctx_free(c);
     }
 }
+
+/* ---- what is refused, and why ---------------------------------------------------- */
+
+static tj_ref find_op(const tj_kernel *k, tj_op op, int nth)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == op && nth-- == 0)
+            return r;
+    return TJ_NONE;
+}
+
+/* Runs simt (MATMUL, M = N = K = 256) on zero inputs; its diagnostics. */
+static const char *run_simt(tj_ctx *c, const tj_kernel *simt)
+{
+    static uint16_t a[256 * 256], b[256 * 256], out[256 * 256];
+    void *data[3] = {a, b, out};
+    tj_arg args[3];
+    for (int i = 0; i < 3; i++)
+        args[i] = (tj_arg){.is_tensor = 1,
+                           .tensor = {.dtype = TJ_DT_BF16, .rank = 2, .shape = {256, 256}, .strides = {256, 1},
+                                      .data = data[i]}};
+    tj_diag_clear(c);
+    return tj_simt_run(simt, args, 3) ? tj_diag_render(c) : "";
+}
+
+/* The interpreter catches a broken descriptor, a missing proxy fence and a
+ * slot overwritten while the group that reads it is in flight: each a
+ * one-instruction change of a correct kernel. */
+Test(lower_wgmma, interpreter_catches_broken_pipelines)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
+    cr_assert_str_eq(run_simt(c, lower_config(c, cfg, shapes, 1)), "");
+
+    tj_kernel *k = lower_config(c, cfg, shapes, 1);
+    tj_ref fields = k->insts[find_op(k, TJ_OP_WGMMA_DESC, 0)].args[1];
+    k->insts[fields].imm &= (int64_t)~(3ull << 62); /* swizzle mode 0 */
+    cr_expect(strstr(run_simt(c, k), "the unswizzled layout is not modelled"), "%s", tj_diag_render(c));
+
+    k = lower_config(c, cfg, shapes, 1);
+    tj_ref fence = find_op(k, TJ_OP_FENCE_PROXY_ASYNC, 0);
+    const tj_block *blk = &k->blocks[k->insts[fence].block];
+    for (uint32_t i = 0; i < blk->ninsts; i++)
+        if (blk->insts[i] == fence) {
+            tj_block_remove(k, k->insts[fence].block, i);
+            break;
+        }
+    cr_expect(strstr(run_simt(c, k), "with no fence_proxy_async since"), "%s", tj_diag_render(c));
+
+    k = lower_config(c, cfg, shapes, 1); /* three slots: only a wait per iteration is safe */
+    k->insts[find_op(k, TJ_OP_WGMMA_WAIT, 0)].imm = 1;
+    cr_expect(strstr(run_simt(c, k), "which a wgmma group in flight reads"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+}
+
+Test(lower_wgmma, refused_where_it_does_not_exist)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = lower_config(c, "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", 1);
+    tj_buf ptx = {0};
+    tj_diag_clear(c);
+    cr_expect_eq(tj_emit_ptx(k, "sm_80", &ptx), -1);
+    cr_expect(strstr(tj_diag_render(c), "'fence_proxy_async' needs sm_90 or later"), "%s", tj_diag_render(c));
+    tj_diag_clear(c);
+    cr_expect_eq(tj_emit_ptx(k, "sm_100a", &ptx), -1); /* Blackwell has tcgen05, not wgmma */
+    cr_expect(strstr(tj_diag_render(c), "needs sm_90a"), "%s", tj_diag_render(c));
+    tj_buf_free(&ptx);
+
+    tj_ref w = find_op(k, TJ_OP_WGMMA, 0);
+    k->insts[w].imm = TJ_DT_F32; /* tf32 has no mn-major b */
+    tj_diag_clear(c);
+    cr_expect_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(c), "tf32 operands must both be K-major"), "%s", tj_diag_render(c));
+    k->insts[w].imm = TJ_DT_I8;
+    tj_diag_clear(c);
+    cr_expect_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(c), "in = i8: wgmma takes bf16, f16 or f32 (tf32) inputs"), "%s",
+              tj_diag_render(c));
+    k->insts[w].imm = TJ_DT_BF16;
+    k->insts[w].args[2] = k->insts[w].args[0]; /* a descriptor where a c fragment goes */
+    tj_diag_clear(c);
+    cr_expect_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(c), "operand 3 is u64, not a c fragment"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+}
