@@ -90,11 +90,12 @@ static void reset_simt(lc_run *run)
             memcpy(run->simt[p].tensor.data, run->pristine[p], run->bytes[p]);
 }
 
-static void check_target(lc_run *run, const tj_kernel *kc, tj_lower_target target, const lc_opts *o)
+/* wgmma: the CUDA lowering for sm_90a (dot on warpgroup tensor cores). */
+static void check_target(lc_run *run, const tj_kernel *kc, tj_lower_target target, int wgmma, const lc_opts *o)
 {
-    const char *name = target == TJ_LOWER_METAL ? "metal" : "cuda";
+    const char *name = target == TJ_LOWER_METAL ? "metal" : wgmma ? "cuda sm_90a" : "cuda";
     tj_kernel *simt = (tj_kernel *)kc; /* the prefetch step works on a copy */
-    tj_pipeline_options po = {.lower = {.warps = o->warps[0], .target = target}, .verify = 1};
+    tj_pipeline_options po = {.lower = {.warps = o->warps[0], .target = target, .wgmma = wgmma}, .verify = 1};
     if (tj_pipeline_run(&simt, TJ_STEP_PREFETCH, TJ_STEP_END, &po))
         return;
     reset_simt(run);
@@ -138,8 +139,9 @@ static void check_kernel(lc_run *run, tj_kernel *k, const lc_opts *o)
     if (tj_pass_specialize(kc))
         return;
     check_native(run, kc, o);
-    check_target(run, kc, TJ_LOWER_CUDA, o);
-    check_target(run, kc, TJ_LOWER_METAL, o);
+    check_target(run, kc, TJ_LOWER_CUDA, 0, o);
+    check_target(run, kc, TJ_LOWER_CUDA, 1, o);
+    check_target(run, kc, TJ_LOWER_METAL, 0, o);
 }
 
 static void check_every_kernel(tj_ctx *c, const tj_program *p, size_t size)
