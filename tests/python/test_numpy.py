@@ -521,3 +521,15 @@ def test_concatenate_and_stack():
     check(tnp.stack([tnp.asarray(a), tnp.asarray(a) + 1], axis=1), np.stack([a, a + 1], axis=1))
     with pytest.raises(TilejitError, match="concatenate: array 1 is"):
         tnp.concatenate([tnp.asarray(a), tnp.asarray(np.ones((2, 4), np.float32))])
+
+
+def test_bfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed (NumPy has no bfloat16)")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    a = data((4, 50), "float32").astype(bf)
+    b = data((50,), "float32").astype(bf)
+    x = tnp.asarray(a)
+    assert x.dtype == bf
+    check((x * tnp.asarray(b) + 1).astype(np.float32), (a * b + 1).astype(np.float32), rtol=2e-2)
+    check(tnp.sum(x, axis=1).astype(np.float32), a.astype(np.float32).sum(axis=1), rtol=2e-2)
+    assert (tnp.asarray(a) + np.ones(1, np.float16)).dtype == np.float32
