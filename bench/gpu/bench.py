@@ -423,6 +423,11 @@ MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                                            (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3),
                                            (256, 128, 64, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4),
                                            (128, 256, 64, 8, 4), (256, 128, 64, 8, 4), (64, 256, 64, 4, 4))]
+# the fastest wgmma configurations of the sweep (bench/RESULTS.md), for the
+# rows that need not sweep everything again
+WGMMA_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
+                 for bm, bn, bk, w, s in ((128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
+                                          (128, 128, 64, 8, 3), (128, 128, 64, 4, 3))]
 # skinny products (M = 64 .. 512): few row blocks, so narrow and deep tiles
 SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                   for bm, bn, bk, w, s in ((64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 128, 64, 4, 6),
@@ -457,7 +462,7 @@ def matmul_bias_gelu(jit, n, dtype="bf16"):
     gelu = torch.nn.functional.gelu
     ref = gelu(torch.addmm(bias.float(), a.float(), b.float())).to(dt)
     src = example("matmul.tj").replace("bf16", dtype)
-    best, error = best_config(jit, src, "matmul_bias_gelu", [a, b, bias, c], MATMUL_CONFIGS, [a, b, bias, c],
+    best, error = best_config(jit, src, "matmul_bias_gelu", [a, b, bias, c], WGMMA_CONFIGS, [a, b, bias, c],
                               lambda: close_enough("matmul_bias_gelu", c, ref, 2e-2))
     row = flop_row("matmul+bias+gelu", f"{n}^3", 2 * n ** 3, best, error,
                    do_bench(lambda: gelu(torch.addmm(bias, a, b))), "cuBLAS+gelu")
@@ -466,7 +471,8 @@ def matmul_bias_gelu(jit, n, dtype="bf16"):
 
 
 def matmuls(jit):
-    rows = [matmul(jit, s) for s in (2048, 4096, 8192)] + [matmul(jit, 4096, dtype="f16")]
+    rows = [matmul(jit, 4096), matmul(jit, 8192), matmul(jit, 2048, configs=WGMMA_CONFIGS)]
+    rows += [matmul(jit, 4096, dtype="f16", configs=WGMMA_CONFIGS)]
     rows += [matmul_bias_gelu(jit, 4096), matmul_bias_gelu(jit, 4096, "f16")]
     return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
