@@ -84,6 +84,7 @@ struct tj_graph {
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
     uint32_t nkernels, kcap;
     tj_lib *lib;              /* cumsum and sorts, opened when first needed */
+    int tuning;               /* inside tj_array_tune */
     tj_pool_block pool[TJ_POOL_BLOCKS];
     uint32_t npool;
     size_t pool_bytes;

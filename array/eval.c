@@ -81,6 +81,19 @@ static tj_dispatch *kernel_for(tj_graph *g, const tj_buf *src, tj_rt_error *err)
     return d;
 }
 
+/* Times every configuration of d for these arguments' signature and keeps
+ * the fastest (tj_dispatch_tune: the disk cache on CUDA). */
+static int tune(tj_graph *g, tj_dispatch *d, const tj_arg *args, uint32_t n, tj_rt_error *err)
+{
+    tj_tune_report report;
+    memset(&report, 0, sizeof report);
+    int bad = tj_dispatch_tune(d, args, n, NULL, NULL, &report, err);
+    tj_tune_report_free(&report);
+    if (!bad)
+        g->stats.tunings++;
+    return bad;
+}
+
 int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
 {
     tj_dispatch *d = kernel_for(g, src, err);
@@ -94,6 +107,8 @@ int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t
         args[i].is_tensor = 1;
         args[i].tensor = t[i];
     }
+    if (g->tuning && tune(g, d, args, n, err))
+        return 1;
     if (tj_dispatch_launch(d, args, n, NULL, err))
         return 1;
     g->stats.kernels_launched++;
@@ -255,6 +270,16 @@ int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *
     for (uint32_t i = 0; i < plan.ngroups && !bad; i++)
         bad = run_step(g, &plan.groups[i], err);
     tj_plan_free(&plan);
+    return bad;
+}
+
+int tj_array_tune(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err)
+{
+    if (!g)
+        return tj_rt_fail(err, "tj_array_tune: NULL graph");
+    g->tuning = 1;
+    int bad = tj_array_eval(g, arrays, n, err);
+    g->tuning = 0;
     return bad;
 }
 

@@ -145,6 +145,12 @@ int tj_array_get_info(const tj_graph *g, tj_array a, tj_array_info *out);
  * each has data (and forgets how it was made).
  * 0, or 1 with err. */
 int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err);
+/* tj_array_eval that first tunes each fused group's kernel for its
+ * arguments (tj_dispatch_tune: every configuration of its `tune` lists
+ * timed, the fastest kept; on CUDA stored in the disk cache, so later
+ * processes compile the winner too). Later evaluations of groups with the
+ * same kernel and signature run the winner. 0, or 1 with err. */
+int tj_array_tune(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err);
 /* An evaluated array's memory (device memory on CUDA), valid until the
  * array is released or the graph freed. 0, or 1 with err. */
 int tj_array_tensor(const tj_graph *g, tj_array a, tj_tensor *out, tj_rt_error *err);
@@ -193,6 +199,7 @@ typedef struct tj_graph_stats {
     uint64_t kernels_compiled; /* kernels the JIT compiled (memory-cache misses) */
     uint64_t kernels_launched;
     uint64_t cache_hits;       /* groups whose kernel the graph's cache had */
+    uint64_t tunings;          /* kernels tuned by tj_array_tune */
     double compile_ms;         /* time in the JIT's compiles */
 } tj_graph_stats;
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out);

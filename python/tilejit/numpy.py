@@ -44,7 +44,7 @@ class _Info(ctypes.Structure):
 class _Stats(ctypes.Structure):
     _fields_ = [("nodes", ctypes.c_uint64), ("evals", ctypes.c_uint64), ("groups", ctypes.c_uint64),
                 ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
-                ("cache_hits", ctypes.c_uint64), ("compile_ms", ctypes.c_double)]
+                ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double)]
 
 
 _SIGNATURES = {
@@ -86,6 +86,7 @@ _SIGNATURES = {
     "tj_array_rms_norm": (_U32, [_P, _U32, _U32, _D]),
     "tj_array_get_info": (_I, [_P, _U32, ctypes.POINTER(_Info)]),
     "tj_array_eval": (_I, [_P, _U32P, _U32, _ERR]),
+    "tj_array_tune": (_I, [_P, _U32P, _U32, _ERR]),
     "tj_array_tensor": (_I, [_P, _U32, ctypes.POINTER(_lib.Tensor), _ERR]),
     "tj_array_read": (_I, [_P, _U32, _P, ctypes.c_size_t, _ERR]),
     "tj_array_retain": (None, [_P, _U32]),
@@ -983,23 +984,35 @@ def _flatten(xs):
             yield x
 
 
-def eval(*arrays):  # noqa: A001
-    """Evaluates the arrays (lists, tuples and dicts of them too) together:
-    what they share is computed once. Returns nothing."""
+def _evaluate(arrays, entry):
     by_graph = {}
     for a in _flatten(arrays):
         by_graph.setdefault(id(a._g), (a._g, []))[1].append(a._h)
     for g, hs in by_graph.values():
         err = _lib.Error()
         arr = (ctypes.c_uint32 * len(hs))(*hs)
-        if g.lib.tj_array_eval(g.handle, arr, len(hs), ctypes.byref(err)):
+        if getattr(g.lib, entry)(g.handle, arr, len(hs), ctypes.byref(err)):
             raise TilejitError(err.text())
+
+
+def eval(*arrays):  # noqa: A001
+    """Evaluates the arrays (lists, tuples and dicts of them too) together:
+    what they share is computed once. Returns nothing."""
+    _evaluate(arrays, "tj_array_eval")
+
+
+def tune(*arrays):
+    """tnp.eval that first times every tile configuration of each fused
+    kernel for these shapes and keeps the fastest: later evaluations of the
+    same kernels and shapes run it (on CUDA the winners are stored in the
+    disk cache, for later processes too)."""
+    _evaluate(arrays, "tj_array_tune")
 
 
 def stats(device=None):
     """Counters of a device's graph: kernels_compiled, kernels_launched,
-    cache_hits (groups whose kernel was cached), groups, evals, nodes,
-    compile_ms."""
+    cache_hits (groups whose kernel was cached), tunings, groups, evals,
+    nodes, compile_ms."""
     g = _graph(device)
     s = _Stats()
     g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))

@@ -301,3 +301,24 @@ Test(array, dead_slots_are_reused_and_order_is_by_dependency)
     cr_assert_eq(tj_array_read(g, y, out, sizeof out, &err), 0, "%s", err.msg);
     cr_assert_float_eq(out[5], expf(x[5]) * expf(x[5]), 1e-4);
 }
+
+Test(array, tune_times_the_configurations_and_keeps_a_winner)
+{
+    enum { M = 8, N = 256 };
+    static float x[M * N], out[M];
+    fill(x, M * N, 1.0f);
+    tj_array a = wrap_f32(x, 2, (int64_t[]){M, N});
+    tj_array s = tj_array_reduce(g, TJ_AOP_SUM, tj_array_unary(g, TJ_AOP_EXP, a), (int[]){1}, 1, 0);
+    cr_assert_eq(tj_array_tune(g, &s, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(stats().tunings, 1);
+    cr_assert_eq(tj_array_read(g, s, out, sizeof out, &err), 0, "%s", err.msg);
+    double ref = 0;
+    for (int j = 0; j < N; j++)
+        ref += exp((double)x[j]);
+    cr_assert_float_eq(out[0], ref, 1e-4 * ref);
+    /* the same kernel and signature again: no tuning, the kept winner */
+    tj_array s2 = tj_array_reduce(g, TJ_AOP_SUM, tj_array_unary(g, TJ_AOP_EXP, a), (int[]){1}, 1, 0);
+    eval1(s2);
+    cr_assert_eq(stats().tunings, 1);
+    cr_assert_geq(stats().cache_hits, 1);
+}
