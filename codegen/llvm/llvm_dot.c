@@ -1,8 +1,14 @@
 /* dot: [M, K] x [K, N] + [M, N], or batched [B, M, K] x [B, K, N] + [B, M, N].
  * The result starts as the accumulator (or 0); every output sums its
  * products in k order, in the result's class (f32 for f16/bf16/f32
- * inputs, f64, or wrapping integers). The loop nest is m, k, n with n
- * innermost, so the vectorizer turns each row update into vector FMAs. */
+ * inputs, f64, or wrapping integers). Float products whose M and N the
+ * register block divides go through a register-blocked kernel: MR rows by
+ * NR vectors of the result stay in registers across the whole k loop
+ * (per k: NR vector loads of B, MR broadcasts of A, MR * NR FMAs), instead
+ * of reloading and storing a row of the result for every k. Otherwise the
+ * loop nest is m, k, n with n innermost, so the vectorizer turns each row
+ * update into vector FMAs. Both sum every output in k order with the same
+ * llvm.fmuladd, so they agree bit for bit. */
 #include "codegen/llvm/llvm.h"
 
 typedef struct dot_dims {
@@ -50,6 +56,80 @@ static void init_result(lg *g, tj_ref r, tj_ref acc, uint64_t n)
     lg_loop_end(g, &l);
 }
 
+enum { MR = 4, NR = 2 }; /* the register block: 8 accumulators, 2 loads of B, 1 broadcast */
+
+/* The vector width for the register-blocked kernel, or 0 where it does
+ * not apply: a float result, B in a buffer of the result's value type
+ * (f16/bf16 values are f32 already), M and N multiples of the block. */
+static unsigned blocked_lanes(const lg *g, tj_ref b, tj_dtype rt, tj_dtype bt, dot_dims d)
+{
+    if (!tj_dtype_is_float(rt) || rt == TJ_DT_F16 || rt == TJ_DT_BF16 || lg_val(g, b)->fused ||
+        lg_type(g, bt) != lg_type(g, rt))
+        return 0;
+    unsigned w = (unsigned)g->vector_bits / (unsigned)tj_dtype_bits(rt);
+    return w >= 4 && d.m % MR == 0 && d.n % (NR * w) == 0 ? w : 0;
+}
+
+static LLVMValueRef vec_at(lg *g, LLVMTypeRef vt, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i)
+{
+    LLVMValueRef v = LLVMBuildLoad2(g->b, vt, lg_elem_ptr(g, dt, buf, i), "");
+    LLVMSetAlignment(v, (unsigned)tj_dtype_size(dt));
+    return v;
+}
+
+static void vec_put(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i, LLVMValueRef v)
+{
+    LLVMSetAlignment(LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, buf, i)), (unsigned)tj_dtype_size(dt));
+}
+
+static LLVMValueRef splat(lg *g, LLVMValueRef x, unsigned w)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), w);
+    LLVMValueRef one = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), x, lg_i32(g, 0), "");
+    return LLVMBuildShuffleVector(g->b, one, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(g->i32, w)), "");
+}
+
+/* The result (already holding the accumulator) += a x b, block by block. */
+static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w)
+{
+    LLVMTypeRef vt = LLVMVectorType(lg_type(g, rt), w);
+    LLVMValueRef acc[MR][NR], rb = lg_val(g, r)->v, bb = lg_val(g, b)->v;
+    for (int i = 0; i < MR; i++) /* allocas: SROA makes them the k loop's phis */
+        for (int j = 0; j < NR; j++)
+            acc[i][j] = lg_buffer(g, vt, 1);
+    lg_loop lb = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.batch), "batch");
+    lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.m / MR)), "mblock");
+    lg_loop ln = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.n / (NR * w))), "nblock");
+    LLVMValueRef m0 = LLVMBuildNSWMul(g->b, lm.i, lg_i64(g, MR), ""), n0 = LLVMBuildNSWMul(g->b, ln.i, lg_i64(g, NR * w), "");
+    LLVMValueRef row[MR], col[NR];
+    for (int i = 0; i < MR; i++)
+        row[i] = LLVMBuildNSWAdd(g->b, m0, lg_i64(g, i), "");
+    for (int j = 0; j < NR; j++)
+        col[j] = LLVMBuildNSWAdd(g->b, n0, lg_i64(g, (int64_t)(j * w)), "");
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++)
+            LLVMBuildStore(g->b, vec_at(g, vt, rt, rb, idx3(g, lb.i, d.m * d.n, row[i], d.n, col[j])), acc[i][j]);
+    lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.k), "k");
+    LLVMValueRef bv[NR];
+    for (int j = 0; j < NR; j++)
+        bv[j] = vec_at(g, vt, rt, bb, idx3(g, lb.i, d.k * d.n, lk.i, d.n, col[j]));
+    for (int i = 0; i < MR; i++) {
+        LLVMValueRef x = widen(g, at, rt, lg_elem(g, a, idx3(g, lb.i, d.m * d.k, row[i], d.k, lk.i)));
+        LLVMValueRef xs = splat(g, x, w);
+        for (int j = 0; j < NR; j++) {
+            LLVMValueRef xyc[3] = {xs, bv[j], LLVMBuildLoad2(g->b, vt, acc[i][j], "")};
+            LLVMBuildStore(g->b, lg_intrinsic(g, "llvm.fmuladd", xyc, 3), acc[i][j]);
+        }
+    }
+    lg_loop_end(g, &lk);
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++)
+            vec_put(g, rt, rb, idx3(g, lb.i, d.m * d.n, row[i], d.n, col[j]), LLVMBuildLoad2(g->b, vt, acc[i][j], ""));
+    lg_loop_end(g, &ln);
+    lg_loop_end(g, &lm);
+    lg_loop_end(g, &lb);
+}
+
 int lg_emit_dot(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -60,6 +140,11 @@ int lg_emit_dot(lg *g, tj_ref r)
         return lg_fail(g, r, "operand shapes do not fit a matrix product");
     lg_alloc_result(g, r);
     init_result(g, r, acc, d.batch * d.m * d.n);
+    unsigned w = blocked_lanes(g, b, rt, bt, d);
+    if (w) {
+        blocked_dot(g, r, a, b, at, rt, d, w);
+        return 0;
+    }
     lg_loop lb = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.batch), "batch");
     lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.m), "m");
     lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.k), "k");
