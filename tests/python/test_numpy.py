@@ -542,3 +542,26 @@ def test_tune_keeps_a_winner():
     tnp.tune(y)
     assert tnp.stats()["tunings"] - before == 1
     check(y, np.exp(a).sum(axis=1), rtol=1e-5)
+
+
+def test_six_dims_and_batch_axes():
+    a = data((2, 3, 4, 5, 6, 7), "float32")
+    x = tnp.asarray(a)
+    p = (5, 3, 1, 0, 4, 2)
+    check(tnp.transpose(x, p) + 1, np.transpose(a, p) + 1)
+    check(tnp.transpose(x, p).sum(axis=(1, 4)), np.transpose(a, p).sum(axis=(1, 4)), rtol=1e-4)
+    check(x.max(axis=(2, 3)), a.max(axis=(2, 3)))
+    check(x.argmax(axis=3), a.argmax(axis=3))
+    check((x * 2)[:, ::-1, :, ::-2], (a * 2)[:, ::-1, :, ::-2])
+    e = np.exp(a - a.max(2, keepdims=True))
+    check(tnp.softmax(x, axis=2), e / e.sum(2, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("n", [4, 20000])
+def test_nan_in_reductions(n):
+    a = data((3, n), "float32")
+    a[1, n // 2] = np.nan
+    a[2, 1] = -np.inf
+    x = tnp.asarray(a)
+    for op in ("max", "min", "argmax", "argmin", "sum"):
+        check(getattr(tnp, op)(x, axis=1), getattr(np, op)(a, axis=1), rtol=1e-4)
