@@ -109,20 +109,20 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 7, err);
     tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 7, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
-    float *hs = k2 ? lib_scratch_get(l, stream, (states + (size_t)(nb * nseg * dm)) * 4, 0, err) : NULL;
+    float *hs = k2 ? lib_scratch_get(l, stream, 2 * states * 4, 0, err) : NULL;
     if (!hs)
         return 1;
-    float *sd = hs + states;
+    float *ps = hs + states;
     /* absent tensors: stand-ins of the right dtype, never read (their HAS_ is 0) */
     tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
     tj_tensor b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
-    tj_tensor t_hs = f32_buffer(hs, 5, (int64_t[]){nb, nseg, nsp, dm, 1}), t_sd = f32_buffer(sd, 3, (int64_t[]){nb, nseg, dm});
+    tj_tensor t_hs = f32_buffer(hs, 5, (int64_t[]){nb, nseg, nsp, dm, 1}), t_ps = f32_buffer(ps, 5, (int64_t[]){nb, nseg, nsp, dm, 1});
     const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
     tj_arg a1[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
-                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd)};
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_ps)};
     tj_arg a2[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A), lib_tensor_arg(&b4),
                    lib_tensor_arg(&c4), lib_tensor_arg(s->D ? s->D : &one_f32), lib_tensor_arg(s->z ? s->z : s->u),
-                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_sd), lib_tensor_arg(out)};
+                   lib_tensor_arg(bias), lib_tensor_arg(&t_hs), lib_tensor_arg(&t_ps), lib_tensor_arg(out)};
     return lib_launch(l, k1, a1, 7, stream, err) || lib_launch(l, k2, a2, 11, stream, err);
 }
 
