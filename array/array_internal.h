@@ -185,7 +185,7 @@ typedef struct tj_group {
     int64_t space[TJ_MAX_RANK + 2];
     int64_t k_extent;               /* matmul: K */
     int64_t bm, bn, bk;
-    int warps;
+    int warps, stages;              /* matmul: the copy ring's slots */
     char why[96];                   /* the cost model's reason, for the plan text */
 } tj_group;
 

@@ -415,6 +415,7 @@ static void emit_header(const em *e)
         if (grp->kind == TJ_GROUP_MATMUL) {
             tj_buf_printf(e->o, ", ");
             tune_list(e->o, "BK", grp->bk, 16, 64);
+            tj_buf_printf(e->o, ", warps in [4, 8], stages in [%d, %d]", grp->stages, grp->stages == 3 ? 2 : 3);
         }
         tj_buf_printf(e->o, "\n");
     }

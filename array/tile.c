@@ -190,12 +190,18 @@ static void choose_reduce(tj_group *grp, int along)
     }
 }
 
-static void choose_matmul(tj_group *grp)
+/* 16-bit operands run on the matrix atom: large products take the
+ * 128 x 128 x 32 tiles with a 3-slot copy ring the matmul sweeps found
+ * fastest (bench/RESULTS.md); others (f32 FMA, integers) smaller tiles. */
+static void choose_matmul(tj_group *grp, tj_dtype dt)
 {
     int64_t M = grp->space[grp->nbatch], N = grp->space[grp->nbatch + 1];
-    grp->bm = clamp64(pow2ceil(M), 16, 64);
-    grp->bn = clamp64(pow2ceil(N), 16, 64);
+    int half = dt == TJ_DT_F16 || dt == TJ_DT_BF16;
+    int64_t top = half && M >= 128 && N >= 128 ? 128 : 64;
+    grp->bm = clamp64(pow2ceil(M), 16, top);
+    grp->bn = clamp64(pow2ceil(N), 16, top);
     grp->bk = clamp64(pow2ceil(grp->k_extent), 16, 32);
+    grp->stages = top == 128 ? 3 : 2;
     snprintf(grp->why, sizeof grp->why, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)grp->k_extent);
 }
 
@@ -332,7 +338,7 @@ static int tile_matmul(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
             t->strides[bx.n + i] = st[o + 2][r - 2 + i];
         }
     }
-    choose_matmul(grp);
+    choose_matmul(grp, g->nodes[grp->core].dtype);
     return 0;
 }
 

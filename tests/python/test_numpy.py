@@ -565,3 +565,12 @@ def test_nan_in_reductions(n):
     x = tnp.asarray(a)
     for op in ("max", "min", "argmax", "argmin", "sum"):
         check(getattr(tnp, op)(x, axis=1), getattr(np, op)(a, axis=1), rtol=1e-4)
+
+
+def test_bfloat16_matmul_on_large_tiles():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed (NumPy has no bfloat16)")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    a, b = data((160, 64), "float32").astype(bf), data((64, 136), "float32").astype(bf)
+    assert "tile=[128, 128, 32]" in tnp.plan(tnp.asarray(a) @ tnp.asarray(b), stage="tile")
+    check((tnp.asarray(a) @ tnp.asarray(b)).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
+          rtol=2e-2, atol=5e-2)
