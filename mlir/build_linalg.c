@@ -119,7 +119,8 @@ static void find_taint(mbuild *b, uint32_t op, uint32_t first_out_arg, uint32_t 
         const tj_mop *x = &p->ops[i];
         uint8_t t = 0;
         for (uint32_t k = 0; k < x->noperands; k++)
-            t |= taint[p->uses[x->operands + k]];
+            if (p->uses[x->operands + k] < p->nvalues)
+                t |= taint[p->uses[x->operands + k]];
         for (uint32_t r = 0; r < x->nresults; r++)
             taint[x->results + r] = t;
     }

@@ -156,6 +156,8 @@ static void check_op(checker *k, uint32_t op)
     if (o->parent == UINT32_MAX) {
         if (!info || info->kind != MK_FUNC)
             op_error(k, op, "only functions are imported at module level");
+        else if (o->nblocks > 1)
+            op_error(k, op, "a function of %u blocks (only straight-line functions are imported)", o->nblocks);
         else if (o->body_end > op + 1) { /* a definition, not a declaration */
             m->funcs[m->nfuncs++] = op;
             check_values(k, op, o->args, o->nargs, 1);
@@ -167,6 +169,14 @@ static void check_op(checker *k, uint32_t op)
                         "and tensor ops it imports)");
         return;
     }
+    if (o->nregions > 1 || o->nblocks > 1) /* only one block is read: the rest must not be skipped silently */
+        op_error(k, op, "%u regions of %u blocks: only ops of one region of one block are imported", o->nregions,
+                 o->nblocks);
+    for (uint32_t i = 0; i < o->noperands; i++)
+        if (m->prog.uses[o->operands + i] == UINT32_MAX) {
+            op_error(k, op, "operand %u is defined where tilejit does not read (another block or region)", i);
+            break;
+        }
     int tensor_level = info->kind >= MK_GENERIC || info->kind == MK_RETURN;
     if (tensor_level && !at_function_level(m, op))
         op_error(k, op, "inside a linalg body, where only scalar ops are imported");

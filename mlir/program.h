@@ -18,7 +18,7 @@
 
 #include "tilejit/ir.h"
 
-#define TJ_MPROG_ABI 1
+#define TJ_MPROG_ABI 2
 
 typedef enum tj_mtype_kind {
     TJ_MT_SCALAR, /* a float, integer or index */
@@ -71,11 +71,12 @@ typedef struct tj_mop {
     uint32_t name;          /* "linalg.generic" (strings pool) */
     uint32_t line, col;     /* 0: the location is not FILE:LINE:COL */
     uint32_t loc_file;      /* the location's file (strings pool) */
-    uint32_t operands, noperands; /* value ids in `uses` */
+    uint32_t operands, noperands; /* value ids in `uses` (UINT32_MAX: defined where nothing is read) */
     uint32_t results, nresults;   /* value ids first .. first + n - 1 */
     uint32_t args, nargs;         /* the body's block arguments: value ids */
     uint32_t attrs, nattrs;       /* in `attrs` */
-    uint32_t nregions;            /* as MLIR has them (only 0 or 1 block is read) */
+    uint32_t nregions;            /* as MLIR has them (only region 0's first block is read) */
+    uint32_t nblocks;             /* blocks in region 0 */
     uint32_t body_end;            /* ops index after the body (this op's index + 1 without one) */
     uint32_t parent;              /* the op whose body holds it; UINT32_MAX: top level */
 } tj_mop;

@@ -440,6 +440,8 @@ static void read_op(reader *r, MlirOperation op, uint32_t parent)
     o.nattrs = p->nattrs - o.attrs;
     o.nregions = (uint32_t)mlirOperationGetNumRegions(op);
     MlirBlock body = o.nregions ? mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)) : (MlirBlock){NULL};
+    for (MlirBlock blk = body; !mlirBlockIsNull(blk); blk = mlirBlockGetNextInRegion(blk))
+        o.nblocks++;
     if (!mlirBlockIsNull(body)) {
         intptr_t nargs = mlirBlockGetNumArguments(body);
         o.args = p->nuses;
