@@ -24,7 +24,15 @@
  * loads are in flight, not in front of them. The copies of the last d
  * iterations read past the loop's range: the prefetch pass bounds-checks
  * the moving axes, so those past the tensor's end read nothing (a copy of
- * 0 bytes). */
+ * 0 bytes).
+ *
+ * A dot on wgmma (lower/wgmma.c) reads its slots asynchronously: the slots
+ * hold its swizzled tiles (lw_copy_async with the tile), a
+ * fence_proxy_async between the wait and the barrier hands the copies'
+ * bytes to the tensor cores, and where its group stays in flight into the
+ * next iteration the ring has S = d + 2 slots: the copies of iteration n go
+ * to the slot of tile n - 2, whose group every thread waited for before
+ * the barrier of iteration n. */
 #include <string.h>
 
 #include "lower/lower.h"
