@@ -190,3 +190,12 @@ func.func @vec(%a: tensor<8x5xf32>, %x: tensor<5xf32>, %y: tensor<8xf32>) -> (te
     np.testing.assert_allclose(mv, a @ x, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(vm, x + y @ a, rtol=1e-5, atol=1e-6)  # the init is accumulated into
     np.testing.assert_allclose(d, (a @ x) @ y, rtol=1e-5, atol=1e-6)
+
+
+def test_tosa_front_end_output():
+    f = load("tosa_mlp.mlir", "tosa_mlp")  # what tosa-to-linalg makes of a TOSA program
+    x, w, b = rand(1, 16, 64), rand(1, 64, 32), rand(1, 1, 32)
+    r, s = f(x, w, b)
+    want = np.clip(x @ w + b, 0, np.finfo(np.float32).max)
+    np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s, np.exp(want).sum(axis=2, keepdims=True), rtol=1e-5)
