@@ -176,6 +176,10 @@ typedef struct tj_group {
     tj_array members[TJ_GROUP_MAX_NODES];
     uint32_t ninputs;               /* materialized nodes it reads, first use first */
     tj_array inputs[TJ_GROUP_MAX_INPUTS];
+    /* matmul: which space each member and input lives in: 0 the output's
+     * (and its epilogue), 1 operand A's prologue, 2 operand B's */
+    uint8_t side[TJ_GROUP_MAX_NODES];
+    uint8_t input_side[TJ_GROUP_MAX_INPUTS];
     tj_array core;                  /* reduce: the first reduction; matmul: the matmul */
     int row;                        /* reduce: needs the whole row in one tile */
     /* tile.c: the coalesced index space and the tiles */
@@ -207,7 +211,7 @@ void tj_group_full_shape(const tj_graph *g, const tj_group *grp, int *rank, int6
 /* tile.c: the decomposition and tile sizes of each group (after its
  * inputs have data: strides decide). */
 typedef struct tj_group_args {
-    uint32_t nargs;                 /* inputs (matmul: a, b first), then the output */
+    uint32_t nargs;                 /* the inputs, then the output */
     tj_tensor t[TJ_GROUP_MAX_INPUTS + 1];
     int reduced[TJ_GROUP_MAX_INPUTS + 1]; /* its tensor is [..., M, 1] */
 } tj_group_args;

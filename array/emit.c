@@ -16,6 +16,7 @@ typedef struct em {
     const tj_group_args *args;
     tj_buf *o;
     int loop;                 /* a reduce group looping over N */
+    int side;                 /* matmul: the space of what is being emitted (tj_group.side) */
     char fidx[256], ridx[256];
     uint8_t dep[TJ_GROUP_MAX_NODES]; /* member depends on a reduction */
 } em;
@@ -28,10 +29,10 @@ static int member_pos(const tj_group *grp, tj_array a)
     return -1;
 }
 
-static int input_pos(const tj_group *grp, tj_array a)
+static int input_pos(const tj_group *grp, tj_array a, int side)
 {
     for (uint32_t i = 0; i < grp->ninputs; i++)
-        if (grp->inputs[i] == a)
+        if (grp->inputs[i] == a && grp->input_side[i] == side)
             return (int)i;
     return -1;
 }
@@ -40,7 +41,7 @@ static int input_pos(const tj_group *grp, tj_array a)
 static void ref(const em *e, tj_array a, tj_dtype want, tj_buf *out)
 {
     const tj_anode *x = &e->g->nodes[a];
-    int m = member_pos(e->grp, a), i = m < 0 ? input_pos(e->grp, a) : -1;
+    int m = member_pos(e->grp, a), i = m < 0 ? input_pos(e->grp, a, e->side) : -1;
     if (m < 0 && i < 0) {
         tj_emit_literal(out, want, x->value);
         return;
@@ -200,8 +201,8 @@ static int is_reduction(const em *e, int pos)
 
 static void emit_loads(const em *e, int reduced, const char *pad)
 {
-    for (uint32_t j = (e->grp->kind == TJ_GROUP_MATMUL ? 2 : 0); j < e->grp->ninputs; j++) {
-        if (e->args->reduced[j] != reduced)
+    for (uint32_t j = 0; j < e->grp->ninputs; j++) {
+        if (e->args->reduced[j] != reduced || e->grp->input_side[j] != e->side)
             continue;
         if (reduced)
             tj_buf_printf(e->o, "%sx%u = load(X%u[%s])[:, None]\n", pad, j, j, e->ridx);
@@ -231,9 +232,9 @@ static int emit_members(em *e, int from_reduced, int to_reduced, int want_dep)
             continue;
         if (is_reduction(e, (int)i))
             continue;
-        if (e->grp->kind == TJ_GROUP_MATMUL && e->grp->members[i] == e->grp->core)
+        if (e->grp->kind == TJ_GROUP_MATMUL && (e->grp->members[i] == e->grp->core || e->grp->side[i] != e->side))
             continue;
-        if (emit_elementwise_member(e, (int)i, "    "))
+        if (emit_elementwise_member(e, (int)i, e->side ? "        " : "    "))
             return 1;
     }
     return 0;
@@ -305,22 +306,50 @@ static void dot_types(tj_dtype dt, tj_dtype *in, tj_dtype *acc)
     }
 }
 
+/* Operand side (1: A, 2: B) of a matmul inside the K loop: its inputs'
+ * tiles, its prologue, and the operand as the dot reads it (a computed one
+ * masked past K, where its padding need not be 0). */
+static int emit_operand(em *e, int side, const char *bidx, tj_dtype in, char *out, size_t cap)
+{
+    const tj_anode *m = &e->g->nodes[e->grp->core];
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", e->fidx);
+    snprintf(e->fidx, sizeof e->fidx, side == 1 ? "%sm:m+BM, k:k+BK" : "%sk:k+BK, n:n+BN", bidx);
+    e->side = side;
+    emit_loads(e, 0, "        ");
+    int bad = emit_members(e, 0, 0, -1);
+    tj_array opnd = m->in[side - 1];
+    tj_buf b = {0};
+    int computed = member_pos(e->grp, opnd) >= 0;
+    if (computed)
+        tj_buf_printf(&b, "where(arange(BK)%s + k < K, ", side == 1 ? "[None, :]" : "[:, None]");
+    ref(e, opnd, in, &b);
+    if (computed) {
+        tj_buf_printf(&b, ", ");
+        tj_emit_literal(&b, in, 0);
+        tj_buf_printf(&b, ")");
+    }
+    snprintf(out, cap, "%s", b.data ? b.data : "");
+    tj_buf_free(&b);
+    e->side = 0;
+    snprintf(e->fidx, sizeof e->fidx, "%s", saved);
+    return bad;
+}
+
 static int emit_matmul(em *e)
 {
     const tj_anode *m = &e->g->nodes[e->grp->core];
     tj_dtype in, acc;
     dot_types(m->dtype, &in, &acc);
-    char bidx[128] = "";
+    char bidx[128] = "", ta[1024], tb[1024];
     for (int i = 0; i < e->grp->nbatch; i++)
         snprintf(bidx + strlen(bidx), sizeof bidx - strlen(bidx), "b%d, ", i);
     tj_buf_printf(e->o, "    acc = zeros(%s[BM, BN])\n", tj_dtype_name(acc));
     tj_buf_printf(e->o, "    for k in range(0, K, BK) {\n");
-    tj_buf_printf(e->o, "        ta = load(XA[%sm:m+BM, k:k+BK])\n", bidx);
-    tj_buf_printf(e->o, "        tb = load(XB[%sk:k+BK, n:n+BN])\n", bidx);
-    tj_dtype da = e->g->nodes[m->in[0]].dtype, db = e->g->nodes[m->in[1]].dtype;
-    tj_buf_printf(e->o, "        acc = dot(%s%sta%s, %s%stb%s, acc%s)\n    }\n", da == in ? "" : tj_dtype_name(in),
-                  da == in ? "" : "(", da == in ? "" : ")", db == in ? "" : tj_dtype_name(in), db == in ? "" : "(",
-                  db == in ? "" : ")", in == TJ_DT_F32 ? ", precision = \"ieee\"" : "");
+    if (emit_operand(e, 1, bidx, in, ta, sizeof ta) || emit_operand(e, 2, bidx, in, tb, sizeof tb))
+        return 1;
+    tj_buf_printf(e->o, "        acc = dot(%s, %s, acc%s)\n    }\n", ta, tb,
+                  in == TJ_DT_F32 ? ", precision = \"ieee\"" : "");
     int pos = member_pos(e->grp, e->grp->core);
     if (m->dtype == TJ_DT_BOOL)
         tj_buf_printf(e->o, "    v%d = acc != 0\n", pos);
@@ -376,10 +405,11 @@ static void emit_params(const em *e)
     for (int i = 0; i < grp->nbatch; i++)
         snprintf(bd + strlen(bd), sizeof bd - strlen(bd), "B%d, ", i);
     tj_buf_printf(e->o, "kernel fused(");
+    static const char *const side_dims[] = {"M, N", "M, K", "K, N"};
     for (uint32_t j = 0; j < grp->ninputs; j++) {
         tj_dtype dt = e->g->nodes[grp->inputs[j]].dtype;
-        if (grp->kind == TJ_GROUP_MATMUL && j < 2)
-            tj_buf_printf(e->o, "%s: %s[%s%s], ", j ? "XB" : "XA", tj_dtype_name(dt), bd, j ? "K, N" : "M, K");
+        if (grp->kind == TJ_GROUP_MATMUL)
+            tj_buf_printf(e->o, "X%u: %s[%s%s], ", j, tj_dtype_name(dt), bd, side_dims[grp->input_side[j]]);
         else
             tj_buf_printf(e->o, "X%u: %s[%s], ", j, tj_dtype_name(dt), e->args->reduced[j] ? red : full);
     }

@@ -29,6 +29,8 @@ typedef struct fuse_state {
     int32_t *group_of;   /* group index + 1, 0: none yet */
     uint32_t **users;    /* pending consumers of each node */
     uint32_t *nusers;
+    uint8_t *side;       /* collect's: the side of each member */
+    uint8_t *leafy;      /* mark_leafy's */
 } fuse_state;
 
 static int pending(const tj_graph *g, tj_array a) { return !g->nodes[a].has_data; }
@@ -49,7 +51,7 @@ static int add_user(fuse_state *s, tj_array p, tj_array c)
 static int is_barrier_consumer(tj_aop op)
 {
     tj_aop_kind k = tj_aop_kind_of(op);
-    return !(tj_aop_is_elementwise(op) || k == TJ_AK_REDUCE);
+    return !(tj_aop_is_elementwise(op) || k == TJ_AK_REDUCE || op == TJ_AOP_MATMUL);
 }
 
 /* Marks what the roots need, the consumers of each node, and the nodes
@@ -116,6 +118,59 @@ static int all_users_in(const fuse_state *s, const uint8_t *member, tj_array p)
     return 1;
 }
 
+static int is_inline_const(const tj_graph *g, tj_array a)
+{
+    return g->nodes[a].op == TJ_AOP_FULL && !g->nodes[a].has_data;
+}
+
+/* The side of a matmul group p would be on (tj_group.side), from its
+ * users: -1 when they disagree (read by both operands, or by an operand
+ * and the epilogue). */
+static int side_of(const fuse_state *s, const tj_group *grp, const uint8_t *side, tj_array p)
+{
+    int sd = -2;
+    for (uint32_t i = 0; i < s->nusers[p]; i++) {
+        tj_array u = s->users[p][i];
+        int us = side[u];
+        if (grp->kind == TJ_GROUP_MATMUL && u == grp->core) {
+            const tj_anode *m = &s->g->nodes[u];
+            if (m->in[0] == m->in[1])
+                return -1;
+            us = p == m->in[0] ? 1 : 2;
+        }
+        if (sd != -2 && sd != us)
+            return -1;
+        sd = us;
+    }
+    return sd < 0 ? 0 : sd;
+}
+
+/* An operand prologue: elementwise, within its operand's shape, and made
+ * only of elementwise ops over arrays materialized anyway (so it never takes
+ * the tail of a row group, such as a layer norm's, away from its
+ * reductions). */
+static int prologue_ok(const fuse_state *s, const tj_group *grp, tj_array p, int side)
+{
+    const tj_anode *x = &s->g->nodes[p], *opnd = &s->g->nodes[s->g->nodes[grp->core].in[side - 1]];
+    return s->leafy[p] && fits_space(x->rank, x->shape, opnd->rank, opnd->shape);
+}
+
+/* leafy[a]: a is elementwise and so is everything pending below it, down to
+ * materialized arrays. */
+static void mark_leafy(fuse_state *s)
+{
+    for (uint32_t t = 0; t < s->ntopo; t++) {
+        tj_array a = s->topo[t];
+        const tj_anode *x = &s->g->nodes[a];
+        int ok = s->needed[a] && tj_aop_is_elementwise(x->op);
+        for (uint32_t i = 0; ok && i < x->nin; i++) {
+            tj_array in = tj_anode_input(x, i);
+            ok = !s->needed[in] || s->root[in] || s->leafy[in] || is_inline_const(s->g, in);
+        }
+        s->leafy[a] = (uint8_t)ok;
+    }
+}
+
 /* Whether p may join grp; updates the group's kind and core. */
 static int accepts(const fuse_state *s, tj_group *grp, tj_array p, const uint8_t *excluded)
 {
@@ -153,21 +208,20 @@ static int accepts(const fuse_state *s, tj_group *grp, tj_array p, const uint8_t
     return 0;
 }
 
-static int add_input(tj_group *grp, tj_array a)
+/* An input of the group in the space of `side` (one array read in two
+ * spaces of a matmul group is two inputs). */
+static int add_input(tj_group *grp, tj_array a, int side)
 {
     for (uint32_t i = 0; i < grp->ninputs; i++)
-        if (grp->inputs[i] == a)
+        if (grp->inputs[i] == a && grp->input_side[i] == side)
             return 0;
     if (grp->ninputs == TJ_GROUP_MAX_INPUTS)
         return 1;
+    grp->input_side[grp->ninputs] = (uint8_t)side;
     grp->inputs[grp->ninputs++] = a;
     return 0;
 }
 
-static int is_inline_const(const tj_graph *g, tj_array a)
-{
-    return g->nodes[a].op == TJ_AOP_FULL && !g->nodes[a].has_data;
-}
 
 int tj_group_reduced_level(const tj_graph *g, const tj_group *grp, tj_array a)
 {
@@ -205,14 +259,15 @@ static void kind_of_root(const tj_graph *g, tj_group *grp)
 static int fusable_kind(tj_group_kind k) { return k <= TJ_GROUP_MATMUL; }
 
 /* The members: from the root down, each node whose consumers are all
- * members and which the group accepts. */
-static void collect(fuse_state *s, tj_group *grp, uint8_t *member, const uint8_t *excluded)
+ * members and which the group accepts (below a matmul: on one side). */
+static void collect(fuse_state *s, tj_group *grp, uint8_t *member, uint8_t *side, const uint8_t *excluded)
 {
     tj_array stack[TJ_GROUP_MAX_NODES];
     uint32_t n = 0;
     stack[n++] = grp->root;
     member[grp->root] = 1;
-    if (!fusable_kind(grp->kind) || grp->kind == TJ_GROUP_MATMUL) {
+    side[grp->root] = 0;
+    if (!fusable_kind(grp->kind)) {
         grp->members[0] = grp->root;
         grp->nmembers = 1;
         return;
@@ -221,14 +276,20 @@ static void collect(fuse_state *s, tj_group *grp, uint8_t *member, const uint8_t
         tj_array a = s->topo[t];
         if (!s->needed[a] || s->root[a] || s->group_of[a] || is_inline_const(s->g, a))
             continue;
-        if (!all_users_in(s, member, a) || !accepts(s, grp, a, excluded))
+        if (!all_users_in(s, member, a))
+            continue;
+        int sd = side_of(s, grp, side, a);
+        if (sd < 0 || (sd > 0 && !prologue_ok(s, grp, a, sd)) || (sd == 0 && !accepts(s, grp, a, excluded)))
             continue;
         member[a] = 1;
+        side[a] = (uint8_t)sd;
         stack[n++] = a;
     }
     grp->nmembers = n;
-    for (uint32_t i = 0; i < n; i++) /* ascending: dependency order */
+    for (uint32_t i = 0; i < n; i++) { /* ascending: dependency order */
         grp->members[i] = stack[n - 1 - i];
+        grp->side[i] = side[grp->members[i]];
+    }
 }
 
 /* Whether a member depends on a reduction inside the group. */
@@ -291,7 +352,7 @@ static int build_group(fuse_state *s, tj_array r, tj_group *grp, uint8_t *member
         memset(grp, 0, sizeof *grp);
         grp->root = r;
         kind_of_root(s->g, grp);
-        collect(s, grp, member, excluded);
+        collect(s, grp, member, s->side, excluded);
         int again = check_rows(s, grp, member, excluded, dep);
         if (!again || attempt > TJ_GROUP_MAX_NODES)
             break;
@@ -299,18 +360,13 @@ static int build_group(fuse_state *s, tj_array r, tj_group *grp, uint8_t *member
             member[grp->members[i]] = 0;
     }
     const tj_graph *g = s->g;
-    if (grp->kind == TJ_GROUP_MATMUL) {
-        const tj_anode *m = &g->nodes[grp->core];
-        if (add_input(grp, m->in[0]) || add_input(grp, m->in[1]))
-            return 1;
-    }
     for (uint32_t i = 0; i < grp->nmembers; i++) {
         const tj_anode *x = &g->nodes[grp->members[i]];
-        if (grp->members[i] == grp->core && grp->kind == TJ_GROUP_MATMUL)
-            continue;
+        int is_core = grp->kind == TJ_GROUP_MATMUL && grp->members[i] == grp->core;
         for (uint32_t j = 0; j < x->nin; j++) {
             tj_array in = tj_anode_input(x, j);
-            if (!member[in] && !is_inline_const(g, in) && add_input(grp, in))
+            int sd = is_core ? (int)j + 1 : grp->side[i];
+            if (!member[in] && !is_inline_const(g, in) && add_input(grp, in, sd))
                 return 1;
         }
     }
@@ -351,6 +407,8 @@ static void state_free(fuse_state *s)
     free(s->group_of);
     free(s->topo);
     free(s->pos);
+    free(s->side);
+    free(s->leafy);
 }
 
 static int make_groups(fuse_state *s, tj_plan *plan, tj_rt_error *err)
@@ -395,11 +453,16 @@ int tj_fuse(tj_graph *g, const tj_array *roots, uint32_t n, tj_plan *plan, tj_rt
     s.users = calloc(s.n, sizeof *s.users);
     s.nusers = calloc(s.n, sizeof *s.nusers);
     s.pos = calloc(s.n, sizeof *s.pos);
-    int bad = !s.needed || !s.root || !s.group_of || !s.users || !s.nusers || !s.pos || mark(&s, roots, n);
+    s.side = calloc(s.n, 1);
+    s.leafy = calloc(s.n, 1);
+    int bad = !s.needed || !s.root || !s.group_of || !s.users || !s.nusers || !s.pos || !s.side || !s.leafy ||
+              mark(&s, roots, n);
     if (bad)
         tj_rt_fail(err, "fusion: out of memory");
-    else
+    else {
+        mark_leafy(&s);
         bad = make_groups(&s, plan, err);
+    }
     state_free(&s);
     if (bad) {
         tj_plan_free(plan);

@@ -39,6 +39,15 @@ static int plan_group(tj_graph *g, tj_group *grp, uint32_t i, int stage, const u
     tj_buf_printf(out, "group %u %s root=%%%u", i, tj_group_kind_name(grp->kind), num[grp->root] - 1);
     list(out, "members", grp->members, grp->nmembers, num);
     list(out, "inputs", grp->inputs, grp->ninputs, num);
+    for (int side = 1; side <= 2 && grp->kind == TJ_GROUP_MATMUL; side++) { /* the operand prologues */
+        tj_array on[TJ_GROUP_MAX_NODES];
+        uint32_t k = 0;
+        for (uint32_t m = 0; m < grp->nmembers; m++)
+            if (grp->side[m] == side)
+                on[k++] = grp->members[m];
+        if (k)
+            list(out, side == 1 ? "a" : "b", on, k, num);
+    }
     tj_buf_printf(out, "\n");
     if (stage == 0 || grp->kind > TJ_GROUP_MATMUL)
         return 0;

@@ -104,17 +104,13 @@ static void insert_unit(axes *ax, int pos, int cls)
     ax->n++;
 }
 
-/* Operands: the inputs (matmul: from the third), then the output. */
+/* Operands: the inputs, then the output. */
 static tj_array operand(const tj_group *grp, int o)
 {
-    int first = grp->kind == TJ_GROUP_MATMUL ? 2 : 0;
-    return (uint32_t)(o + first) < grp->ninputs ? grp->inputs[o + first] : grp->root;
+    return (uint32_t)o < grp->ninputs ? grp->inputs[o] : grp->root;
 }
 
-static int noperands(const tj_group *grp)
-{
-    return (int)grp->ninputs - (grp->kind == TJ_GROUP_MATMUL ? 2 : 0) + 1;
-}
+static int noperands(const tj_group *grp) { return (int)grp->ninputs + 1; }
 
 static void fill_tensor(const tj_anode *x, tj_tensor *t, const axes *ax, int o, int upto)
 {
@@ -261,84 +257,70 @@ static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
     return 0;
 }
 
-static void matmul_operand(const tj_graph *g, tj_array a, const axes *ax, int nb, int64_t rows, int64_t cols,
-                           tj_tensor *t)
+/* A matmul group's operand o (an input of side A, B or the epilogue, or
+ * the output): its strides over its side's shape ([..., M, K], [..., K, N],
+ * [..., M, N]), the batch part aligned to the output's batch axes (rb of
+ * them) in batch, the last two in two. */
+static void side_strides(const tj_graph *g, const tj_group *grp, int o, int rb, int64_t *batch, int64_t *two)
 {
-    const tj_anode *x = &g->nodes[a];
-    memset(t, 0, sizeof *t);
-    t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
-    t->dtype = x->dtype;
-    t->rank = nb + 2;
-    for (int i = 0; i < nb; i++) {
-        t->shape[i] = ax->ext[i];
-        t->strides[i] = ax->st[0][i];
-    }
-    int64_t own[TJ_MAX_RANK];
+    const tj_anode *core = &g->nodes[grp->core];
+    int side = (uint32_t)o < grp->ninputs ? grp->input_side[o] : 0;
+    const tj_anode *space = side ? &g->nodes[core->in[side - 1]] : &g->nodes[grp->root];
+    tj_array a = (uint32_t)o < grp->ninputs ? grp->inputs[o] : grp->root;
+    int64_t own[TJ_MAX_RANK], st[TJ_MAX_RANK];
     tj_node_strides(g, a, own);
-    t->shape[nb] = rows;
-    t->shape[nb + 1] = cols;
-    t->strides[nb] = x->shape[x->rank - 2] == 1 ? 0 : own[x->rank - 2];
-    t->strides[nb + 1] = x->shape[x->rank - 1] == 1 ? 0 : own[x->rank - 1];
+    aligned_strides(&g->nodes[a], own, space->rank, st);
+    int sb = space->rank - 2;
+    for (int i = 0; i < rb; i++) {
+        int k = i - (rb - sb);
+        batch[i] = k >= 0 ? st[k] : 0;
+    }
+    two[0] = st[sb];
+    two[1] = st[sb + 1];
 }
 
 static int tile_matmul(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax)
 {
-    const tj_anode *root = &g->nodes[grp->root];
-    const tj_anode *A = &g->nodes[grp->inputs[0]], *B = &g->nodes[grp->inputs[1]];
+    const tj_anode *root = &g->nodes[grp->root], *core = &g->nodes[grp->core];
     int r = root->rank, rb = r - 2;
-    /* operands 0 and 1 of the batch axes are A and B; then the others */
-    axes bx = {.n = rb, .nops = ax->nops + 2};
-    int64_t st[MAX_OPS + 2][TJ_MAX_RANK];
-    int64_t sa[TJ_MAX_RANK], sb[TJ_MAX_RANK], own[TJ_MAX_RANK];
-    tj_anode a_batch = *A, b_batch = *B;
-    a_batch.rank = A->rank - 2;
-    b_batch.rank = B->rank - 2;
-    tj_node_strides(g, grp->inputs[0], own);
-    aligned_strides(&a_batch, own, rb, sa);
-    tj_node_strides(g, grp->inputs[1], own);
-    aligned_strides(&b_batch, own, rb, sb);
+    int64_t two[MAX_OPS][2];
+    axes bx = {.n = rb, .nops = ax->nops};
     for (int o = 0; o < ax->nops; o++) {
-        tj_node_strides(g, operand(grp, o), own);
-        aligned_strides(&g->nodes[operand(grp, o)], own, r, st[o + 2]);
+        int64_t batch[TJ_MAX_RANK];
+        side_strides(g, grp, o, rb, batch, two[o]);
+        for (int i = 0; i < rb; i++)
+            bx.st[o][i] = batch[i];
     }
-    for (int i = 0; i < rb; i++) {
+    for (int i = 0; i < rb; i++)
         bx.ext[i] = root->shape[i];
-        bx.st[0][i] = sa[i];
-        bx.st[1][i] = sb[i];
-        for (int o = 0; o < ax->nops; o++)
-            bx.st[o + 2][i] = st[o + 2][i];
-    }
     drop_unit_axes(&bx);
     merge_axes(&bx);
     grp->nbatch = bx.n;
     grp->space_rank = bx.n + 2;
     memcpy(grp->space, bx.ext, sizeof(int64_t) * (size_t)bx.n);
-    grp->space[bx.n] = root->shape[r - 2];
-    grp->space[bx.n + 1] = root->shape[r - 1];
+    int64_t M = root->shape[r - 2], N = root->shape[r - 1];
+    const tj_anode *A = &g->nodes[core->in[0]];
+    grp->space[bx.n] = M;
+    grp->space[bx.n + 1] = N;
     grp->k_extent = A->shape[A->rank - 1];
-    axes one = {.n = bx.n, .nops = 1};
-    memcpy(one.ext, bx.ext, sizeof one.ext);
-    memcpy(one.st[0], bx.st[0], sizeof one.st[0]);
-    matmul_operand(g, grp->inputs[0], &one, bx.n, grp->space[bx.n], grp->k_extent, &args->t[0]);
-    memcpy(one.st[0], bx.st[1], sizeof one.st[0]);
-    matmul_operand(g, grp->inputs[1], &one, bx.n, grp->k_extent, grp->space[bx.n + 1], &args->t[1]);
     for (int o = 0; o < ax->nops; o++) {
-        tj_tensor *t = &args->t[o + 2];
-        const tj_anode *x = &g->nodes[operand(grp, o)];
+        const tj_anode *x = &g->nodes[(uint32_t)o < grp->ninputs ? grp->inputs[o] : grp->root];
+        int side = (uint32_t)o < grp->ninputs ? grp->input_side[o] : 0;
+        tj_tensor *t = &args->t[o];
         memset(t, 0, sizeof *t);
         t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
         t->dtype = x->dtype;
         t->rank = bx.n + 2;
         for (int i = 0; i < bx.n; i++) {
             t->shape[i] = bx.ext[i];
-            t->strides[i] = bx.st[o + 2][i];
+            t->strides[i] = bx.st[o][i];
         }
-        for (int i = 0; i < 2; i++) {
-            t->shape[bx.n + i] = grp->space[bx.n + i];
-            t->strides[bx.n + i] = st[o + 2][r - 2 + i];
-        }
+        t->shape[bx.n] = side == 2 ? grp->k_extent : M;
+        t->shape[bx.n + 1] = side == 1 ? grp->k_extent : N;
+        t->strides[bx.n] = two[o][0];
+        t->strides[bx.n + 1] = two[o][1];
     }
-    choose_matmul(grp, g->nodes[grp->core].dtype);
+    choose_matmul(grp, core->dtype);
     return 0;
 }
 

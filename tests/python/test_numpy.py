@@ -574,3 +574,19 @@ def test_bfloat16_matmul_on_large_tiles():
     assert "tile=[128, 128, 32]" in tnp.plan(tnp.asarray(a) @ tnp.asarray(b), stage="tile")
     check((tnp.asarray(a) @ tnp.asarray(b)).astype(np.float32), a.astype(np.float32) @ b.astype(np.float32),
           rtol=2e-2, atol=5e-2)
+
+
+def test_matmul_operand_prologues_are_fused():
+    x, w = data((40, 24), "float32"), data((24, 30), "float16")
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.relu(tnp.asarray(x) * 0.5) @ tnp.asarray(w).astype(np.float32) + 1
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1, tnp.plan(y, stage="fuse")
+    check(y, np.maximum(x * 0.5, 0) @ w.astype(np.float32) + 1, rtol=1e-4)
+    # past K the prologues' padding must not count: exp(0) and 0 + 1 are 1
+    a, b = data((5, 37), "float32"), data((37, 6), "float32")
+    before = tnp.stats()["kernels_launched"]
+    z = tnp.exp(tnp.asarray(a)) @ (tnp.asarray(b) + 1)
+    tnp.eval(z)
+    assert tnp.stats()["kernels_launched"] - before == 1
+    check(z, np.exp(a) @ (b + 1), rtol=1e-4)
