@@ -48,7 +48,9 @@ typedef enum simt_family {
     SF_ATOMIC,
     SF_SHUFFLE,
     SF_VECTOR, /* pack, extract */
+    SF_ORDERED, /* ld_acquire, st_release */
     SF_FOR,
+    SF_WHILE,
     SF_IF,
     SF_PROJ,
     SF_MMA, /* mma_load, mma, mma_store, mma_fill */

@@ -92,7 +92,7 @@ static void collect(tj_ctx *c, const fe_block *b, fe_names *s)
         if (st->kind == S_ASSIGN)
             for (uint32_t t = 0; t < st->ntargets; t++)
                 fe_names_add(c, s, st->targets[t].name);
-        if (st->kind == S_FOR || st->kind == S_IF)
+        if (st->kind == S_FOR || st->kind == S_WHILE || st->kind == S_IF)
             collect(c, &st->body, s);
         if (st->kind == S_IF)
             collect(c, &st->orelse, s);

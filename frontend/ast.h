@@ -54,7 +54,7 @@ struct fe_expr {
     uint32_t nkw;
 };
 
-typedef enum fe_stmt_kind { S_ASSIGN, S_EXPR, S_FOR, S_IF, S_RETURN } fe_stmt_kind;
+typedef enum fe_stmt_kind { S_ASSIGN, S_EXPR, S_FOR, S_WHILE, S_IF, S_RETURN } fe_stmt_kind;
 
 typedef struct fe_stmt fe_stmt;
 
@@ -77,12 +77,12 @@ struct fe_stmt {
     fe_target *targets;
     uint32_t ntargets;
     int tuple;
-    fe_expr *value; /* S_ASSIGN, S_EXPR, S_RETURN; S_IF: the condition */
+    fe_expr *value; /* S_ASSIGN, S_EXPR, S_RETURN; S_IF, S_WHILE: the condition */
     /* S_FOR: `for var in range(range[0..nrange])` body */
     fe_target var;
     fe_expr *range[3];
     uint32_t nrange;
-    fe_block body;      /* S_FOR; S_IF: then */
+    fe_block body;      /* S_FOR, S_WHILE; S_IF: then */
     fe_block orelse;    /* S_IF */
     int has_else;
 };

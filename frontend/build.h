@@ -155,6 +155,7 @@ fe_val fe_build_int_scalar(fe_builder *lw, const fe_expr *e, const char *what);
 
 void fe_build_block(fe_builder *lw, const fe_block *b);
 void fe_build_for(fe_builder *lw, const fe_stmt *s);
+void fe_build_while(fe_builder *lw, const fe_stmt *s);
 void fe_build_if(fe_builder *lw, const fe_stmt *s); /* if.c */
 /* A name's value about to flow into a region (loop or if): literals get
  * their default type; views and tuples cannot (an error naming `where`). */

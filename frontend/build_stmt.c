@@ -80,6 +80,9 @@ static void build_stmt(fe_builder *lw, const fe_stmt *s)
     case S_FOR:
         fe_build_for(lw, s);
         break;
+    case S_WHILE:
+        fe_build_while(lw, s);
+        break;
     case S_IF:
         fe_build_if(lw, s);
         break;
@@ -255,6 +258,78 @@ void fe_build_for(fe_builder *lw, const fe_stmt *s)
     lw->loc = s->loc;
     tj_ref loop = fe_emit(lw, TJ_OP_FOR, tj_type_tuple(lw->c, n, types), args, n + 3);
     build_loop_body(lw, s, loop, b[0].type, cs, n);
+    lw->loc = s->loc;
+    for (uint32_t i = 0; i < n; i++)
+        lw->vars[cs[i].slot].val = fe_value(fe_emit_proj(lw, loop, i, cs[i].type), cs[i].type);
+}
+
+/* ---- while ------------------------------------------------------------------------ */
+
+/* The loop's condition as a bool scalar (a literal becomes a constant);
+ * TJ_NONE after reporting. */
+static tj_ref while_condition(fe_builder *lw, const fe_stmt *s)
+{
+    fe_val c = fe_build_expr(lw, s->value);
+    tj_type want = tj_type_scalar(lw->c, TJ_DT_BOOL);
+    lw->loc = s->loc;
+    if (c.kind == V_ERROR)
+        return TJ_NONE;
+    if (fe_is_literal(c))
+        c = fe_convert(lw, c, want, s->value->loc);
+    if (c.kind == V_VALUE && c.type == want)
+        return c.ref;
+    if (c.kind != V_ERROR)
+        fe_err(lw, s->value->loc, "a while condition must be a bool scalar, got %s", fe_val_desc(lw, c));
+    return TJ_NONE;
+}
+
+/* The body, then the condition on the values it leaves, yielded with them. */
+static void build_while_body(fe_builder *lw, const fe_stmt *s, tj_ref loop, carried *cs, uint32_t n, int cond_ok)
+{
+    tj_block_id body = tj_block_new(lw->k, loop);
+    lw->k->insts[loop].region[0] = body;
+    tj_block_id outer = lw->block;
+    lw->block = body;
+    tj_ref *args = tj_alloc(lw->c, sizeof *args * (n ? n : 1));
+    for (uint32_t i = 0; i < n; i++) {
+        args[i] = fe_emit_arg(lw, i, cs[i].type);
+        lw->vars[cs[i].slot].val = fe_value(args[i], cs[i].type);
+    }
+    uint32_t frame = fe_push_frame(lw);
+    fe_build_block(lw, &s->body);
+    lw->block = body;
+    tj_ref *yields = tj_alloc(lw->c, sizeof *yields * (n + 1));
+    yields[0] = cond_ok ? while_condition(lw, s) : TJ_NONE; /* a bad one is reported once */
+    if (!yields[0])
+        yields[0] = fe_const_int(lw, TJ_DT_BOOL, 0); /* reported; keep the IR well formed */
+    for (uint32_t i = 0; i < n; i++) {
+        yields[i + 1] = fe_yield_value(lw, cs[i].name, lw->vars[cs[i].slot].val, cs[i].type, s->loc, "the loop");
+        if (!yields[i + 1])
+            yields[i + 1] = args[i];
+    }
+    fe_emit(lw, TJ_OP_YIELD, TJ_TYPE_NONE, yields, n + 1);
+    fe_pop_frame(lw, frame);
+    lw->block = outer;
+}
+
+void fe_build_while(fe_builder *lw, const fe_stmt *s)
+{
+    tj_ref cond = while_condition(lw, s);
+    int cond_ok = cond != TJ_NONE;
+    carried *cs;
+    uint32_t n = find_carried(lw, s, &cs);
+    if (!cond_ok)
+        cond = fe_const_int(lw, TJ_DT_BOOL, 0); /* reported; the body still builds for its own errors */
+    tj_ref *args = tj_alloc(lw->c, sizeof *args * (n + 1));
+    tj_type *types = tj_alloc(lw->c, sizeof *types * (n ? n : 1));
+    args[0] = cond;
+    for (uint32_t i = 0; i < n; i++) {
+        args[i + 1] = cs[i].init;
+        types[i] = cs[i].type;
+    }
+    lw->loc = s->loc;
+    tj_ref loop = fe_emit(lw, TJ_OP_WHILE, tj_type_tuple(lw->c, n, types), args, n + 1);
+    build_while_body(lw, s, loop, cs, n, cond_ok);
     lw->loc = s->loc;
     for (uint32_t i = 0; i < n; i++)
         lw->vars[cs[i].slot].val = fe_value(fe_emit_proj(lw, loop, i, cs[i].type), cs[i].type);

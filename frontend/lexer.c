@@ -8,7 +8,7 @@
 #include "frontend/lexer.h"
 
 static const struct { const char *word; fe_tok_kind kind; } keywords[] = {
-    {"kernel", T_KERNEL}, {"fn", T_FN}, {"in", T_IN}, {"for", T_FOR},
+    {"kernel", T_KERNEL}, {"fn", T_FN}, {"in", T_IN}, {"for", T_FOR}, {"while", T_WHILE},
     {"if", T_IF}, {"else", T_ELSE}, {"return", T_RETURN}, {"true", T_TRUE},
     {"false", T_FALSE}, {"None", T_NONE}, {"inf", T_INF}, {"nan", T_NAN},
 };

@@ -19,7 +19,7 @@ typedef enum fe_tok_kind {
     T_FLOAT,
     T_STRING,
     /* keywords */
-    T_KERNEL, T_FN, T_IN, T_FOR, T_IF,
+    T_KERNEL, T_FN, T_IN, T_FOR, T_WHILE, T_IF,
     T_ELSE, T_RETURN, T_TRUE, T_FALSE, T_NONE, T_INF, T_NAN,
     /* punctuation */
     T_LPAREN, T_RPAREN, T_LBRACKET, T_RBRACKET, T_LBRACE, T_RBRACE,

@@ -242,10 +242,22 @@ static int mask_arg(fe_builder *lw, const fe_expr *call, tj_type tile, tj_ref *o
     return v.kind == V_VALUE;
 }
 
+/* load_acquire and store_release order single 4- or 8-byte numbers
+ * (ld.acquire / st.release, LLVM's ordered accesses). */
+static fe_val ordered_view(fe_builder *lw, const fe_expr *call, fe_val view, tj_op op)
+{
+    if (view.kind != V_VIEW || (op != TJ_OP_LOAD_ACQUIRE && op != TJ_OP_STORE_RELEASE))
+        return view;
+    tj_dtype dt = fe_val_dtype(lw, view);
+    if ((tj_dtype_is_int(dt) || tj_dtype_is_float(dt)) && (tj_dtype_size(dt) == 4 || tj_dtype_size(dt) == 8))
+        return view;
+    return fe_err(lw, call->loc, "%s takes a tensor of 4- or 8-byte numbers (i32, u32, i64, u64, f32, f64), not %s",
+                  call->name, tj_dtype_name(dt));
+}
+
 fe_val fe_bi_load(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
-    (void)b;
-    fe_val view = view_arg(lw, call);
+    fe_val view = ordered_view(lw, call, view_arg(lw, call), b->op);
     if (view.kind == V_ERROR)
         return view;
     tj_type tile = view_tile(lw, view);
@@ -265,7 +277,7 @@ fe_val fe_bi_load(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
         args[2] = other.ref;
     }
     lw->loc = call->loc;
-    return fe_emit_val(lw, TJ_OP_LOAD, tile, args, 3);
+    return fe_emit_val(lw, b->op, tile, args, 3);
 }
 
 /* store and the atomics: (view, value, mask = M). */
@@ -287,8 +299,7 @@ static fe_val write_op(fe_builder *lw, const fe_expr *call, fe_val view, tj_op o
 
 fe_val fe_bi_store(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
-    (void)b;
-    return write_op(lw, call, view_arg(lw, call), TJ_OP_STORE, 0);
+    return write_op(lw, call, ordered_view(lw, call, view_arg(lw, call), b->op), b->op, 0);
 }
 
 fe_val fe_bi_atomic(fe_builder *lw, const fe_expr *call, const fe_builtin *b)

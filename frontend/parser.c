@@ -272,6 +272,15 @@ static fe_stmt *parse_for(fe_parser *p, const fe_token *kw)
     return p->panic ? NULL : s;
 }
 
+static fe_stmt *parse_while(fe_parser *p, const fe_token *kw)
+{
+    fe_stmt *s = new_stmt(p, S_WHILE, kw);
+    if (!(s->value = fe_parse_expr(p)))
+        return NULL;
+    parse_block(p, &s->body);
+    return p->panic ? NULL : s;
+}
+
 static fe_stmt *parse_if(fe_parser *p, const fe_token *kw)
 {
     fe_stmt *s = new_stmt(p, S_IF, kw);
@@ -375,6 +384,9 @@ static fe_stmt *parse_stmt(fe_parser *p)
     case T_FOR:
         fe_next(p);
         return parse_for(p, t);
+    case T_WHILE:
+        fe_next(p);
+        return parse_while(p, t);
     case T_IF:
         fe_next(p);
         return parse_if(p, t);

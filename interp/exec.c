@@ -90,6 +90,44 @@ static int exec_for(tj_interp *st, tj_ref r)
     return set_results(st, r, args + 1, nc);
 }
 
+/* Like for's. Programs run one after another here, so an iteration that
+ * changes neither its carried values nor memory would repeat forever (it
+ * waits on a program that runs later): reported instead of hanging. */
+static int exec_while(tj_interp *st, tj_ref r)
+{
+    const tj_inst *in = tj_in(st, r);
+    tj_block_id body = in->region[0];
+    uint32_t nc = in->nargs - 1;
+    tj_rval *scratch = tj_val(st, r)->work;
+    tj_ref *args = st->k->blocks[body].insts;
+    for (uint32_t i = 0; i < nc; i++)
+        copy_val(tj_val(st, args[i]), tj_opnd(st, r, 1 + i));
+    for (int go = tj_opnd(st, r, 0)->data[0].i != 0; go;) {
+        uint64_t writes = st->writes;
+        tj_ref y;
+        if (tj_run_block(st, body, &y) || check_yield(st, r, y, nc + 1))
+            return -1;
+        go = tj_opnd(st, y, 0)->data[0].i != 0;
+        int same = st->writes == writes;
+        for (uint32_t c = 0; c < nc; c++) {
+            copy_val(&scratch[c], tj_opnd(st, y, 1 + c));
+            tj_rval *a = tj_val(st, args[c]);
+            same = same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
+            tj_slot *old = a->data;
+            a->data = scratch[c].data;
+            scratch[c].data = old;
+        }
+        if (go && same) {
+            tj_error_at(st->ctx, in->loc, "this while loop cannot end in program (%lld, %lld, %lld): an iteration "
+                        "changed neither its values nor memory (a wait on a program that runs later? the "
+                        "interpreter runs programs in order)", (long long)st->pid[0], (long long)st->pid[1],
+                        (long long)st->pid[2]);
+            return -1;
+        }
+    }
+    return set_results(st, r, args, nc);
+}
+
 static int exec_if(tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);
@@ -143,6 +181,7 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_ARANGE: return 0; /* set by prepare.c or by the region's owner */
     case TJ_OP_FOR: return exec_for(st, r);
     case TJ_OP_IF: return exec_if(st, r);
+    case TJ_OP_WHILE: return exec_while(st, r);
     case TJ_OP_PROJ: return exec_proj(st, r);
     case TJ_OP_PROGRAM_ID:
     case TJ_OP_NUM_PROGRAMS: return exec_program_index(st, r);
@@ -156,8 +195,10 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_SORT: return tj_exec_sort(st, r);
     case TJ_OP_DOT: return tj_exec_dot(st, r);
     case TJ_OP_VIEW: return tj_exec_view(st, r);
-    case TJ_OP_LOAD: return tj_exec_load(st, r);
-    case TJ_OP_STORE: return tj_exec_store(st, r);
+    case TJ_OP_LOAD:
+    case TJ_OP_LOAD_ACQUIRE: return tj_exec_load(st, r); /* programs run in order: every access is ordered */
+    case TJ_OP_STORE:
+    case TJ_OP_STORE_RELEASE: return tj_exec_store(st, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return tj_exec_atomic(st, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(tj_in(st, r)->op);

@@ -51,6 +51,7 @@ typedef struct tj_interp {
     void *storage;      /* everything vals point into; freed by tj_interp_release */
     int64_t pid[3];     /* the running program */
     int64_t nprog[3];   /* the grid */
+    uint64_t writes;    /* stores and atomics run so far: whether a while iteration changed memory */
 } tj_interp;
 
 static inline tj_rval *tj_val(const tj_interp *st, tj_ref r) { return &st->vals[r]; }

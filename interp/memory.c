@@ -162,6 +162,7 @@ int tj_exec_store(tj_interp *st, tj_ref r)
     if (!v || elem_operand(st, r, 1, v->n, v->dt, &x) || elem_operand(st, r, 2, v->n, TJ_DT_BOOL, &mask))
         return -1;
     store_elems(v->dt, x.data, x.step, v->n, v->tensor->data, v->off, mask);
+    st->writes++;
     return 0;
 }
 
@@ -178,6 +179,7 @@ int tj_exec_atomic(tj_interp *st, tj_ref r)
         return -1;
     if (rv->data && rv->n != v->n)
         return tj_interp_bad_ir(st, r, "result does not fit the view");
+    st->writes++;
     tj_op op = in->op == TJ_OP_ATOMIC_ADD ? TJ_OP_ADD : in->op == TJ_OP_ATOMIC_MAX ? TJ_OP_MAX : TJ_OP_MIN;
     char *base = v->tensor->data;
     for (uint32_t i = 0; i < v->n; i++) {

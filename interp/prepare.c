@@ -56,10 +56,10 @@ static void take_value(tj_plan *p, const tj_ctx *c, tj_rval *rv, tj_type t)
 static void take_for_work(tj_plan *p, tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);
-    uint32_t nc = in->nargs - 3;
+    uint32_t nc = in->nargs - (in->op == TJ_OP_WHILE ? 1 : 3);
     tj_rval *scratch = tj_plan_take(p, sizeof(tj_rval) * nc), dummy;
     for (uint32_t i = 0; i < nc; i++)
-        take_value(p, st->k->ctx, p->base ? &scratch[i] : &dummy, tj_in(st, in->args[3 + i])->type);
+        take_value(p, st->k->ctx, p->base ? &scratch[i] : &dummy, tj_in(st, in->args[in->nargs - nc + i])->type);
     st->vals[r].work = scratch;
 }
 
@@ -68,7 +68,7 @@ static void take_inst(tj_plan *p, tj_interp *st, tj_ref r)
     const tj_inst *in = tj_in(st, r);
     tj_rval *rv = &st->vals[r];
     const tj_ctx *c = st->k->ctx;
-    int aliases = in->op == TJ_OP_PROJ || in->op == TJ_OP_RESHAPE || in->op == TJ_OP_FOR ||
+    int aliases = in->op == TJ_OP_PROJ || in->op == TJ_OP_RESHAPE || in->op == TJ_OP_FOR || in->op == TJ_OP_WHILE ||
                   in->op == TJ_OP_IF; /* results point at other values' storage (exec.c) */
     if (!aliases)
         take_value(p, c, rv, in->type);
@@ -79,7 +79,8 @@ static void take_inst(tj_plan *p, tj_interp *st, tj_ref r)
     }
     size_t work = 0;
     switch (in->op) {
-    case TJ_OP_FOR: take_for_work(p, st, r); return;
+    case TJ_OP_FOR:
+    case TJ_OP_WHILE: take_for_work(p, st, r); return;
     case TJ_OP_SORT: work = tj_sort_work_size(st, r); break;
     case TJ_OP_DOT: work = tj_dot_work_size(st, r); break;
     case TJ_OP_VIEW: work = tj_view_work_size(st, r); break;
@@ -147,6 +148,8 @@ static tj_type_kind operand_kind(tj_op op, uint32_t a)
     case TJ_OP_VIEW: return a ? TJ_TK_TILE : TJ_TK_TENSOR;
     case TJ_OP_LOAD:
     case TJ_OP_STORE:
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_STORE_RELEASE:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN: return a ? TJ_TK_TILE : TJ_TK_VIEW;
@@ -158,8 +161,10 @@ static tj_type_kind operand_kind(tj_op op, uint32_t a)
 static int operand_optional(tj_op op, uint32_t a)
 {
     switch (op) {
-    case TJ_OP_LOAD: return a >= 1; /* mask, other */
+    case TJ_OP_LOAD:
+    case TJ_OP_LOAD_ACQUIRE: return a >= 1; /* mask, other */
     case TJ_OP_STORE:
+    case TJ_OP_STORE_RELEASE:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:
@@ -198,6 +203,8 @@ static int check_structure(tj_interp *st, tj_ref r)
             return tj_interp_bad_ir(st, r, "region does not exist");
     if (in->op == TJ_OP_FOR && (in->nargs < 3 || !has_args(k, in->region[0], in->nargs - 2)))
         return tj_interp_bad_ir(st, r, "body must start with the induction variable and carried values");
+    if (in->op == TJ_OP_WHILE && (in->nargs < 1 || !has_args(k, in->region[0], in->nargs - 1)))
+        return tj_interp_bad_ir(st, r, "body must start with the carried values");
     if (in->op == TJ_OP_SCAN && !has_args(k, in->region[0], 2 * in->nargs))
         return tj_interp_bad_ir(st, r, "combine region must start with 2n arguments");
     return 0;
@@ -213,7 +220,8 @@ static int walk_inst(tj_plan *p, tj_interp *st, tj_ref r, int depth)
     take_inst(p, st, r);
     if (p->base && set_constant(st, r))
         return -1;
-    int nregions = in->op == TJ_OP_IF ? 2 : in->op == TJ_OP_FOR || in->op == TJ_OP_SCAN;
+    int nregions = in->op == TJ_OP_IF ? 2 : in->op == TJ_OP_FOR || in->op == TJ_OP_WHILE ||
+                   in->op == TJ_OP_SCAN;
     for (int i = 0; i < nregions; i++)
         if (in->region[i] && walk_block(p, st, in->region[i], depth + 1))
             return -1;

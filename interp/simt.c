@@ -79,13 +79,14 @@ static int plan_storage(tj_plan *p, tj_simt *s)
         if (take_value(p, s, rv, in->type))
             return tj_simt_fail(s, r, -1, "its type is not a SIMT value (scalars, vectors of 1 to %d, tuples)",
                                 SIMT_MAX_WIDTH);
-        if (in->op == TJ_OP_FOR && in->nargs >= 3) {
-            uint32_t nc = in->nargs - 3;
+        uint32_t first = in->op == TJ_OP_FOR ? 3 : 1; /* where the carried values start */
+        if ((in->op == TJ_OP_FOR || in->op == TJ_OP_WHILE) && in->nargs >= first) {
+            uint32_t nc = in->nargs - first;
             tj_rval *work = tj_plan_take(p, sizeof(tj_rval) * nc);
             rv->work = work;
             for (uint32_t c = 0; c < nc; c++) {
                 tj_rval d2 = {0};
-                if (take_value(p, s, work ? &work[c] : &d2, k->insts[in->args[3 + c]].type))
+                if (take_value(p, s, work ? &work[c] : &d2, k->insts[in->args[first + c]].type))
                     return tj_simt_fail(s, r, -1, "a carried value is not a SIMT value");
             }
         }
@@ -111,7 +112,7 @@ static int check_structure(const tj_simt *s)
         for (uint32_t a = 0; a < in->nargs; a++)
             if (in->args[a] >= k->ninsts || (in->args[a] && !k->insts[in->args[a]].block))
                 return tj_simt_fail(s, r, -1, "operand %u is not an instruction of the kernel", a);
-        if ((in->op == TJ_OP_FOR || in->op == TJ_OP_IF) &&
+        if ((in->op == TJ_OP_FOR || in->op == TJ_OP_WHILE || in->op == TJ_OP_IF) &&
             (in->region[0] >= k->nblocks || in->region[1] >= k->nblocks))
             return tj_simt_fail(s, r, -1, "a region is not a block of the kernel");
     }
@@ -298,6 +299,58 @@ static int exec_for(tj_simt *s, tj_ref r, int depth)
     return 0;
 }
 
+/* Like for's; the condition must be the same in every thread. Programs run
+ * one after another, so an iteration that changes neither its carried
+ * values nor global memory would repeat forever: reported instead. */
+static int exec_while(tj_simt *s, tj_ref r, int depth)
+{
+    const tj_kernel *k = s->st.k;
+    const tj_inst *in = &k->insts[r];
+    tj_block_id body = in->region[0];
+    uint32_t nc = in->nargs - 1;
+    if (in->nargs < 1 || !body || k->blocks[body].ninsts < nc + 1)
+        return tj_simt_fail(s, r, -1, "a while needs a condition and a body with its arguments");
+    const tj_ref *args = k->blocks[body].insts;
+    tj_rval *scratch = s->st.vals[r].work;
+    int64_t go;
+    if (uniform_operand(s, r, 0, &go))
+        return -1;
+    for (uint32_t c = 0; c < nc; c++)
+        if (copy_value(s, r, &s->st.vals[args[c]], &s->st.vals[in->args[1 + c]]))
+            return -1;
+    while (go) {
+        uint64_t writes = s->st.writes;
+        tj_ref y;
+        if (run_block(s, body, &y, depth + 1))
+            return -1;
+        if (!y || k->insts[y].nargs != nc + 1)
+            return tj_simt_fail(s, r, -1, "the body does not yield its condition and %u carried values", nc);
+        if (uniform_operand(s, y, 0, &go))
+            return -1;
+        int same = s->st.writes == writes;
+        for (uint32_t c = 0; c < nc; c++)
+            if (copy_value(s, r, &scratch[c], &s->st.vals[k->insts[y].args[1 + c]]))
+                return -1;
+        for (uint32_t c = 0; c < nc; c++) {
+            tj_rval *a = &s->st.vals[args[c]];
+            same = same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
+            tj_slot *old = a->data;
+            a->data = scratch[c].data;
+            scratch[c].data = old;
+        }
+        if (go && same)
+            return tj_simt_fail(s, r, -1, "this while loop cannot end: an iteration changed neither its values nor "
+                                "global memory (a wait on a program that runs later? programs run in order)");
+    }
+    const tj_rval *rv = &s->st.vals[r];
+    if ((rv->elems ? rv->ti->nelems : 0) != nc)
+        return tj_simt_fail(s, r, -1, "the result does not match the carried values");
+    for (uint32_t c = 0; c < nc; c++)
+        if (copy_value(s, r, &rv->elems[c], &s->st.vals[args[c]]))
+            return -1;
+    return 0;
+}
+
 static int exec_if(tj_simt *s, tj_ref r, int depth)
 {
     int64_t cond;
@@ -340,9 +393,12 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: return exec_program_index(s, r);
     case TJ_OP_FOR: return exec_for(s, r, depth);
     case TJ_OP_IF: return exec_if(s, r, depth);
+    case TJ_OP_WHILE: return exec_while(s, r, depth);
     case TJ_OP_PROJ: return exec_proj(s, r);
-    case TJ_OP_LD_GLOBAL: return tj_simt_load_global(s, r);
-    case TJ_OP_ST_GLOBAL: return tj_simt_store_global(s, r);
+    case TJ_OP_LD_GLOBAL:
+    case TJ_OP_LD_ACQUIRE: return tj_simt_load_global(s, r); /* programs run in order: every access is ordered */
+    case TJ_OP_ST_GLOBAL:
+    case TJ_OP_ST_RELEASE: return tj_simt_store_global(s, r);
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return tj_simt_atomic(s, r);
     case TJ_OP_LD_SHARED: return tj_simt_load_shared(s, r);
     case TJ_OP_ST_SHARED: return tj_simt_store_shared(s, r);

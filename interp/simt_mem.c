@@ -98,6 +98,7 @@ int tj_simt_store_global(tj_simt *s, tj_ref r)
         for (uint32_t e = 0; e < w; e++)
             tj_mem_write(val->dt, p + e * size, 0, val->data[t * w + e]);
     }
+    s->st.writes++;
     return 0;
 }
 
@@ -126,6 +127,7 @@ int tj_simt_atomic(tj_simt *s, tj_ref r)
         tj_mem_write(rv->dt, p, 0, now);
         rv->data[t] = old;
     }
+    s->st.writes++;
     return 0;
 }
 

@@ -22,7 +22,7 @@
 
 int tj_op_region_count(tj_op op)
 {
-    return op == TJ_OP_IF ? 2 : op == TJ_OP_FOR || op == TJ_OP_SCAN ? 1 : 0;
+    return op == TJ_OP_IF ? 2 : op == TJ_OP_FOR || op == TJ_OP_WHILE || op == TJ_OP_SCAN ? 1 : 0;
 }
 
 static int valid_block(const tj_kernel *k, tj_block_id b) { return b && b < k->nblocks; }

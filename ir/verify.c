@@ -49,7 +49,9 @@ static int optional_operand(tj_op op, uint32_t a)
 {
     switch (op) {
     case TJ_OP_LOAD:
+    case TJ_OP_LOAD_ACQUIRE:
     case TJ_OP_LD_GLOBAL:
+    case TJ_OP_LD_ACQUIRE:
         return a >= 1; /* mask or predicate, other */
     case TJ_OP_MMA_LOAD:
         return a == 2; /* where rows 8-15 start */
@@ -57,7 +59,9 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:
+    case TJ_OP_STORE_RELEASE:
     case TJ_OP_ST_GLOBAL:
+    case TJ_OP_ST_RELEASE:
     case TJ_OP_ATOM_ADD:
     case TJ_OP_ATOM_MAX:
     case TJ_OP_ATOM_MIN:
@@ -70,7 +74,7 @@ static int optional_operand(tj_op op, uint32_t a)
 /* Operand count bounds of variadic ops. */
 static void variadic_bounds(tj_op op, uint32_t *lo, uint32_t *hi)
 {
-    int one = op == TJ_OP_SCAN || op == TJ_OP_SORT || op == TJ_OP_VIEW || op == TJ_OP_PACK;
+    int one = op == TJ_OP_SCAN || op == TJ_OP_WHILE || op == TJ_OP_SORT || op == TJ_OP_VIEW || op == TJ_OP_PACK;
     *lo = op == TJ_OP_FOR ? 3 : one ? 1 : 0;
     *hi = op == TJ_OP_SORT ? 2 : op == TJ_OP_VIEW ? 1 + TJ_MAX_RANK : UINT32_MAX;
 }

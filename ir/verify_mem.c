@@ -119,12 +119,18 @@ static void check_update(V *v, tj_ref r, tj_type tile)
     if (!check_mask(v, r, 2, tile))
         return;
     tj_dtype dt = dtype_of(v, tile);
-    if (op == TJ_OP_STORE)
+    if (op == TJ_OP_STORE || op == TJ_OP_STORE_RELEASE)
         tj_verify_result(v, r, TJ_TYPE_NONE);
     else if (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt))
         tj_verify_fail(v, r, "atomics take numbers, not %s", tj_dtype_name(dt));
     else
         tj_verify_result(v, r, tile);
+}
+
+/* What ld.acquire / st.release and LLVM's ordered accesses take. */
+static int ordered_dtype(tj_dtype dt)
+{
+    return (tj_dtype_is_int(dt) || tj_dtype_is_float(dt)) && (tj_dtype_size(dt) == 4 || tj_dtype_size(dt) == 8);
 }
 
 void tj_verify_memory_op(V *v, tj_ref r)
@@ -138,7 +144,11 @@ void tj_verify_memory_op(V *v, tj_ref r)
         tj_verify_fail(v, r, "operand 1 is %s, not a view", TS(view));
         return;
     }
-    if (inst(v, r)->op == TJ_OP_LOAD)
+    tj_op op = inst(v, r)->op;
+    if ((op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_STORE_RELEASE) && !ordered_dtype(dtype_of(v, view_tile(v, view))))
+        tj_verify_fail(v, r, "ordered accesses take 4- or 8-byte numbers, not %s",
+                       tj_dtype_name(dtype_of(v, view_tile(v, view))));
+    else if (op == TJ_OP_LOAD || op == TJ_OP_LOAD_ACQUIRE)
         check_load(v, r, view_tile(v, view));
     else
         check_update(v, r, view_tile(v, view));

@@ -25,17 +25,12 @@ static int64_t result_count(V *v, tj_ref r)
     return t->nelems;
 }
 
-static void check_for(V *v, tj_ref r)
+/* Operands first.. are the carried values: tiles, one per result. */
+static void check_carried(V *v, tj_ref r, uint32_t first)
 {
     const tj_inst *in = inst(v, r);
-    tj_type bound = arg_type(v, r, 0);
-    if (!is_int_scalar(v, bound) || arg_type(v, r, 1) != bound || arg_type(v, r, 2) != bound) {
-        tj_verify_fail(v, r, "lo, hi and step are integer scalars of one type, not %s, %s, %s", TS(bound),
-                       TS(arg_type(v, r, 1)), TS(arg_type(v, r, 2)));
-        return;
-    }
-    uint32_t ncarried = in->nargs - 3;
-    for (uint32_t a = 3; a < in->nargs; a++)
+    uint32_t ncarried = in->nargs - first;
+    for (uint32_t a = first; a < in->nargs; a++)
         if (!tj_verify_tile_arg(v, r, a))
             return;
     int64_t nresults = result_count(v, r);
@@ -47,10 +42,29 @@ static void check_for(V *v, tj_ref r)
     }
     for (uint32_t e = 0; e < ncarried; e++) {
         tj_type want = info(v, in->type)->elems[e];
-        if (arg_type(v, r, 3 + e) != want)
+        if (arg_type(v, r, first + e) != want)
             tj_verify_fail(v, r, "initial value %u is %s, but result %u is %s", e + 1,
-                           TS(arg_type(v, r, 3 + e)), e + 1, TS(want));
+                           TS(arg_type(v, r, first + e)), e + 1, TS(want));
     }
+}
+
+static void check_for(V *v, tj_ref r)
+{
+    tj_type bound = arg_type(v, r, 0);
+    if (!is_int_scalar(v, bound) || arg_type(v, r, 1) != bound || arg_type(v, r, 2) != bound) {
+        tj_verify_fail(v, r, "lo, hi and step are integer scalars of one type, not %s, %s, %s", TS(bound),
+                       TS(arg_type(v, r, 1)), TS(arg_type(v, r, 2)));
+        return;
+    }
+    check_carried(v, r, 3);
+}
+
+static void check_while(V *v, tj_ref r)
+{
+    if (arg_type(v, r, 0) != tj_type_scalar(v->c, TJ_DT_BOOL))
+        tj_verify_fail(v, r, "condition is %s, not bool", TS(arg_type(v, r, 0)));
+    else
+        check_carried(v, r, 1);
 }
 
 static void check_if(V *v, tj_ref r)
@@ -63,10 +77,11 @@ static void check_if(V *v, tj_ref r)
 
 void tj_verify_control_op(V *v, tj_ref r)
 {
-    if (inst(v, r)->op == TJ_OP_FOR)
-        check_for(v, r);
-    else
-        check_if(v, r);
+    switch (inst(v, r)->op) {
+    case TJ_OP_FOR: check_for(v, r); break;
+    case TJ_OP_WHILE: check_while(v, r); break;
+    default: check_if(v, r); break;
+    }
 }
 
 /* ---- region signatures ---------------------------------------------------------- */
@@ -122,6 +137,19 @@ static void for_signature(V *v, tj_ref r)
     check_block_yield(v, in->region[0], want + 1, ncarried, "the carried values");
 }
 
+/* while: the carried values in; the condition and the next carried values out. */
+static void while_signature(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    uint32_t ncarried = in->nargs - 1;
+    tj_type *want = tj_alloc(v->c, sizeof(tj_type) * (ncarried + 1));
+    want[0] = tj_type_scalar(v->c, TJ_DT_BOOL);
+    for (uint32_t e = 0; e < ncarried; e++)
+        want[1 + e] = arg_type(v, r, 1 + e);
+    check_block_args(v, r, in->region[0], want + 1, ncarried, "the carried values");
+    check_block_yield(v, in->region[0], want, ncarried + 1, "the condition and the carried values");
+}
+
 /* if: no arguments; each branch yields the results. */
 static void if_signature(V *v, tj_ref r)
 {
@@ -152,6 +180,7 @@ void tj_verify_region_signature(V *v, tj_ref r)
     switch (inst(v, r)->op) {
     case TJ_OP_FOR: for_signature(v, r); break;
     case TJ_OP_IF: if_signature(v, r); break;
+    case TJ_OP_WHILE: while_signature(v, r); break;
     case TJ_OP_SCAN: scan_signature(v, r); break;
     default: break;
     }

@@ -52,13 +52,14 @@ int tj_verify_level(V *v, tj_ref r)
 static int makes_fragments(tj_op op)
 {
     return op == TJ_OP_MMA_LOAD || op == TJ_OP_MMA || op == TJ_OP_MMA_FILL || op == TJ_OP_MMA_PACK ||
-           op == TJ_OP_WGMMA || op == TJ_OP_ARG || op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF;
+           op == TJ_OP_WGMMA || op == TJ_OP_ARG || op == TJ_OP_PROJ || op == TJ_OP_FOR || op == TJ_OP_IF ||
+           op == TJ_OP_WHILE;
 }
 
 static int takes_fragments(tj_op op)
 {
     return op == TJ_OP_MMA || op == TJ_OP_MMA_STORE || op == TJ_OP_MMA_UNPACK || op == TJ_OP_YIELD ||
-           op == TJ_OP_FOR || op == TJ_OP_WGMMA;
+           op == TJ_OP_FOR || op == TJ_OP_WHILE || op == TJ_OP_WGMMA;
 }
 
 static int has_fragment(V *v, tj_type t)
@@ -136,6 +137,24 @@ static void check_ld_global(V *v, tj_ref r)
         tj_verify_fail(v, r, "loads a scalar or a vector of at most %d bytes", SIMT_VECTOR_BYTES);
     else if (other && other != t && other != tj_type_scalar(v->c, dtype_of(v, t)))
         tj_verify_fail(v, r, "other is %s, expected %s", TS(other), TS(t));
+}
+
+/* ld_acquire(addr, pred, other) and st_release(addr, value, pred): one
+ * 4- or 8-byte number (the targets order single accesses only) */
+static void check_ordered(V *v, tj_ref r)
+{
+    int load = inst(v, r)->op == TJ_OP_LD_ACQUIRE;
+    tj_type t = load ? inst(v, r)->type : arg_type(v, r, 1), other = load ? arg_type(v, r, 2) : TJ_TYPE_NONE;
+    tj_dtype dt = dtype_of(v, t);
+    if (!expect_scalar(v, r, 0, TJ_DT_U64, "the address") || !expect_pred(v, r, load ? 1 : 2))
+        return;
+    if (!tj_type_is_scalar(v->c, t) || (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt)) ||
+        (tj_dtype_size(dt) != 4 && tj_dtype_size(dt) != 8))
+        tj_verify_fail(v, r, "ordered accesses take one 4- or 8-byte number, not %s", TS(t));
+    else if (other && other != t)
+        tj_verify_fail(v, r, "other is %s, expected %s", TS(other), TS(t));
+    else if (!load)
+        tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
 /* st_global, atom_*: addr, value, pred; st_shared: addr, value */
@@ -362,6 +381,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
         break;
     case TJ_OP_TENSOR_PTR: case TJ_OP_STRIDE: check_tensor_query(v, r); break;
     case TJ_OP_LD_GLOBAL: check_ld_global(v, r); break;
+    case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: check_ordered(v, r); break;
     case TJ_OP_LD_SHARED:
         if (expect_scalar(v, r, 0, TJ_DT_U32, "the address") && !is_simt_value(v, inst(v, r)->type))
             tj_verify_fail(v, r, "loads a scalar or a vector of at most %d bytes", SIMT_VECTOR_BYTES);

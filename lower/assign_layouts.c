@@ -97,7 +97,7 @@ static int from_indices(const lw *w, tj_ref r, int depth)
 }
 
 /* A loop's carried value that starts as a splat: its layout is still being
- * decided by what the loop yields (assign_for). */
+ * decided by what the loop yields (assign_loop). */
 static int undecided_carry(const lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -152,26 +152,33 @@ static tj_ref yielded(const lw *w, tj_block_id b, uint32_t k)
     return y && y->op == TJ_OP_YIELD && k < y->nargs ? y->args[k] : TJ_NONE;
 }
 
-static int assign_for(lw *w, tj_ref r)
+/* for and while: a carried value that starts soft takes the layout its
+ * body yields. for: operands lo, hi, step, then the carried values; its
+ * body's arguments the induction variable, then the carried values. while:
+ * the condition, then the carried values, which its body's arguments
+ * are; its yield passes the condition first. */
+static int assign_loop(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    uint32_t n = in->nargs > 3 ? in->nargs - 3 : 0;
+    int is_for = in->op == TJ_OP_FOR;
+    uint32_t first = is_for ? 3 : 1, iv = is_for ? 1 : 0, ylead = is_for ? 0 : 1;
+    uint32_t n = in->nargs > first ? in->nargs - first : 0;
     const tj_block *body = &w->src->blocks[in->region[0]];
     const tj_layout **carried = tj_alloc(w->c, sizeof *carried * (n + 1));
     for (uint32_t k = 0; k < n; k++)
-        carried[k] = one_of(w, in->args[3 + k]);
+        carried[k] = one_of(w, in->args[first + k]);
     for (int round = 0; round < 3; round++) {
-        if (body->ninsts)
+        if (body->ninsts && iv)
             w->lay[body->insts[0]].one = lw_scalar_layout(w);
-        for (uint32_t k = 0; k < n && k + 1 < body->ninsts; k++)
-            w->lay[body->insts[k + 1]].one = carried[k];
+        for (uint32_t k = 0; k < n && k + iv < body->ninsts; k++)
+            w->lay[body->insts[k + iv]].one = carried[k];
         if (assign_block(w, in->region[0]))
             return 1;
         int changed = 0;
         for (uint32_t k = 0; k < n; k++) {
-            tj_ref y = yielded(w, in->region[0], k);
+            tj_ref y = yielded(w, in->region[0], k + ylead);
             const tj_layout *yl = y ? one_of(w, y) : NULL;
-            if (yl && carried[k] && !tj_layout_equal(yl, carried[k]) && lw_is_soft(w, in->args[3 + k]) &&
+            if (yl && carried[k] && !tj_layout_equal(yl, carried[k]) && lw_is_soft(w, in->args[first + k]) &&
                 yl->rank > 0) {
                 carried[k] = yl;
                 changed = 1;
@@ -225,7 +232,8 @@ static int assign_inst(lw *w, tj_ref r)
     const tj_type_info *ti = lw_src_type(w, r);
     w->loc = in->loc;
     switch (in->op) {
-    case TJ_OP_FOR: return assign_for(w, r);
+    case TJ_OP_FOR:
+    case TJ_OP_WHILE: return assign_loop(w, r);
     case TJ_OP_IF: return assign_if(w, r);
     case TJ_OP_SCAN:
     case TJ_OP_SORT: return assign_multi(w, r);

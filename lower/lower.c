@@ -308,6 +308,62 @@ static int lower_for(lw *w, tj_ref r)
     return 0;
 }
 
+/* A while loop's condition, the same in every thread: thread 0's (its
+ * operands may come from loads another program is writing). */
+static tj_ref uniform_condition(lw *w, tj_ref cond)
+{
+    tj_ref regs[1] = {cond};
+    lw_refresh_replicas(w, lw_scalar_layout(w), regs, -1);
+    return regs[0];
+}
+
+/* while(cond, carried..): a SIMT while whose condition every thread takes
+ * from thread 0, so control flow stays uniform. Carried values travel in
+ * registers (no ring slots or fragments: those are for's). */
+static int lower_while(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const lw_lay *lay = &w->lay[r];
+    uint32_t n = lay->nelems, total = 0, ytotal = 0;
+    const tj_block *src_body = &w->src->blocks[in->region[0]];
+    if (in->nargs != n + 1 || !in->region[0] || src_body->ninsts < n + 1)
+        return lw_error(w, "internal error: malformed while");
+    tj_ref *flat = n ? flatten(w, in->args + 1, lay->elems, NULL, n, &total) : lw_new_regs(w, 1);
+    if (!flat)
+        return 1;
+    tj_ref *args = lw_new_regs(w, total + 1);
+    args[0] = uniform_condition(w, w->vals[in->args[0]].regs[0]);
+    memcpy(args + 1, flat, sizeof(tj_ref) * total);
+    tj_ref loop = lw_emit(w, TJ_OP_WHILE, tuple_of(w, flat, total), args, total + 1);
+    tj_block_id saved = w->cur;
+    w->cur = tj_block_new(w->dst, loop);
+    w->dst->insts[loop].region[0] = w->cur;
+    w->smem_dirty = 1; /* the previous iteration may still read */
+    for (uint32_t i = 0; i < total; i++) {
+        args[i + 1] = tj_emit(w->dst, w->cur, TJ_OP_ARG, w->dst->insts[flat[i]].type, NULL, 0);
+        w->dst->insts[args[i + 1]].imm = i;
+    }
+    set_tuple_regs(w, r, lay->elems, NULL, n, args + 1);
+    for (uint32_t k = 0; k < n; k++)
+        w->vals[src_body->insts[k]] = w->vals[r].elems[k];
+    tj_ref y = TJ_NONE;
+    if (lw_lower_block(w, in->region[0], &y) || w->err)
+        return 1;
+    if (!y || w->src->insts[y].nargs != n + 1)
+        return lw_error(w, "internal error: a while body yields too little");
+    tj_ref *next = n ? flatten(w, w->src->insts[y].args + 1, lay->elems, NULL, n, &ytotal) : lw_new_regs(w, 1);
+    if (!next)
+        return 1;
+    tj_ref *yields = lw_new_regs(w, ytotal + 1);
+    yields[0] = uniform_condition(w, w->vals[w->src->insts[y].args[0]].regs[0]);
+    memcpy(yields + 1, next, sizeof(tj_ref) * ytotal);
+    lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, yields, ytotal + 1);
+    w->cur = saved;
+    w->smem_dirty = 1;
+    set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, loop, total));
+    return 0;
+}
+
 static int lower_if(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -378,6 +434,7 @@ static int lower_inst(lw *w, tj_ref r)
     case TJ_OP_DIM: return lower_leaf(w, r);
     case TJ_OP_FOR: return lower_for(w, r);
     case TJ_OP_IF: return lower_if(w, r);
+    case TJ_OP_WHILE: return lower_while(w, r);
     case TJ_OP_PROJ:
         if (in->imm < 0 || (uint64_t)in->imm >= w->vals[in->args[0]].nelems)
             return lw_error(w, "internal error: proj out of range");
@@ -403,7 +460,9 @@ static int lower_inst(lw *w, tj_ref r)
     case TJ_OP_STORE:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
-    case TJ_OP_ATOMIC_MIN: return lw_lower_memory(w, r);
+    case TJ_OP_ATOMIC_MIN:
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_STORE_RELEASE: return lw_lower_memory(w, r);
     default: break;
     }
     if (info->flags & TJ_OPF_ELEM)

@@ -3,7 +3,12 @@
  * size and a predicate from bounds, mask and ownership (replicas neither
  * store nor update). Runs of contiguous registers become one vector access
  * when facts and the specialize pass's VIEW flags prove it safe. Scatters
- * with repeated indices store only the last element in row-major order. */
+ * with repeated indices store only the last element in row-major order.
+ * load_acquire and store_release access one element per instruction, by
+ * its owner only (replicas take the owner's value, so a flag read this way
+ * is the same in every thread), with a barrier after the acquires and
+ * before the releases: with bar.sync's cumulativity, every thread's
+ * accesses are ordered with them, not only the accessing thread's. */
 #include "passes/facts.h"
 #include "lower/lower.h"
 #include "passes/pass_util.h"
@@ -232,7 +237,8 @@ static int lower_load(lw *w, tj_ref r)
     tj_ref uni_other = in->args[2] && !tile_other ? lw_val_of(w, in->args[2])->regs[0] : TJ_NONE;
     if ((in->args[1] && !mask) || (tile_other && !other))
         return 1;
-    int vw = access_width(w, &m, 0);
+    int acquire = in->op == TJ_OP_LOAD_ACQUIRE;
+    int vw = acquire ? 1 : access_width(w, &m, 0);
     tj_ref *regs = lw_new_regs(w, l->nregs);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
@@ -241,9 +247,11 @@ static int lower_load(lw *w, tj_ref r)
         tj_ref pred, addr = reg_address(w, &m, r0, &pred);
         int select_after = vw > 1 && (mask || other);
         tj_ref dflt = other ? other[r0] : uni_other;
+        if (acquire)
+            pred = lw_and(w, lw_owner(w, l, r0), pred);
         tj_ref args[3] = {addr, select_after ? pred : lw_and(w, pred, mask ? mask[r0] : TJ_NONE),
                           select_after || !dflt ? TJ_NONE : lw_cast(w, dflt, m.memdt)};
-        tj_ref v = lw_emit(w, TJ_OP_LD_GLOBAL, vec_type(w, m.memdt, vw), args, 3);
+        tj_ref v = lw_emit(w, acquire ? TJ_OP_LD_ACQUIRE : TJ_OP_LD_GLOBAL, vec_type(w, m.memdt, vw), args, 3);
         for (int j = 0; j < vw; j++) {
             tj_ref x = v;
             if (vw > 1) {
@@ -258,6 +266,10 @@ static int lower_load(lw *w, tj_ref r)
             }
             regs[group[j]] = x;
         }
+    }
+    if (acquire) {
+        lw_refresh_replicas(w, l, regs, -1);
+        lw_barrier(w);
     }
     lw_set_regs(w, r, l, regs);
     return 0;
@@ -407,7 +419,10 @@ static int lower_store(lw *w, tj_ref r)
     if (in->args[2] && !mask)
         return 1;
     tj_ref *dup = m.gpos >= 0 ? later_duplicates(w, &m, mask) : NULL;
-    int vw = dup ? 1 : access_width(w, &m, mask != NULL);
+    int release = in->op == TJ_OP_STORE_RELEASE;
+    int vw = dup || release ? 1 : access_width(w, &m, mask != NULL);
+    if (release)
+        lw_barrier(w);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
         if (!group_of(&m, r0, vw, group))
@@ -421,7 +436,7 @@ static int lower_store(lw *w, tj_ref r)
             parts[j] = lw_cast(w, val->regs[group[j]], m.memdt);
         v = vw > 1 ? lw_emit(w, TJ_OP_PACK, vec_type(w, m.memdt, vw), parts, (uint32_t)vw) : parts[0];
         tj_ref args[3] = {addr, v, pred};
-        lw_emit(w, TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, args, 3);
+        lw_emit(w, release ? TJ_OP_ST_RELEASE : TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, args, 3);
     }
     return 0;
 }
@@ -456,8 +471,10 @@ static int lower_atomic(lw *w, tj_ref r)
 int lw_lower_memory(lw *w, tj_ref r)
 {
     switch (w->src->insts[r].op) {
-    case TJ_OP_LOAD: return lower_load(w, r);
-    case TJ_OP_STORE: return lower_store(w, r);
+    case TJ_OP_LOAD:
+    case TJ_OP_LOAD_ACQUIRE: return lower_load(w, r);
+    case TJ_OP_STORE:
+    case TJ_OP_STORE_RELEASE: return lower_store(w, r);
     default: return lower_atomic(w, r);
     }
 }

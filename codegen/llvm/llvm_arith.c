@@ -185,7 +185,8 @@ int lg_fusable_index(const lg *g, tj_ref r)
 {
     tj_ref u = g->user[r];
     tj_op op = u ? lg_in(g, u)->op : TJ_OP_INVALID;
-    return g->uses[r] == 1 && u && op != TJ_OP_YIELD && op != TJ_OP_FOR && op != TJ_OP_RESHAPE;
+    return g->uses[r] == 1 && u && op != TJ_OP_YIELD && op != TJ_OP_FOR && op != TJ_OP_WHILE &&
+           op != TJ_OP_RESHAPE;
 }
 
 LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)

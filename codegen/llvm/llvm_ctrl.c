@@ -27,12 +27,13 @@ static void put(lg *g, LLVMValueRef dst, tj_ref x)
         lg_copy(g, ti->dtype, dst, lg_val(g, x)->v, tj_type_numel(g->ctx, lg_in(g, x)->type));
 }
 
-/* The results' buffers = the yielded values, safe when one names another. */
-static void put_all(lg *g, const lval *res, tj_ref y, uint32_t n)
+/* The results' buffers = the yielded values from the yield's operand
+ * `first` on, safe when one names another. */
+static void put_all(lg *g, const lval *res, tj_ref y, uint32_t first, uint32_t n)
 {
     const tj_inst *yi = lg_in(g, y);
     for (uint32_t c = 0; c < n; c++) {
-        tj_ref x = yi->args[c];
+        tj_ref x = yi->args[first + c];
         int clash = 0;
         for (uint32_t d = 0; d < n; d++)
             clash |= d != c && lg_ti(g, x)->rank && lg_val(g, x)->v == res[d].v;
@@ -43,7 +44,7 @@ static void put_all(lg *g, const lval *res, tj_ref y, uint32_t n)
         }
     }
     for (uint32_t c = 0; c < n; c++)
-        put(g, res[c].v, yi->args[c]);
+        put(g, res[c].v, yi->args[first + c]);
 }
 
 /* Python range(lo, hi, step): the trip count (step 0: none), as u64. */
@@ -112,8 +113,56 @@ int lg_emit_for(lg *g, tj_ref r)
         return -1;
     if (!y || lg_in(g, y)->nargs != nc)
         return lg_fail(g, r, "loop body does not yield what the loop carries");
-    put_all(g, rv->elems, y, nc);
+    put_all(g, rv->elems, y, 0, nc);
     lg_loop_end(g, &l);
+    load_scalars(g, r, rv->elems, nc);
+    return 0;
+}
+
+/* The condition lives in a one-element buffer too; the head tests it and
+ * the body's end stores the yielded one. The body is no for's body (no
+ * induction variable for the prefetcher). */
+int lg_emit_while(lg *g, tj_ref r)
+{
+    const tj_inst *in = lg_in(g, r);
+    lval *rv = lg_val(g, r);
+    uint32_t nc = in->nargs - 1;
+    const tj_block *body = in->region[0] ? tj_block_at(g->k, in->region[0]) : NULL;
+    if (in->nargs < 1 || !body || body->ninsts < nc + 1 || rv->nelems != nc)
+        return lg_fail(g, r, "loop does not carry what its body takes");
+    for (uint32_t c = 0; c < nc; c++) {
+        rv->elems[c].v = result_buffer(g, lg_in(g, in->args[1 + c])->type);
+        put(g, rv->elems[c].v, in->args[1 + c]);
+    }
+    LLVMValueRef go = result_buffer(g, lg_in(g, in->args[0])->type);
+    put(g, go, in->args[0]);
+    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->lc, g->fn, "while");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->lc, g->fn, "do");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "endwhile");
+    LLVMBuildBr(g->b, head);
+    LLVMPositionBuilderAtEnd(g->b, head);
+    LLVMValueRef cond = LLVMBuildLoad2(g->b, lg_type(g, TJ_DT_BOOL), go, "");
+    LLVMBuildCondBr(g->b, lg_truth(g, cond), loop, done);
+    LLVMPositionBuilderAtEnd(g->b, loop);
+    for (uint32_t c = 0; c < nc; c++) {
+        tj_ref a = body->insts[c];
+        const tj_type_info *ti = lg_ti(g, a);
+        lg_val(g, a)->v = ti->rank ? rv->elems[c].v : LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), rv->elems[c].v, "");
+    }
+    tj_ref y, outer_iv = g->loop_iv;
+    LLVMValueRef outer_step = g->loop_step;
+    tj_block_id outer_body = g->loop_body;
+    g->loop_iv = TJ_NONE, g->loop_step = NULL, g->loop_body = 0;
+    int rc = lg_emit_block(g, in->region[0], &y);
+    g->loop_iv = outer_iv, g->loop_step = outer_step, g->loop_body = outer_body;
+    if (rc)
+        return -1;
+    if (!y || lg_in(g, y)->nargs != nc + 1)
+        return lg_fail(g, r, "loop body does not yield its condition and what the loop carries");
+    put_all(g, rv->elems, y, 1, nc);
+    put(g, go, lg_in(g, y)->args[0]);
+    LLVMBuildBr(g->b, head);
+    LLVMPositionBuilderAtEnd(g->b, done);
     load_scalars(g, r, rv->elems, nc);
     return 0;
 }
@@ -140,7 +189,7 @@ int lg_emit_if(lg *g, tj_ref r)
             if (n && (!y || lg_in(g, y)->nargs != n))
                 return lg_fail(g, r, "a branch does not yield the merged values");
             if (n)
-                put_all(g, rv->elems, y, n);
+                put_all(g, rv->elems, y, 0, n);
         } else if (n) {
             return lg_fail(g, r, "an if with results needs an else branch");
         }

@@ -181,6 +181,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_ARANGE: return lg_emit_arange(g, r);
     case TJ_OP_FOR: return lg_emit_for(g, r);
     case TJ_OP_IF: return lg_emit_if(g, r);
+    case TJ_OP_WHILE: return lg_emit_while(g, r);
     case TJ_OP_PROJ: return emit_proj(g, r);
     case TJ_OP_BROADCAST: return lg_emit_broadcast(g, r);
     case TJ_OP_RESHAPE: return emit_reshape(g, r);
@@ -194,6 +195,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);
     case TJ_OP_STORE: return lg_emit_store(g, r);
+    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: return lg_emit_ordered(g, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return lg_emit_atomic(g, r);
     default:
         if (tj_op_get(op)->flags & TJ_OPF_ELEM)

@@ -214,20 +214,32 @@ static LLVMValueRef guard_end(lg *g, guard *gd, LLVMValueRef v, LLVMValueRef oth
     return phi;
 }
 
+/* load_acquire and store_release: atomic accesses with acquire / release
+ * ordering (LLVM requires them aligned to their size); other accesses stay. */
+static LLVMValueRef ordered(lg *g, tj_ref r, LLVMValueRef access, tj_dtype dt)
+{
+    tj_op op = lg_in(g, r)->op;
+    if (op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_STORE_RELEASE) {
+        LLVMSetOrdering(access, op == TJ_OP_LOAD_ACQUIRE ? LLVMAtomicOrderingAcquire : LLVMAtomicOrderingRelease);
+        LLVMSetAlignment(access, (unsigned)tj_dtype_size(dt));
+    }
+    return access;
+}
+
 static void load_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
 {
     const tj_inst *in = lg_in(g, r);
     tj_dtype dt = lg_ti(g, r)->dtype;
     LLVMValueRef val;
     if (!go) {
-        val = LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), "");
+        val = ordered(g, r, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), ""), dt);
         lg_set_elem(g, r, w->flat, lg_from_mem(g, dt, val));
         return;
     }
     LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], w->flat) : LLVMConstNull(lg_type(g, dt));
     guard gd = guard_begin(g, go);
-    val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), ""));
-    lg_set_elem(g, r, w->flat, guard_end(g, &gd, val, other));
+    val = ordered(g, r, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), ""), dt);
+    lg_set_elem(g, r, w->flat, guard_end(g, &gd, lg_from_mem(g, dt, val), other));
 }
 
 static void store_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
@@ -238,7 +250,7 @@ static void store_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValu
     if (go)
         gd = guard_begin(g, go);
     LLVMValueRef x = lg_to_mem(g, dt, lg_elem(g, in->args[1], w->flat));
-    LLVMBuildStore(g->b, x, elem_addr(g, v, dt, w->off));
+    ordered(g, r, LLVMBuildStore(g->b, x, elem_addr(g, v, dt, w->off)), dt);
     if (go)
         guard_end(g, &gd, NULL, NULL);
 }
@@ -352,6 +364,23 @@ int lg_emit_store(lg *g, tj_ref r)
     if (!v)
         return -1;
     walk_view(g, r, v, lg_in(g, r)->args[2], store_elem);
+    return 0;
+}
+
+/* Ordered accesses go element by element through the checked walk: never
+ * fused into their readers nor vectorized. */
+int lg_emit_ordered(lg *g, tj_ref r)
+{
+    const lg_view *v = view_of(g, r);
+    int load = lg_in(g, r)->op == TJ_OP_LOAD_ACQUIRE;
+    if (!v)
+        return -1;
+    if (load)
+        lg_alloc_result(g, r);
+    view_walk w;
+    walk_begin(g, &w, v, 1);
+    (load ? load_elem : store_elem)(g, r, v, &w, element_go(g, lg_in(g, r)->args[load ? 1 : 2], &w));
+    lg_nest_end(g, &w.nest);
     return 0;
 }
 

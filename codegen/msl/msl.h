@@ -169,6 +169,7 @@ int ms_emit_shuffle(msl_emitter *e, tj_ref r);      /* msl_simd.c */
 int ms_emit_special(msl_emitter *e, tj_ref r);      /* msl_simd.c: tid, program ids, barrier */
 int ms_emit_param_op(msl_emitter *e, tj_ref r);     /* msl_abi.c: param dim stride tensor_ptr */
 int ms_emit_for(msl_emitter *e, tj_ref r, int depth); /* msl_ctrl.c */
+int ms_emit_while(msl_emitter *e, tj_ref r, int depth); /* msl_ctrl.c */
 int ms_emit_if(msl_emitter *e, tj_ref r, int depth);  /* msl_ctrl.c */
 int ms_emit_proj(msl_emitter *e, tj_ref r);         /* msl_ctrl.c */
 int ms_emit_vector_op(msl_emitter *e, tj_ref r);    /* msl_ctrl.c: pack, extract */

@@ -140,6 +140,55 @@ int ms_emit_for(msl_emitter *e, tj_ref r, int depth)
     return 0;
 }
 
+/* ---- while ----------------------------------------------------------------- */
+
+/* The carried values live in the body's argument variables and the
+ * condition in a bool declared before the loop; the yield assigns both. */
+int ms_emit_while(msl_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = ms_inst(e, r);
+    if (in->nargs < 1 || ms_operand_check(e, r, 0, 1, TJ_DT_BOOL) || e->ncomp[in->args[0]] != 1)
+        return e->failed ? -1 : ms_fail(e, r, "the condition must be a bool scalar");
+    tj_block_id body = in->region[0];
+    tj_ref yield = simt_block_yield(&e->walk, r, body);
+    const tj_block *blk = yield ? &e->k->blocks[body] : NULL;
+    uint32_t n = in->nargs - 1, nc = 0;
+    if (!blk || blk->ninsts < n + 1)
+        return e->failed ? -1 : ms_fail(e, r, "the loop body lacks its %u block arguments", n);
+    uint32_t total = 1;
+    for (uint32_t i = 0; i < n; i++)
+        total += e->ncomp[in->args[1 + i]];
+    msl_str *vars = tj_alloc(e->c, sizeof *vars * total);
+    vars[nc++] = ms_tmp(e);
+    ms_line(e, "bool %s = %s;", vars[0].s, ms_var(e, in->args[0], 0).s);
+    for (uint32_t i = 0; i < n; i++) {
+        tj_ref a = blk->insts[i], src = in->args[1 + i];
+        if (ms_inst(e, a)->op != TJ_OP_ARG || ms_inst(e, a)->imm != (int64_t)i || ms_inst(e, a)->type != ms_inst(e, src)->type)
+            return ms_fail(e, r, "body argument %u does not match the loop", i);
+        if (e->addr[src])
+            return ms_fail(e, r, "a global address carried through a loop (not supported in MSL)");
+        if (ms_define(e, a, ms_inst(e, a)->type))
+            return -1;
+        for (uint32_t c = 0; c < e->ncomp[a] && nc < total; c++) {
+            ms_line(e, "%s %s = %s;", ms_var_type(e, a, c), ms_var(e, a, c).s, ms_var(e, src, c).s);
+            vars[nc++] = ms_var(e, a, c);
+        }
+    }
+    ms_line(e, "while (%s) {", vars[0].s);
+    e->indent++;
+    if (simt_walk_block(&e->walk, body, depth + 1) || copy_yield(e, yield, vars, nc, 1))
+        return -1;
+    e->indent--;
+    ms_line(e, "}");
+    if (ms_define(e, r, in->type))
+        return -1;
+    if (e->ncomp[r] != nc - 1)
+        return ms_fail(e, r, "the result type does not match the carried values");
+    for (uint32_t i = 0; i + 1 < nc; i++)
+        ms_line(e, "%s %s = %s;", ms_var_type(e, r, i), ms_var(e, r, i).s, vars[1 + i].s);
+    return 0;
+}
+
 /* ---- if, proj ------------------------------------------------------------------- */
 
 static int emit_branch(msl_emitter *e, tj_ref r, tj_block_id b, int depth)

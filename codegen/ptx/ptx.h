@@ -155,6 +155,8 @@ int px_emit_shuffle(ptx_emitter *e, tj_ref r);        /* ptx_warp.c */
 int px_emit_special(ptx_emitter *e, tj_ref r);        /* ptx_warp.c: tid, program ids, barrier */
 int px_emit_param_op(ptx_emitter *e, tj_ref r);       /* ptx_params.c: param dim stride tensor_ptr */
 int px_emit_for(ptx_emitter *e, tj_ref r, int depth); /* ptx_ctrl.c */
+int px_emit_while(ptx_emitter *e, tj_ref r, int depth); /* ptx_ctrl.c */
+int px_emit_ordered(ptx_emitter *e, tj_ref r);        /* ptx_ordered.c */
 int px_emit_if(ptx_emitter *e, tj_ref r, int depth);  /* ptx_ctrl.c */
 int px_emit_proj(ptx_emitter *e, tj_ref r);           /* ptx_ctrl.c */
 int px_emit_vector_op(ptx_emitter *e, tj_ref r);      /* ptx_ctrl.c: pack, extract */

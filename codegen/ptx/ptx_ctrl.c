@@ -162,6 +162,68 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     return 0;
 }
 
+/* ---- while ----------------------------------------------------------------- */
+
+/* The body's arguments (the carried values), checked against the loop's
+ * operands; the registers of their components in carried[], *nc of them. */
+static ptx_reg *while_args(ptx_emitter *e, tj_ref r, uint32_t *nc)
+{
+    const tj_inst *in = px_inst(e, r);
+    const tj_block *blk = &e->k->blocks[in->region[0]];
+    uint32_t n = in->nargs - 1, total = 0;
+    if (blk->ninsts < n + 1)
+        return px_fail(e, r, "the loop body lacks its %u block arguments", n), NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        tj_ref a = blk->insts[i];
+        const tj_inst *ai = px_inst(e, a);
+        if (ai->op != TJ_OP_ARG || ai->imm != (int64_t)i || ai->type != px_inst(e, in->args[1 + i])->type)
+            return px_fail(e, r, "body argument %u does not match the loop", i), NULL;
+        if (px_define(e, a, ai->type))
+            return NULL;
+        total += e->ncomp[a];
+    }
+    ptx_reg *carried = tj_alloc(e->c, sizeof *carried * (total + 2));
+    *nc = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < e->ncomp[blk->insts[i]]; c++) {
+            carried[1 + *nc] = px_val(e, blk->insts[i], c);
+            px_mov(e, carried[1 + (*nc)++], px_val(e, in->args[1 + i], c));
+        }
+    return carried;
+}
+
+/* A uniform condition (the lowering broadcasts it) tested at the head;
+ * the yield copies the next condition and values into the same registers. */
+int px_emit_while(ptx_emitter *e, tj_ref r, int depth)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (in->nargs < 1 || px_operand_check(e, r, 0, 1, TJ_DT_BOOL) || e->ncomp[in->args[0]] != 1)
+        return e->failed ? -1 : px_fail(e, r, "the condition must be a bool scalar");
+    tj_block_id body = in->region[0];
+    tj_ref yield = simt_block_yield(&e->walk, r, body);
+    uint32_t nc = 0;
+    ptx_reg *carried = yield ? while_args(e, r, &nc) : NULL;
+    if (!carried)
+        return -1;
+    carried[0] = px_tmp(e, PX_PRED);
+    px_mov(e, carried[0], px_val(e, in->args[0], 0));
+    uint32_t head = px_new_label(e), exit = px_new_label(e);
+    px_label(e, head);
+    px_ins(e, "@!%s bra.uni $L%u", RN(carried[0]), exit);
+    /* parallel: a yield may pass the arguments back in another order */
+    if (simt_walk_block(&e->walk, body, depth + 1) || copy_yield(e, yield, carried, nc + 1, 1))
+        return -1;
+    px_ins(e, "bra.uni $L%u", head);
+    px_label(e, exit);
+    if (px_define(e, r, in->type))
+        return -1;
+    if (e->ncomp[r] != nc)
+        return px_fail(e, r, "the result type does not match the carried values");
+    for (uint32_t i = 0; i < nc; i++)
+        px_mov(e, px_val(e, r, i), carried[1 + i]);
+    return 0;
+}
+
 /* ---- if, proj ------------------------------------------------------------------- */
 
 static int emit_branch(ptx_emitter *e, tj_ref r, tj_block_id b, int depth)

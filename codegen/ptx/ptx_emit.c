@@ -184,6 +184,8 @@ static int emit_op(ptx_emitter *e, tj_ref r, int depth)
     case SF_SHUFFLE: return px_emit_shuffle(e, r);
     case SF_VECTOR: return px_emit_vector_op(e, r);
     case SF_FOR: return px_emit_for(e, r, depth);
+    case SF_WHILE: return px_emit_while(e, r, depth);
+    case SF_ORDERED: return px_emit_ordered(e, r);
     case SF_IF: return px_emit_if(e, r, depth);
     case SF_PROJ: return px_emit_proj(e, r);
     case SF_MMA: return px_emit_mma(e, r);

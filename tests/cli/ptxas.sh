@@ -39,6 +39,16 @@ for file in "$SRC"/tests/lit/ptx/*.tjir; do
         count=$((count + 1))
     done
 done
+# The .tj PTX lit tests: each RUN line's `tilejit emit` (its own target) assembled.
+for file in "$SRC"/tests/lit/ptx/*.tj; do
+    grep 'RUN: tilejit emit %s' "$file" | sed 's/.*RUN: tilejit emit %s \(.*\) |.*/\1/' | while read -r opts; do
+        arch=$(printf '%s\n' "$opts" | sed -n 's/.*--target ptx:\([a-z0-9_]*\).*/\1/p')
+        # shellcheck disable=SC2086
+        "$TILEJIT" emit "$file" $opts -o k.ptx 2>err || { echo "FAIL: emit $file $opts: $(head -3 err)"; exit 1; }
+        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || { echo "FAIL: $file $opts: ptxas: $(head -5 err)"; exit 1; }
+    done || fail "a .tj PTX lit test does not assemble"
+    count=$((count + 1))
+done
 echo "$count PTX files assembled"
 [ "$count" -gt 0 ] || fail "no example was emitted"
 exit $((failures > 0))

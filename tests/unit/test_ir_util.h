@@ -210,6 +210,17 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     yield_n(k, lb, &merged, 1);
     op1i(k, b, TJ_OP_PROJ, v32, loop, 0);
 
+    /* while carrying a tile: its condition in, then yielded first */
+    tj_ref wargs[2] = {op2(k, b, TJ_OP_LT, bl, zero, four), rmax};
+    tj_ref wl = tj_emit(k, b, TJ_OP_WHILE, tj_type_tuple(c, 1, &v32), wargs, 2);
+    tj_block_id wb = tj_block_new(k, wl);
+    tj_inst_at(k, wl)->region[0] = wb;
+    tj_ref wc = arg(k, wb, v32, 0);
+    tj_ref wy[2] = {TJ_NONE, op1(k, wb, TJ_OP_EXP, v32, wc)};
+    wy[0] = op2(k, wb, TJ_OP_GT, bl, op1i(k, wb, TJ_OP_REDUCE_MAX, f32, wy[1], -1), const_f(k, wb, TJ_DT_F32, 1.0));
+    yield_n(k, wb, wy, 2);
+    op1i(k, b, TJ_OP_PROJ, v32, wl, 0);
+
     /* stores and atomics, under an if without results */
     tj_ref same = op2(k, b, TJ_OP_EQ, bl, n, np);
     tj_ref st = op1(k, b, TJ_OP_IF, TJ_TYPE_NONE, same);
@@ -223,6 +234,8 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     op3(k, sb2, TJ_OP_ATOMIC_ADD, m, vo, fx, mask);
     op3(k, sb2, TJ_OP_ATOMIC_MAX, m, vo, fx, TJ_NONE);
     op3(k, sb2, TJ_OP_ATOMIC_MIN, m, vo, fx, TJ_NONE);
+    op3(k, sb2, TJ_OP_LOAD_ACQUIRE, m, vo, mask, TJ_NONE);
+    op3(k, sb2, TJ_OP_STORE_RELEASE, TJ_TYPE_NONE, vo, fx, mask);
     yield_n(k, sb2, NULL, 0);
     yield_n(k, eb2, NULL, 0);
     finish_body(k);
@@ -253,6 +266,8 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op3(k, b, TJ_OP_ATOM_ADD, f32, ptr, s, pred);
     op3(k, b, TJ_OP_ATOM_MAX, f32, ptr, s, TJ_NONE);
     op3(k, b, TJ_OP_ATOM_MIN, f32, ptr, s, TJ_NONE);
+    op3(k, b, TJ_OP_LD_ACQUIRE, f32, ptr, pred, s);
+    op3(k, b, TJ_OP_ST_RELEASE, TJ_TYPE_NONE, ptr, s, pred);
     tj_ref at = const_i(k, b, TJ_DT_U32, 0);
     op2(k, b, TJ_OP_ST_SHARED, TJ_TYPE_NONE, at, v4);
     tj_ref copy = op3(k, b, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 16), ptr, const_i(k, b, TJ_DT_U32, 8));

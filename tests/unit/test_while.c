@@ -1,0 +1,120 @@
+/* while loops and ordered accesses (load_acquire, store_release) through
+ * every executing layer: the reference interpreter, the SIMT lowering with
+ * the SIMT interpreter (lower_check.h: against the reference), and the
+ * native cpu back end (tj_jit, programs run concurrently there). A wait on
+ * a program that runs later is reported, not a hang, where programs run
+ * in order. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "lower_check.h"
+#include "tilejit/jit.h"
+
+/* Program t waits for F[t - 1] (set by program t - 1 after it stored O),
+ * then adds what its predecessors published: a chain in program order. */
+static const char *chain_src = "kernel chain(F: i32[N], V: f32[N], O: f32[N])\n"
+                               "    grid (N)\n"
+                               "{\n"
+                               "    t = program_id(0)\n"
+                               "    acc = load(V[t])\n"
+                               "    waiting = t > 0\n"
+                               "    while waiting {\n"
+                               "        waiting = load_acquire(F[t - 1]) == 0\n"
+                               "    }\n"
+                               "    if t > 0 {\n"
+                               "        acc = acc + load(O[t - 1])\n"
+                               "    }\n"
+                               "    store(O[t], acc)\n"
+                               "    store_release(F[t], 1)\n"
+                               "}\n";
+
+/* Program 0 waits on program 1, which runs after it. */
+static const char *backwards_src = "kernel backwards(F: i32[2])\n"
+                                   "    grid (2)\n"
+                                   "{\n"
+                                   "    t = program_id(0)\n"
+                                   "    waiting = t == 0\n"
+                                   "    while waiting {\n"
+                                   "        waiting = load_acquire(F[1]) == 0\n"
+                                   "    }\n"
+                                   "    store_release(F[t], 1)\n"
+                                   "}\n";
+
+/* A counted while with tile values carried: x halves until below 1. */
+static const char *halve_src = "kernel halve(X: f32[8], Y: f32[8], K: i32[1])\n"
+                               "    grid (1)\n"
+                               "{\n"
+                               "    x = load(X[0:8])\n"
+                               "    k = 0\n"
+                               "    while max(x) >= 1.0 {\n"
+                               "        x = x * 0.5\n"
+                               "        k = k + 1\n"
+                               "    }\n"
+                               "    store(Y[0:8], x)\n"
+                               "    store(K[0], k)\n"
+                               "}\n";
+
+Test(while_loops, lowered_like_the_interpreter)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=37";
+    o.int_range = "F=0:1";
+    cr_assert(lc_check_tj(chain_src, "chain", &o));
+    lc_opts h = lc_defaults();
+    h.lo = 0, h.hi = 40;
+    cr_assert(lc_check_tj(halve_src, "halve", &h));
+}
+
+static tj_fn *compile(tj_jit *j, const char *src, const char *kernel, const tj_arg *args, uint32_t nargs,
+                      tj_rt_error *err)
+{
+    return tj_jit_compile(j, &(tj_compile_request){.file = "test.tj", .source = src, .len = strlen(src),
+                                                   .kernel = kernel, .args = args, .nargs = nargs},
+                          err);
+}
+
+/* The chain on a device: O is the running sum of V. */
+static void run_chain(tj_device_kind kind)
+{
+    enum { N = 200 };
+    static int32_t f[N];
+    static float v[N], out[N];
+    memset(f, 0, sizeof f);
+    for (int i = 0; i < N; i++)
+        v[i] = (float)(i % 7);
+    int64_t n = N;
+    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(f, TJ_DT_I32, 1, &n)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(v, TJ_DT_F32, 1, &n)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(out, TJ_DT_F32, 1, &n)}};
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(kind, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    tj_fn *fn = compile(j, chain_src, "chain", args, 3, &err);
+    cr_assert(fn, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(fn, args, 3, NULL, &err), 0, "%s", err.msg);
+    float acc = 0;
+    for (int i = 0; i < N; i++) {
+        acc += v[i];
+        cr_assert_eq(out[i], acc, "O[%d] = %g, expected %g", i, out[i], acc);
+        cr_assert_eq(f[i], 1);
+    }
+    tj_jit_close(j);
+}
+
+Test(while_loops, chain_native) { run_chain(TJ_DEVICE_CPU); }
+Test(while_loops, chain_interp) { run_chain(TJ_DEVICE_INTERP); }
+
+Test(while_loops, wait_on_a_later_program_is_reported)
+{
+    static int32_t f[2];
+    int64_t n = 2;
+    tj_arg arg = {.is_tensor = 1, .tensor = tj_tensor_contiguous(f, TJ_DT_I32, 1, &n)};
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    tj_fn *fn = compile(j, backwards_src, "backwards", &arg, 1, &err);
+    cr_assert(fn, "%s", err.msg);
+    cr_assert_neq(tj_fn_launch(fn, &arg, 1, NULL, &err), 0);
+    cr_expect(strstr(err.msg, "this while loop cannot end in program (0, 0, 0)"), "%s", err.msg);
+    tj_jit_close(j);
+}
