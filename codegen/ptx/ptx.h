@@ -98,6 +98,8 @@ int px_define(ptx_emitter *e, tj_ref r, tj_type t);
  * px_operand reads its component i. */
 int px_operand_check(ptx_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype want);
 ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i);
+/* Operand a of r is a scalar of dtype `want`; else -1 after reporting. */
+int px_scalar_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want);
 uint32_t px_type_components(const ptx_emitter *e, tj_type t);
 /* The element dtype and width (1 for scalars) of a scalar or vector type;
  * 0 when t is neither. */

@@ -5,19 +5,10 @@
  * copies bypass L1 (.cg), the smaller ones may only use .ca. */
 #include "codegen/ptx/ptx.h"
 
-static int u32_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want)
-{
-    const tj_inst *in = px_inst(e, r);
-    tj_dtype dt;
-    if (a >= in->nargs || !in->args[a] || px_elem_type(e, px_inst(e, in->args[a])->type, &dt) != 1 || dt != want)
-        return px_fail(e, r, "operand %u must be a %s scalar", a, tj_dtype_name(want));
-    return 0;
-}
-
 static int emit_copy(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
-    if (u32_operand(e, r, 0, TJ_DT_U32) || u32_operand(e, r, 1, TJ_DT_U64) || u32_operand(e, r, 2, TJ_DT_U32))
+    if (px_scalar_operand(e, r, 0, TJ_DT_U32) || px_scalar_operand(e, r, 1, TJ_DT_U64) || px_scalar_operand(e, r, 2, TJ_DT_U32))
         return -1;
     if (in->imm != 4 && in->imm != 8 && in->imm != 16)
         return px_fail(e, r, "cp_async copies 4, 8 or 16 bytes, not %lld", (long long)in->imm);

@@ -155,6 +155,15 @@ int px_operand_check(ptx_emitter *e, tj_ref r, uint32_t a, uint32_t w, tj_dtype 
     return simt_operand_check(&e->walk, r, a, w, want);
 }
 
+int px_scalar_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_dtype dt;
+    if (a >= in->nargs || !in->args[a] || px_elem_type(e, px_inst(e, in->args[a])->type, &dt) != 1 || dt != want)
+        return px_fail(e, r, "operand %u must be a %s scalar", a, tj_dtype_name(want));
+    return 0;
+}
+
 ptx_reg px_operand(const ptx_emitter *e, tj_ref r, uint32_t a, uint32_t i)
 {
     tj_ref o = e->k->insts[r].args[a];

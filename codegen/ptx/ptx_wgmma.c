@@ -35,19 +35,10 @@ int px_block_has_wgmma(const tj_kernel *k, tj_block_id b)
     return 0;
 }
 
-static int scalar_operand(ptx_emitter *e, tj_ref r, uint32_t a, tj_dtype want)
-{
-    const tj_inst *in = px_inst(e, r);
-    tj_dtype dt;
-    if (a >= in->nargs || !in->args[a] || px_elem_type(e, px_inst(e, in->args[a])->type, &dt) != 1 || dt != want)
-        return px_fail(e, r, "operand %u must be a %s scalar", a, tj_dtype_name(want));
-    return 0;
-}
-
 /* desc = fields | ((tj_smem + addr) >> 4 & 0x3fff) */
 static int emit_desc(ptx_emitter *e, tj_ref r)
 {
-    if (scalar_operand(e, r, 0, TJ_DT_U32) || scalar_operand(e, r, 1, TJ_DT_U64) ||
+    if (px_scalar_operand(e, r, 0, TJ_DT_U32) || px_scalar_operand(e, r, 1, TJ_DT_U64) ||
         px_define(e, r, px_inst(e, r)->type))
         return -1;
     ptx_reg t = px_tmp(e, PX_B32), d = px_val(e, r, 0);
@@ -85,7 +76,7 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
         return px_fail(e, r, "wgmma takes bf16, f16 or K-major f32 inputs and 1 to 32 c fragments");
     if (e->k->nthreads % 128)
         return px_fail(e, r, "wgmma needs whole warpgroups (128 threads), but nthreads is %u", e->k->nthreads);
-    if (scalar_operand(e, r, 0, TJ_DT_U64) || scalar_operand(e, r, 1, TJ_DT_U64))
+    if (px_scalar_operand(e, r, 0, TJ_DT_U64) || px_scalar_operand(e, r, 1, TJ_DT_U64))
         return -1;
     int copied = 0;
     uint32_t start = e->ncomps;
