@@ -109,3 +109,23 @@ def test_selective_scan_errors():
         tl.selective_scan(x["u"], x["delta"], x["A"], x["B"], x["C"], D=np.zeros(5, np.float32))
     with pytest.raises(tilejit.TilejitError, match="A is f64, expected f32"):
         tl.selective_scan(x["u"], x["delta"], x["A"].astype(np.float64), x["B"], x["C"])
+
+
+def test_topk_strided_views():
+    x = special((40, 600), np.float32, 7)
+    for view, axis in ((x[:, ::3], -1), (x.T, 0), (x.T, 1), (x[::2, 5:505], 1)):
+        v, i = tl.topk(view, 9, axis=axis)
+        want = topk_ref(view, 9, axis)
+        np.testing.assert_array_equal(i, want)
+        np.testing.assert_array_equal(v, np.take_along_axis(view, want, axis))
+
+
+def test_selective_scan_strided_views():
+    x = ssm_inputs(2, 12, 200, 16, seed=3)
+    wide = ssm_inputs(2, 12, 400, 16, seed=4)
+    u = wide["u"][:, :, ::2]                      # a step of 2 along L
+    delta = np.ascontiguousarray(x["delta"].transpose(0, 2, 1)).transpose(0, 2, 1)  # L-major memory
+    B = wide["B"][:, :, 100:300]                  # an offset view
+    out = tl.selective_scan(u, delta, x["A"], B, x["C"], x["D"], x["z"], x["delta_bias"], True)
+    want = ssm_ref(u, delta, x["A"], B, x["C"], x["D"], x["z"], x["delta_bias"], True)
+    assert np.linalg.norm(out - want) <= 1e-5 * np.linalg.norm(want)
