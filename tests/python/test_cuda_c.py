@@ -192,3 +192,22 @@ def test_second_process_loads_from_disk(tmp_path):
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.split()[0] == "False" and float(first.stdout.split()[2]) > 0
     assert second.stdout.split()[0] == "True" and float(second.stdout.split()[2]) == 0
+
+
+def test_current_stream_through_the_exchange_api():
+    """No stream= given: the launch goes to torch's current stream (here a
+    non-blocking one, busy first), so it reads x only after x is written."""
+    torch = _torch_cuda()
+    k = tilejit.cuda_kernel(REVERSE, "reverse")
+    n, block = 2048, 256
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)
+        x = torch.arange(n, device="cuda", dtype=torch.float32)
+        y = torch.zeros_like(x)
+        k(y, x, n, grid=n // block, block=block, shared_mem=block * 4)
+    s.synchronize()
+    torch.testing.assert_close(y, x.view(-1, block).flip(1).reshape(-1))
+    cpu = torch.zeros(4)
+    with pytest.raises(tilejit.TilejitError, match="CUDA C kernels run on CUDA arrays"):
+        k(cpu, cpu, 4, grid=1, block=4)
