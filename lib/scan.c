@@ -1,5 +1,10 @@
 /* Device-wide scans (tilejit/lib.h): cumsum, cummax and a user-given
- * combine, along any axis, from lib/kernels/scan.tj (docs/library.md). */
+ * combine, along any axis, from lib/kernels/scan.tj (docs/library.md).
+ * Lines (Q == 1) take the single-pass look-back on every device the jit
+ * runs (CUDA; the native cpu, whose concurrent programs progress as the
+ * tickets order them; the interpreter, which runs them in ticket order);
+ * TJ_LIB_MULTI_PHASE, and columns (Q > 1), the multi-phase kernels, which
+ * are also what Metal can run. */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +50,28 @@ static int scan_lines(scan_job *s)
            lib_launch(s->l, k3, args3, 3, s->stream, s->err);
 }
 
+/* Q == 1 in one launch: scan_lookback (scan.tj). Scratch, zeroed on the
+ * stream: the tiles' flags S, the ticket counter C, then their aggregates A
+ * and inclusive prefixes I (8-byte aligned). */
+static int scan_lines_lookback(scan_job *s)
+{
+    int64_t nt = (s->ln.n + TILE_LINES - 1) / TILE_LINES, g = s->ln.p * nt;
+    if (g >= INT32_MAX)
+        return tj_rt_fail(s->err, "tilejit lib scan: too many tiles (%lld)", (long long)g);
+    size_t size = (size_t)tj_dtype_size(s->x.dtype), values = ((size_t)g * 4 + 4 + 7) / 8 * 8;
+    char *a = lib_scratch_get(s->l, s->stream, values + 2 * (size_t)g * size, 1, s->err);
+    tj_dispatch *k = kernel(s, "scan_lookback");
+    if (!a || !k)
+        return 1;
+    tj_arg args[] = {lib_tensor_arg(&s->x),
+                     lib_tensor_arg(&s->y),
+                     lib_buffer_arg(a + values, s->x.dtype, 1, &g),
+                     lib_buffer_arg(a + values + (size_t)g * size, s->x.dtype, 1, &g),
+                     lib_buffer_arg(a, TJ_DT_I32, 1, &g),
+                     lib_buffer_arg(a + (size_t)g * 4, TJ_DT_I32, 1, (int64_t[]){1})};
+    return lib_launch(s->l, k, args, 6, s->stream, s->err);
+}
+
 /* Q > 1: tiles of rows by columns; the chains run down the columns. */
 static int scan_cols(scan_job *s)
 {
@@ -69,8 +96,8 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
 {
     if (!l || !x || !y || !combine)
         return tj_rt_fail(err, "%s: NULL library, tensor or combine", fn);
-    if (flags)
-        return tj_rt_fail(err, "%s: unknown flags 0x%x", fn, flags);
+    if (flags & ~(uint32_t)TJ_LIB_MULTI_PHASE)
+        return tj_rt_fail(err, "%s: unknown flags 0x%x", fn, flags & ~(uint32_t)TJ_LIB_MULTI_PHASE);
     if (!scannable(x->dtype))
         return tj_rt_fail(err, "%s: dtype %s is not supported (i32, i64, u32, u64, f16, bf16, f32, f64 are)", fn,
                           tj_dtype_name(x->dtype));
@@ -90,7 +117,7 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
     s.subst[1] = (lib_subst){"COMBINE", combine};
     pthread_mutex_lock(&l->lock);
-    int rc = s.ln.q == 1 ? scan_lines(&s) : scan_cols(&s);
+    int rc = s.ln.q > 1 ? scan_cols(&s) : flags & TJ_LIB_MULTI_PHASE ? scan_lines(&s) : scan_lines_lookback(&s);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

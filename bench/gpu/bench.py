@@ -233,9 +233,13 @@ def lib_rows(quick=False):
     rows = []
     n = 2 ** 24 if quick else 2 ** 28
     x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
+    # the single-pass look-back (the default for lines), then the multi-phase kernels it replaced
     row = Row("lib cumsum", f"2^{n.bit_length() - 1}", "float32", 2 * n * 4)
     rows.append(run_row(row, lambda: tlib.cumsum(x), lambda: torch.cumsum(x, 0), None,
                         lambda: check("cumsum", tlib.cumsum(x), torch.cumsum(x, 0), 0, 0)))
+    row = Row("lib cumsum multi-phase", f"2^{n.bit_length() - 1}", "float32", 2 * n * 4)
+    rows.append(run_row(row, lambda: tlib.cumsum_multi_phase(x), lambda: torch.cumsum(x, 0), None,
+                        lambda: check("cumsum", tlib.cumsum_multi_phase(x), torch.cumsum(x, 0), 0, 0)))
     del x
     cases = [("lib sort", (2 ** 24,), torch.float32, None), ("lib argsort", (2 ** 24,), torch.float32, None),
              ("lib sort", (2 ** 24 if quick else 2 ** 28,), torch.int32, "u32 keys (peer: torch i32)"),

@@ -37,13 +37,16 @@ void tj_lib_close(tj_lib *l); /* frees the scratch and the compiled kernels; NUL
 
 enum {
     TJ_LIB_DESCENDING = 1u << 0, /* sort, argsort: largest first (still stable) */
+    TJ_LIB_MULTI_PHASE = 1u << 1, /* scans: the multi-phase path (three launches, the input read twice)
+                                     instead of the single-pass look-back; what Metal's relaxed-only
+                                     device atomics allow (docs/library.md) */
 };
 
 /* ---- scans (lib/scan.c) ----
  * y = the inclusive scan of x along `axis` (negative counts from the
  * end): y[..., i, ...] = x[..., 0, ...] (+) ... (+) x[..., i, ...]. x and y
  * have the same shape and dtype (i32, i64, u32, u64, f16, bf16, f32, f64);
- * y may be x (in place). flags must be 0. */
+ * y may be x (in place). flags: 0 or TJ_LIB_MULTI_PHASE. */
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                   tj_rt_error *err);
 int tj_lib_cummax(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,

@@ -133,3 +133,12 @@ def test_radix_descending_and_contiguity():
     np.testing.assert_array_equal(tl.argsort(x, descending=True), want)
     with pytest.raises(tilejit.TilejitError, match="must be row-major contiguous"):
         tl.argsort(np.zeros((8000, 2), np.float32)[:, 0])
+
+
+@pytest.mark.parametrize("n", [1, 8193, 70001])
+def test_cumsum_paths_agree(n):
+    """the single-pass look-back (the default) and the multi-phase kernels"""
+    x = rng(n + 5).integers(-9, 10, (3, n)).astype(np.int64)
+    want = np.cumsum(x, axis=1, dtype=np.int64)
+    np.testing.assert_array_equal(tl.cumsum(x, axis=1), want)
+    np.testing.assert_array_equal(tl.cumsum_multi_phase(x, axis=1), want)

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib_test_util.h"
 
@@ -12,15 +13,16 @@ static void close_lib(tj_lib *l, tj_jit *j)
     tj_jit_close(j);
 }
 
-/* cumsum of n i32 along a 1-D array, checked exactly */
-static void check_cumsum_1d(tj_lib *l, int64_t n)
+/* cumsum of n i32 along a 1-D array, checked exactly (flags: 0, the
+ * single-pass look-back, or TJ_LIB_MULTI_PHASE) */
+static void check_cumsum_1d(tj_lib *l, int64_t n, uint32_t flags)
 {
     int32_t *x = malloc(sizeof *x * (size_t)(n + 1)), *y = malloc(sizeof *y * (size_t)(n + 1));
     for (int64_t i = 0; i < n; i++)
         x[i] = (int32_t)((i * 7919) % 13) - 6;
     tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_I32, 1, &n), ty = tj_tensor_contiguous(y, TJ_DT_I32, 1, &n);
     tj_rt_error err = {{0}};
-    cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 0, 0, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 0, flags, NULL, &err), 0, "%s", err.msg);
     int32_t acc = 0;
     for (int64_t i = 0; i < n; i++) {
         acc += x[i];
@@ -30,18 +32,55 @@ static void check_cumsum_1d(tj_lib *l, int64_t n)
     free(y);
 }
 
-static void cumsum_sizes(tj_device_kind kind)
+static void cumsum_sizes(tj_device_kind kind, uint32_t flags)
 {
     tj_jit *j;
     tj_lib *l = open_lib(kind, &j);
     int64_t sizes[] = {0, 1, 2, 2049, 8191, 8192, 8193, 3 * 8192 + 17}; /* around scan.tj's tiles of 8192 */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        check_cumsum_1d(l, sizes[i]);
+        check_cumsum_1d(l, sizes[i], flags);
     close_lib(l, j);
 }
 
-Test(lib_scan, cumsum_1d_native) { cumsum_sizes(TJ_DEVICE_CPU); }
-Test(lib_scan, cumsum_1d_interp) { cumsum_sizes(TJ_DEVICE_INTERP); }
+Test(lib_scan, cumsum_1d_native) { cumsum_sizes(TJ_DEVICE_CPU, 0); }
+Test(lib_scan, cumsum_1d_interp) { cumsum_sizes(TJ_DEVICE_INTERP, 0); }
+Test(lib_scan, cumsum_1d_multi_phase_native) { cumsum_sizes(TJ_DEVICE_CPU, TJ_LIB_MULTI_PHASE); }
+Test(lib_scan, cumsum_1d_multi_phase_interp) { cumsum_sizes(TJ_DEVICE_INTERP, TJ_LIB_MULTI_PHASE); }
+
+/* The look-back over several lines (tickets run across them: tile 0 of a
+ * line starts its chain again) and many tiles, repeated so that the native
+ * cpu's concurrent programs meet in different orders; f32 sums of small
+ * integers are exact. */
+static void lookback_lines(tj_device_kind kind, int repeats)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(kind, &j);
+    enum { P = 3, N = 9 * 8192 + 5 };
+    float *x = malloc(sizeof *x * P * N), *y = malloc(sizeof *y * P * N);
+    for (int64_t i = 0; i < (int64_t)P * N; i++)
+        x[i] = (float)((i * 7919) % 5) - 2.0f;
+    int64_t shape[] = {P, N};
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 2, shape), ty = tj_tensor_contiguous(y, TJ_DT_F32, 2, shape);
+    for (int rep = 0; rep < repeats; rep++) {
+        tj_rt_error err = {{0}};
+        memset(y, 0, sizeof *y * P * N);
+        cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 1, 0, NULL, &err), 0, "%s", err.msg);
+        for (int p = 0; p < P; p++) {
+            float acc = 0;
+            for (int64_t i = 0; i < N; i++) {
+                acc += x[p * N + i];
+                cr_assert_eq(y[p * N + i], acc, "run %d: y[%d, %lld] = %g, expected %g", rep, p, (long long)i,
+                             y[p * N + i], acc);
+            }
+        }
+    }
+    free(x);
+    free(y);
+    close_lib(l, j);
+}
+
+Test(lib_scan, lookback_lines_native) { lookback_lines(TJ_DEVICE_CPU, 20); }
+Test(lib_scan, lookback_lines_interp) { lookback_lines(TJ_DEVICE_INTERP, 1); }
 
 /* cummax and a custom combine down the columns of a [R, C] f32 array */
 Test(lib_scan, columns_and_combines)

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "lib_source.h"
 #include "lower_check.h"
 #include "tilejit/jit.h"
 
@@ -63,6 +64,25 @@ Test(while_loops, lowered_like_the_interpreter)
     lc_opts h = lc_defaults();
     h.lo = 0, h.hi = 40;
     cr_assert(lc_check_tj(halve_src, "halve", &h));
+}
+
+/* The look-back scan of lib/kernels/scan.tj (tiles of 64: 5 a line over 3
+ * lines of 300, a partial last tile), flags and ticket zero. */
+Test(while_loops, lookback_scan_lowered)
+{
+    const char *kinds[] = {"T=i32;COMBINE=a + b", "T=f32;COMBINE=maximum(a, b)", "T=i64;COMBINE=a * b"};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        char *src = ls_lib_source("scan", kinds[i]);
+        cr_assert(src);
+        lc_opts o = lc_defaults();
+        o.defines = "B=64";
+        o.shapes = "P=3,N=300,Q=1,G=15";
+        o.int_range = "S=0:1,C=0:1";
+        if (i == 2)
+            o.ilo = -1, o.ihi = 2; /* products stay small and exact */
+        cr_assert(lc_check_tj(src, "scan_lookback", &o), "%s", kinds[i]);
+        free(src);
+    }
 }
 
 static tj_fn *compile(tj_jit *j, const char *src, const char *kernel, const tj_arg *args, uint32_t nargs,

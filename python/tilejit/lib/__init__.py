@@ -9,7 +9,7 @@ Inputs are DLPack arrays; results are new arrays of the input's kind, on
 its device (CUDA work goes to the framework's current stream, with no
 host synchronization). Errors are tilejit.TilejitError.
 """
-from ._scan import cummax, cumsum, scan
+from ._scan import cummax, cumsum, cumsum_multi_phase, scan
 from ._sort import argsort, sort
 from ._topk import topk
 from ._selective_scan import selective_scan

@@ -2,12 +2,20 @@
 the .tj language (lib/scan.c, lib/kernels/scan.tj)."""
 from ._common import call, new_like
 
+_MULTI_PHASE = 2  # TJ_LIB_MULTI_PHASE
+
 
 def cumsum(x, axis=0):
     """The inclusive prefix sum of x along axis (default 0), a new array of
     x's kind and dtype (NumPy's cumsum keeps integer dtypes the same way
     for i64/u64; i32 stays i32 here)."""
     return call("tj_lib_cumsum", x, new_like(x), axis)
+
+
+def cumsum_multi_phase(x, axis=0):
+    """cumsum through the multi-phase kernels (three launches) instead of
+    the single-pass look-back: what Metal runs; for comparison."""
+    return call("tj_lib_cumsum", x, new_like(x), axis, flags=_MULTI_PHASE)
 
 
 def cummax(x, axis=0):
