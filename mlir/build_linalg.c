@@ -490,18 +490,25 @@ static int build_generic(mbuild *b, uint32_t op)
     return build_structured(b, &s, 1);
 }
 
-/* linalg.map: identity maps over the output's shape; the body takes the
- * inputs' elements (and, since MLIR 22, the init's). */
+/* An op of one output whose loops are the output's dims (map, fill):
+ * every operand over all of them, scalars over none. */
+static int over_output(mbuild *b, uint32_t op, structured *s)
+{
+    if (split_operands(b, op, s, 1))
+        return 1;
+    s->nloops = rank_of(value(b, s->outs[0]));
+    for (uint32_t i = 0; i < s->nins; i++)
+        s->in_maps[i] = identity_map(rank_of(value(b, s->ins[i])) ? s->nloops : 0);
+    s->out_maps[0] = identity_map(s->nloops);
+    return 0;
+}
+
+/* linalg.map: the body takes the inputs' elements (and, since MLIR 22,
+ * the init's). */
 static int build_map(mbuild *b, uint32_t op)
 {
     structured s = {0};
-    if (split_operands(b, op, &s, 1))
-        return 1;
-    s.nloops = rank_of(value(b, s.outs[0]));
-    for (uint32_t i = 0; i < s.nins; i++)
-        s.in_maps[i] = identity_map(s.nloops);
-    s.out_maps[0] = identity_map(s.nloops);
-    return build_structured(b, &s, b->m->prog.ops[op].nargs == s.nins + s.nouts);
+    return over_output(b, op, &s) || build_structured(b, &s, b->m->prog.ops[op].nargs == s.nins + s.nouts);
 }
 
 /* linalg.reduce: the inputs over every loop, the inits over those not in
@@ -538,12 +545,7 @@ static int build_reduce(mbuild *b, uint32_t op)
 static int build_fill(mbuild *b, uint32_t op)
 {
     structured s = {0};
-    if (split_operands(b, op, &s, 1))
-        return 1;
-    s.nloops = rank_of(value(b, s.outs[0]));
-    s.in_maps[0] = (lmap){0};
-    s.out_maps[0] = identity_map(s.nloops);
-    int failed = build_structured(b, &s, 1);
+    int failed = over_output(b, op, &s) || build_structured(b, &s, 1);
     if (!failed)
         tj_mlir_copy_uniform(b, b->m->prog.ops[op].results, s.ins[0]);
     return failed;
