@@ -160,12 +160,13 @@ void tj_node_strides(const tj_graph *g, tj_array a, int64_t *strides);
 
 /* ---- the plan (fuse.c, tile.c, emit.c) ---- */
 
-/* ELEMWISE, REDUCE, MATMUL: a fused kernel; VIEW: strides over the input's
+/* ELEMWISE, REDUCE, MATMUL: a fused kernel; ATTENTION: softmax(q @ k * s)
+ * @ v as one flash-attention kernel (attention.c); VIEW: strides over the input's
  * data (or a copy where they cannot say it); HOST: a constant or range
  * filled on the host; OTHER: one op with a kernel of its own (gathers,
  * scans, sorts, concatenation). */
 typedef enum tj_group_kind {
-    TJ_GROUP_ELEMWISE, TJ_GROUP_REDUCE, TJ_GROUP_MATMUL, TJ_GROUP_VIEW, TJ_GROUP_HOST, TJ_GROUP_OTHER
+    TJ_GROUP_ELEMWISE, TJ_GROUP_REDUCE, TJ_GROUP_MATMUL, TJ_GROUP_ATTENTION, TJ_GROUP_VIEW, TJ_GROUP_HOST, TJ_GROUP_OTHER
 } tj_group_kind;
 enum { TJ_GROUP_MAX_NODES = 256, TJ_GROUP_MAX_INPUTS = 64 };
 
@@ -190,6 +191,8 @@ typedef struct tj_group {
     int64_t k_extent;               /* matmul: K */
     int64_t bm, bn, bk;
     int warps, stages;              /* matmul: the copy ring's slots */
+    double scale;                   /* attention: s */
+    int64_t bd, be;                 /* attention: tiles of the head dims */
     char why[96];                   /* the cost model's reason, for the plan text */
 } tj_group;
 
@@ -220,6 +223,8 @@ typedef struct tj_group_args {
  * contiguous. */
 int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
 const char *tj_group_kind_name(tj_group_kind k);
+/* Whether a group of kind k is a fused kernel (tiled and emitted). */
+static inline int tj_group_is_kernel(tj_group_kind k) { return k <= TJ_GROUP_ATTENTION; }
 
 /* emit.c: the kernel source of a group (after tj_tile). */
 int tj_emit_group(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out,
@@ -245,6 +250,14 @@ tj_array tj_graph_copy(tj_graph *g, tj_array src, tj_dtype dt, const tj_anode *p
  * (0: not in it); returns the count, -1 out of memory. */
 int tj_graph_number(const tj_graph *g, const tj_array *roots, uint32_t n, uint32_t *num);
 void tj_print_value(tj_buf *o, double v);
+
+/* attention.c: whether a (a matmul) ends softmax(q @ k * s, -1) @ v, made
+ * of nodes nothing else reads; fills grp (kind, members, inputs q, k, v,
+ * which the caller materializes, and scale). Its tiling and its kernel. */
+int tj_match_attention(const tj_graph *g, tj_array a, const uint8_t *needed, const uint8_t *root,
+                       const uint32_t *nusers, tj_group *grp);
+int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
+int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out);
 
 /* compose.c helpers shared by the builders */
 tj_array tj_array_scalar_like(tj_graph *g, tj_array like, double value);

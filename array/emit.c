@@ -478,6 +478,8 @@ static void emit_store(const em *e)
 
 int tj_emit_group(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out, tj_rt_error *err)
 {
+    if (grp->kind == TJ_GROUP_ATTENTION)
+        return tj_emit_attention(g, grp, args, out);
     em *e = calloc(1, sizeof *e);
     if (!e)
         return tj_rt_fail(err, "emission: out of memory");

@@ -422,7 +422,10 @@ static int make_groups(fuse_state *s, tj_plan *plan, tj_rt_error *err)
         if (!s->needed[a] || s->group_of[a] || (is_inline_const(s->g, a) && !s->root[a]) ||
             s->g->nodes[a].op == TJ_AOP_INPUT) /* a placeholder: eval refuses it */
             continue;
-        if (build_group(s, a, grp, member, excluded, dep)) {
+        if (s->g->nodes[a].op == TJ_AOP_MATMUL && tj_match_attention(s->g, a, s->needed, s->root, s->nusers, grp)) {
+            for (uint32_t i = 0; i < grp->ninputs; i++)
+                s->root[grp->inputs[i]] = s->needed[grp->inputs[i]]; /* q, k, v: materialized */
+        } else if (build_group(s, a, grp, member, excluded, dep)) {
             tj_rt_fail(err, "fusion: a group of %s reads more than %d arrays", tj_aop_name(s->g->nodes[a].op),
                        TJ_GROUP_MAX_INPUTS);
             bad = 1;

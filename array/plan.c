@@ -24,7 +24,10 @@ static void tile_line(tj_buf *o, const tj_group *grp)
     for (int i = 0; i < grp->space_rank; i++)
         tj_buf_printf(o, "%s%lld", i ? ", " : "", (long long)grp->space[i]);
     tj_buf_printf(o, "] batch=%d tile=[%lld, %lld", grp->nbatch, (long long)grp->bm, (long long)grp->bn);
-    if (grp->kind == TJ_GROUP_MATMUL)
+    if (grp->kind == TJ_GROUP_ATTENTION)
+        tj_buf_printf(o, "] head=[%lld, %lld] keys=%lld", (long long)grp->bd, (long long)grp->be,
+                      (long long)grp->k_extent);
+    else if (grp->kind == TJ_GROUP_MATMUL)
         tj_buf_printf(o, ", %lld] k=%lld", (long long)grp->bk, (long long)grp->k_extent);
     else
         tj_buf_printf(o, "]");
@@ -49,7 +52,7 @@ static int plan_group(tj_graph *g, tj_group *grp, uint32_t i, int stage, const u
             list(out, side == 1 ? "a" : "b", on, k, num);
     }
     tj_buf_printf(out, "\n");
-    if (stage == 0 || grp->kind > TJ_GROUP_MATMUL)
+    if (stage == 0 || !tj_group_is_kernel(grp->kind))
         return 0;
     tj_group_args *args = calloc(1, sizeof *args);
     if (!args)

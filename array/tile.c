@@ -26,7 +26,7 @@ typedef struct axes {
 
 const char *tj_group_kind_name(tj_group_kind k)
 {
-    static const char *names[] = {"elementwise", "reduce", "matmul", "view", "host", "other"};
+    static const char *names[] = {"elementwise", "reduce", "matmul", "attention", "view", "host", "other"};
     return k <= TJ_GROUP_OTHER ? names[k] : "?";
 }
 
@@ -341,6 +341,9 @@ int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err)
         break;
     case TJ_GROUP_MATMUL:
         bad = tile_matmul(g, grp, args, ax);
+        break;
+    case TJ_GROUP_ATTENTION:
+        bad = tj_tile_attention(g, grp, args, err);
         break;
     default:
         bad = tj_rt_fail(err, "tiling: a %s step has no tiles", tj_group_kind_name(grp->kind));

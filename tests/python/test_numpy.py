@@ -375,14 +375,36 @@ def test_mlp_block():
     check(y, (x + h.astype(np.float32) @ w2 + b2).astype(np.float32), rtol=1e-4, atol=1e-4)
 
 
-def test_attention_block():
-    q, k, v = data((2, 16, 8), "float32"), data((2, 16, 8), "float32"), data((2, 16, 8), "float32")
-    s = 1 / math.sqrt(8)
+@pytest.mark.parametrize("shape", [(2, 16, 8), (2, 3, 100, 40), (1, 37, 80), (3, 1, 200, 64)])
+def test_attention_block_is_one_flash_kernel(shape):
+    q, k, v = data(shape, "float32"), data(shape, "float32"), data(shape, "float32")
+    s = 1 / math.sqrt(shape[-1])
+    before = tnp.stats()["kernels_launched"]
     y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * s, axis=-1) @ tnp.asarray(v)
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1, tnp.plan(y, stage="fuse")
     z = q @ np.swapaxes(k, -1, -2) * s
     p = np.exp(z - z.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     check(y, p @ v, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_with_computed_operands_and_a_shared_score():
+    x = data((32, 16), "float32")
+    wq, wk, wv = (data((16, 16), "float32") for _ in range(3))
+    X = tnp.asarray(x)
+    q, k, v = X @ wq, X @ wk, X @ wv
+    y = tnp.softmax(q @ k.T * 0.25, axis=-1) @ v
+    z = (x @ wq) @ (x @ wk).T * 0.25
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    check(y, p @ (x @ wv), rtol=1e-4, atol=1e-4)
+    # the scores read elsewhere too: no flash kernel, still right
+    sc = q @ k.T * 0.25
+    y2, s2 = tnp.softmax(sc, axis=-1) @ v, sc.sum()
+    tnp.eval(y2, s2)
+    check(y2, p @ (x @ wv), rtol=1e-4, atol=1e-4)
+    check(s2, np.float32(z.sum()), rtol=1e-3, atol=1e-3)
 
 
 # ---- python API ----

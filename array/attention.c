@@ -1,0 +1,245 @@
+/* Attention: softmax(q @ k * s, axis=-1) @ v, as tj_array_softmax builds
+ * it, fused into one flash-attention kernel: each program takes BM query
+ * rows and runs over the keys in blocks of BN with a running maximum and
+ * sum (the online softmax), so the [M, N] scores never reach memory. The
+ * pattern must be whole: its inner nodes read by nothing else. */
+#include <stdio.h>
+#include <string.h>
+
+#include "array/array_internal.h"
+
+typedef struct chain {
+    tj_array pv, div, e, sum, sub, z, max, qk;
+    double scale;
+} chain;
+
+static const tj_anode *node(const tj_graph *g, tj_array a) { return &g->nodes[a]; }
+
+static int is_op(const tj_graph *g, tj_array a, tj_aop op) { return node(g, a)->op == op; }
+
+static int last_axis(const tj_graph *g, tj_array r)
+{
+    const tj_anode *x = node(g, r);
+    return x->rank >= 1 && x->axes == (1u << (x->rank - 1));
+}
+
+static int scalar_const(const tj_graph *g, tj_array a, double *v)
+{
+    const tj_anode *x = node(g, a);
+    if (x->op != TJ_AOP_FULL || x->has_data || tj_shape_numel(x->rank, x->shape) != 1)
+        return 0;
+    *v = x->value;
+    return 1;
+}
+
+/* z = qk * s, s * qk, or qk itself. */
+static int scores(const tj_graph *g, tj_array z, chain *c)
+{
+    c->scale = 1.0;
+    c->z = z;
+    if (is_op(g, z, TJ_AOP_MATMUL)) {
+        c->qk = z;
+        return 1;
+    }
+    const tj_anode *x = node(g, z);
+    if (x->op != TJ_AOP_MULTIPLY)
+        return 0;
+    for (int i = 0; i < 2; i++)
+        if (is_op(g, x->in[i], TJ_AOP_MATMUL) && scalar_const(g, x->in[1 - i], &c->scale)) {
+            c->qk = x->in[i];
+            return 1;
+        }
+    return 0;
+}
+
+static int match_chain(const tj_graph *g, tj_array pv, chain *c)
+{
+    memset(c, 0, sizeof *c);
+    c->pv = pv;
+    const tj_anode *m = node(g, pv);
+    if (m->op != TJ_AOP_MATMUL || !is_op(g, m->in[0], TJ_AOP_DIVIDE))
+        return 0;
+    c->div = m->in[0];
+    const tj_anode *d = node(g, c->div);
+    c->e = d->in[0];
+    c->sum = d->in[1];
+    if (!is_op(g, c->e, TJ_AOP_EXP) || !is_op(g, c->sum, TJ_AOP_SUM) || node(g, c->sum)->in[0] != c->e ||
+        !last_axis(g, c->sum))
+        return 0;
+    c->sub = node(g, c->e)->in[0];
+    if (!is_op(g, c->sub, TJ_AOP_SUBTRACT))
+        return 0;
+    tj_array z = node(g, c->sub)->in[0];
+    c->max = node(g, c->sub)->in[1];
+    if (!is_op(g, c->max, TJ_AOP_MAX) || node(g, c->max)->in[0] != z || !last_axis(g, c->max))
+        return 0;
+    return scores(g, z, c);
+}
+
+/* Every inner node pending, not a root, read only inside the chain. */
+static int whole(const chain *c, const uint8_t *needed, const uint8_t *root, const uint32_t *nusers)
+{
+    struct {
+        tj_array a;
+        uint32_t uses;
+    } inner[] = {{c->div, 1}, {c->e, 2}, {c->sum, 1}, {c->sub, 1}, {c->z, 2}, {c->max, 1}, {c->qk, 1}};
+    int n = sizeof inner / sizeof inner[0] - (c->z == c->qk); /* z is qk when unscaled */
+    if (c->z == c->qk)
+        inner[4].uses = 2;
+    for (int i = 0; i < n; i++) {
+        tj_array a = inner[i].a;
+        if (!needed[a] || root[a] || nusers[a] != inner[i].uses)
+            return 0;
+    }
+    return 1;
+}
+
+/* Operands the kernel handles: 16-bit or f32, heads up to 256 wide. */
+static int fits(const tj_graph *g, const chain *c)
+{
+    const tj_anode *qk = node(g, c->qk), *q = node(g, qk->in[0]), *v = node(g, node(g, c->pv)->in[1]);
+    tj_dtype dt = node(g, c->pv)->dtype;
+    if (dt != TJ_DT_F32 && dt != TJ_DT_F16 && dt != TJ_DT_BF16)
+        return 0;
+    if (node(g, c->div)->dtype != dt || qk->dtype != dt || q->dtype != dt || v->dtype != dt ||
+        node(g, qk->in[1])->dtype != dt)
+        return 0;
+    return q->shape[q->rank - 1] <= 256 && v->shape[v->rank - 1] <= 256 && qk->rank == node(g, c->pv)->rank;
+}
+
+int tj_match_attention(const tj_graph *g, tj_array a, const uint8_t *needed, const uint8_t *root,
+                       const uint32_t *nusers, tj_group *grp)
+/* q, k and v are its inputs: the caller materializes them */
+{
+    chain c;
+    if (!match_chain(g, a, &c) || !whole(&c, needed, root, nusers) || !fits(g, &c))
+        return 0;
+    const tj_anode *qk = node(g, c.qk);
+    tj_array in[3] = {qk->in[0], qk->in[1], node(g, a)->in[1]};
+    memset(grp, 0, sizeof *grp);
+    grp->kind = TJ_GROUP_ATTENTION;
+    grp->root = a;
+    grp->core = c.qk;
+    grp->scale = c.scale;
+    tj_array members[] = {c.qk, c.z, c.max, c.sub, c.e, c.sum, c.div, c.pv};
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
+        if (i != 1 || c.z != c.qk)
+            grp->members[grp->nmembers++] = members[i];
+    for (int i = 0; i < 3; i++)
+        grp->inputs[grp->ninputs++] = in[i];
+    return 1;
+}
+
+static int64_t pow2ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+/* x's strides over [batch..., rows, cols], the batch part aligned to the
+ * output's rb batch axes. */
+static void operand_strides(const tj_graph *g, tj_array a, int rb, int64_t *batch, int64_t *two)
+{
+    const tj_anode *x = node(g, a);
+    int64_t own[TJ_MAX_RANK];
+    tj_node_strides(g, a, own);
+    int xb = x->rank - 2;
+    for (int i = 0; i < rb; i++) {
+        int k = i - (rb - xb);
+        batch[i] = k >= 0 && x->shape[k] != 1 ? own[k] : 0;
+    }
+    two[0] = x->shape[xb] == 1 ? 0 : own[xb];
+    two[1] = x->shape[xb + 1] == 1 ? 0 : own[xb + 1];
+}
+
+int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err)
+{
+    const tj_anode *y = node(g, grp->root);
+    int rb = y->rank - 2;
+    if (rb > TJ_MAX_RANK - 2)
+        return tj_rt_fail(err, "tiling: attention with %d batch axes", rb);
+    tj_array ops[4] = {grp->inputs[0], grp->inputs[1], grp->inputs[2], grp->root};
+    int64_t batch[4][TJ_MAX_RANK], two[4][2];
+    for (int o = 0; o < 4; o++)
+        operand_strides(g, ops[o], rb, batch[o], two[o]);
+    /* the batch axes stay as they are (no merging: four arrays rarely agree) */
+    grp->nbatch = rb;
+    grp->space_rank = rb + 2;
+    for (int i = 0; i < rb; i++)
+        grp->space[i] = y->shape[i];
+    const tj_anode *q = node(g, grp->inputs[0]), *k = node(g, grp->inputs[1]);
+    int64_t M = y->shape[rb], E = y->shape[rb + 1], D = q->shape[q->rank - 1], N = k->shape[k->rank - 1];
+    grp->space[rb] = M;
+    grp->space[rb + 1] = E;
+    grp->k_extent = N;
+    grp->bd = pow2ceil(D);
+    grp->be = pow2ceil(E);
+    grp->bm = grp->bd > 128 || grp->be > 128 ? 32 : 64;
+    grp->bn = 64;
+    grp->warps = 4;
+    snprintf(grp->why, sizeof grp->why, "flash: %lld queries, %lld keys, head %lld -> %lld", (long long)M,
+             (long long)N, (long long)D, (long long)E);
+    int64_t rows[4] = {M, D, N, M}, cols[4] = {D, N, E, E};
+    for (int o = 0; o < 4; o++) {
+        tj_tensor *t = &args->t[o];
+        const tj_anode *x = node(g, ops[o]);
+        memset(t, 0, sizeof *t);
+        t->data = x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
+        t->dtype = x->dtype;
+        t->rank = rb + 2;
+        for (int i = 0; i < rb; i++) {
+            t->shape[i] = y->shape[i];
+            t->strides[i] = batch[o][i];
+        }
+        t->shape[rb] = rows[o];
+        t->shape[rb + 1] = cols[o];
+        t->strides[rb] = two[o][0];
+        t->strides[rb + 1] = two[o][1];
+    }
+    args->nargs = 4;
+    return 0;
+}
+
+int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *o)
+{
+    (void)args;
+    const char *dt = tj_dtype_name(node(g, grp->root)->dtype);
+    int f32 = node(g, grp->root)->dtype == TJ_DT_F32;
+    char bd[96] = "", bi[96] = "", q[96] = "1";
+    for (int i = 0; i < grp->nbatch; i++) {
+        snprintf(bd + strlen(bd), sizeof bd - strlen(bd), "B%d, ", i);
+        snprintf(bi + strlen(bi), sizeof bi - strlen(bi), "b%d, ", i);
+        snprintf(q + (i ? strlen(q) : 0), sizeof q - (i ? strlen(q) : 0), "%sB%d", i ? " * " : "", i);
+    }
+    tj_buf_printf(o, "kernel fused(XQ: %s[%sM, D], XK: %s[%sD, N], XV: %s[%sN, E], Y: %s[%sM, E])\n", dt, bd, dt,
+                  bd, dt, bd, dt, bd);
+    tj_buf_printf(o, "    grid (1, cdiv(M, BM), %s)\n", q);
+    tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [4, 8]\n", (long long)grp->bm,
+                  (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2));
+    tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n{\n    m = program_id(1) * BM\n", (long long)grp->bd,
+                  (long long)grp->be);
+    if (grp->nbatch == 1)
+        tj_buf_printf(o, "    b0 = program_id(2)\n");
+    else if (grp->nbatch > 1) {
+        tj_buf_printf(o, "    q = program_id(2)\n");
+        for (int i = grp->nbatch - 1; i > 0; i--)
+            tj_buf_printf(o, "    b%d = q %% B%d\n    q = q / B%d\n", i, i, i);
+        tj_buf_printf(o, "    b0 = q\n");
+    }
+    const char *prec = f32 ? ", precision = \"ieee\"" : "";
+    tj_buf_printf(o, "    tq = load(XQ[%sm:m+BM, 0:BD])\n", bi);
+    tj_buf_printf(o, "    mi = full(f32[BM, 1], -inf)\n    li = zeros(f32[BM, 1])\n    acc = zeros(f32[BM, BE])\n");
+    tj_buf_printf(o, "    for j in range(0, N, BN) {\n");
+    tj_buf_printf(o, "        s = dot(tq, load(XK[%s0:BD, j:j+BN])%s) * ", bi, prec);
+    tj_emit_literal(o, TJ_DT_F32, grp->scale);
+    tj_buf_printf(o, "\n        s = where(arange(BN)[None, :] + j < N, s, -inf)\n"
+                     "        mn = maximum(mi, max(s, 1)[:, None])\n"
+                     "        p = exp(s - mn)\n"
+                     "        alpha = exp(mi - mn)\n"
+                     "        li = li * alpha + sum(p, 1)[:, None]\n");
+    tj_buf_printf(o, "        acc = acc * alpha + dot(%s(p), load(XV[%sj:j+BN, 0:BE])%s)\n", dt, bi, prec);
+    tj_buf_printf(o, "        mi = mn\n    }\n    store(Y[%sm:m+BM, 0:BE], %s(acc / li))\n}\n", bi, dt);
+    return 0;
+}
