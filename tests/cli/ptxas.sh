@@ -49,6 +49,18 @@ for file in "$SRC"/tests/lit/ptx/*.tj; do
     done || fail "a .tj PTX lit test does not assemble"
     count=$((count + 1))
 done
+# The library's look-back scan (ordered accesses in a while loop), as lib/scan.c substitutes it.
+for t in f32 f64 i64; do
+    sed -e "s/\$T/$t/g" -e 's/\$COMBINE/a + b/g' "$SRC/lib/kernels/scan.tj" >scan.tj
+    for arch in sm_80 sm_90a; do
+        if ! "$TILEJIT" emit scan.tj -k scan_lookback --target "ptx:$arch" --shape P=3,N=100000,Q=1,G=39 -o k.ptx 2>err; then
+            fail "scan_lookback ($t) ptx:$arch: $(head -3 err)"
+            continue
+        fi
+        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || fail "scan_lookback ($t): ptxas -arch=$arch: $(head -5 err)"
+        count=$((count + 1))
+    done
+done
 echo "$count PTX files assembled"
 [ "$count" -gt 0 ] || fail "no example was emitted"
 exit $((failures > 0))
