@@ -26,14 +26,18 @@ static lc_opts wg_opts(const char *defines, const char *shapes)
 }
 
 /* One and two warpgroups; 128-byte (BK = 64) and 64-byte (BK = 32)
- * swizzles on a; b 64 and 128 columns (one and two swizzle blocks); rings
- * of 2 and 3 slots; a partial last tile on every axis. */
+ * swizzles on a; b 64 to 256 columns (one to four swizzle blocks); rings
+ * of 2 and 3 tiles; a partial last tile on every axis. 128 x 256 x 64 at
+ * stages 3 takes the slot more that keeps a group in flight across
+ * iterations (wait_group 1; with both operands in rings: N = 256 whole). */
 Test(lower_wgmma, matmul_rings)
 {
     static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=64,BK=32,stages=2",
-                                          "BM=128,BN=256,BK=64,stages=2"};
-    for (int d = 0; d < 3; d++) {
-        lc_opts o = wg_opts(defines[d], "M=200,N=136,K=160");
+                                          "BM=128,BN=256,BK=64,stages=2", "BM=128,BN=256,BK=64,stages=3"};
+    static const char *const shapes[] = {"M=200,N=136,K=160", "M=200,N=136,K=160", "M=200,N=136,K=160",
+                                         "M=200,N=256,K=160"};
+    for (int d = 0; d < 4; d++) {
+        lc_opts o = wg_opts(defines[d], shapes[d]);
         cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
     }
 }
