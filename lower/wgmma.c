@@ -25,7 +25,15 @@
 
 #include "lower/lower.h"
 
-enum { GROUP_WARPS = 4, BLOCK_ROWS = 64, MAX_N = 256, MAX_ACC_REGS = 128 };
+enum {
+    GROUP_WARPS = 4,
+    BLOCK_ROWS = 64,
+    MAX_N = 256,
+    MAX_ACC_REGS = 128,
+    SM_REGS = 65536,     /* 32-bit registers of an SM, shared by a program's threads */
+    THREAD_REGS = 255,   /* the most one thread may have */
+    OTHER_REGS = 32,     /* beside the accumulators: descriptors, addresses, the loop */
+};
 
 /* The largest of 128, 64, 32 bytes dividing a row of `bytes`, or 0. */
 static int swizzle_for(int64_t bytes)
@@ -51,7 +59,11 @@ int lw_wgmma_plan(const lw *w, lw_mma *p)
         return 0;
     if (p->m % (BLOCK_ROWS * groups) || p->n % 8 || p->n > MAX_N || (p->in == TJ_DT_F32 && !p->bt))
         return 0; /* tf32 operands must be K-major: b only as trans(x) */
-    if (p->m * p->n / (32 * w->nwarps) > MAX_ACC_REGS)
+    /* a wgmma names all of a block's accumulators at once: they and the
+     * loop's other values must fit the registers a thread can have (512
+     * threads: 128), or ptxas refuses the instruction */
+    int64_t acc = p->m * p->n / (32 * w->nwarps), budget = SM_REGS / (32 * w->nwarps);
+    if (acc > MAX_ACC_REGS || acc + OTHER_REGS > (budget < THREAD_REGS ? budget : THREAD_REGS))
         return 0;
     if (!tile_of(&p->wa, p->m, p->k, 0, p->size))
         return 0;

@@ -426,12 +426,13 @@ MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                                            (128, 128, 32, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 8, 4),
                                            (128, 256, 32, 8, 3), (128, 256, 64, 8, 3), (256, 128, 32, 8, 3),
                                            (256, 128, 64, 8, 3), (128, 128, 32, 8, 2), (64, 128, 32, 4, 4),
-                                           (128, 256, 64, 8, 4), (256, 128, 64, 8, 4), (64, 256, 64, 4, 4))]
+                                           (128, 256, 64, 8, 4), (256, 128, 64, 8, 4), (64, 256, 64, 4, 4),
+                                           (256, 128, 64, 16, 3))]
 # the fastest wgmma configurations of the sweep (bench/RESULTS.md), for the
 # rows that need not sweep everything again
 WGMMA_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                  for bm, bn, bk, w, s in ((128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
-                                          (128, 128, 64, 8, 3), (128, 128, 64, 4, 3))]
+                                          (128, 128, 64, 8, 3), (128, 128, 64, 4, 3), (256, 128, 64, 16, 3))]
 # skinny products (M = 64 .. 512): few row blocks, so narrow and deep tiles
 SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                   for bm, bn, bk, w, s in ((64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 128, 64, 4, 6),

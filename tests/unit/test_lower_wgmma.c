@@ -110,7 +110,7 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
     static const char *const configs[] = {"BM=128,BN=128,BK=64,warps=8,stages=3", "BM=128,BN=256,BK=64,warps=8,stages=3",
                                           "BM=128,BN=128,BK=32,warps=4,stages=4", "BM=256,BN=128,BK=64,warps=8,stages=4",
-                                          "BM=64,BN=128,BK=32,warps=4,stages=4"};
+                                          "BM=64,BN=128,BK=32,warps=4,stages=4", "BM=256,BN=128,BK=64,warps=16,stages=3"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
         tj_ctx *c = tj_ctx_new();
         tj_kernel *simt = lower_config(c, configs[i], "M=4096,N=4096,K=4096", 1);
@@ -127,6 +127,10 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         tj_buf_free(&log);
         tj_ctx_free(c);
     }
+    tj_ctx *c = tj_ctx_new(); /* 512 threads have 128 registers each: no m64n256 wgmma */
+    tj_kernel *big = lower_config(c, "BM=256,BN=256,BK=64,warps=16,stages=2", "M=4096,N=4096,K=4096", 1);
+    cr_expect_eq(count_op(big, TJ_OP_WGMMA), 0);
+    tj_ctx_free(c);
 }
 
 /* ---- what is refused, and why ---------------------------------------------------- */
