@@ -42,6 +42,15 @@ Test(lower_wgmma, matmul_rings)
     }
 }
 
+/* Four warpgroups (16 warps): a's granules rotated over 5 bits. */
+Test(lower_wgmma, four_warpgroups)
+{
+    lc_opts o = wg_opts("BM=256,BN=128,BK=64,stages=3", "M=260,N=136,K=160");
+    o.warps[0] = 16;
+    o.warps[1] = 0;
+    cr_assert(lc_check_tj(MATMUL, "matmul", &o));
+}
+
 /* stages = 1: no ring, both operands staged with st_shared every
  * iteration; warps 4 with BM = 128: two 64-row blocks per warpgroup. */
 Test(lower_wgmma, matmul_staged)
