@@ -320,12 +320,13 @@ static int emit_operand(em *e, int side, const char *bidx, tj_dtype in, char *ou
     int bad = emit_members(e, 0, 0, -1);
     tj_array opnd = m->in[side - 1];
     tj_buf b = {0};
-    int computed = member_pos(e->grp, opnd) >= 0;
+    /* a computed operand (or a constant: then a scalar) as a full tile */
+    int computed = input_pos(e->grp, opnd, side) < 0;
     if (computed)
-        tj_buf_printf(&b, "where(arange(BK)%s + k < K, ", side == 1 ? "[None, :]" : "[:, None]");
+        tj_buf_printf(&b, "where(arange(BK)%s + k < K, broadcast(", side == 1 ? "[None, :]" : "[:, None]");
     ref(e, opnd, in, &b);
     if (computed) {
-        tj_buf_printf(&b, ", ");
+        tj_buf_printf(&b, ", %s), ", side == 1 ? "[BM, BK]" : "[BK, BN]");
         tj_emit_literal(&b, in, 0);
         tj_buf_printf(&b, ")");
     }

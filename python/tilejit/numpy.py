@@ -424,6 +424,12 @@ class ndarray:
     def mean(self, axis=None, keepdims=False, dtype=None):
         return mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
+    def var(self, axis=None, keepdims=False, ddof=0):
+        return var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def std(self, axis=None, keepdims=False, ddof=0):
+        return std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
     def argmax(self, axis=None, keepdims=False):
         return argmax(self, axis=axis, keepdims=keepdims)
 

@@ -612,3 +612,24 @@ def test_matmul_operand_prologues_are_fused():
     tnp.eval(z)
     assert tnp.stats()["kernels_launched"] - before == 1
     check(z, np.exp(a) @ (b + 1), rtol=1e-4)
+
+
+def numpy_program(xp, x, w):
+    """NumPy code as written for NumPy; run with xp = np or tnp."""
+    h = xp.maximum(x @ w, 0)
+    h = (h - h.mean(axis=-1, keepdims=True)) / xp.sqrt(h.var(axis=-1, keepdims=True) + 1e-5)
+    e = xp.exp(h - h.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    idx = xp.argmax(p, axis=1)
+    top = xp.take_along_axis(p, idx[:, None], axis=1)
+    return (xp.concatenate([p[:, :3], top], axis=1), xp.cumsum(idx), xp.sort(p, axis=1)[:, ::-1],
+            xp.where(p > 0.1, p, 0).sum(), xp.clip(h, -1, 1).T @ xp.ones((h.shape[0],), dtype=xp.float32))
+
+
+def test_a_numpy_program_runs_unchanged():
+    x, w = data((12, 20), "float32"), data((20, 16), "float32")
+    want = numpy_program(np, x, w)
+    got = numpy_program(tnp, tnp.asarray(x), tnp.asarray(w))
+    tnp.eval(got)
+    for g, wv in zip(got, want):
+        check(g, wv, rtol=1e-4, atol=1e-5)
