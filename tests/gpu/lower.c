@@ -27,7 +27,7 @@ static const gpu_case cases[] = {
     {ADD, "add", "BLOCK=64", "N=200", "", NULL, 0, 0, 0, 0, 0, 0},
     {MASKED, "masked", "", "N=1024", "n=900", NULL, 0, 0, 0, 0, 0, 0},
     {EMBED, "embed", "", "V=50,D=16,N=70", "", "idx=-3:53", 0, 0, 0, 0, 0, 0},
-    {SCATTER, "scat", "", "V=10,D=16,N=32", "", "idx=-1:11", 0, 1e-5, 1e-5, 0, 4},
+    {SCATTER, "scat", "", "V=10,D=16,N=32", "", "idx=-1:11", 0, 1e-5, 1e-5, 0, 4, 0},
     {SOFTMAX, "softmax", "BLOCK=256", "M=5,N=200", "", NULL, 0, 0, 0, 0, 0, 0},
     {SOFTMAX, "softmax", "BLOCK=1024", "M=3,N=1024", "", NULL, 0, 0, 0, 0, 0, 0},
     {ROWS, "rows", "", "M=37,N=64", "", NULL, 0, 1e-4, 1e-4, 0, 0, 0},
