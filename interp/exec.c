@@ -57,15 +57,31 @@ static int check_yield(const tj_interp *st, tj_ref r, tj_ref y, uint32_t n)
 }
 
 /* Carried values live in the body's arguments. Each iteration copies the
- * yielded values into scratch buffers first (a yield may name another
- * argument), then swaps the buffers with the arguments. */
+ * yielded values (yield y's operands from `from` on) into scratch buffers
+ * first (a yield may name another argument), then swaps the buffers with
+ * the arguments args[0..nc). Returns whether every value stayed the same. */
+static int carry_next(tj_interp *st, tj_ref r, tj_ref y, uint32_t from, tj_ref *args, uint32_t nc)
+{
+    tj_rval *scratch = tj_val(st, r)->work;
+    int same = 1;
+    for (uint32_t c = 0; c < nc; c++)
+        copy_val(&scratch[c], tj_opnd(st, y, from + c));
+    for (uint32_t c = 0; c < nc; c++) {
+        tj_rval *a = tj_val(st, args[c]);
+        same = same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
+        tj_slot *old = a->data;
+        a->data = scratch[c].data;
+        scratch[c].data = old;
+    }
+    return same;
+}
+
 static int exec_for(tj_interp *st, tj_ref r)
 {
     const tj_inst *in = tj_in(st, r);
     const tj_kernel *k = st->k;
     tj_block_id body = in->region[0];
     uint32_t nc = in->nargs - 3;
-    tj_rval *scratch = tj_val(st, r)->work;
     tj_ref *args = k->blocks[body].insts;
     for (uint32_t i = 0; i < nc; i++)
         copy_val(tj_val(st, args[1 + i]), tj_opnd(st, r, 3 + i));
@@ -78,14 +94,7 @@ static int exec_for(tj_interp *st, tj_ref r)
         tj_ref y;
         if (tj_run_block(st, body, &y) || check_yield(st, r, y, nc))
             return -1;
-        for (uint32_t c = 0; c < nc; c++)
-            copy_val(&scratch[c], tj_opnd(st, y, c));
-        for (uint32_t c = 0; c < nc; c++) {
-            tj_rval *a = tj_val(st, args[1 + c]);
-            tj_slot *old = a->data;
-            a->data = scratch[c].data;
-            scratch[c].data = old;
-        }
+        carry_next(st, r, y, 0, args + 1, nc);
     }
     return set_results(st, r, args + 1, nc);
 }
@@ -98,7 +107,6 @@ static int exec_while(tj_interp *st, tj_ref r)
     const tj_inst *in = tj_in(st, r);
     tj_block_id body = in->region[0];
     uint32_t nc = in->nargs - 1;
-    tj_rval *scratch = tj_val(st, r)->work;
     tj_ref *args = st->k->blocks[body].insts;
     for (uint32_t i = 0; i < nc; i++)
         copy_val(tj_val(st, args[i]), tj_opnd(st, r, 1 + i));
@@ -108,15 +116,7 @@ static int exec_while(tj_interp *st, tj_ref r)
         if (tj_run_block(st, body, &y) || check_yield(st, r, y, nc + 1))
             return -1;
         go = tj_opnd(st, y, 0)->data[0].i != 0;
-        int same = st->writes == writes;
-        for (uint32_t c = 0; c < nc; c++) {
-            copy_val(&scratch[c], tj_opnd(st, y, 1 + c));
-            tj_rval *a = tj_val(st, args[c]);
-            same = same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
-            tj_slot *old = a->data;
-            a->data = scratch[c].data;
-            scratch[c].data = old;
-        }
+        int same = carry_next(st, r, y, 1, args, nc) && st->writes == writes;
         if (go && same) {
             tj_error_at(st->ctx, in->loc, "this while loop cannot end in program (%lld, %lld, %lld): an iteration "
                         "changed neither its values nor memory (a wait on a program that runs later? the "

@@ -250,9 +250,28 @@ static int set_results(const tj_simt *s, tj_ref r, tj_ref yield)
     return 0;
 }
 
-/* Carried values live in the body's arguments: each iteration copies the
- * yielded values to scratch first (a yield may name another argument),
- * then swaps scratch and arguments. */
+/* The next carried values: yield y's operands from `from` on copied to
+ * scratch first (a yield may name another argument), then swapped with the
+ * body's arguments args[0..nc). *same (when not NULL) is cleared unless
+ * every value stayed as it was. -1 after reporting. */
+static int carry_next(tj_simt *s, tj_ref r, tj_ref y, uint32_t from, const tj_ref *args, uint32_t nc, int *same)
+{
+    tj_rval *scratch = s->st.vals[r].work;
+    for (uint32_t c = 0; c < nc; c++)
+        if (copy_value(s, r, &scratch[c], &s->st.vals[s->st.k->insts[y].args[from + c]]))
+            return -1;
+    for (uint32_t c = 0; c < nc; c++) {
+        tj_rval *a = &s->st.vals[args[c]];
+        if (same)
+            *same = *same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
+        tj_slot *old = a->data;
+        a->data = scratch[c].data;
+        scratch[c].data = old;
+    }
+    return 0;
+}
+
+/* Carried values live in the body's arguments (carry_next). */
 static int exec_for(tj_simt *s, tj_ref r, int depth)
 {
     const tj_kernel *k = s->st.k;
@@ -268,7 +287,7 @@ static int exec_for(tj_simt *s, tj_ref r, int depth)
     for (uint32_t c = 0; c < nc; c++)
         if (copy_value(s, r, &s->st.vals[args[1 + c]], &s->st.vals[in->args[3 + c]]))
             return -1;
-    tj_rval *iv = &s->st.vals[args[0]], *scratch = s->st.vals[r].work;
+    tj_rval *iv = &s->st.vals[args[0]];
     if (!iv->data)
         return tj_simt_fail(s, r, -1, "the induction variable is not a scalar");
     uint64_t count = tj_trip_count(lo, hi, step);
@@ -280,15 +299,8 @@ static int exec_for(tj_simt *s, tj_ref r, int depth)
             return -1;
         if (!y || k->insts[y].nargs != nc)
             return tj_simt_fail(s, r, -1, "the body does not yield its %u carried values", nc);
-        for (uint32_t c = 0; c < nc; c++)
-            if (copy_value(s, r, &scratch[c], &s->st.vals[k->insts[y].args[c]]))
-                return -1;
-        for (uint32_t c = 0; c < nc; c++) {
-            tj_rval *a = &s->st.vals[args[1 + c]];
-            tj_slot *old = a->data;
-            a->data = scratch[c].data;
-            scratch[c].data = old;
-        }
+        if (carry_next(s, r, y, 0, args + 1, nc, NULL))
+            return -1;
     }
     const tj_rval *rv = &s->st.vals[r];
     if ((rv->elems ? rv->ti->nelems : 0) != nc)
@@ -311,7 +323,6 @@ static int exec_while(tj_simt *s, tj_ref r, int depth)
     if (in->nargs < 1 || !body || k->blocks[body].ninsts < nc + 1)
         return tj_simt_fail(s, r, -1, "a while needs a condition and a body with its arguments");
     const tj_ref *args = k->blocks[body].insts;
-    tj_rval *scratch = s->st.vals[r].work;
     int64_t go;
     if (uniform_operand(s, r, 0, &go))
         return -1;
@@ -328,16 +339,8 @@ static int exec_while(tj_simt *s, tj_ref r, int depth)
         if (uniform_operand(s, y, 0, &go))
             return -1;
         int same = s->st.writes == writes;
-        for (uint32_t c = 0; c < nc; c++)
-            if (copy_value(s, r, &scratch[c], &s->st.vals[k->insts[y].args[1 + c]]))
-                return -1;
-        for (uint32_t c = 0; c < nc; c++) {
-            tj_rval *a = &s->st.vals[args[c]];
-            same = same && !memcmp(a->data, scratch[c].data, sizeof(tj_slot) * a->n);
-            tj_slot *old = a->data;
-            a->data = scratch[c].data;
-            scratch[c].data = old;
-        }
+        if (carry_next(s, r, y, 1, args, nc, &same))
+            return -1;
         if (go && same)
             return tj_simt_fail(s, r, -1, "this while loop cannot end: an iteration changed neither its values nor "
                                 "global memory (a wait on a program that runs later? programs run in order)");

@@ -77,6 +77,26 @@ static void load_scalars(lg *g, tj_ref r, lval *res, uint32_t n)
     }
 }
 
+/* A loop's result buffers, holding its operands from `first` on. */
+static void carried_init(lg *g, lval *res, const tj_inst *in, uint32_t first, uint32_t n)
+{
+    for (uint32_t c = 0; c < n; c++) {
+        res[c].v = result_buffer(g, lg_in(g, in->args[first + c])->type);
+        put(g, res[c].v, in->args[first + c]);
+    }
+}
+
+/* The body's arguments from position `at` on read the result buffers
+ * (tiles in place, scalars loaded). */
+static void carried_args(lg *g, const tj_block *body, uint32_t at, const lval *res, uint32_t n)
+{
+    for (uint32_t c = 0; c < n; c++) {
+        tj_ref a = body->insts[at + c];
+        const tj_type_info *ti = lg_ti(g, a);
+        lg_val(g, a)->v = ti->rank ? res[c].v : LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), res[c].v, "");
+    }
+}
+
 int lg_emit_for(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -85,10 +105,7 @@ int lg_emit_for(lg *g, tj_ref r)
     const tj_block *body = in->region[0] ? tj_block_at(g->k, in->region[0]) : NULL;
     if (in->nargs < 3 || !body || body->ninsts < nc + 1 || rv->nelems != nc)
         return lg_fail(g, r, "loop does not carry what its body takes");
-    for (uint32_t c = 0; c < nc; c++) {
-        rv->elems[c].v = result_buffer(g, lg_in(g, in->args[3 + c])->type);
-        put(g, rv->elems[c].v, in->args[3 + c]);
-    }
+    carried_init(g, rv->elems, in, 3, nc);
     tj_ref ivr = body->insts[0];
     tj_dtype ivt = lg_ti(g, ivr)->dtype;
     LLVMValueRef lo = scalar_i64(g, in->args[0]), step = scalar_i64(g, in->args[2]);
@@ -98,11 +115,7 @@ int lg_emit_for(lg *g, tj_ref r)
     lg_val(g, ivr)->v = LLVMBuildTrunc(g->b, iv, lg_type(g, ivt), "");
     if (LLVMTypeOf(iv) == lg_type(g, ivt))
         lg_val(g, ivr)->v = iv;
-    for (uint32_t c = 0; c < nc; c++) {
-        tj_ref a = body->insts[1 + c];
-        const tj_type_info *ti = lg_ti(g, a);
-        lg_val(g, a)->v = ti->rank ? rv->elems[c].v : LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), rv->elems[c].v, "");
-    }
+    carried_args(g, body, 1, rv->elems, nc);
     tj_ref y, outer_iv = g->loop_iv;
     LLVMValueRef outer_step = g->loop_step;
     tj_block_id outer_body = g->loop_body;
@@ -130,10 +143,7 @@ int lg_emit_while(lg *g, tj_ref r)
     const tj_block *body = in->region[0] ? tj_block_at(g->k, in->region[0]) : NULL;
     if (in->nargs < 1 || !body || body->ninsts < nc + 1 || rv->nelems != nc)
         return lg_fail(g, r, "loop does not carry what its body takes");
-    for (uint32_t c = 0; c < nc; c++) {
-        rv->elems[c].v = result_buffer(g, lg_in(g, in->args[1 + c])->type);
-        put(g, rv->elems[c].v, in->args[1 + c]);
-    }
+    carried_init(g, rv->elems, in, 1, nc);
     LLVMValueRef go = result_buffer(g, lg_in(g, in->args[0])->type);
     put(g, go, in->args[0]);
     LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->lc, g->fn, "while");
@@ -144,11 +154,7 @@ int lg_emit_while(lg *g, tj_ref r)
     LLVMValueRef cond = LLVMBuildLoad2(g->b, lg_type(g, TJ_DT_BOOL), go, "");
     LLVMBuildCondBr(g->b, lg_truth(g, cond), loop, done);
     LLVMPositionBuilderAtEnd(g->b, loop);
-    for (uint32_t c = 0; c < nc; c++) {
-        tj_ref a = body->insts[c];
-        const tj_type_info *ti = lg_ti(g, a);
-        lg_val(g, a)->v = ti->rank ? rv->elems[c].v : LLVMBuildLoad2(g->b, lg_type(g, ti->dtype), rv->elems[c].v, "");
-    }
+    carried_args(g, body, 0, rv->elems, nc);
     tj_ref y, outer_iv = g->loop_iv;
     LLVMValueRef outer_step = g->loop_step;
     tj_block_id outer_body = g->loop_body;
