@@ -1,5 +1,5 @@
-/* Attention: softmax(q @ k * s, axis=-1) @ v, as tj_array_softmax builds
- * it, fused into one flash-attention kernel: each program takes BM query
+/* Attention: softmax(q @ k * s [+ mask], axis=-1) @ v, as tj_array_softmax
+ * builds it, fused into one flash-attention kernel: each program takes BM query
  * rows and runs over the keys in blocks of BN with a running maximum and
  * sum (the online softmax), so the [M, N] scores never reach memory. The
  * pattern must be whole: its inner nodes read by nothing else. */
@@ -10,6 +10,7 @@
 
 typedef struct chain {
     tj_array pv, div, e, sum, sub, z, max, qk;
+    tj_array mul, add, mask; /* qk * s, z = that + mask; 0 where absent */
     double scale;
 } chain;
 
@@ -32,23 +33,44 @@ static int scalar_const(const tj_graph *g, tj_array a, double *v)
     return 1;
 }
 
-/* z = qk * s, s * qk, or qk itself. */
-static int scores(const tj_graph *g, tj_array z, chain *c)
+/* t = qk * s, s * qk, or qk itself. */
+static int scaled(const tj_graph *g, tj_array t, chain *c)
 {
     c->scale = 1.0;
-    c->z = z;
-    if (is_op(g, z, TJ_AOP_MATMUL)) {
-        c->qk = z;
+    if (is_op(g, t, TJ_AOP_MATMUL)) {
+        c->qk = t;
         return 1;
     }
-    const tj_anode *x = node(g, z);
+    const tj_anode *x = node(g, t);
     if (x->op != TJ_AOP_MULTIPLY)
         return 0;
     for (int i = 0; i < 2; i++)
         if (is_op(g, x->in[i], TJ_AOP_MATMUL) && scalar_const(g, x->in[1 - i], &c->scale)) {
             c->qk = x->in[i];
+            c->mul = t;
             return 1;
         }
+    return 0;
+}
+
+/* z = scaled scores, or scaled scores + an additive mask within their shape. */
+static int scores(const tj_graph *g, tj_array z, chain *c)
+{
+    c->z = z;
+    const tj_anode *x = node(g, z);
+    if (x->op != TJ_AOP_ADD)
+        return scaled(g, z, c);
+    for (int i = 0; i < 2; i++) {
+        const tj_anode *m = node(g, x->in[1 - i]);
+        int fits = m->rank <= x->rank;
+        for (int k = 0; fits && k < m->rank; k++)
+            fits = m->shape[k] == 1 || m->shape[k] == x->shape[k + x->rank - m->rank];
+        if (fits && m->dtype == x->dtype && scaled(g, x->in[i], c)) {
+            c->add = z;
+            c->mask = x->in[1 - i];
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -79,18 +101,19 @@ static int match_chain(const tj_graph *g, tj_array pv, chain *c)
 /* Every inner node pending, not a root, read only inside the chain. */
 static int whole(const chain *c, const uint8_t *needed, const uint8_t *root, const uint32_t *nusers)
 {
-    struct {
-        tj_array a;
-        uint32_t uses;
-    } inner[] = {{c->div, 1}, {c->e, 2}, {c->sum, 1}, {c->sub, 1}, {c->z, 2}, {c->max, 1}, {c->qk, 1}};
-    int n = sizeof inner / sizeof inner[0] - (c->z == c->qk); /* z is qk when unscaled */
-    if (c->z == c->qk)
-        inner[4].uses = 2;
-    for (int i = 0; i < n; i++) {
-        tj_array a = inner[i].a;
-        if (!needed[a] || root[a] || nusers[a] != inner[i].uses)
-            return 0;
+    tj_array inner[9] = {c->div, c->e, c->sum, c->sub, c->max, c->z};
+    uint32_t uses[9] = {1, 2, 1, 1, 1, 2}, n = 6;
+    if (c->mul && c->mul != c->z) { /* z = mul + mask */
+        inner[n] = c->mul;
+        uses[n++] = 1;
     }
+    if (c->qk != c->z) {
+        inner[n] = c->qk;
+        uses[n++] = 1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!needed[inner[i]] || root[inner[i]] || nusers[inner[i]] != uses[i])
+            return 0;
     return 1;
 }
 
@@ -115,17 +138,17 @@ int tj_match_attention(const tj_graph *g, tj_array a, const uint8_t *needed, con
     if (!match_chain(g, a, &c) || !whole(&c, needed, root, nusers) || !fits(g, &c))
         return 0;
     const tj_anode *qk = node(g, c.qk);
-    tj_array in[3] = {qk->in[0], qk->in[1], node(g, a)->in[1]};
+    tj_array in[4] = {qk->in[0], qk->in[1], node(g, a)->in[1], c.mask};
     memset(grp, 0, sizeof *grp);
     grp->kind = TJ_GROUP_ATTENTION;
     grp->root = a;
     grp->core = c.qk;
     grp->scale = c.scale;
-    tj_array members[] = {c.qk, c.z, c.max, c.sub, c.e, c.sum, c.div, c.pv};
+    tj_array members[] = {c.qk, c.mul, c.add, c.max, c.sub, c.e, c.sum, c.div, c.pv};
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++)
-        if (i != 1 || c.z != c.qk)
+        if (members[i])
             grp->members[grp->nmembers++] = members[i];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3 + (c.mask != 0); i++)
         grp->inputs[grp->ninputs++] = in[i];
     return 1;
 }
@@ -138,20 +161,22 @@ static int64_t pow2ceil(int64_t x)
     return p;
 }
 
-/* x's strides over [batch..., rows, cols], the batch part aligned to the
- * output's rb batch axes. */
+/* x's strides over [batch..., rows, cols] (rb batch axes), aligned on the
+ * right, 0 where it broadcasts. */
 static void operand_strides(const tj_graph *g, tj_array a, int rb, int64_t *batch, int64_t *two)
 {
     const tj_anode *x = node(g, a);
-    int64_t own[TJ_MAX_RANK];
+    int64_t own[TJ_MAX_RANK], st[TJ_MAX_RANK + 2];
     tj_node_strides(g, a, own);
-    int xb = x->rank - 2;
-    for (int i = 0; i < rb; i++) {
-        int k = i - (rb - xb);
-        batch[i] = k >= 0 && x->shape[k] != 1 ? own[k] : 0;
+    int r = rb + 2;
+    for (int i = 0; i < r; i++) {
+        int k = i - (r - x->rank);
+        st[i] = k >= 0 && x->shape[k] != 1 ? own[k] : 0;
     }
-    two[0] = x->shape[xb] == 1 ? 0 : own[xb];
-    two[1] = x->shape[xb + 1] == 1 ? 0 : own[xb + 1];
+    for (int i = 0; i < rb; i++)
+        batch[i] = st[i];
+    two[0] = st[rb];
+    two[1] = st[rb + 1];
 }
 
 int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err)
@@ -160,9 +185,11 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     int rb = y->rank - 2;
     if (rb > TJ_MAX_RANK - 2)
         return tj_rt_fail(err, "tiling: attention with %d batch axes", rb);
-    tj_array ops[4] = {grp->inputs[0], grp->inputs[1], grp->inputs[2], grp->root};
-    int64_t batch[4][TJ_MAX_RANK], two[4][2];
-    for (int o = 0; o < 4; o++)
+    int nops = (int)grp->ninputs + 1; /* q, k, v, [mask,] the output */
+    tj_array ops[5] = {grp->inputs[0], grp->inputs[1], grp->inputs[2], grp->inputs[3], grp->root};
+    ops[nops - 1] = grp->root;
+    int64_t batch[5][TJ_MAX_RANK], two[5][2];
+    for (int o = 0; o < nops; o++)
         operand_strides(g, ops[o], rb, batch[o], two[o]);
     /* the batch axes stay as they are (no merging: four arrays rarely agree) */
     grp->nbatch = rb;
@@ -181,8 +208,10 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     grp->warps = 4;
     snprintf(grp->why, sizeof grp->why, "flash: %lld queries, %lld keys, head %lld -> %lld", (long long)M,
              (long long)N, (long long)D, (long long)E);
-    int64_t rows[4] = {M, D, N, M}, cols[4] = {D, N, E, E};
-    for (int o = 0; o < 4; o++) {
+    int64_t rows[5] = {M, D, N, M, M}, cols[5] = {D, N, E, N, E};
+    rows[nops - 1] = M;
+    cols[nops - 1] = E;
+    for (int o = 0; o < nops; o++) {
         tj_tensor *t = &args->t[o];
         const tj_anode *x = node(g, ops[o]);
         memset(t, 0, sizeof *t);
@@ -198,7 +227,7 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
         t->strides[rb] = two[o][0];
         t->strides[rb + 1] = two[o][1];
     }
-    args->nargs = 4;
+    args->nargs = (uint32_t)nops;
     return 0;
 }
 
@@ -213,8 +242,11 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
         snprintf(bi + strlen(bi), sizeof bi - strlen(bi), "b%d, ", i);
         snprintf(q + (i ? strlen(q) : 0), sizeof q - (i ? strlen(q) : 0), "%sB%d", i ? " * " : "", i);
     }
-    tj_buf_printf(o, "kernel fused(XQ: %s[%sM, D], XK: %s[%sD, N], XV: %s[%sN, E], Y: %s[%sM, E])\n", dt, bd, dt,
-                  bd, dt, bd, dt, bd);
+    int masked = grp->ninputs == 4;
+    tj_buf_printf(o, "kernel fused(XQ: %s[%sM, D], XK: %s[%sD, N], XV: %s[%sN, E], ", dt, bd, dt, bd, dt, bd);
+    if (masked)
+        tj_buf_printf(o, "XM: %s[%sM, N], ", dt, bd);
+    tj_buf_printf(o, "Y: %s[%sM, E])\n", dt, bd);
     tj_buf_printf(o, "    grid (1, cdiv(M, BM), %s)\n", q);
     tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [4, 8]\n", (long long)grp->bm,
                   (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2));
@@ -234,6 +266,8 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
     tj_buf_printf(o, "    for j in range(0, N, BN) {\n");
     tj_buf_printf(o, "        s = dot(tq, load(XK[%s0:BD, j:j+BN])%s) * ", bi, prec);
     tj_emit_literal(o, TJ_DT_F32, grp->scale);
+    if (masked) /* z = qk * s + mask, as the graph rounds it */
+        tj_buf_printf(o, "\n        s = f32(%s(s) + load(XM[%sm:m+BM, j:j+BN]))", dt, bi);
     tj_buf_printf(o, "\n        s = where(arange(BN)[None, :] + j < N, s, -inf)\n"
                      "        mn = maximum(mi, max(s, 1)[:, None])\n"
                      "        p = exp(s - mn)\n"

@@ -633,3 +633,18 @@ def test_a_numpy_program_runs_unchanged():
     tnp.eval(got)
     for g, wv in zip(got, want):
         check(g, wv, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mshape", [(100, 100), (1, 100), (100,), (2, 1, 100, 100)])
+def test_masked_attention_is_one_flash_kernel(mshape):
+    q, k, v = (data((2, 3, 100, 40), "float32") for _ in range(3))
+    mask = np.where(RNG.random(mshape) < 0.3, -np.inf, 0).astype(np.float32)
+    mask[..., 0] = 0  # no row masked whole
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * 0.15 + mask, axis=-1) @ tnp.asarray(v)
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1, tnp.plan(y, stage="fuse")
+    z = q @ np.swapaxes(k, -1, -2) * np.float32(0.15) + mask
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    check(y, p @ v, rtol=1e-4, atol=1e-5)

@@ -90,3 +90,15 @@ def test_attention_block_is_one_flash_kernel(dtype):
     ref = torch.softmax(q.float() @ k.float().transpose(-1, -2) / 8, -1) @ v.float()
     tol = 1e-3 if dtype == torch.float32 else 3e-2
     torch.testing.assert_close(torch.from_dlpack(y).float(), ref, rtol=tol, atol=tol)
+
+
+def test_masked_attention_is_one_flash_kernel():
+    q, k, v = (torch.randn(2, 4, 200, 64, device="cuda") for _ in range(3))
+    mask = torch.triu(torch.full((200, 200), float("-inf"), device="cuda"), diagonal=1)  # causal
+    before = tnp.stats("cuda")["kernels_launched"]
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * 0.125 + tnp.asarray(mask), axis=-1) @ \
+        tnp.asarray(v)
+    tnp.eval(y)
+    assert tnp.stats("cuda")["kernels_launched"] - before == 1
+    ref = torch.softmax(q @ k.transpose(-1, -2) * 0.125 + mask, -1) @ v
+    torch.testing.assert_close(torch.from_dlpack(y), ref, rtol=1e-3, atol=1e-3)
