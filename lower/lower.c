@@ -308,12 +308,69 @@ static int lower_for(lw *w, tj_ref r)
     return 0;
 }
 
-/* A while loop's condition, the same in every thread: thread 0's (its
- * operands may come from loads another program is writing). */
+static int uniform_scalar(const lw *w, tj_ref x, uint8_t *visiting, int depth);
+
+/* Carried value x (a block argument) of a while: uniform when its initial
+ * value and every value yielded for it are. */
+static int uniform_carried(const lw *w, const tj_inst *a, uint8_t *visiting, int depth)
+{
+    const tj_kernel *k = w->src;
+    tj_ref owner = k->blocks[a->block].owner;
+    const tj_inst *loop = owner ? &k->insts[owner] : NULL;
+    if (!loop || loop->op != TJ_OP_WHILE || a->imm < 0 || (uint64_t)a->imm + 1 >= loop->nargs)
+        return 0;
+    const tj_block *body = &k->blocks[loop->region[0]];
+    const tj_inst *y = body->ninsts ? &k->insts[body->insts[body->ninsts - 1]] : NULL;
+    uint32_t at = 1 + (uint32_t)a->imm;
+    return y && y->op == TJ_OP_YIELD && at < y->nargs && uniform_scalar(w, loop->args[at], visiting, depth + 1) &&
+           uniform_scalar(w, y->args[at], visiting, depth + 1);
+}
+
+/* Whether scalar x is the same in every thread without a broadcast: made
+ * by elementwise ops from constants, parameters, dims, program indices and
+ * the results of ordered loads and atomics (their owner's values, given to
+ * every replica), or a while's carried value that starts and stays so. A
+ * plain load is not (each thread reads for itself, perhaps while another
+ * program writes), nor is anything else this does not know. A carried
+ * value met again while it is being decided counts as uniform: the values
+ * around the cycle decide. */
+static int uniform_scalar(const lw *w, tj_ref x, uint8_t *visiting, int depth)
+{
+    const tj_inst *in = &w->src->insts[x];
+    if (depth > 64 || !tj_type_is_scalar(w->c, in->type))
+        return 0;
+    switch (in->op) {
+    case TJ_OP_CONST: case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS:
+    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN:
+        return 1;
+    case TJ_OP_ARG: {
+        if (visiting[x])
+            return 1;
+        visiting[x] = 1;
+        int u = uniform_carried(w, in, visiting, depth);
+        visiting[x] = 0;
+        return u;
+    }
+    default: break;
+    }
+    if (!(tj_op_get(in->op)->flags & TJ_OPF_ELEM))
+        return 0;
+    for (uint32_t a = 0; a < in->nargs; a++)
+        if (!uniform_scalar(w, in->args[a], visiting, depth + 1))
+            return 0;
+    return 1;
+}
+
+/* A while loop's condition (src value `cond`), the same in every thread:
+ * as it is when uniform_scalar proves it, else thread 0's (its operands
+ * may come from loads another program is writing). */
 static tj_ref uniform_condition(lw *w, tj_ref cond)
 {
-    tj_ref regs[1] = {cond};
-    lw_refresh_replicas(w, lw_scalar_layout(w), regs, -1);
+    tj_ref regs[1] = {w->vals[cond].regs[0]};
+    uint8_t *visiting = tj_alloc(w->c, w->src->ninsts);
+    memset(visiting, 0, w->src->ninsts);
+    if (!uniform_scalar(w, cond, visiting, 0))
+        lw_refresh_replicas(w, lw_scalar_layout(w), regs, -1);
     return regs[0];
 }
 
@@ -332,7 +389,7 @@ static int lower_while(lw *w, tj_ref r)
     if (!flat)
         return 1;
     tj_ref *args = lw_new_regs(w, total + 1);
-    args[0] = uniform_condition(w, w->vals[in->args[0]].regs[0]);
+    args[0] = uniform_condition(w, in->args[0]);
     memcpy(args + 1, flat, sizeof(tj_ref) * total);
     tj_ref loop = lw_emit(w, TJ_OP_WHILE, tuple_of(w, flat, total), args, total + 1);
     tj_block_id saved = w->cur;
@@ -355,7 +412,7 @@ static int lower_while(lw *w, tj_ref r)
     if (!next)
         return 1;
     tj_ref *yields = lw_new_regs(w, ytotal + 1);
-    yields[0] = uniform_condition(w, w->vals[w->src->insts[y].args[0]].regs[0]);
+    yields[0] = uniform_condition(w, w->src->insts[y].args[0]);
     memcpy(yields + 1, next, sizeof(tj_ref) * ytotal);
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, yields, ytotal + 1);
     w->cur = saved;

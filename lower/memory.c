@@ -6,9 +6,10 @@
  * with repeated indices store only the last element in row-major order.
  * load_acquire and store_release access one element per instruction, by
  * its owner only (replicas take the owner's value, so a flag read this way
- * is the same in every thread), with a barrier after the acquires and
- * before the releases: with bar.sync's cumulativity, every thread's
- * accesses are ordered with them, not only the accessing thread's. */
+ * is the same in every thread), with a barrier after the acquires (the
+ * broadcast's own, when there are replicas) and before the releases: with
+ * bar.sync's cumulativity, every thread's accesses are ordered with them,
+ * not only the accessing thread's. */
 #include "passes/facts.h"
 #include "lower/lower.h"
 #include "passes/pass_util.h"
@@ -267,10 +268,10 @@ static int lower_load(lw *w, tj_ref r)
             regs[group[j]] = x;
         }
     }
-    if (acquire) {
-        lw_refresh_replicas(w, l, regs, -1);
+    if (acquire && tj_layout_has_replicas(l))
+        lw_refresh_replicas(w, l, regs, -1); /* its barrier follows every owner's acquire */
+    else if (acquire)
         lw_barrier(w);
-    }
     lw_set_regs(w, r, l, regs);
     return 0;
 }
