@@ -235,6 +235,8 @@ int tj_emit_group(const tj_graph *g, const tj_group *grp, const tj_group_args *a
 int tj_emit_elementwise(tj_buf *out, tj_aop op, tj_dtype ct, const char *a, const char *b, const char *c);
 void tj_emit_literal(tj_buf *out, tj_dtype dt, double v);
 void tj_emit_extreme(tj_buf *out, tj_dtype dt, int highest);
+/* emit.c: b0, b1, ... of the batch axes B0, B1, ... from program_id(2). */
+void tj_emit_batch_indices(tj_buf *o, int nbatch);
 
 /* other.c: the ops that are a kernel of their own (gathers, scans, sorts,
  * concatenation). 0, or 1 with err. */

@@ -252,14 +252,7 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
                   (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2));
     tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n{\n    m = program_id(1) * BM\n", (long long)grp->bd,
                   (long long)grp->be);
-    if (grp->nbatch == 1)
-        tj_buf_printf(o, "    b0 = program_id(2)\n");
-    else if (grp->nbatch > 1) {
-        tj_buf_printf(o, "    q = program_id(2)\n");
-        for (int i = grp->nbatch - 1; i > 0; i--)
-            tj_buf_printf(o, "    b%d = q %% B%d\n    q = q / B%d\n", i, i, i);
-        tj_buf_printf(o, "    b0 = q\n");
-    }
+    tj_emit_batch_indices(o, grp->nbatch);
     const char *prec = f32 ? ", precision = \"ieee\"" : "";
     tj_buf_printf(o, "    tq = load(XQ[%sm:m+BM, 0:BD])\n", bi);
     tj_buf_printf(o, "    mi = full(f32[BM, 1], -inf)\n    li = zeros(f32[BM, 1])\n    acc = zeros(f32[BM, BE])\n");

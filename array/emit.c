@@ -452,20 +452,24 @@ static void emit_header(const em *e)
     }
 }
 
+void tj_emit_batch_indices(tj_buf *o, int nbatch)
+{
+    if (nbatch == 1)
+        tj_buf_printf(o, "    b0 = program_id(2)\n");
+    else if (nbatch > 1) {
+        tj_buf_printf(o, "    q = program_id(2)\n");
+        for (int i = nbatch - 1; i > 0; i--)
+            tj_buf_printf(o, "    b%d = q %% B%d\n    q = q / B%d\n", i, i, i);
+        tj_buf_printf(o, "    b0 = q\n");
+    }
+}
+
 static void emit_indices(const em *e)
 {
-    const tj_group *grp = e->grp;
     tj_buf_printf(e->o, "{\n    m = program_id(1) * BM\n");
-    if (grp->kind != TJ_GROUP_REDUCE)
+    if (e->grp->kind != TJ_GROUP_REDUCE)
         tj_buf_printf(e->o, "    n = program_id(0) * BN\n");
-    if (grp->nbatch == 1)
-        tj_buf_printf(e->o, "    b0 = program_id(2)\n");
-    else if (grp->nbatch > 1) {
-        tj_buf_printf(e->o, "    q = program_id(2)\n");
-        for (int i = grp->nbatch - 1; i > 0; i--)
-            tj_buf_printf(e->o, "    b%d = q %% B%d\n    q = q / B%d\n", i, i, i);
-        tj_buf_printf(e->o, "    b0 = q\n");
-    }
+    tj_emit_batch_indices(e->o, e->grp->nbatch);
 }
 
 static void emit_store(const em *e)
