@@ -66,7 +66,8 @@ void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int ze
 int lib_zero(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err);
 
 /* The inclusive scan of the 1-D tensors x into y with `combine` (as
- * tj_lib_scan), for algorithms that hold l's lock. */
+ * tj_lib_scan: the single-pass look-back), for algorithms that hold l's
+ * lock (the radix sort's digit offsets). */
 int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *combine, void *stream,
                 tj_rt_error *err);
 

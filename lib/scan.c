@@ -131,7 +131,7 @@ int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *c
     s.y = lib_as_lines(y, &s.ln);
     s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
     s.subst[1] = (lib_subst){"COMBINE", combine};
-    return s.ln.n ? scan_lines(&s) : 0;
+    return s.ln.n ? scan_lines_lookback(&s) : 0;
 }
 
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
