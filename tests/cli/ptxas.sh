@@ -10,18 +10,25 @@ if [ -z "$PTXAS" ]; then
     exit 77
 fi
 count=0
+# assemble WHAT ARCH FILE EMIT-OPTIONS...: `tilejit emit` of FILE for ptx:ARCH, then ptxas
+# (its variables are apart from the loops' own: sh has no locals)
+assemble() {
+    as_what=$1 as_arch=$2 as_file=$3
+    shift 3
+    if ! "$TILEJIT" emit "$as_file" --target "ptx:$as_arch" "$@" -o k.ptx 2>err; then
+        fail "$as_what: emit ptx:$as_arch: $(head -3 err)"
+        return
+    fi
+    "$PTXAS" -arch="$as_arch" k.ptx -o k.cubin 2>err || fail "$as_what: ptxas -arch=$as_arch: $(head -5 err)"
+    count=$((count + 1))
+}
 while read -r file kernel args; do
     case $file in "" | "#"*) continue ;; esac
     # keep only the options emit takes: --shape and -D (scalars are launch values)
     opts=$(printf '%s\n' $args | awk '/^(--shape|-D)$/ { o = $0; next } o { printf "%s %s ", o, $0; o = "" }')
     for arch in sm_80 sm_90a; do
         # shellcheck disable=SC2086
-        if ! "$TILEJIT" emit "$EX/$file" -k "$kernel" --target "ptx:$arch" $opts -o k.ptx 2>err; then
-            fail "$file $kernel $opts: emit ptx:$arch: $(head -3 err)"
-            continue
-        fi
-        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || fail "$file $kernel $opts: ptxas -arch=$arch: $(head -5 err)"
-        count=$((count + 1))
+        assemble "$file $kernel $opts" "$arch" "$EX/$file" -k "$kernel" $opts
     done
 done <"$EX/examples.txt"
 # The PTX lit tests (tests/lit/ptx) check the text with FileCheck; ptxas
@@ -53,12 +60,7 @@ done
 for t in f32 f64 i64; do
     sed -e "s/\$T/$t/g" -e 's/\$COMBINE/a + b/g' "$SRC/lib/kernels/scan.tj" >scan.tj
     for arch in sm_80 sm_90a; do
-        if ! "$TILEJIT" emit scan.tj -k scan_lookback --target "ptx:$arch" --shape P=3,N=100000,Q=1,G=39 -o k.ptx 2>err; then
-            fail "scan_lookback ($t) ptx:$arch: $(head -3 err)"
-            continue
-        fi
-        "$PTXAS" -arch="$arch" k.ptx -o k.cubin 2>err || fail "scan_lookback ($t): ptxas -arch=$arch: $(head -5 err)"
-        count=$((count + 1))
+        assemble "scan_lookback ($t)" "$arch" scan.tj -k scan_lookback --shape P=3,N=100000,Q=1,G=39
     done
 done
 echo "$count PTX files assembled"
