@@ -138,3 +138,29 @@ Test(while_loops, wait_on_a_later_program_is_reported)
     cr_expect(strstr(err.msg, "this while loop cannot end in program (0, 0, 0)"), "%s", err.msg);
     tj_jit_close(j);
 }
+
+/* The SIMT interpreter reports the same wait on a later program (the
+ * lowered kernel, its condition broadcast or not, in program order). */
+Test(while_loops, simt_wait_on_a_later_program_is_reported)
+{
+    lc_run run = {.c = tj_ctx_new()};
+    lc_opts o = lc_defaults();
+    o.int_range = "F=0:1";
+    tj_program *prog = tj_parse_program(run.c, "test.tj", backwards_src, strlen(backwards_src));
+    int ki = prog ? tj_program_find_kernel(prog, "backwards") : -1;
+    cr_assert(ki >= 0, "%s", tj_diag_render(run.c));
+    run.nparams = tj_kernel_params(prog, ki, &run.params);
+    lc_make_args(&run, &o);
+    tj_binding *config;
+    uint32_t nconfig;
+    cr_assert(!tj_select_config(run.c, prog, ki, NULL, 0, NULL, 0, &config, &nconfig));
+    tj_kernel *k = tj_build_kernel(run.c, prog, ki, config, nconfig, NULL, 0);
+    cr_assert(k && !tj_verify(k), "%s", tj_diag_render(run.c));
+    tj_pipeline_options po = {.lower.warps = 1, .args = run.simt, .nargs = run.nparams, .verify = 1};
+    cr_assert(!tj_pipeline_run(&k, TJ_STEP_FACTS, TJ_STEP_END, &po), "%s", tj_diag_render(run.c));
+    lc_reset(&run);
+    cr_assert(tj_simt_run(k, run.simt, run.nparams));
+    cr_expect(strstr(tj_diag_render(run.c), "this while loop cannot end"), "%s", tj_diag_render(run.c));
+    lc_free(&run);
+    tj_ctx_free(run.c);
+}
