@@ -1,11 +1,13 @@
 /* Device-wide scans (tilejit/lib.h): cumsum, cummax and a user-given
  * combine, along any axis, from lib/kernels/scan.tj (docs/library.md).
- * Lines (Q == 1) take the single-pass look-back on every device the jit
- * runs (CUDA; the native cpu, whose concurrent programs progress as the
- * tickets order them; the interpreter, which runs them in ticket order);
- * TJ_LIB_MULTI_PHASE, and columns (Q > 1), the multi-phase kernels, which
- * are also what Metal can run. */
+ * Lines (Q == 1) take the single-pass look-back on the native cpu (whose
+ * concurrent programs progress as the tickets order them) and the
+ * interpreter (which runs them in ticket order), and on CUDA when
+ * TILEJIT_LIB_LOOKBACK=1 asks for it (lookback_here); TJ_LIB_MULTI_PHASE,
+ * columns (Q > 1) and CUDA otherwise, the multi-phase kernels, which are
+ * also what Metal can run. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
@@ -91,6 +93,18 @@ static int scan_cols(scan_job *s)
            lib_launch(s->l, k3, args3, 3, s->stream, s->err);
 }
 
+/* On CUDA the look-back waits on other programs' release stores, a protocol
+ * no GPU run has checked yet (only ptxas and the SIMT interpreter have):
+ * until one has (bench/NOTES.md), CUDA keeps the multi-phase kernels unless
+ * TILEJIT_LIB_LOOKBACK=1 asks for the look-back (the benchmark does). */
+static int lookback_here(const tj_lib *l)
+{
+    if (tj_jit_device(l->jit) != TJ_DEVICE_CUDA)
+        return 1;
+    const char *ask = getenv("TILEJIT_LIB_LOOKBACK");
+    return ask && !strcmp(ask, "1");
+}
+
 static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, int axis,
                     const char *combine, uint32_t flags, void *stream, tj_rt_error *err)
 {
@@ -117,7 +131,8 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
     s.subst[1] = (lib_subst){"COMBINE", combine};
     pthread_mutex_lock(&l->lock);
-    int rc = s.ln.q > 1 ? scan_cols(&s) : flags & TJ_LIB_MULTI_PHASE ? scan_lines(&s) : scan_lines_lookback(&s);
+    int multi = flags & TJ_LIB_MULTI_PHASE || !lookback_here(l);
+    int rc = s.ln.q > 1 ? scan_cols(&s) : multi ? scan_lines(&s) : scan_lines_lookback(&s);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }
@@ -131,7 +146,9 @@ int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *c
     s.y = lib_as_lines(y, &s.ln);
     s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
     s.subst[1] = (lib_subst){"COMBINE", combine};
-    return s.ln.n ? scan_lines_lookback(&s) : 0;
+    if (!s.ln.n)
+        return 0;
+    return lookback_here(l) ? scan_lines_lookback(&s) : scan_lines(&s);
 }
 
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
