@@ -62,12 +62,17 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* What the caller's programs took, into the estimate (a running mean). */
+/* What the caller's programs took, into the estimate (a running mean). A
+ * launch the scheduler preempted counts at most twice the estimate, so one
+ * stall does not send every later launch through the pool (a slowdown that
+ * lasts still doubles it launch after launch). */
 static void learn(tj_cpu_fn *f, int64_t ns, int64_t programs)
 {
     if (programs <= 0)
         return;
     int64_t per = ns / programs + 1, old = atomic_load(&f->ns_per_program);
+    if (old && per > 2 * old)
+        per = 2 * old;
     atomic_store(&f->ns_per_program, old ? (3 * old + per) / 4 : per);
 }
 
@@ -233,6 +238,7 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
         learn(f, now_ns() - t0, total - start);
         return 0;
     }
+    int64_t launched = now_ns(), ran = 0;
     pthread_mutex_lock(&p->launch);
     pthread_mutex_lock(&p->lock);
     p->entry = f->entry;
@@ -248,7 +254,7 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     pthread_mutex_unlock(&p->lock);
     if (caller) { /* timed from here: the wake-up is not the programs' cost */
         t0 = now_ns();
-        int64_t ran = run_chunks(p);
+        ran = run_chunks(p);
         learn(f, now_ns() - t0, ran);
     }
     pthread_mutex_lock(&p->lock);
@@ -260,6 +266,11 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
         pthread_cond_wait(&p->idle, &p->lock);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&p->launch);
+    /* a woken worker that preempts the caller on its core can run every
+     * chunk: then the whole launch, wake-up included, is what the caller
+     * learns (else it would never learn again and stay on this path) */
+    if (caller && !ran)
+        learn(f, now_ns() - launched, total - start);
     return 0;
 }
 
