@@ -14,15 +14,7 @@
 
 enum { N = 1 << 20, MAX_GPUS = 16 };
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#include "gpu_check.h"
 
 typedef struct host {
     int ndev;

@@ -17,15 +17,7 @@
 
 enum { N = 1000, BLOCK = 256 };
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#include "gpu_check.h"
 
 static tj_arg vec(void *data, int64_t n)
 {

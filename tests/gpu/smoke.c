@@ -21,15 +21,7 @@
 
 #include "ptx_kernels.h"
 
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#include "gpu_check.h"
 
 enum { N = 1000, BLOCK = 128 };
 
