@@ -111,6 +111,8 @@ void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
     uint32_t n = *cap ? *cap : 8;
     while (n < need)
         n = n > UINT32_MAX / 2 ? need : n * 2; /* doubling past 2^31 would wrap to 0 */
+    if (elem && n > SIZE_MAX / elem) /* n * elem would wrap to a small block */
+        return out_of_memory(c);
     void *grown = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
     if (grown)
         *cap = n;
