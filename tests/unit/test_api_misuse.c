@@ -6,7 +6,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "tilejit/array.h"
 #include "tilejit/cpu.h"
+#include "tilejit/lib.h"
+#include "tilejit/mlir.h"
+#include "tilejit/nccl.h"
 #include "tilejit/dispatch.h"
 #include "tilejit/metal.h"
 #include "tilejit/tilejit.h"
@@ -691,4 +695,62 @@ Test(api_misuse, cpu_h)
     }
     tj_buf_free(&obj);
     tj_ctx_free(c);
+}
+
+/* array.h: a failed build call gives TJ_ARRAY_NONE and keeps the graph's
+ * first message; evaluation and reads fail with err. */
+Test(api_misuse, array_h)
+{
+    tj_graph_free(NULL);
+    RT_NULL(tj_graph_new((tj_device_kind)77, 0, err));
+    cr_assert_str_eq(tj_graph_error(NULL), "tj_graph_error: NULL graph");
+    cr_assert_eq(tj_array_wrap(NULL, NULL), TJ_ARRAY_NONE);
+    tj_rt_error e = {{0}};
+    tj_graph *g = tj_graph_new(TJ_DEVICE_INTERP, 0, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    int64_t shape[2] = {2, 3};
+    int axes[2] = {5, 0};
+    tj_array x = tj_array_input(g, TJ_DT_F32, 2, shape);
+    cr_assert_neq(x, TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_wrap(g, NULL), TJ_ARRAY_NONE);
+    cr_assert(tj_graph_error(g)[0], "a failed build call said nothing");
+    cr_assert_eq(tj_array_input(g, TJ_DT_F32, 99, shape), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_input(g, TJ_DT_F32, 2, NULL), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_input(g, (tj_dtype)99, 2, shape), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_unary(g, (tj_aop)999, x), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_binary(g, TJ_AOP_INVALID, x, 12345), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_reduce(g, TJ_AOP_SUM, x, axes, 1, 0), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_reduce(g, TJ_AOP_SUM, x, NULL, 1, 0), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_reshape(g, x, 2, NULL), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_transpose(g, x, axes), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_slice(g, x, NULL, NULL, NULL), TJ_ARRAY_NONE);
+    cr_assert_eq(tj_array_concatenate(g, NULL, 2, 0), TJ_ARRAY_NONE);
+    RT_FAILS(tj_array_eval(g, NULL, 1, err));
+    RT_FAILS(tj_array_eval(g, (tj_array[]){999}, 1, err));
+    RT_FAILS(tj_array_read(g, x, NULL, 0, err));
+    RT_FAILS(tj_array_tensor(g, x, NULL, err));
+    cr_assert_neq(tj_array_get_info(g, x, NULL), 0);
+    cr_assert_lt(tj_graph_parse(NULL, NULL, 5, NULL, 2, NULL, 3, &e), 0);
+    tj_graph_free(g);
+}
+
+/* lib.h, mlir.h, nccl.h: NULL handles and arrays with counts. */
+Test(api_misuse, lib_mlir_nccl_h)
+{
+    RT_NULL(tj_lib_open(NULL, err));
+    tj_lib_close(NULL);
+    RT_FAILS(tj_lib_sort(NULL, NULL, NULL, 0, 0, NULL, err));
+    RT_FAILS(tj_lib_argsort(NULL, NULL, NULL, 0, 0, NULL, err));
+    RT_FAILS(tj_lib_cumsum(NULL, NULL, NULL, 0, 0, NULL, err));
+    RT_FAILS(tj_lib_topk(NULL, NULL, 3, NULL, NULL, 0, 0, NULL, err));
+    RT_FAILS(tj_lib_selective_scan(NULL, NULL, NULL, NULL, err));
+    cr_assert_null(tj_mlir_parse(NULL, NULL, NULL, 5));
+    RT_NULL(tj_mlir_fn_new(NULL, NULL, TJ_DEVICE_CPU, 0, err));
+    RT_FAILS(tj_mlir_fn_call(NULL, NULL, 1, NULL, 1, err));
+    tj_mlir_module_free(NULL);
+    tj_nccl_close(NULL);
+    tj_nccl_comm_free(NULL);
+    RT_FAILS(tj_nccl_unique_id(NULL, NULL, err));
+    RT_FAILS(tj_nccl_all_reduce(NULL, NULL, NULL, TJ_NCCL_SUM, NULL, err));
+    RT_FAILS(tj_nccl_group_end(NULL, err));
 }
