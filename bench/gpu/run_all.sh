@@ -86,7 +86,9 @@ if ! skip sanitizer; then
   for t in "$build"/tests/gpu/gpu_*; do
     [ -x "$t" ] || continue
     echo "==== $(basename "$t")" >>"$out/memcheck.log"
-    timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" >>"$out/memcheck.log" 2>&1
+    # API errors are off: gpu_smoke loads broken PTX on purpose and NCCL probes for kernel
+    # images it lacks; memory errors are what this step is for.
+    timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$t" >>"$out/memcheck.log" 2>&1
     echo "$(basename "$t"): exit $?"
   done
 fi
