@@ -14,6 +14,7 @@ struct tj_kernel_entry {
     uint64_t hash;
     char *source;
     tj_dispatch *dispatch;
+    int ahead; /* made by tj_graph_compile_ahead, not looked up since: no cache hit yet */
 };
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -38,21 +39,27 @@ void tj_graph_kernels_free(tj_graph *g)
 static void on_event(void *ud, const tj_event *e)
 {
     tj_graph *g = ud;
-    if (e->kind == TJ_EVENT_COMPILE) {
+    if (e->kind == TJ_EVENT_COMPILE) { /* also from tj_graph_compile_ahead's threads */
+        pthread_mutex_lock(&g->stats_lock);
         g->stats.kernels_compiled++;
         g->stats.compile_ms += e->ms;
+        pthread_mutex_unlock(&g->stats_lock);
     }
 }
 
 void tj_graph_watch_compiles(tj_graph *g) { tj_jit_set_event_handler(g->jit, on_event, g); }
 
-static tj_dispatch *kernel_for(tj_graph *g, const tj_buf *src, tj_rt_error *err)
+tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
 {
     uint64_t h = fnv1a(src->data, src->len);
+    *made = 0;
     for (uint32_t i = 0; i < g->nkernels; i++)
         if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0) {
-            g->stats.cache_hits++;
-            return g->kernels[i].dispatch;
+            tj_kernel_entry *k = &g->kernels[i];
+            if (!ahead && !k->ahead)
+                g->stats.cache_hits++;
+            k->ahead = ahead && k->ahead;
+            return k->dispatch;
         }
     if (g->nkernels == g->kcap) {
         uint32_t cap = g->kcap ? g->kcap * 2 : 16;
@@ -77,7 +84,8 @@ static tj_dispatch *kernel_for(tj_graph *g, const tj_buf *src, tj_rt_error *err)
         }
         return NULL;
     }
-    g->kernels[g->nkernels++] = (tj_kernel_entry){h, copy, d};
+    g->kernels[g->nkernels++] = (tj_kernel_entry){h, copy, d, ahead};
+    *made = 1;
     return d;
 }
 
@@ -96,7 +104,8 @@ static int tune(tj_graph *g, tj_dispatch *d, const tj_arg *args, uint32_t n, tj_
 
 int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
 {
-    tj_dispatch *d = kernel_for(g, src, err);
+    int made;
+    tj_dispatch *d = tj_graph_kernel(g, src, 0, &made, err);
     if (!d)
         return 1;
     tj_arg args[TJ_GROUP_MAX_INPUTS + 1];
@@ -266,6 +275,8 @@ int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *
     tj_plan plan;
     if (tj_fuse(g, arrays, n, &plan, err))
         return 1;
+    if (!g->tuning)
+        tj_graph_compile_ahead(g, &plan);
     int bad = 0;
     for (uint32_t i = 0; i < plan.ngroups && !bad; i++)
         bad = run_step(g, &plan.groups[i], err);
@@ -285,7 +296,9 @@ int tj_array_tune(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *
 
 int tj_array_tensor(const tj_graph *g, tj_array a, tj_tensor *out, tj_rt_error *err)
 {
-    if (!tj_array_valid(g, a) || !out)
+    if (!g || !out)
+        return tj_rt_fail(err, "tj_array_tensor: NULL %s", g ? "out" : "graph");
+    if (!tj_array_valid(g, a))
         return tj_rt_fail(err, "tj_array_tensor: not an array of this graph: %u", a);
     const tj_anode *n = &g->nodes[a];
     if (!n->has_data)

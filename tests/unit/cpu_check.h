@@ -68,7 +68,7 @@ static inline int cc_check_tj(const char *src, const char *kernel, const lc_opts
     int ki = prog ? tj_program_find_kernel(prog, kernel) : -1, ok = ki >= 0;
     if (ok) {
         run.nparams = tj_kernel_params(prog, ki, &run.params);
-        lc_make_args(&run, o);
+        ok = lc_make_args(&run, o);
     }
     uint32_t ndefs = lc_bindings(run.c, o->defines, defs, LC_MAX_BIND);
     uint32_t ndims = lc_bindings(run.c, o->shapes, dims, LC_MAX_BIND);

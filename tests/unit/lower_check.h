@@ -149,6 +149,12 @@ typedef struct lc_run {
 static inline int lc_make_args(lc_run *run, const lc_opts *o)
 {
     unsigned st = o->seed ? o->seed : 1;
+    if (run->nparams > LC_MAX_ARGS) {
+        fprintf(stderr, "lower_check: the kernel has %u parameters, the checker holds %d\n", run->nparams,
+                LC_MAX_ARGS);
+        run->nparams = 0; /* nothing was allocated: lc_free frees nothing */
+        return 0;
+    }
     for (uint32_t p = 0; p < run->nparams; p++) {
         const tj_param *pp = &run->params[p];
         if (!pp->rank) {
@@ -295,7 +301,7 @@ static inline int lc_check_tj(const char *src, const char *kernel, const lc_opts
     int ok = ki >= 0;
     if (ok) {
         run.nparams = tj_kernel_params(prog, ki, &run.params);
-        lc_make_args(&run, o);
+        ok = lc_make_args(&run, o);
     }
     uint32_t ndefs = lc_bindings(run.c, o->defines, defs, LC_MAX_BIND);
     uint32_t ndims = lc_bindings(run.c, o->shapes, dims, LC_MAX_BIND);
@@ -324,8 +330,7 @@ static inline tj_kernel *lc_parse_kernel(lc_run *run, const char *text, const lc
         return NULL;
     run->params = k->params;
     run->nparams = k->nparams;
-    lc_make_args(run, o);
-    return k;
+    return lc_make_args(run, o) ? k : NULL;
 }
 
 /* A Tile IR kernel in text form, lowered with each `warps`. */

@@ -729,6 +729,8 @@ Test(api_misuse, array_h)
     RT_FAILS(tj_array_eval(g, (tj_array[]){999}, 1, err));
     RT_FAILS(tj_array_read(g, x, NULL, 0, err));
     RT_FAILS(tj_array_tensor(g, x, NULL, err));
+    cr_assert_neq(tj_array_tensor(g, x, NULL, &e), 0);
+    cr_assert(strstr(e.msg, "NULL out"), "tj_array_tensor with a NULL out said: %s", e.msg);
     cr_assert_neq(tj_array_get_info(g, x, NULL), 0);
     cr_assert_lt(tj_graph_parse(NULL, NULL, 5, NULL, 2, NULL, 3, &e), 0);
     tj_graph_free(g);

@@ -150,7 +150,7 @@ Test(while_loops, simt_wait_on_a_later_program_is_reported)
     int ki = prog ? tj_program_find_kernel(prog, "backwards") : -1;
     cr_assert(ki >= 0, "%s", tj_diag_render(run.c));
     run.nparams = tj_kernel_params(prog, ki, &run.params);
-    lc_make_args(&run, &o);
+    cr_assert(lc_make_args(&run, &o));
     tj_binding *config;
     uint32_t nconfig;
     cr_assert(!tj_select_config(run.c, prog, ki, NULL, 0, NULL, 0, &config, &nconfig));
