@@ -45,6 +45,7 @@ static const fe_builtin builtins[] = {
     {"cumprod", 1, 2, {"axis"}, fe_bi_cumulative, TJ_OP_CUMPROD, 0},
     {"scan", 1, 255, {"axis", "combine"}, fe_bi_scan, TJ_OP_SCAN, 0},
     {"sort", 1, 2, {"axis", "descending"}, fe_bi_sort, TJ_OP_SORT, 0},
+    {"counting_sort", 2, 2, {0}, fe_bi_counting_sort, TJ_OP_COUNTING_SORT, 0},
     {"trans", 1, 1, {0}, fe_bi_trans, TJ_OP_PERMUTE, 0},
     {"permute", 2, 2, {0}, fe_bi_permute, TJ_OP_PERMUTE, 0},
     {"reshape", 2, 2, {0}, fe_bi_reshape, TJ_OP_RESHAPE, 0},

@@ -41,6 +41,7 @@ fe_val fe_bi_fma(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_reduce(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_cumulative(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_sort(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+fe_val fe_bi_counting_sort(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_scan(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_trans(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_permute(fe_builder *lw, const fe_expr *call, const fe_builtin *b);

@@ -160,3 +160,28 @@ fe_val fe_bi_sort(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
         out.elems[i] = fe_value(fe_emit_proj(lw, r, i, types[i]), types[i]);
     return out;
 }
+
+/* counting_sort(d, R): the stable order of a 1-D integer tile by its low
+ * log2(R) bits, and the count of each bucket. */
+fe_val fe_bi_counting_sort(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val d = fe_tile_arg(lw, call, 0);
+    int64_t buckets;
+    if (d.kind != V_VALUE || !fe_require_const(lw, call->items[1], "the bucket count", &buckets))
+        return fe_error_val();
+    const tj_type_info *di = fe_info(lw, d.type);
+    if (di->rank != 1 || !tj_dtype_is_int(di->dtype))
+        return fe_err(lw, call->items[0]->loc, "counting_sort sorts a 1-D integer tile, not %s",
+                      fe_type_name(lw, d.type));
+    if (buckets < 2 || buckets > 256 || (buckets & (buckets - 1)))
+        return fe_err(lw, call->items[1]->loc, "counting_sort: the bucket count must be a power of two from 2 to "
+                      "256, not %lld", (long long)buckets);
+    int32_t r = (int32_t)buckets;
+    tj_type types[2] = {tj_type_tile(lw->c, TJ_DT_I32, 1, di->shape), tj_type_tile(lw->c, TJ_DT_I32, 1, &r)};
+    tj_ref s = fe_emit(lw, b->op, tj_type_tuple(lw->c, 2, types), &d.ref, 1);
+    fe_val out = {.kind = V_TUPLE, .n = 2};
+    out.elems = tj_alloc(lw->c, sizeof *out.elems * 2);
+    for (uint32_t i = 0; i < 2; i++)
+        out.elems[i] = fe_value(fe_emit_proj(lw, s, i, types[i]), types[i]);
+    return out;
+}

@@ -193,6 +193,7 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return tj_exec_cumulative(st, r);
     case TJ_OP_SCAN: return tj_exec_scan(st, r);
     case TJ_OP_SORT: return tj_exec_sort(st, r);
+    case TJ_OP_COUNTING_SORT: return tj_exec_counting_sort(st, r);
     case TJ_OP_DOT: return tj_exec_dot(st, r);
     case TJ_OP_VIEW: return tj_exec_view(st, r);
     case TJ_OP_LOAD:

@@ -151,6 +151,7 @@ int tj_exec_reduce(tj_interp *st, tj_ref r);   /* reduce.c: reduce_*, argmax, ar
 int tj_exec_cumulative(tj_interp *st, tj_ref r); /* scan.c: cumsum, cumprod */
 int tj_exec_scan(tj_interp *st, tj_ref r);     /* scan.c */
 int tj_exec_sort(tj_interp *st, tj_ref r);     /* sort.c */
+int tj_exec_counting_sort(tj_interp *st, tj_ref r); /* sort.c */
 int tj_exec_dot(tj_interp *st, tj_ref r);      /* dot.c */
 int tj_exec_view(tj_interp *st, tj_ref r);     /* view.c */
 int tj_exec_load(tj_interp *st, tj_ref r);     /* memory.c */

@@ -3,7 +3,8 @@
  * Shuffles read other lanes of the same 32-lane warp, as PTX shfl.sync
  * does with a full warp: xor reads lane ^ mask; up reads lane - delta,
  * lanes below delta keep their own value; idx reads the lane given by the
- * low 5 bits of its operand (shfl.sync.idx with clamp 31). */
+ * low 5 bits of its operand (shfl.sync.idx with clamp 31). Ballots gather
+ * a predicate of every lane of the warp into a u32. */
 #include "interp/simt.h"
 
 int tj_simt_shuffle(tj_simt *s, tj_ref r)
@@ -32,6 +33,25 @@ int tj_simt_shuffle(tj_simt *s, tj_ref r)
                                 s->nthreads - (t - me));
         for (uint32_t e = 0; e < w; e++)
             rv->data[t * w + e] = v->data[from * w + e];
+    }
+    return 0;
+}
+
+/* ballot: every lane of a warp gets the mask of the lanes whose predicate
+ * holds (vote.sync.ballot with a full warp). */
+int tj_simt_ballot(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_rval *rv = &s->st.vals[r];
+    const tj_rval *p = in->nargs == 1 ? &s->st.vals[in->args[0]] : NULL;
+    if (!p || !p->data || p->n != s->nthreads || p->dt != TJ_DT_BOOL || rv->n != s->nthreads)
+        return tj_simt_fail(s, r, -1, "the predicate must be a bool scalar");
+    for (uint32_t w = 0; w < s->nthreads; w += 32) {
+        uint64_t mask = 0;
+        for (uint32_t l = 0; l < 32 && w + l < s->nthreads; l++)
+            mask |= (uint64_t)(p->data[w + l].u != 0) << l;
+        for (uint32_t l = 0; l < 32 && w + l < s->nthreads; l++)
+            rv->data[w + l].u = mask;
     }
     return 0;
 }

@@ -96,3 +96,23 @@ int tj_exec_sort(tj_interp *st, tj_ref r)
                       (size_t)o * l.len * l.inner + i, l, in->flags & TJ_SORT_DESCENDING);
     return 0;
 }
+
+/* counting_sort: two passes over the tile, counting and then placing each
+ * element after the earlier ones of its bucket. */
+int tj_exec_counting_sort(tj_interp *st, tj_ref r)
+{
+    tj_rval *rv = tj_val(st, r), *d = tj_opnd(st, r, 0);
+    tj_rval *order = rv->elems && rv->ti->nelems == 2 ? &rv->elems[0] : NULL, *counts = order ? &rv->elems[1] : NULL;
+    if (!order || order->n != d->n || counts->n < 2 || counts->n > 256 || (counts->n & (counts->n - 1)))
+        return tj_interp_bad_ir(st, r, "results do not fit the operand");
+    uint64_t mask = counts->n - 1, start[256];
+    for (uint32_t b = 0; b < counts->n; b++)
+        counts->data[b].i = 0;
+    for (uint32_t i = 0; i < d->n; i++)
+        counts->data[d->data[i].u & mask].i++;
+    for (uint64_t b = 0, at = 0; b < counts->n; at += (uint64_t)counts->data[b++].i)
+        start[b] = at;
+    for (uint32_t i = 0; i < d->n; i++)
+        order->data[start[d->data[i].u & mask]++].i = i;
+    return 0;
+}

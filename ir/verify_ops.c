@@ -327,6 +327,28 @@ static void check_sort(V *v, tj_ref r)
     tj_verify_result(v, r, in->nargs == 2 ? tj_type_tuple(v->c, 2, kv) : keys);
 }
 
+/* counting_sort: a 1-D integer tile; the result (i32[n], i32[R]), R a power
+ * of two from 2 to 256 */
+static void check_counting_sort(V *v, tj_ref r)
+{
+    tj_type d = arg_type(v, r, 0);
+    if (!tj_verify_tile_arg(v, r, 0))
+        return;
+    const tj_type_info *di = info(v, d), *ri = info(v, inst(v, r)->type);
+    if (di->rank != 1 || !tj_dtype_is_int(di->dtype)) {
+        tj_verify_fail(v, r, "sorts a 1-D integer tile, not %s", TS(d));
+        return;
+    }
+    int32_t buckets = ri->kind == TJ_TK_TUPLE && ri->nelems == 2 && info(v, ri->elems[1])->rank == 1
+                          ? info(v, ri->elems[1])->shape[0] : 0;
+    if (buckets < 2 || buckets > 256 || (buckets & (buckets - 1))) {
+        tj_verify_fail(v, r, "the result must be (i32[n], i32[R]), R a power of two from 2 to 256");
+        return;
+    }
+    tj_type out[2] = {tj_type_tile(v->c, TJ_DT_I32, 1, di->shape), tj_type_tile(v->c, TJ_DT_I32, 1, &buckets)};
+    tj_verify_result(v, r, tj_type_tuple(v->c, 2, out));
+}
+
 /* ---- dot ----------------------------------------------------------------------------- */
 
 static tj_dtype dot_acc_dtype(tj_dtype in)
@@ -398,6 +420,7 @@ void tj_verify_op(V *v, tj_ref r)
         break;
     case TJ_OP_SCAN: check_scan(v, r); break;
     case TJ_OP_SORT: check_sort(v, r); break;
+    case TJ_OP_COUNTING_SORT: check_counting_sort(v, r); break;
     case TJ_OP_DOT: check_dot(v, r); break;
     case TJ_OP_VIEW: case TJ_OP_LOAD: case TJ_OP_STORE:
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN:

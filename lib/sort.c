@@ -62,22 +62,24 @@ static int sort_rows(sort_job *s)
 /* ---- the radix sort ---- */
 
 typedef struct radix_bufs {
-    void *k[2], *p[2], *s, *h, *o;
+    void *k[2], *p[2], *h, *o, *g; /* keys, payloads (ping-pong); H, its scan O, the tiles' offsets G */
     int64_t n, tiles;
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
+
+static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
 {
     b->n = s->ln.p * s->ln.n * s->ln.q;
     b->tiles = (b->n + RADIX_TILE - 1) / RADIX_TILE;
-    size_t n = (size_t)b->n, kb = (n * (size_t)key_bytes + 255) / 256 * 256, ib = (n * 4 + 255) / 256 * 256;
-    size_t hb = ((size_t)(DIGITS * b->tiles) * 4 + 255) / 256 * 256;
-    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 3 * ib + 2 * hb, 0, s->err);
+    size_t n = (size_t)b->n, kb = aligned(n * (size_t)key_bytes), ib = aligned(n * 4);
+    size_t hb = aligned((size_t)(DIGITS * b->tiles) * 4);
+    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 3 * hb, 0, s->err);
     if (!base)
         return 1;
     b->k[0] = base, b->k[1] = base + kb, b->p[0] = base + 2 * kb, b->p[1] = base + 2 * kb + ib;
-    b->s = base + 2 * kb + 2 * ib, b->h = base + 2 * kb + 3 * ib, b->o = base + 2 * kb + 3 * ib + hb;
+    b->h = base + 2 * kb + 2 * ib, b->o = (char *)b->h + hb, b->g = (char *)b->o + hb;
     return 0;
 }
 
@@ -90,28 +92,31 @@ static int bits_of(int64_t v)
 }
 
 typedef struct radix_kernels {
-    tj_dispatch *keys, *rank, *scatter, *finish;
+    tj_dispatch *keys, *hist, *scatter, *finish;
 } radix_kernels;
 
+/* One pass: zero H and the next buffers, count each tile's digits, scan
+ * H in digit-major order (O), move every element to its place. */
 static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes, int cur)
 {
     tj_dtype kt = b->work;
-    int64_t n = b->n, hs[] = {DIGITS, b->tiles}, flat = DIGITS * b->tiles;
+    int64_t n = b->n, hs[] = {DIGITS, b->tiles}, gs[] = {b->tiles, DIGITS}, flat = DIGITS * b->tiles;
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
-    tj_arg sa = lib_buffer_arg(b->s, TJ_DT_U32, 1, &n), h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs);
-    tj_arg o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs), first = lib_int_arg(pass == 0);
-    tj_arg rank[] = {k, p, sa, h, lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(s->ln.n),
-                     lib_int_arg(s->ln.q), first};
-    tj_arg scatter[] = {k, p, sa, h, o, lib_buffer_arg(b->k[!cur], kt, 1, &n),
-                        lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), first};
+    tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
+    tj_arg digits[] = {lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(s->ln.n), lib_int_arg(s->ln.q),
+                       lib_int_arg(pass == 0)};
+    tj_arg hist[] = {k, p, h, digits[0], digits[1], digits[2], digits[3], digits[4]};
+    tj_arg scatter[] = {k, p, h, o, lib_buffer_arg(b->g, TJ_DT_I32, 2, gs), lib_buffer_arg(b->k[!cur], kt, 1, &n),
+                        lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), digits[0], digits[1], digits[2], digits[3],
+                        digits[4]};
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
     size_t words = (size_t)n * (size_t)tj_dtype_size(kt) / 4;
     return lib_zero(s->l, b->h, (size_t)flat, s->stream, s->err) ||
            lib_zero(s->l, b->k[!cur], words, s->stream, s->err) ||
            lib_zero(s->l, b->p[!cur], (size_t)n, s->stream, s->err) ||
-           lib_launch(s->l, rk->rank, rank, 9, s->stream, s->err) ||
+           lib_launch(s->l, rk->hist, hist, 8, s->stream, s->err) ||
            lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
-           lib_launch(s->l, rk->scatter, scatter, 8, s->stream, s->err);
+           lib_launch(s->l, rk->scatter, scatter, 12, s->stream, s->err);
 }
 
 static int radix_sort(sort_job *s, int key_bits)
@@ -119,13 +124,13 @@ static int radix_sort(sort_job *s, int key_bits)
     int values = s->y.data != NULL;
     s->subst[3] = (lib_subst){"VALUES", "0"};
     radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err),
-                        lib_dispatch(s->l, "sort", "radix_rank", s->subst, 5, s->err),
+                        lib_dispatch(s->l, "sort", "radix_hist", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices",
                                      s->subst, 5, s->err)};
     tj_dtype wt = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32;
     radix_bufs b;
-    if (!rk.keys || !rk.rank || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
+    if (!rk.keys || !rk.hist || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
         return 1;
     int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
     int64_t n = b.n;

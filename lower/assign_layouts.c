@@ -237,6 +237,13 @@ static int assign_inst(lw *w, tj_ref r)
     case TJ_OP_IF: return assign_if(w, r);
     case TJ_OP_SCAN:
     case TJ_OP_SORT: return assign_multi(w, r);
+    case TJ_OP_COUNTING_SORT: { /* read back from shared memory in any layout */
+        const tj_layout **elems = tj_alloc(w->c, sizeof *elems * 2);
+        for (uint32_t k = 0; k < 2; k++)
+            elems[k] = lw_intern(w, lw_canonical(w, ti->elems[k]));
+        set_tuple(w, r, elems, 2);
+        return 0;
+    }
     case TJ_OP_ARG: return 0; /* set by the block's owner */
     case TJ_OP_PROJ: {
         const lw_lay *t = &w->lay[in->args[0]];

@@ -176,6 +176,7 @@ int lg_emit_cumulative(lg *g, tj_ref r);
 int lg_emit_scan(lg *g, tj_ref r);
 /* llvm_sort.c */
 int lg_emit_sort(lg *g, tj_ref r);
+int lg_emit_counting_sort(lg *g, tj_ref r);
 /* llvm_dot.c */
 int lg_emit_dot(lg *g, tj_ref r);
 /* llvm_mem.c: view, load, store, atomics */
@@ -207,6 +208,9 @@ int lg_emit_if(lg *g, tj_ref r);
  * pairs. Keys and indices are parallel arrays. */
 void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx);
 void tj_cpu_sort_pairs32(uint32_t *keys, uint32_t *idx, uint32_t n, uint32_t *tmp_keys, uint32_t *tmp_idx);
+/* counting_sort of n buckets (each < nb, at most 256): the stable order and
+ * the count of each bucket */
+void tj_cpu_counting_sort(const uint32_t *bucket, uint32_t n, uint32_t nb, int32_t *order, int32_t *counts);
 
 /* ---- llvm_emit.c: the whole kernel ---- */
 /* Adds "tj_programs" and "tj_frame_bytes" for Tile IR kernel k to mod

@@ -191,6 +191,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return lg_emit_cumulative(g, r);
     case TJ_OP_SCAN: return lg_emit_scan(g, r);
     case TJ_OP_SORT: return lg_emit_sort(g, r);
+    case TJ_OP_COUNTING_SORT: return lg_emit_counting_sort(g, r);
     case TJ_OP_DOT: return lg_emit_dot(g, r);
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);

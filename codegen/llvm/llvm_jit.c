@@ -290,7 +290,8 @@ static LLVMErrorRef define_helpers(tj_cpu *cpu, LLVMOrcJITDylibRef jd)
         const char *name;
         void (*fn)(void);
     } helpers[] = {{"tj_cpu_sort_pairs", (void (*)(void))tj_cpu_sort_pairs},
-                   {"tj_cpu_sort_pairs32", (void (*)(void))tj_cpu_sort_pairs32}};
+                   {"tj_cpu_sort_pairs32", (void (*)(void))tj_cpu_sort_pairs32},
+                   {"tj_cpu_counting_sort", (void (*)(void))tj_cpu_counting_sort}};
     enum { NHELPERS = sizeof helpers / sizeof *helpers };
     LLVMOrcCSymbolMapPair syms[NHELPERS];
     for (int i = 0; i < NHELPERS; i++)

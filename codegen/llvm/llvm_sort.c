@@ -134,3 +134,39 @@ int lg_emit_sort(lg *g, tj_ref r)
     lg_loop_end(g, &o);
     return 0;
 }
+
+void tj_cpu_counting_sort(const uint32_t *bucket, uint32_t n, uint32_t nb, int32_t *order, int32_t *counts)
+{
+    uint32_t start[256];
+    memset(counts, 0, sizeof *counts * nb);
+    for (uint32_t i = 0; i < n; i++)
+        counts[bucket[i]]++;
+    for (uint32_t b = 0, at = 0; b < nb; at += (uint32_t)counts[b++])
+        start[b] = at;
+    for (uint32_t i = 0; i < n; i++)
+        order[start[bucket[i]]++] = (int32_t)i;
+}
+
+/* counting_sort: each element's bucket (its low bits) into a buffer, then
+ * tj_cpu_counting_sort fills both results. */
+int lg_emit_counting_sort(lg *g, tj_ref r)
+{
+    const tj_inst *in = lg_in(g, r);
+    lval *rv = lg_val(g, r);
+    const tj_type_info *ri = tj_type_get(g->ctx, in->type);
+    if (!rv->elems || rv->nelems != 2 || ri->kind != TJ_TK_TUPLE)
+        return lg_fail(g, r, "results do not fit the operand");
+    uint64_t n = tj_type_numel(g->ctx, lg_in(g, in->args[0])->type);
+    uint64_t nb = tj_type_numel(g->ctx, ri->elems[1]);
+    LLVMValueRef order = rv->elems[0].v = lg_buffer(g, g->i32, n), counts = rv->elems[1].v = lg_buffer(g, g->i32, nb);
+    LLVMValueRef bucket = lg_buffer(g, g->i32, n);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)n), "bucket");
+    LLVMValueRef d = LLVMBuildIntCast2(g->b, lg_elem(g, in->args[0], j.i), g->i32, 0, "");
+    d = LLVMBuildAnd(g->b, d, lg_i32(g, (int64_t)nb - 1), "");
+    LLVMBuildStore(g->b, d, LLVMBuildGEP2(g->b, g->i32, bucket, &j.i, 1, ""));
+    lg_loop_end(g, &j);
+    LLVMTypeRef ps[5] = {g->ptr, g->i32, g->i32, g->ptr, g->ptr};
+    LLVMValueRef args[5] = {bucket, lg_i32(g, (int64_t)n), lg_i32(g, (int64_t)nb), order, counts};
+    lg_call_extern(g, "tj_cpu_counting_sort", LLVMFunctionType(g->vd, ps, 5, 0), args, 5);
+    return 0;
+}

@@ -80,9 +80,20 @@ static int lane_text(msl_emitter *e, tj_ref r, msl_str *lane)
     return 0;
 }
 
+/* ballot: Apple's SIMD groups have 32 lanes, so the low half of the vote */
+static int emit_ballot(msl_emitter *e, tj_ref r)
+{
+    if (ms_operand_check(e, r, 0, 1, TJ_DT_BOOL) || ms_define(e, r, ms_inst(e, r)->type))
+        return -1;
+    ms_line(e, "uint %s = uint(ulong(metal::simd_ballot(%s)));", ms_var(e, r, 0).s, ms_arg(e, r, 0, 0).s);
+    return 0;
+}
+
 int ms_emit_shuffle(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
+    if (in->op == TJ_OP_BALLOT)
+        return emit_ballot(e, r);
     tj_dtype dt;
     int w = ms_elem_type(e, in->type, &dt);
     if (w <= 0 || ms_operand_check(e, r, 0, (uint32_t)w, dt))

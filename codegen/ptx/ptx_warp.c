@@ -1,4 +1,4 @@
-/* Thread and program indices, the barrier, and warp shuffles. Shuffles run
+/* Thread and program indices, the barrier, warp shuffles and ballots. Shuffles run
  * in full warps (control flow is uniform), on 32-bit values: 64-bit values
  * go as two halves, 16-bit and bool values widened to 32 bits. */
 #include <stdio.h>
@@ -71,9 +71,20 @@ static void shuffle_component(ptx_emitter *e, const char *mode, ptx_reg d, ptx_r
     }
 }
 
+/* ballot: the predicate of every lane of the warp, one bit each */
+static int emit_ballot(ptx_emitter *e, tj_ref r)
+{
+    if (px_operand_check(e, r, 0, 1, TJ_DT_BOOL) || px_define(e, r, px_inst(e, r)->type))
+        return -1;
+    px_ins(e, "vote.sync.ballot.b32 %s, %s, 0xFFFFFFFF", RN(px_val(e, r, 0)), RN(px_operand(e, r, 0, 0)));
+    return 0;
+}
+
 int px_emit_shuffle(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
+    if (in->op == TJ_OP_BALLOT)
+        return emit_ballot(e, r);
     tj_dtype dt;
     int w = px_elem_type(e, in->type, &dt);
     if (w <= 0 || px_operand_check(e, r, 0, (uint32_t)w, dt))

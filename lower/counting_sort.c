@@ -1,0 +1,205 @@
+/* counting_sort: the stable order of a 1-D tile by its low bits, ranked as
+ * CUB's BlockRadixRankMatch ranks radix digits. The buckets go to shared
+ * memory; warp w takes the w-th contiguous chunk of the tile and walks it
+ * 32 elements a step: lanes holding one bucket find each other with a
+ * ballot per bucket bit, each counts the peers below it, and the highest
+ * peer adds their number to the warp's counter of that bucket (two
+ * barriers a step keep the read before the write). The counters, made
+ * exclusive over warps and the totals scanned over buckets, give every
+ * element its place; its position is written there, and the results are
+ * read back in their layouts. No atomics: Metal and PTX lower it alike. */
+#include "lower/lower.h"
+
+typedef struct csort {
+    lw *w;
+    int64_t n, nb, chunk; /* elements, buckets, elements per warp (a multiple of 32) */
+    int bits;
+    uint32_t dbuf, rbuf, obuf, hist, total, scan[2]; /* shared buffers */
+    uint32_t inclusive; /* the scan buffer that holds the inclusive sums */
+} csort;
+
+static tj_ref i32(lw *w, int64_t v) { return lw_const_int(w, TJ_DT_I32, v); }
+static tj_ref u32(lw *w, int64_t v) { return lw_const_int(w, TJ_DT_U32, v); }
+static tj_ref word(csort *s, uint32_t buf, tj_ref i) { return lw_smem_addr(s->w, buf, i, 4); }
+
+/* The number of set bits of a u32 (SWAR: no SIMT op needed). */
+static tj_ref popc(lw *w, tj_ref x)
+{
+    x = lw_op2(w, TJ_OP_SUB, x, lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_SHR, x, u32(w, 1)), u32(w, 0x55555555)));
+    x = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_AND, x, u32(w, 0x33333333)),
+               lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_SHR, x, u32(w, 2)), u32(w, 0x33333333)));
+    x = lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_ADD, x, lw_op2(w, TJ_OP_SHR, x, u32(w, 4))), u32(w, 0x0f0f0f0f));
+    return lw_op2(w, TJ_OP_SHR, lw_op2(w, TJ_OP_MUL, x, u32(w, 0x01010101)), u32(w, 24));
+}
+
+static tj_ref ballot(lw *w, tj_ref p) { return lw_emit(w, TJ_OP_BALLOT, lw_sty(w, TJ_DT_U32), &p, 1); }
+
+/* Element j * 32 + lane of this warp's chunk, whether it exists, and its
+ * index made safe to address with (0 when it does not). */
+static tj_ref element(csort *s, tj_ref j, tj_ref *valid, tj_ref *safe)
+{
+    lw *w = s->w;
+    tj_ref e = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->chunk),
+                      lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, j, 32), lw_lane(w)));
+    *valid = lw_op2(w, TJ_OP_LT, e, i32(w, s->n));
+    *safe = lw_select(w, *valid, e, i32(w, 0));
+    return e;
+}
+
+/* One step: the element's rank among the earlier ones of its bucket in
+ * this warp goes to rbuf, and the warp's counter of the bucket grows. */
+static void rank_step(csort *s, tj_ref j)
+{
+    lw *w = s->w;
+    tj_ref valid, safe;
+    element(s, j, &valid, &safe);
+    tj_ref d = lw_smem_load(w, word(s, s->dbuf, safe), TJ_DT_U32);
+    tj_ref peers = ballot(w, valid);
+    for (int b = 0; b < s->bits; b++) {
+        tj_ref set = lw_op2(w, TJ_OP_NE, lw_op2(w, TJ_OP_AND, d, u32(w, (int64_t)1 << b)), u32(w, 0));
+        tj_ref vote = ballot(w, lw_and(w, valid, set));
+        peers = lw_op2(w, TJ_OP_AND, peers, lw_select(w, set, vote, lw_op1(w, TJ_OP_NOT, vote)));
+    }
+    tj_ref below_mask = lw_op2(w, TJ_OP_SUB, lw_op2(w, TJ_OP_SHL, u32(w, 1), lw_cast(w, lw_lane(w), TJ_DT_U32)), u32(w, 1));
+    tj_ref below = lw_cast(w, popc(w, lw_op2(w, TJ_OP_AND, peers, below_mask)), TJ_DT_I32);
+    tj_ref upto = lw_op2(w, TJ_OP_OR, lw_op2(w, TJ_OP_SHL, below_mask, u32(w, 1)), u32(w, 1));
+    tj_ref highest = lw_op2(w, TJ_OP_EQ, lw_op2(w, TJ_OP_AND, peers, lw_op1(w, TJ_OP_NOT, upto)), u32(w, 0));
+    tj_ref slot = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), lw_cast(w, d, TJ_DT_I32));
+    tj_ref base = lw_smem_load(w, word(s, s->hist, slot), TJ_DT_I32);
+    lw_barrier(w); /* every peer has read the counter */
+    tj_ref spare = i32(w, (int64_t)w->nwarps * s->nb); /* the lanes that write nothing write here */
+    lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare)),
+                  lw_add_imm(w, lw_op2(w, TJ_OP_ADD, base, below), 1));
+    lw_smem_store(w, word(s, s->rbuf, lw_select(w, valid, safe, i32(w, s->n))), lw_op2(w, TJ_OP_ADD, base, below));
+    lw_barrier(w);
+}
+
+/* A loop over the steps of a warp's chunk, `fn` its body. */
+static void steps(csort *s, void (*fn)(csort *, tj_ref))
+{
+    lw *w = s->w;
+    lw_loop lp;
+    lw_loop_begin(w, &lp, i32(w, 0), i32(w, s->chunk / 32), i32(w, 1), NULL, 0);
+    fn(s, lp.iv);
+    w->smem_dirty = 0; /* each body ends with a barrier */
+    lw_loop_end(w, &lp, NULL);
+}
+
+/* Bucket b's slot for this thread's k-th turn, clamped to a spare slot. */
+static tj_ref bucket_of(csort *s, uint32_t k, tj_ref *valid)
+{
+    lw *w = s->w;
+    tj_ref b = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
+    *valid = (int64_t)(k + 1) * w->nthreads <= s->nb ? TJ_NONE : lw_op2(w, TJ_OP_LT, b, i32(w, s->nb));
+    return *valid ? lw_select(w, *valid, b, i32(w, s->nb)) : b;
+}
+
+/* The warps' counters made exclusive (each warp's start within its
+ * bucket), the totals to `total`, then scanned over buckets (Hillis and
+ * Steele, double-buffered) into s->inclusive. */
+static void bucket_starts(csort *s)
+{
+    lw *w = s->w;
+    tj_ref valid;
+    for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
+        tj_ref b = bucket_of(s, k, &valid), run = i32(w, 0), spare = i32(w, (int64_t)w->nwarps * s->nb);
+        for (int wi = 0; wi < w->nwarps; wi++) {
+            tj_ref slot = lw_add_imm(w, b, (int64_t)wi * s->nb);
+            tj_ref at = word(s, s->hist, valid ? lw_select(w, valid, slot, spare) : slot);
+            tj_ref h = lw_smem_load(w, at, TJ_DT_I32);
+            lw_smem_store(w, at, run);
+            run = lw_op2(w, TJ_OP_ADD, run, h);
+        }
+        lw_smem_store(w, word(s, s->total, b), run);
+    }
+    lw_barrier(w);
+    uint32_t from = s->total;
+    for (int64_t d = 1, out = 0; d < s->nb; d *= 2, out = !out) {
+        for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
+            tj_ref b = bucket_of(s, k, &valid), far = lw_op2(w, TJ_OP_GE, b, i32(w, d));
+            tj_ref left = lw_smem_load(w, word(s, from, lw_select(w, far, lw_add_imm(w, b, -d), b)), TJ_DT_I32);
+            tj_ref sum = lw_op2(w, TJ_OP_ADD, lw_smem_load(w, word(s, from, b), TJ_DT_I32),
+                                lw_select(w, far, left, i32(w, 0)));
+            lw_smem_store(w, word(s, s->scan[out], b), sum);
+        }
+        lw_barrier(w);
+        from = s->scan[out];
+    }
+    s->inclusive = from;
+}
+
+/* One step of the placement: position e goes to its place in the order. */
+static void place_step(csort *s, tj_ref j)
+{
+    lw *w = s->w;
+    tj_ref valid, safe, e = element(s, j, &valid, &safe);
+    tj_ref d = lw_cast(w, lw_smem_load(w, word(s, s->dbuf, safe), TJ_DT_U32), TJ_DT_I32);
+    tj_ref start = lw_op2(w, TJ_OP_SUB, lw_smem_load(w, word(s, s->inclusive, d), TJ_DT_I32),
+                          lw_smem_load(w, word(s, s->total, d), TJ_DT_I32));
+    tj_ref warp_start = lw_smem_load(w, word(s, s->hist, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), d)),
+                                     TJ_DT_I32);
+    tj_ref place = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_ADD, start, warp_start),
+                          lw_smem_load(w, word(s, s->rbuf, safe), TJ_DT_I32));
+    lw_smem_store(w, word(s, s->obuf, lw_select(w, valid, place, i32(w, s->n))), e);
+    lw_barrier(w);
+}
+
+static tj_ref *result(lw *w, tj_ref r, uint32_t k, lw_val *v, uint32_t buf)
+{
+    const tj_layout *l = w->lay[r].nelems == 2 ? w->lay[r].elems[k] : NULL;
+    if (!l)
+        return lw_fail(w, "internal error: no layout for the results of counting_sort");
+    tj_ref *regs = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++)
+        regs[i] = lw_smem_load(w, lw_smem_addr(w, buf, lw_tile_coord(w, l, i, 0), 4), TJ_DT_I32);
+    v->elems[k] = (lw_val){.lay = l, .regs = regs};
+    return regs;
+}
+
+int lw_lower_counting_sort(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const lw_val *dv = lw_val_of(w, in->args[0]);
+    const tj_type_info *ri = lw_src_type(w, r);
+    const tj_layout *l = dv->lay;
+    if (!l || l->rank != 1 || ri->kind != TJ_TK_TUPLE || ri->nelems != 2)
+        return lw_error(w, "counting_sort takes a 1-D tile");
+    csort s = {.w = w, .n = lw_src_type(w, in->args[0])->shape[0]};
+    s.nb = tj_type_get(w->c, ri->elems[1])->shape[0];
+    while (((int64_t)1 << s.bits) < s.nb)
+        s.bits++;
+    s.chunk = (s.n + 32 * w->nwarps - 1) / (32 * w->nwarps) * 32;
+    uint64_t n = (uint64_t)s.n, nb = (uint64_t)s.nb;
+    lw_smem_begin(w);
+    s.dbuf = lw_smem_alloc(w, 4 * n);
+    s.rbuf = lw_smem_alloc(w, 4 * (n + 1));
+    s.obuf = lw_smem_alloc(w, 4 * (n + 1));
+    s.hist = lw_smem_alloc(w, 4 * (nb * (uint64_t)w->nwarps + 1));
+    s.total = lw_smem_alloc(w, 4 * (nb + 1));
+    s.scan[0] = lw_smem_alloc(w, 4 * (nb + 1));
+    s.scan[1] = lw_smem_alloc(w, 4 * (nb + 1));
+    if (w->err)
+        return 1;
+    for (uint32_t i = 0; i < l->nregs; i++) { /* replicas write the same */
+        tj_ref d = lw_op2(w, TJ_OP_AND, lw_cast(w, dv->regs[i], TJ_DT_U32), u32(w, s.nb - 1));
+        lw_smem_store(w, word(&s, s.dbuf, lw_tile_coord(w, l, i, 0)), d);
+    }
+    tj_ref valid;
+    for (uint32_t k = 0; (int64_t)k * w->nthreads < s.nb * w->nwarps; k++) { /* zero the warps' counters */
+        tj_ref c = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
+        valid = (int64_t)(k + 1) * w->nthreads <= s.nb * w->nwarps ? TJ_NONE
+                                                                  : lw_op2(w, TJ_OP_LT, c, i32(w, s.nb * w->nwarps));
+        lw_smem_store(w, word(&s, s.hist, valid ? lw_select(w, valid, c, i32(w, s.nb * w->nwarps)) : c), i32(w, 0));
+    }
+    lw_barrier(w);
+    steps(&s, rank_step);
+    bucket_starts(&s);
+    steps(&s, place_step);
+    lw_val *v = lw_val_of(w, r);
+    v->nelems = 2;
+    v->elems = tj_alloc(w->c, sizeof *v->elems * 2);
+    if (!result(w, r, 0, v, s.obuf) || !result(w, r, 1, v, s.total))
+        return 1;
+    lw_smem_end(w);
+    return 0;
+}
