@@ -40,8 +40,9 @@ void tj_lib_close(tj_lib *l)
         free(l->kernels[i].name);
     }
     free(l->kernels);
-    for (int i = 0; i < LIB_STREAMS; i++)
+    for (uint32_t i = 0; i < l->nscratch; i++)
         free_memory(l, l->scratch[i].data);
+    free(l->scratch);
     for (uint32_t i = 0; i < l->nretired; i++)
         free_memory(l, l->retired[i]);
     free(l->retired);
@@ -96,16 +97,20 @@ static char *substitute(const char *src, const lib_subst *subst, uint32_t nsubst
     return out;
 }
 
-static int grow_kernels(tj_lib *l)
+/* Room in *arr (of *cap elements of `elem` bytes) for n + 1; 1 when out of
+ * memory (*arr unchanged). */
+static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 {
-    if (l->nkernels < l->cap)
+    if (n < *cap)
         return 0;
-    uint32_t cap = l->cap ? 2 * l->cap : 16;
-    lib_kernel *k = realloc(l->kernels, cap * sizeof *k);
-    if (!k)
+    if (*cap > UINT32_MAX / 2)
         return 1;
-    l->kernels = k;
-    l->cap = cap;
+    uint32_t want = *cap ? 2 * *cap : 8;
+    void *p = realloc(*arr, want * elem);
+    if (!p)
+        return 1;
+    *arr = p;
+    *cap = want;
     return 0;
 }
 
@@ -130,7 +135,7 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
     tj_dispatch *d = tj_dispatch_new(l->jit, &(tj_compile_request){
         .file = file, .source = text, .len = strlen(text), .kernel = kernel, .reason = "tilejit lib"}, err);
     char *name = d ? malloc(strlen(kernel) + 1) : NULL;
-    if (!name || grow_kernels(l)) {
+    if (!name || grow((void **)&l->kernels, &l->cap, l->nkernels, sizeof *l->kernels)) {
         if (d)
             tj_rt_fail(err, "tilejit lib: out of memory");
         tj_dispatch_free(d);
@@ -151,15 +156,17 @@ int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, vo
 
 /* ---- scratch ------------------------------------------------------------------------------ */
 
+/* The scratch of (stream, owner), a new empty one the first time; NULL when
+ * out of memory. */
 static lib_scratch *scratch_slot(tj_lib *l, void *stream, int owner)
 {
-    for (int i = 0; i < LIB_STREAMS; i++)
-        if (l->scratch[i].data && l->scratch[i].stream == stream && l->scratch[i].owner == owner)
+    for (uint32_t i = 0; i < l->nscratch; i++)
+        if (l->scratch[i].stream == stream && l->scratch[i].owner == owner)
             return &l->scratch[i];
-    for (int i = 0; i < LIB_STREAMS; i++)
-        if (!l->scratch[i].data)
-            return &l->scratch[i];
-    return NULL;
+    if (grow((void **)&l->scratch, &l->scratch_cap, l->nscratch, sizeof *l->scratch))
+        return NULL;
+    l->scratch[l->nscratch] = (lib_scratch){stream, owner, NULL, 0};
+    return &l->scratch[l->nscratch++];
 }
 
 static void *new_memory(tj_lib *l, size_t bytes, tj_rt_error *err)
@@ -174,11 +181,9 @@ static void *new_memory(tj_lib *l, size_t bytes, tj_rt_error *err)
 
 static int retire(tj_lib *l, void *p)
 {
-    void **r = realloc(l->retired, (l->nretired + 1) * sizeof *r);
-    if (!r)
+    if (grow((void **)&l->retired, &l->retired_cap, l->nretired, sizeof *l->retired))
         return 1;
-    l->retired = r;
-    r[l->nretired++] = p;
+    l->retired[l->nretired++] = p;
     return 0;
 }
 
@@ -205,7 +210,7 @@ void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int ze
     }
     lib_scratch *s = scratch_slot(l, stream, owner);
     if (!s) {
-        tj_rt_fail(err, "tilejit lib: more than %d streams use one tj_lib", LIB_STREAMS);
+        tj_rt_fail(err, "tilejit lib: out of memory for the scratch of a new stream");
         return NULL;
     }
     if (s->bytes < bytes) {

@@ -36,16 +36,18 @@ typedef struct lib_scratch {
     size_t bytes;
 } lib_scratch;
 
-enum { LIB_STREAMS = 8 };
-
+/* Scratch is never freed or handed to another stream before close: work in
+ * flight, and a CUDA graph captured on the stream, keep using its address.
+ * So the table grows with the streams (a capture often runs on a new one). */
 struct tj_lib {
     tj_jit *jit;
     pthread_mutex_t lock;
     lib_kernel *kernels;
     uint32_t nkernels, cap;
-    lib_scratch scratch[LIB_STREAMS];
+    lib_scratch *scratch; /* one per (stream, owner) */
+    uint32_t nscratch, scratch_cap;
     void **retired; /* outgrown scratch, freed at close (work in flight may still use it) */
-    uint32_t nretired;
+    uint32_t nretired, retired_cap;
 };
 
 /* The dispatch of `kernel` in lib/kernels/FAMILY.tj after the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib_source.h"
 #include "lib_test_util.h"
 
 static void close_lib(tj_lib *l, tj_jit *j)
@@ -13,16 +14,16 @@ static void close_lib(tj_lib *l, tj_jit *j)
     tj_jit_close(j);
 }
 
-/* cumsum of n i32 along a 1-D array, checked exactly (flags: 0, the
- * single-pass look-back, or TJ_LIB_MULTI_PHASE) */
-static void check_cumsum_1d(tj_lib *l, int64_t n, uint32_t flags)
+/* cumsum of n i32 along a 1-D array on `stream`, checked exactly (flags:
+ * 0, the single-pass look-back, or TJ_LIB_MULTI_PHASE) */
+static void check_cumsum_1d(tj_lib *l, int64_t n, uint32_t flags, void *stream)
 {
     int32_t *x = malloc(sizeof *x * (size_t)(n + 1)), *y = malloc(sizeof *y * (size_t)(n + 1));
     for (int64_t i = 0; i < n; i++)
         x[i] = (int32_t)((i * 7919) % 13) - 6;
     tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_I32, 1, &n), ty = tj_tensor_contiguous(y, TJ_DT_I32, 1, &n);
     tj_rt_error err = {{0}};
-    cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 0, flags, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_cumsum(l, &tx, &ty, 0, flags, stream, &err), 0, "%s", err.msg);
     int32_t acc = 0;
     for (int64_t i = 0; i < n; i++) {
         acc += x[i];
@@ -38,7 +39,7 @@ static void cumsum_sizes(tj_device_kind kind, uint32_t flags)
     tj_lib *l = open_lib(kind, &j);
     int64_t sizes[] = {0, 1, 2, 2049, 8191, 8192, 8193, 3 * 8192 + 17}; /* around scan.tj's tiles of 8192 */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        check_cumsum_1d(l, sizes[i], flags);
+        check_cumsum_1d(l, sizes[i], flags, NULL);
     close_lib(l, j);
 }
 
@@ -46,6 +47,22 @@ Test(lib_scan, cumsum_1d_native) { cumsum_sizes(TJ_DEVICE_CPU, 0); }
 Test(lib_scan, cumsum_1d_interp) { cumsum_sizes(TJ_DEVICE_INTERP, 0); }
 Test(lib_scan, cumsum_1d_multi_phase_native) { cumsum_sizes(TJ_DEVICE_CPU, TJ_LIB_MULTI_PHASE); }
 Test(lib_scan, cumsum_1d_multi_phase_interp) { cumsum_sizes(TJ_DEVICE_INTERP, TJ_LIB_MULTI_PHASE); }
+
+/* Each stream has its own scratch, kept until close (a CUDA graph captured
+ * on a new stream keeps using its address): many more streams than the 8 a
+ * fixed table once held, sizes growing so that some outgrow their scratch
+ * and others reuse it, and every result right (the cpu runs any stream
+ * token in order). */
+Test(lib_scan, many_streams)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(TJ_DEVICE_CPU, &j);
+    char streams[40];
+    for (int round = 0; round < 2; round++)
+        for (int s = 0; s < 40; s++)
+            check_cumsum_1d(l, 8192 * (1 + (s + round) % 3) + s, s % 2 ? TJ_LIB_MULTI_PHASE : 0, &streams[s]);
+    close_lib(l, j);
+}
 
 /* The look-back over several lines (tickets run across them: tile 0 of a
  * line starts its chain again) and many tiles, repeated so that the native
@@ -81,6 +98,60 @@ static void lookback_lines(tj_device_kind kind, int repeats)
 
 Test(lib_scan, lookback_lines_native) { lookback_lines(TJ_DEVICE_CPU, 20); }
 Test(lib_scan, lookback_lines_interp) { lookback_lines(TJ_DEVICE_INTERP, 1); }
+
+/* scan_lookback itself (tiles of 16, look-back windows of W = 2: the
+ * library's are 8192 and 256) in the interpreter, where programs run in
+ * ticket order, so that a look-back meets what a GPU's many running tiles
+ * show it only when the state is set up so: the ticket counter starts at
+ * K = 7 and tiles 1..6 of line 0 have published their aggregates only
+ * (tile 0 its prefix), so ticket 7 absorbs windows of aggregates only
+ * before it finds the prefix 7 tiles back; then the run goes on over line
+ * 0's other tiles and line 1 (the tickets past the last line read and
+ * write nothing: their line is out of bounds). i32 sums, exact. */
+Test(lib_scan, lookback_published_aggregates_interp)
+{
+    enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
+    char *src = ls_lib_source("scan", "T=i32;COMBINE=a + b");
+    cr_assert(src);
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    int32_t x[P * N], y[P * N] = {0}, agg[G] = {0}, inc[G] = {0}, flags[G + 1] = {0};
+    for (int i = 0; i < P * N; i++)
+        x[i] = 1 + (i * 7919) % 11; /* positive: a tile counted twice or missed shows */
+    for (int t = 0; t < K; t++) {
+        for (int i = 0; i < B; i++)
+            agg[t] += x[t * B + i];
+        flags[t] = t ? 1 : 2;
+        inc[t] = t ? -1000000 : agg[t]; /* a prefix that is not published is never read */
+    }
+    flags[G] = K;
+    int64_t xs[] = {P, N, 1}, gs[] = {G}, one[] = {1};
+    tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 3, xs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 3, xs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(agg, TJ_DT_I32, 1, gs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(inc, TJ_DT_I32, 1, gs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags, TJ_DT_I32, 1, gs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + G, TJ_DT_I32, 1, one)}};
+    tj_binding params[] = {{"B", B}, {"W", 2}, {"warps", 1}};
+    tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
+                                                       .kernel = "scan_lookback", .params = params, .nparams = 3,
+                                                       .args = args, .nargs = 6},
+                              &err);
+    cr_assert(f, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(f, args, 6, NULL, &err), 0, "%s", err.msg);
+    for (int p = 0; p < P; p++) {
+        int32_t acc = 0;
+        for (int i = 0; i < N; i++) {
+            acc += x[p * N + i];
+            int want = p == 0 && i < K * B ? 0 : acc; /* line 0's first K tiles: no program ran them */
+            cr_assert_eq(y[p * N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * N + i], want);
+        }
+    }
+    tj_fn_release(f);
+    tj_jit_close(j);
+    free(src);
+}
 
 /* cummax and a custom combine down the columns of a [R, C] f32 array */
 Test(lib_scan, columns_and_combines)

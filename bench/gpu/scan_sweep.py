@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The look-back cumsum's tile configurations on the GPU: lib/kernels/scan.tj's
+scan_lookback with its tile (B), window (W) and warps replaced, launched as
+lib/scan.c launches it (the flags and the ticket counter zeroed before each
+call, in the timed call), checked against torch.cumsum, beside torch's copy.
+
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...]
+
+Prints one line per configuration: ms, TB/s (the input read and the output
+written once) and the fraction of the copy's TB/s.
+"""
+import argparse
+import os
+import re
+import sys
+
+import torch
+import triton
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tilejit  # noqa: E402
+
+DEFAULT = ["8192,256,8", "8192,32,8", "4096,128,4", "4096,256,8", "16384,512,16", "2048,64,2"]
+
+
+def lookback_source(b, w, warps):
+    with open(os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
+        src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b")
+    head, kernel = src.split("kernel scan_lookback", 1)
+    kernel = re.sub(r"const B = \d+", f"const B = {b}", kernel, count=1)
+    kernel = re.sub(r"const W = \d+", f"const W = {w}", kernel, count=1)
+    kernel = re.sub(r"const warps = \d+", f"const warps = {warps}", kernel, count=1)
+    return head + "kernel scan_lookback" + kernel
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--log2n", type=int, default=28)
+    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps")
+    args = ap.parse_args()
+    n = 2 ** args.log2n
+    x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
+    y = torch.empty_like(x)
+    want = torch.cumsum(x, 0)
+    nbytes = 2 * n * 4
+    copy_ms = triton.testing.do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median")
+    copy = nbytes / (copy_ms * 1e-3) / 1e12
+    print(f"copy 2^{args.log2n} f32: {copy_ms:.3f} ms {copy:.2f} TB/s")
+    for cfg in args.configs:
+        b, w, warps = map(int, cfg.split(","))
+        g = (n + b - 1) // b
+        a, i = torch.empty(g, device="cuda"), torch.empty(g, device="cuda")
+        flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
+        try:
+            k = tilejit.Kernel(lookback_source(b, w, warps), "scan_lookback", file="lib/kernels/scan.tj")
+            x3, y3 = x.view(1, n, 1), y.view(1, n, 1)
+            s, c = flags[:g], flags[g:]
+
+            def call():
+                flags.zero_()
+                k(x3, y3, a, i, s, c)
+
+            y.zero_()
+            call()
+            torch.cuda.synchronize()
+            if not torch.equal(y, want):
+                bad = (y != want).nonzero()[0].item()
+                raise AssertionError(f"differs from torch.cumsum first at {bad}: {y[bad].item()} != {want[bad].item()}")
+            ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
+            tb = nbytes / (ms * 1e-3) / 1e12
+            print(f"B {b} W {w} warps {warps}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy", flush=True)
+        except Exception as e:  # noqa: BLE001 (the other configurations still run)
+            print(f"B {b} W {w} warps {warps}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
