@@ -229,6 +229,10 @@ def sort_rows(jit, m, n):
 # ---- tilejit.lib: device-wide algorithms (docs/library.md) ---------------------
 
 def lib_rows(quick=False):
+    return lib_scan_rows(quick) + lib_sort_rows(quick)
+
+
+def lib_scan_rows(quick=False):
     import tilejit.lib as tlib
     rows = []
     n = 2 ** 24 if quick else 2 ** 28
@@ -243,7 +247,12 @@ def lib_rows(quick=False):
     row = Row("lib cumsum multi-phase", f"2^{n.bit_length() - 1}", "float32", 2 * n * 4)
     rows.append(run_row(row, lambda: tlib.cumsum_multi_phase(x), lambda: torch.cumsum(x, 0), None,
                         lambda: check("cumsum", tlib.cumsum_multi_phase(x), torch.cumsum(x, 0), 0, 0)))
-    del x
+    return rows
+
+
+def lib_sort_rows(quick=False):
+    import tilejit.lib as tlib
+    rows = []
     cases = [("lib sort", (2 ** 24,), torch.float32, None), ("lib argsort", (2 ** 24,), torch.float32, None),
              ("lib sort", (2 ** 24 if quick else 2 ** 28,), torch.int32, "u32 keys (peer: torch i32)"),
              ("lib sort rows", (16384, 1024), torch.float32, None)]
@@ -340,8 +349,8 @@ def ssm_torch_loop(u, delta, A, B, C, D, z, delta_bias):
 
 def lib_ssm_rows(quick=False, shapes=None):
     """tilejit.lib.selective_scan (D, z, delta_bias, softplus: Mamba's use)
-    at batch 1, dstate 16; the roofline is the bytes of u, delta, z, out, B
-    and C once (tj/copy in the table). Checked against the torch loop (on
+    at batch 1, dstate 16; the roofline is the bytes of u, delta, z, out, B,
+    C, A and D once (tj/copy in the table). Checked against the torch loop (on
     the first 64 channels at L 8192); the loop is timed at L 1024 (the
     torch column; at L 8192 it would take seconds a call)."""
     import tilejit.lib as tlib
@@ -352,7 +361,7 @@ def lib_ssm_rows(quick=False, shapes=None):
             x = ssm_inputs(1, dm, length, 16, dtype)
             es = x["u"].element_size()
             row = Row("lib ssm", f"D{dm} L{length} N16", str(dtype).replace("torch.", ""),
-                      4 * dm * length * es + 2 * 16 * length * es)
+                      4 * dm * length * es + 2 * 16 * length * es + dm * 16 * 4 + dm * 4)
             call = lambda: tlib.selective_scan(**x, delta_softplus=True)  # noqa: E731
             cut = {k: (v[:, :64] if k in ("u", "delta", "z") else v[:64] if k in ("A", "D", "delta_bias") else v)
                    for k, v in x.items()} if length > 1024 else x
@@ -516,14 +525,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="one shape per workload")
-    ap.add_argument("--only", choices=["matmul", "memory", "lib", "arrays"],
-                    help="only the matrix, the memory-bound, the library's or the array front end's rows")
+    ap.add_argument("--only", choices=["matmul", "memory", "lib", "scan", "ssm", "arrays"],
+                    help="only the matrix, the memory-bound, the library's (scan, ssm: its cumsum or "
+                         "selective_scan rows) or the array front end's rows")
     args = ap.parse_args()
     if args.only == "arrays":
         return array_rows(args)
     torch.manual_seed(0)
     jit = tilejit.Jit("cuda")
     rows = [copy_row()]
+    if args.only in ("scan", "ssm"):
+        return report(rows + (lib_scan_rows if args.only == "scan" else lib_ssm_rows)(args.quick), args.json)
     if args.only == "lib":
         return report(rows + lib_rows(args.quick) + lib_topk_rows(args.quick) + lib_ssm_rows(args.quick), args.json)
     if args.only != "memory":
