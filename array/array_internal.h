@@ -4,6 +4,7 @@
 #ifndef TJ_ARRAY_INTERNAL_H
 #define TJ_ARRAY_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "tilejit/array.h"
@@ -81,6 +82,7 @@ struct tj_graph {
     uint32_t nfree, free_cap;
     char error[1024];
     tj_graph_stats stats;
+    pthread_mutex_t stats_lock; /* the compile counts (the JIT's event handler) */
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
     uint32_t nkernels, kcap;
     tj_lib *lib;              /* cumsum and sorts, opened when first needed */
@@ -190,7 +192,8 @@ typedef struct tj_group {
     int64_t space[TJ_MAX_RANK + 2];
     int64_t k_extent;               /* matmul: K */
     int64_t bm, bn, bk;
-    int warps, stages;              /* matmul: the copy ring's slots */
+    int warps;                      /* the cost model's threads per program / 32 */
+    int stages;                     /* matmul: the copy ring's slots */
     double scale;                   /* attention: s */
     int64_t bd, be;                 /* attention: tiles of the head dims */
     char why[96];                   /* the cost model's reason, for the plan text */
@@ -222,6 +225,8 @@ typedef struct tj_group_args {
  * space, and the tile sizes. Inputs without data (planning only) count as
  * contiguous. */
 int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
+/* The warps of a program whose tile has elems elements (the cost model's). */
+int tj_warps_for_tile(int64_t elems);
 const char *tj_group_kind_name(tj_group_kind k);
 /* Whether a group of kind k is a fused kernel (tiled and emitted). */
 static inline int tj_group_is_kernel(tj_group_kind k) { return k <= TJ_GROUP_ATTENTION; }
@@ -243,6 +248,14 @@ void tj_emit_batch_indices(tj_buf *o, int nbatch);
 int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
 /* eval.c: runs kernel source src over tensors t (through the cache). */
 int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err);
+/* The graph's kernel for source src, made (*made = 1) if it has none. A
+ * lookup counts a cache hit unless `ahead` (tj_graph_compile_ahead) made
+ * the entry or makes this lookup. NULL with err. */
+tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err);
+/* compile_ahead.c: on CUDA, compiles the plan's new kernels for the shapes
+ * they will run at, on worker threads at once, before the plan runs (its
+ * launches then find them); failures are left to the launches to report. */
+void tj_graph_compile_ahead(tj_graph *g, tj_plan *plan);
 /* A copy of src (evaluated) converted to dt by an elementwise kernel:
  * into fresh contiguous memory, or where `place` has its data. The new
  * node (held: release it), or 0 with err. */

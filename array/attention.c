@@ -205,7 +205,9 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     grp->be = pow2ceil(E);
     grp->bm = grp->bd > 128 || grp->be > 128 ? 32 : 64;
     grp->bn = 64;
-    grp->warps = 4;
+    /* f32 runs its products on FMAs with whole tiles in registers: 4 warps
+     * spilled at 64 x 64 (255 registers), 8 do not; 16-bit ones on mma */
+    grp->warps = y->dtype == TJ_DT_F32 ? tj_warps_for_tile(grp->bm * (grp->bn > grp->be ? grp->bn : grp->be)) : 4;
     snprintf(grp->why, sizeof grp->why, "flash: %lld queries, %lld keys, head %lld -> %lld", (long long)M,
              (long long)N, (long long)D, (long long)E);
     int64_t rows[5] = {M, D, N, M, M}, cols[5] = {D, N, E, N, E};
@@ -248,8 +250,9 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
         tj_buf_printf(o, "XM: %s[%sM, N], ", dt, bd);
     tj_buf_printf(o, "Y: %s[%sM, E])\n", dt, bd);
     tj_buf_printf(o, "    grid (1, cdiv(M, BM), %s)\n", q);
-    tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [4, 8]\n", (long long)grp->bm,
-                  (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2));
+    tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [%d, %d]\n", (long long)grp->bm,
+                  (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2), grp->warps,
+                  grp->warps == 4 ? 8 : 4);
     tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n{\n    m = program_id(1) * BM\n", (long long)grp->bd,
                   (long long)grp->be);
     tj_emit_batch_indices(o, grp->nbatch);

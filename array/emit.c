@@ -439,17 +439,20 @@ static void emit_header(const em *e)
     tj_buf_printf(e->o, "    tune ");
     tune_list(e->o, "BM", grp->bm, grp->kind == TJ_GROUP_MATMUL ? 16 : 1, 256);
     tj_buf_printf(e->o, ", ");
+    int matmul = grp->kind == TJ_GROUP_MATMUL;
     if (grp->kind == TJ_GROUP_REDUCE && grp->row)
-        tj_buf_printf(e->o, "BN in [%lld]\n    where BN >= N\n", (long long)grp->bn);
-    else {
-        tune_list(e->o, "BN", grp->bn, grp->kind == TJ_GROUP_MATMUL ? 16 : 1, grp->kind == TJ_GROUP_MATMUL ? 128 : 2048);
-        if (grp->kind == TJ_GROUP_MATMUL) {
-            tj_buf_printf(e->o, ", ");
-            tune_list(e->o, "BK", grp->bk, 16, 64);
-            tj_buf_printf(e->o, ", warps in [4, 8], stages in [%d, %d]", grp->stages, grp->stages == 3 ? 2 : 3);
-        }
-        tj_buf_printf(e->o, "\n");
+        tj_buf_printf(e->o, "BN in [%lld]", (long long)grp->bn);
+    else
+        tune_list(e->o, "BN", grp->bn, matmul ? 16 : 1, matmul ? 128 : 2048);
+    if (matmul) {
+        tj_buf_printf(e->o, ", ");
+        tune_list(e->o, "BK", grp->bk, 16, 64);
     }
+    tj_buf_printf(e->o, ", ");
+    tune_list(e->o, "warps", grp->warps, 4, matmul ? 8 : 16);
+    if (matmul)
+        tj_buf_printf(e->o, ", stages in [%d, %d]", grp->stages, grp->stages == 3 ? 2 : 3);
+    tj_buf_printf(e->o, grp->kind == TJ_GROUP_REDUCE && grp->row ? "\n    where BN >= N\n" : "\n");
 }
 
 void tj_emit_batch_indices(tj_buf *o, int nbatch)

@@ -57,6 +57,7 @@ tj_graph *tj_graph_new(tj_device_kind device, int ordinal, tj_rt_error *err)
         free(g);
         return NULL;
     }
+    pthread_mutex_init(&g->stats_lock, NULL);
     tj_graph_watch_compiles(g);
     return g;
 }
@@ -77,6 +78,7 @@ void tj_graph_free(tj_graph *g)
     tj_lib_close(g->lib);
     tj_graph_pool_free(g);
     tj_jit_close(g->jit);
+    pthread_mutex_destroy(&g->stats_lock);
     free(g->nodes);
     free(g->free);
     free(g);

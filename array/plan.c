@@ -1,7 +1,7 @@
 /* The passes' output as text, for tests and tools (tj-array, lit):
  *
  *   group 0 reduce root=%3 members=[%2, %3] inputs=[%0, %1]
- *     space=[4, 1000] batch=0 tile=[4, 1024] loop (along contiguous rows of 1000, looped)
+ *     space=[4, 1000] batch=0 tile=[4, 1024] loop (along contiguous rows of 1000, looped), 8 warps
  *   kernel fused(...)                                  (stage emit)
  *
  * Values are numbered as tj_graph_print numbers them. */
@@ -33,7 +33,7 @@ static void tile_line(tj_buf *o, const tj_group *grp)
         tj_buf_printf(o, "]");
     if (grp->kind == TJ_GROUP_REDUCE)
         tj_buf_printf(o, " %s", grp->row ? "row" : "loop");
-    tj_buf_printf(o, " (%s)\n", grp->why);
+    tj_buf_printf(o, " (%s), %d warps\n", grp->why, grp->warps);
 }
 
 static int plan_group(tj_graph *g, tj_group *grp, uint32_t i, int stage, const uint32_t *num, tj_buf *out,

@@ -15,7 +15,7 @@
 
 #include "array/array_internal.h"
 
-enum { MAX_OPS = TJ_GROUP_MAX_INPUTS + 1, MAX_AXES = TJ_MAX_RANK + 2, TILE_ELEMS = 4096 };
+enum { MAX_OPS = TJ_GROUP_MAX_INPUTS + 1, MAX_AXES = TJ_MAX_RANK + 2, TILE_ELEMS = 4096, THREAD_ELEMS = 16 };
 
 typedef struct axes {
     int n, nops;
@@ -160,6 +160,19 @@ static void order_axes(const tj_graph *g, const tj_group *grp, int rs, const int
     }
 }
 
+/* Threads per program: at most THREAD_ELEMS elements of the tile a thread,
+ * at least 4 warps. A thread's share is straight-line code, so a larger
+ * one grows the PTX and ptxas's time faster than linearly (a softmax row
+ * of 4096 at 4 warps, 32 a thread, assembled in twice the time of 8 warps)
+ * and the registers (docs/arrays.md, bench/NOTES.md). */
+int tj_warps_for_tile(int64_t elems)
+{
+    int warps = 4;
+    while (warps < 16 && elems > (int64_t)warps * 32 * THREAD_ELEMS)
+        warps *= 2;
+    return warps;
+}
+
 static void choose_elementwise(tj_group *grp)
 {
     int64_t M = grp->space[grp->space_rank - 2], N = grp->space[grp->space_rank - 1];
@@ -198,6 +211,7 @@ static void choose_matmul(tj_group *grp, tj_dtype dt)
     grp->bn = clamp64(pow2ceil(N), 16, top);
     grp->bk = clamp64(pow2ceil(grp->k_extent), 16, 32);
     grp->stages = top == 128 ? 3 : 2;
+    grp->warps = 4;
     snprintf(grp->why, sizeof grp->why, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)grp->k_extent);
 }
 
@@ -215,6 +229,7 @@ static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *arg
     for (int o = 0; o < ax->nops; o++)
         fill_tensor(&g->nodes[operand(grp, o)], &args->t[o], ax, o, ax->n);
     choose_elementwise(grp);
+    grp->warps = tj_warps_for_tile(grp->bm * grp->bn);
     return 0;
 }
 
@@ -254,6 +269,7 @@ static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
             along = ax->st[o][ax->n - 1] == 1 ? 1 : 2;
     }
     choose_reduce(grp, along == 1);
+    grp->warps = tj_warps_for_tile(grp->bm * grp->bn);
     return 0;
 }
 
@@ -350,6 +366,5 @@ int tj_tile(tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err)
     }
     args->nargs = (uint32_t)grp->ninputs + 1;
     free(ax);
-    grp->warps = 4;
     return bad;
 }

@@ -200,7 +200,8 @@ typedef struct tj_graph_stats {
     uint64_t kernels_launched;
     uint64_t cache_hits;       /* groups whose kernel the graph's cache had */
     uint64_t tunings;          /* kernels tuned by tj_array_tune */
-    double compile_ms;         /* time in the JIT's compiles */
+    double compile_ms;         /* time in the JIT's compiles (summed over threads) */
+    uint64_t kernels_ahead;    /* kernels readied on worker threads before their launches */
 } tj_graph_stats;
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out);
 

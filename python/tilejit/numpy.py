@@ -44,7 +44,8 @@ class _Info(ctypes.Structure):
 class _Stats(ctypes.Structure):
     _fields_ = [("nodes", ctypes.c_uint64), ("evals", ctypes.c_uint64), ("groups", ctypes.c_uint64),
                 ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
-                ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double)]
+                ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double),
+                ("kernels_ahead", ctypes.c_uint64)]
 
 
 _SIGNATURES = {

@@ -1,0 +1,93 @@
+/* Compiling a CUDA plan's kernels ahead of its launches, on worker threads
+ * (array/compile_ahead.c), against the stand-in driver (fake_libcuda.c:
+ * nothing computes, the compiles are real): each kernel compiles once, ahead,
+ * the launches find it (no second compile), the first
+ * evaluation counts no cache hit and a repeated one a hit per kernel. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "tilejit/array.h"
+
+static tj_graph *g;
+static tj_rt_error err;
+
+static void setup(void)
+{
+    char dir[] = "/tmp/tj-ahead-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    setenv("TILEJIT_CACHE_DIR", dir, 1); /* cold: nothing on disk */
+    g = tj_graph_new(TJ_DEVICE_CUDA, 0, &err);
+    cr_assert(g, "%s", err.msg);
+}
+
+static void teardown(void) { tj_graph_free(g); }
+
+TestSuite(array_ahead, .init = setup, .fini = teardown);
+
+static tj_array input(int rank, const int64_t *shape)
+{
+    static float zeros[64 * 64];
+    tj_tensor t = tj_tensor_contiguous(zeros, TJ_DT_F32, rank, shape);
+    tj_array a = tj_array_copy(g, &t);
+    cr_assert(a, "%s", tj_graph_error(g));
+    return a;
+}
+
+static tj_graph_stats stats(void)
+{
+    tj_graph_stats s;
+    tj_graph_get_stats(g, &s);
+    return s;
+}
+
+/* x + relu(layer_norm(x) @ w1 + b1) @ w2: three kernels (the row kernel
+ * of the layer norm, two matmuls with their epilogues) */
+static tj_array block(tj_array x, tj_array w1, tj_array b1, tj_array w2)
+{
+    tj_array h = tj_array_matmul(g, tj_array_layer_norm(g, x, 0, 0, 1e-5), w1);
+    h = tj_array_unary(g, TJ_AOP_RELU, tj_array_binary(g, TJ_AOP_ADD, h, b1));
+    tj_array y = tj_array_binary(g, TJ_AOP_ADD, x, tj_array_matmul(g, h, w2));
+    cr_assert(y, "%s", tj_graph_error(g));
+    return y;
+}
+
+Test(array_ahead, a_plans_kernels_compile_once_and_launch_from_the_cache)
+{
+    tj_array x = input(2, (int64_t[]){32, 64}), w1 = input(2, (int64_t[]){64, 64});
+    tj_array b1 = input(1, (int64_t[]){64}), w2 = input(2, (int64_t[]){64, 64});
+    tj_array y = block(x, w1, b1, w2);
+    tj_graph_stats before = stats();
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats cold = stats();
+    cr_assert_eq(cold.kernels_launched - before.kernels_launched, 3);
+    cr_assert_eq(cold.kernels_compiled - before.kernels_compiled, 3, "compiled %llu",
+                 (unsigned long long)(cold.kernels_compiled - before.kernels_compiled));
+    cr_assert_eq(cold.cache_hits, before.cache_hits);
+    cr_assert_eq(cold.kernels_ahead - before.kernels_ahead, 3);
+    tj_array again = block(x, w1, b1, w2);
+    cr_assert_eq(tj_array_eval(g, &again, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats warm = stats();
+    cr_assert_eq(warm.kernels_compiled, cold.kernels_compiled);
+    cr_assert_eq(warm.cache_hits - cold.cache_hits, 3);
+    cr_assert_eq(warm.kernels_launched - cold.kernels_launched, 3);
+    cr_assert_eq(warm.kernels_ahead, cold.kernels_ahead);
+}
+
+/* A plan of one kernel compiles at its launch (nothing to overlap), and
+ * counts the same way. */
+Test(array_ahead, a_single_kernel_counts_as_before)
+{
+    tj_array x = input(2, (int64_t[]){32, 64});
+    tj_array y = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats cold = stats();
+    cr_assert_eq(cold.kernels_compiled, 1);
+    cr_assert_eq(cold.cache_hits, 0);
+    cr_assert_eq(cold.kernels_ahead, 0);
+    tj_array again = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    cr_assert_eq(tj_array_eval(g, &again, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats warm = stats();
+    cr_assert_eq(warm.kernels_compiled, 1);
+    cr_assert_eq(warm.cache_hits, 1);
+}
