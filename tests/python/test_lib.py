@@ -109,6 +109,22 @@ def test_cuda_against_torch():
     torch.testing.assert_close(tl.argsort(k, descending=True), torch.sort(k, stable=True, descending=True).indices)
 
 
+@pytest.mark.skipif(_cuda() is None, reason="needs PyTorch with a CUDA device")
+@pytest.mark.parametrize("shape,dtype", [((1,), "float32"), ((8193,), "float64"), ((3 * 8192 + 5,), "int64"),
+                                         ((2 ** 22 + 3,), "float32"), ((7, 100003), "int32"), ((300, 8192), "float32")])
+def test_cuda_scans_against_torch(shape, dtype):
+    """cumsum (the look-back where it runs, many tiles and lines in flight
+    at once) and the multi-phase kernels on the GPU; integer values, so f32
+    sums are exact and compared exactly"""
+    torch = _cuda()
+    g = torch.Generator(device="cuda").manual_seed(sum(shape))
+    x = torch.randint(-3, 4, shape, device="cuda", generator=g).to(getattr(torch, dtype))
+    want = torch.cumsum(x, -1, dtype=x.dtype)
+    assert torch.equal(tl.cumsum(x, axis=-1), want)
+    assert torch.equal(tl.cumsum_multi_phase(x, axis=-1), want)
+    assert torch.equal(tl.cummax(x, axis=-1), torch.cummax(x, -1).values)
+
+
 RADIX_CASES = [((10000,), -1, np.float32), ((5000,), 0, np.int64), ((3, 5000), -1, np.int32),
                ((300, 7), 0, np.float32), ((2, 4100), -1, np.uint32), ((7, 3, 5), 1, np.int64),
                ((70001,), -1, np.float16), ((4500,), 0, np.uint32)]
