@@ -1019,7 +1019,7 @@ def tune(*arrays):
 def stats(device=None):
     """Counters of a device's graph: kernels_compiled, kernels_launched,
     cache_hits (groups whose kernel was cached), tunings, groups, evals,
-    nodes, compile_ms."""
+    nodes, compile_ms, kernels_ahead (compiled ahead on worker threads)."""
     g = _graph(device)
     s = _Stats()
     g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))
