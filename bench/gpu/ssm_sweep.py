@@ -6,7 +6,7 @@ with $SEG and $TTS given here instead of the library's choice, each checked
 against tilejit.lib.selective_scan and timed replayed from a CUDA graph (the
 GPU's time, no host cost), beside the library's own call (eager and graph).
 
-    python3 bench/gpu/ssm_sweep.py [--shapes 2048x1024 4096x8192] [--segs 32 64 128] [--tts 2 4]
+    python3 bench/gpu/ssm_sweep.py [--shapes 2048x1024 4096x8192] [--segs 32 64 128] [--tts 2 4] [--warps 512-2048]
 
 The roofline: u, delta, z and out at (batch, dim, L), B and C at (batch,
 dstate, L), A and D read or written once, at the copy's TB/s.
@@ -61,7 +61,8 @@ def two_phase(x, seg, tt):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", nargs="*", default=["2048x1024", "4096x1024", "2048x8192", "4096x8192"])
-    ap.add_argument("--segs", nargs="*", type=int, default=[32, 64, 128, 256, 512, 1024])
+    ap.add_argument("--segs", nargs="*", type=int, default=[32, 64, 128, 256, 512, 1024, 2048])
+    ap.add_argument("--warps", default="512-2048", help="only segment lengths that give this many one-warp programs")
     ap.add_argument("--tts", nargs="*", type=int, default=[2, 4])
     ap.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
     args = ap.parse_args()
@@ -85,7 +86,8 @@ def main():
                   f"{graph * 1e3 if graph else float('nan'):.1f} us replayed ({roof_us / (graph * 1e3) if graph else 0:.2f} "
                   f"of the roofline)", flush=True)
             for seg in args.segs:
-                if seg > length:
+                lo, hi = map(int, args.warps.split("-"))
+                if seg > length or not lo <= (dm // 32) * ((length + seg - 1) // seg) <= hi:
                     continue
                 for tt in args.tts:
                     try:
