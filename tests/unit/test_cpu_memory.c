@@ -95,3 +95,32 @@ Test(cpu_memory, loads_of_moving_views_in_loops)
     o.shapes = "M=16,N=64";
     cr_assert(cc_check_tj(MOVING, "moving", &o));
 }
+
+/* Views whose rows (their outer coordinates: a slice of rows, a row index)
+ * lie partly or wholly outside the tensor: the checked walk skips such a
+ * row as a whole. Loads give `other` there, stores and atomics write
+ * nothing, and the rows inside are read and written as usual; also a
+ * column (the inner slice on axis 0, an index on axis 1). */
+static const char *const OUTSIDE = "kernel outside(X: f32[M, N], Y: f32[M, N], S: f32[N], C: f32[M])\n"
+                                   "    grid (cdiv(M, BM) + 1)\n"
+                                   "    const BM = 8, BN = 64\n"
+                                   "{\n"
+                                   "    m = program_id(0) * BM\n"
+                                   "    x = load(X[m:m+BM, 0:BN], other = 7.0)\n"
+                                   "    store(Y[m:m+BM, 0:BN], x + 1.0)\n"
+                                   "    atomic_add(S[0:BN], sum(x, axis = 0))\n"
+                                   "    r = load(X[m + BM - 1, 0:BN], other = -2.0)\n"
+                                   "    store(Y[m + BM, 0:BN], r * 3.0)\n"
+                                   "    c = load(X[m:m+BM, N - 1], other = 5.0)\n"
+                                   "    store(C[m:m+BM], c + sum(r))\n"
+                                   "}\n";
+
+Test(cpu_memory, rows_outside_the_tensor_touch_no_memory)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    o.shapes = "M=21,N=50";
+    cr_assert(cc_check_tj(OUTSIDE, "outside", &o));
+    o.shapes = "M=16,N=64";
+    cr_assert(cc_check_tj(OUTSIDE, "outside", &o));
+}
