@@ -6,8 +6,9 @@ call, in the timed call), checked against torch.cumsum, beside torch's copy.
 
     python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...]
 
-Prints one line per configuration: ms, TB/s (the input read and the output
-written once) and the fraction of the copy's TB/s.
+Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
+one line per configuration: ms, TB/s (the input read and the output written
+once) and the fraction of the copy's TB/s.
 """
 import argparse
 import os
@@ -47,6 +48,15 @@ def main():
     copy_ms = triton.testing.do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median")
     copy = nbytes / (copy_ms * 1e-3) / 1e12
     print(f"copy 2^{args.log2n} f32: {copy_ms:.3f} ms {copy:.2f} TB/s")
+    import tilejit.lib as tlib
+    os.environ["TILEJIT_LIB_LOOKBACK"] = "1"  # CUDA's look-back where the library does not take it yet
+    for name, call in [("library look-back", lambda: tlib.cumsum(x)),
+                       ("library multi-phase", lambda: tlib.cumsum_multi_phase(x)),
+                       ("torch.cumsum", lambda: torch.cumsum(x, 0))]:
+        same = torch.equal(call(), want)
+        ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
+        tb = nbytes / (ms * 1e-3) / 1e12
+        print(f"{name}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy{'' if same else ' WRONG RESULT'}", flush=True)
     for cfg in args.configs:
         b, w, warps = map(int, cfg.split(","))
         g = (n + b - 1) // b
