@@ -123,6 +123,9 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_WGMMA_DESC: case TJ_OP_WGMMA: case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT:
     case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC:
         return SF_WGMMA;
+    case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
+    case TJ_OP_TMA_LOAD:
+        return SF_TMA;
     default: return SF_OTHER;
     }
 }
@@ -347,7 +350,8 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_op op = k->insts[r].op;
         *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
-                      op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC;
+                      op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC ||
+                      simt_op_family(op) == SF_TMA;
         shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX || op == TJ_OP_BALLOT;
         atoms |= simt_op_family(op) == SF_MMA || op == TJ_OP_WGMMA;
     }

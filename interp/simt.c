@@ -423,6 +423,9 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_WGMMA_WAIT: return tj_simt_wgmma_wait(s, r);
     case TJ_OP_FENCE_PROXY_ASYNC: tj_simt_fence_proxy_async(s); return 0;
     case TJ_OP_WGMMA_FENCE: return 0; /* in lockstep, register writes are done when issued */
+    case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
+        return tj_simt_mbarrier(s, r);
+    case TJ_OP_TMA_LOAD: return tj_simt_tma_load(s, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");
@@ -466,8 +469,9 @@ static int run_programs(tj_simt *s)
                 memset(s->smem_set, 0, k->smem_bytes);
                 tj_simt_copies_reset(s);
                 tj_simt_wgmma_reset(s);
+                tj_simt_tma_reset(s);
                 tj_simt_barrier(s);
-                if (run_block(s, k->body, &y, 0))
+                if (run_block(s, k->body, &y, 0) || tj_simt_tma_end(s))
                     return -1;
             }
     return 0;
@@ -515,6 +519,7 @@ int tj_simt_run(const tj_kernel *k, const tj_arg *args, uint32_t nargs)
     int rc = tj_guarded(k->ctx, run, s);
     tj_simt_copies_free(s);
     tj_simt_wgmma_free(s);
+    tj_simt_tma_free(s);
     free(s->storage);
     free(s->st.vals);
     free(s);

@@ -41,6 +41,7 @@ typedef struct tj_simt {
     uint32_t nwg_bytes, wg_bytes_cap;
     uint32_t *wg_group_end;   /* per committed group in flight: its end in wg_bytes */
     uint32_t nwg_groups, wg_group_cap;
+    struct tj_simt_tma *tma;  /* mbarriers and TMA copies in flight (simt_tma.c) */
     void *storage;
 } tj_simt;
 
@@ -89,6 +90,18 @@ void tj_simt_fence_proxy_async(tj_simt *s);
 int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
 void tj_simt_wgmma_reset(tj_simt *s);
 void tj_simt_wgmma_free(tj_simt *s);
+
+/* Shared bytes [off, off + n) may be written by thread t: no wgmma group
+ * in flight reads them (tj_simt_wgmma_guard without marking them). */
+int tj_simt_wgmma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
+
+/* simt_tma.c: mbarriers and TMA loads */
+int tj_simt_mbarrier(tj_simt *s, tj_ref r); /* mbar_init, mbar_expect_tx, mbar_wait, mbar_inval */
+int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity);
+int tj_simt_tma_load(tj_simt *s, tj_ref r);
+int tj_simt_tma_end(tj_simt *s);   /* a program's end: no copy left in flight */
+void tj_simt_tma_reset(tj_simt *s); /* a new program */
+void tj_simt_tma_free(tj_simt *s);
 
 /* simt_async.c: cp_async, its groups and waits */
 int tj_simt_cp_async(tj_simt *s, tj_ref r);

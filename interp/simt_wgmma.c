@@ -120,14 +120,21 @@ static int record_read(tj_simt *s, tj_ref r, uint32_t t0, uint64_t at, uint32_t 
     return 0;
 }
 
-int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)
+int tj_simt_wgmma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)
 {
-    for (uint32_t b = 0; b < n && off + b < s->st.k->smem_bytes; b++) {
+    for (uint32_t b = 0; b < n && off + b < s->st.k->smem_bytes; b++)
         if (s->smem_wg_reads[off + b])
             return tj_simt_fail(s, r, t, "writes shared byte %" PRIu64 ", which a wgmma group in flight reads",
                                 off + b);
+    return 0;
+}
+
+int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)
+{
+    if (tj_simt_wgmma_unread(s, r, t, off, n))
+        return -1;
+    for (uint32_t b = 0; b < n && off + b < s->st.k->smem_bytes; b++)
         s->smem_generic[off + b] = 1;
-    }
     s->generic_any = 1;
     return 0;
 }

@@ -181,6 +181,23 @@ static void parse_wgmma_attr(parser *p, inst_text *it)
     parse_major(p, it, "b", TJ_WGMMA_B_MN);
 }
 
+/* `cols = N, rows = N, swizzle = N` (tma_load): a box of at most 256 x 256 */
+static void parse_tma_attr(parser *p, inst_text *it)
+{
+    expect_key(p, "cols");
+    int64_t cols = tjp_i64(p);
+    tjp_expect(p, ',');
+    expect_key(p, "rows");
+    int64_t rows = tjp_i64(p);
+    tjp_expect(p, ',');
+    expect_key(p, "swizzle");
+    int64_t swizzle = tjp_i64(p);
+    if (cols < 1 || cols > 256 || rows < 1 || rows > 256 || (swizzle != 32 && swizzle != 64 && swizzle != 128))
+        tjp_fail_expected(p, "a box of 1 to 256 columns and rows, swizzle 32, 64 or 128");
+    it->imm = cols | rows << 16;
+    it->flags = (uint32_t)swizzle;
+}
+
 /* `{key = value}` after the operands, as the op's attribute kind says. */
 static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
 {
@@ -191,6 +208,7 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
         [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'", [TJ_ATTR_BYTES] = "'{bytes = N}'",
         [TJ_ATTR_PENDING] = "'{pending = N}'", [TJ_ATTR_WGMMA] = "'{in = DTYPE, a = k|mn, b = k|mn}'",
+        [TJ_ATTR_TMA] = "'{cols = N, rows = N, swizzle = N}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */
@@ -233,6 +251,9 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         break;
     case TJ_ATTR_WGMMA:
         parse_wgmma_attr(p, it);
+        break;
+    case TJ_ATTR_TMA:
+        parse_tma_attr(p, it);
         break;
     case TJ_ATTR_NONE:
     case TJ_ATTR_VALUE:

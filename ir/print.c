@@ -214,6 +214,10 @@ static void print_attr(const tj_inst *in, tj_buf *out)
                       in->flags & TJ_WGMMA_B_MN ? "mn" : "k");
         break;
     }
+    case TJ_ATTR_TMA:
+        tj_buf_printf(out, " {cols = %" PRId64 ", rows = %" PRId64 ", swizzle = %u}", in->imm & 0xffff,
+                      in->imm >> 16 & 0xffff, in->flags);
+        break;
     }
 }
 

@@ -370,6 +370,50 @@ static void check_wgmma(V *v, tj_ref r)
     tj_verify_result(v, r, tj_type_tuple(v->c, nc, elems));
 }
 
+/* ---- mbarriers and TMA --------------------------------------------------------- */
+
+/* mbar_init(addr, count, pred), mbar_expect_tx(addr, bytes, pred),
+ * mbar_wait(addr, parity), mbar_inval(addr, pred) */
+static void check_mbarrier(V *v, tj_ref r)
+{
+    tj_op op = inst(v, r)->op;
+    int counted = op != TJ_OP_MBAR_INVAL;
+    if (!expect_scalar(v, r, 0, TJ_DT_U32, "the mbarrier's address") ||
+        (counted && !expect_scalar(v, r, 1, TJ_DT_U32, op == TJ_OP_MBAR_WAIT ? "the parity" : "the count")) ||
+        (op != TJ_OP_MBAR_WAIT && !expect_pred(v, r, counted ? 2 : 1)))
+        return;
+    tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
+/* tma_load(tensor, dst, bar, c0, c1, pred) {cols, rows, swizzle}: a rank-2
+ * tensor parameter of 2- or 4-byte elements, rows of exactly `swizzle` bytes */
+static void check_tma_load(V *v, tj_ref r)
+{
+    const tj_inst *in = inst(v, r);
+    const tj_type_info *t = info(v, arg_type(v, r, 0));
+    int64_t cols = in->imm & 0xffff, rows = in->imm >> 16 & 0xffff;
+    if (t->kind != TJ_TK_TENSOR || t->rank != 2 || inst(v, in->args[0])->op != TJ_OP_PARAM) {
+        tj_verify_fail(v, r, "operand 1 is %s, not a rank-2 tensor parameter", TS(arg_type(v, r, 0)));
+        return;
+    }
+    if (tj_dtype_size(t->dtype) != 2 && tj_dtype_size(t->dtype) != 4) {
+        tj_verify_fail(v, r, "copies 2- or 4-byte elements, not %s", tj_dtype_name(t->dtype));
+        return;
+    }
+    if (rows < 1 || rows > 256 || cols * tj_dtype_size(t->dtype) != in->flags ||
+        (in->flags != 32 && in->flags != 64 && in->flags != 128)) {
+        tj_verify_fail(v, r, "a box of %" PRId64 " x %" PRId64 " %s with swizzle %u: rows must be 1 to 256 and "
+                       "a row exactly the swizzle (32, 64 or 128 bytes)", rows, cols, tj_dtype_name(t->dtype),
+                       in->flags);
+        return;
+    }
+    if (expect_scalar(v, r, 1, TJ_DT_U32, "the destination") &&
+        expect_scalar(v, r, 2, TJ_DT_U32, "the mbarrier's address") &&
+        expect_scalar(v, r, 3, TJ_DT_I32, "the column") && expect_scalar(v, r, 4, TJ_DT_I32, "the row") &&
+        expect_pred(v, r, 5))
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
 void tj_verify_simt_op(V *v, tj_ref r)
 {
     switch (inst(v, r)->op) {
@@ -412,6 +456,10 @@ void tj_verify_simt_op(V *v, tj_ref r)
         tj_verify_result(v, r, TJ_TYPE_NONE);
         break;
     case TJ_OP_WGMMA_WAIT: check_cp_async_wait(v, r); break;
+    case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
+        check_mbarrier(v, r);
+        break;
+    case TJ_OP_TMA_LOAD: check_tma_load(v, r); break;
     default: break;
     }
 }

@@ -294,7 +294,7 @@ static int lower_for(lw *w, tj_ref r)
     for (uint32_t k = 0; k < n; k++)
         w->vals[src_body->insts[k + 1]] = w->vals[r].elems[k];
     lw_scope scope = {r, in->region[0], lp.inst, lp.saved, w->loop, lp.iv, w->vals[in->args[0]].regs[0],
-                      w->vals[in->args[2]].regs[0], 0, 0};
+                      w->vals[in->args[2]].regs[0], w->vals[in->args[1]].regs[0], 0, 0};
     w->loop = &scope;
     tj_ref *next = lower_yielding(w, in->region[0], lay->elems, carry, n, &ytotal);
     lw_ring_issue(w); /* no-op: the ring's dot issued them */
@@ -626,6 +626,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->target = opt ? opt->target : TJ_LOWER_CUDA;
     w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
     w->wgmma = opt && opt->target == TJ_LOWER_CUDA && opt->wgmma;
+    w->no_tma = opt && opt->no_tma;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (copy_grid(w))

@@ -60,6 +60,7 @@ typedef struct lw_scope {
     tj_block_id outer;      /* the SIMT block holding dst_loop (last, while its body is lowered) */
     struct lw_scope *up;    /* the enclosing loop */
     tj_ref iv, lo, step;    /* SIMT values: the loop variable and its range */
+    tj_ref hi;
     int rings_ready;        /* this iteration's ring slots were awaited (lower/ring.c) */
     int copies_pending;     /* ... and the copies of the tile d ahead are yet to be issued */
 } lw_scope;
@@ -104,6 +105,7 @@ typedef struct lw {
                               (a load it copies, trans() of a slot), 0: none */
     int no_rings, rings_any;
     int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
+    int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
@@ -321,6 +323,18 @@ uint32_t lw_wg_alloc(lw *w, uint32_t bytes);
 void lw_wg_store(lw *w, const lw_wg_tile *t, const tj_layout *l, const tj_ref *regs, uint32_t buf);
 /* The descriptor fields of tile t (all but the start address). */
 uint64_t lw_wg_desc_fields(const lw_wg_tile *t);
+
+/* lower/tma.c: ring tiles of wgmma dots by TMA. Whether load r can land
+ * in tile t by tma_load boxes; the bytes one copy of it brings; its boxes
+ * into t at buf + shift (u32 bytes; TJ_NONE: 0), completing on the
+ * mbarrier at bar, issued where pred. */
+int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t);
+uint32_t lw_tma_tile_bytes(const lw_wg_tile *t);
+int lw_tma_copy(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref bar, tj_ref pred);
+/* mbar_init (n: the count), mbar_expect_tx (n: bytes), mbar_wait (n: the
+ * parity; no predicate) or mbar_inval (no n) of the mbarrier at bar. */
+void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred);
+tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA */
 
 /* lower/ring.c: loads that feed a dot from `stages - 1` iterations ahead
  * (passes/prefetch.c) copied by cp_async into a ring of shared memory. */

@@ -32,7 +32,26 @@
  * bytes to the tensor cores, and where its group stays in flight into the
  * next iteration the ring has S = d + 2 slots: the copies of iteration n go
  * to the slot of tile n - 2, whose group every thread waited for before
- * the barrier of iteration n. */
+ * the barrier of iteration n.
+ *
+ * Where every ring of a loop feeds wgmma and its loads fit TMA boxes
+ * (lower/tma.c), thread 0 copies the tiles by tma_load instead, and slot s
+ * has an mbarrier that the copies of its tile complete:
+ *
+ *     before the loop:  init the S mbarriers (count 1); fence; barrier
+ *                       for j < d, tile j in range: expect_tx(slot j); tma tile j
+ *     iteration n:      wait for parity (n / S) % 2 of slot n % S; barrier
+ *                       the dot's products on slot n % S
+ *                       tile n + d in range: expect_tx(slot (n + d) % S); tma tile n + d
+ *     after the loop:   invalidate the mbarriers
+ *
+ * The barrier is the consumer release: every thread passes it after its
+ * wgmma_wait retired the group that read the slot refilled next (as for
+ * cp_async), and after its wait of the iteration, so the invalidation
+ * after the loop follows every wait. Tiles past the loop's range are not
+ * copied (each tile issued is awaited in its iteration), and a slot is
+ * refilled only after its last phase was awaited, so no wait can miss a
+ * phase. */
 #include <string.h>
 
 #include "lower/lower.h"
@@ -51,6 +70,8 @@ struct lw_ring {
     lw_wg_tile tile;
     uint32_t nslots;    /* depth + 1, or depth + 2 when the dot's wgmma group stays in
                            flight into the next iteration (it still reads its slot) */
+    int tma;            /* the loop's rings land by TMA (lower/tma.c) */
+    uint32_t bars;      /* tma: shared offset of slot 0's mbarrier, while the loop is lowered */
 };
 
 enum { MAX_RINGS = 64 };
@@ -135,7 +156,8 @@ static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const
         return 0;
     int64_t ld = o == 0 ? p->lda : p->ldb;
     *out = (lw_ring){loop, d, o, (uint32_t)first, depth, next, ld,
-                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb, depth + 1};
+                     (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb, depth + 1,
+                     0, 0};
     if (p->wg)
         out->slot_bytes = out->tile.bytes;
     return 1;
@@ -152,6 +174,25 @@ static int pipelined(lw *w, tj_ref loop, tj_ref d)
         if (lw_mma_carried(w, loop, k, &p) == d)
             return p.wg;
     return 0;
+}
+
+/* Whether the rings [start, nrings) of a loop can all land by TMA: on
+ * wgmma, with slots alike, every load of theirs fitting its boxes, each
+ * ring one tensor map of the kernel's few. */
+static int tma_loop(lw *w, uint32_t start)
+{
+    const tj_kernel *k = w->src;
+    if (!w->wgmma || w->no_tma || start == w->nrings || w->nrings > TJ_MAX_TENSOR_MAPS)
+        return 0;
+    for (uint32_t i = start; i < w->nrings; i++) {
+        const lw_ring *g = &w->rings[i];
+        if (!g->wg || g->nslots != w->rings[start].nslots || !lw_tma_fits(w, g->ahead, &g->tile))
+            return 0;
+        for (uint32_t j = 0; j < g->depth; j++)
+            if (!lw_tma_fits(w, k->insts[g->loop].args[3 + g->first + j], &g->tile))
+                return 0;
+    }
+    return 1;
 }
 
 /* Loops with a constant positive step (iteration numbers by a shift or a
@@ -197,6 +238,9 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
     for (uint32_t i = start; i < w->nrings; i++)
         if (w->rings[i].depth != w->rings[start].depth || bytes > w->smem_limit)
             w->nrings = start;
+    int tma = tma_loop(w, start);
+    for (uint32_t i = start; i < w->nrings; i++)
+        w->rings[i].tma = tma;
 }
 
 void lw_ring_plan(lw *w)
@@ -274,6 +318,75 @@ static int feeds_wgmma(const lw *w, tj_ref loop)
 
 static const lw_wg_tile *tile_of(const lw_ring *g) { return g->wg ? &g->tile : NULL; }
 
+/* ---- TMA (lower/tma.c) ---- */
+
+static const lw_ring *first_ring(const lw *w, tj_ref loop)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].loop == loop)
+            return &w->rings[i];
+    return NULL;
+}
+
+static int by_tma(const lw *w, tj_ref loop)
+{
+    const lw_ring *g = first_ring(w, loop);
+    return g && g->tma;
+}
+
+enum { MBAR_BYTES = 8 };
+
+/* The mbarrier of slot s (u32) of the loop's rings. */
+static tj_ref slot_bar(lw *w, const lw_ring *g, tj_ref s)
+{
+    return lw_add_imm(w, lw_mul_imm(w, lw_cast(w, s, TJ_DT_U32), MBAR_BYTES), g->bars);
+}
+
+/* Tile `ahead` iterations past the one at `from` is in the loop's range
+ * (from + ahead * step < hi, in i64: the step is a positive constant). */
+static tj_ref in_range(lw *w, tj_ref from, int64_t ahead, tj_ref step, tj_ref hi)
+{
+    tj_ref at = lw_op2(w, TJ_OP_ADD, lw_cast(w, from, TJ_DT_I64), lw_mul_imm(w, lw_cast(w, step, TJ_DT_I64), ahead));
+    return lw_op2(w, TJ_OP_LT, at, lw_cast(w, hi, TJ_DT_I64));
+}
+
+/* Thread 0, where the tile is in range: one arrival expecting every ring's
+ * bytes on the slot's mbarrier, then the boxes of each ring's load. */
+static void tma_tile(lw *w, tj_ref loop, tj_ref bar, tj_ref slot_shift_of, int64_t j, tj_ref pred)
+{
+    uint32_t bytes = 0;
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].loop == loop)
+            bytes += lw_tma_tile_bytes(&w->rings[i].tile);
+    lw_mbarrier(w, TJ_OP_MBAR_EXPECT_TX, bar, lw_const_int(w, TJ_DT_U32, bytes), pred);
+    const tj_inst *li = &w->src->insts[loop];
+    for (uint32_t i = 0; i < w->nrings && !w->err; i++) {
+        const lw_ring *g = &w->rings[i];
+        if (g->loop != loop)
+            continue;
+        tj_ref load = j < 0 ? g->ahead : li->args[3 + g->first + (uint32_t)j];
+        tj_ref shift = slot_shift_of ? lw_mul_imm(w, slot_shift_of, g->slot_bytes)
+                                     : lw_const_int(w, TJ_DT_U32, j * g->slot_bytes);
+        lw_tma_copy(w, load, &g->tile, g->base, shift, bar, pred);
+    }
+}
+
+/* Before the loop: the slots' mbarriers, then tiles 0 .. d - 1. */
+static void tma_begin(lw *w, tj_ref loop, uint32_t bars)
+{
+    const tj_inst *li = &w->src->insts[loop];
+    const lw_ring *g = first_ring(w, loop);
+    tj_ref who = lw_tma_thread(w), one = lw_const_int(w, TJ_DT_U32, 1);
+    for (uint32_t s = 0; s < g->nslots; s++)
+        lw_mbarrier(w, TJ_OP_MBAR_INIT, lw_const_int(w, TJ_DT_U32, bars + s * MBAR_BYTES), one, who);
+    lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0); /* the inits, to the copies' async proxy */
+    lw_barrier(w);
+    tj_ref lo = w->vals[li->args[0]].regs[0], hi = w->vals[li->args[1]].regs[0], step = w->vals[li->args[2]].regs[0];
+    for (int64_t j = 0; j < (int64_t)g->depth; j++)
+        tma_tile(w, loop, lw_const_int(w, TJ_DT_U32, bars + j * MBAR_BYTES), TJ_NONE, j,
+                 lw_and(w, who, in_range(w, lo, j, step, hi)));
+}
+
 /* Slot s (u32) of ring g as a byte shift from its base. */
 static tj_ref slot_shift(lw *w, const lw_ring *g, tj_ref s)
 {
@@ -298,6 +411,11 @@ void lw_ring_begin(lw *w, tj_ref loop)
         g->base = top;
         top += g->nslots * g->slot_bytes;
     }
+    uint32_t bars = (top + MBAR_BYTES - 1) / MBAR_BYTES * MBAR_BYTES;
+    if (by_tma(w, loop))
+        top = bars + first_ring(w, loop)->nslots * MBAR_BYTES;
+    for (uint32_t i = 0; i < w->nrings; i++)
+        w->rings[i].bars = w->rings[i].loop == loop ? bars : w->rings[i].bars;
     if (top > w->smem_limit) {
         w->smem_overflow = 1;
         lw_error(w, "copy rings need %u bytes of shared memory, more than the %u a program can have", top,
@@ -307,6 +425,10 @@ void lw_ring_begin(lw *w, tj_ref loop)
     w->smem_pinned = top;
     if (top > w->smem_bytes)
         w->smem_bytes = top;
+    if (by_tma(w, loop)) {
+        tma_begin(w, loop, bars);
+        return;
+    }
     const tj_inst *li = &w->src->insts[loop];
     for (int64_t j = 0; j < d; j++) {
         for (uint32_t i = 0; i < w->nrings; i++) {
@@ -321,8 +443,15 @@ void lw_ring_begin(lw *w, tj_ref loop)
 
 void lw_ring_end(lw *w, tj_ref loop)
 {
-    if (depth_of(w, loop))
+    if (by_tma(w, loop)) { /* every copy was awaited in its iteration */
+        const lw_ring *g = first_ring(w, loop);
+        for (uint32_t s = 0; s < g->nslots; s++)
+            lw_mbarrier(w, TJ_OP_MBAR_INVAL, lw_const_int(w, TJ_DT_U32, g->bars + s * MBAR_BYTES), TJ_NONE,
+                        lw_tma_thread(w));
+        w->smem_dirty = 1; /* others' writes to these bytes wait for a barrier */
+    } else if (depth_of(w, loop)) {
         wait_for(w, 0); /* the copies past the end must land before the memory is reused */
+    }
 }
 
 /* Iteration n of the loop being lowered (u32): iv >= lo and the step is a
@@ -345,6 +474,16 @@ static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, uint32_t nslots)
  * the copies of tile n + d are pending (lw_ring_issue). */
 static void ready(lw *w)
 {
+    if (by_tma(w, w->loop->src_loop)) {
+        const lw_ring *g = first_ring(w, w->loop->src_loop);
+        tj_ref n = iteration(w), s = lw_const_int(w, TJ_DT_U32, g->nslots);
+        tj_ref parity = lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_DIV, n, s), lw_const_int(w, TJ_DT_U32, 1));
+        lw_mbarrier(w, TJ_OP_MBAR_WAIT, slot_bar(w, g, slot_of(w, n, 0, g->nslots)), parity, TJ_NONE);
+        lw_barrier(w);
+        w->loop->rings_ready = 1;
+        w->loop->copies_pending = 1;
+        return;
+    }
     wait_for(w, depth_of(w, w->loop->src_loop) - 1);
     if (feeds_wgmma(w, w->loop->src_loop)) /* the copies' bytes, to wgmma's async proxy */
         lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0);
@@ -359,6 +498,14 @@ void lw_ring_issue(lw *w)
         return;
     tj_ref loop = w->loop->src_loop;
     int64_t d = depth_of(w, loop);
+    if (by_tma(w, loop)) {
+        const lw_ring *g = first_ring(w, loop);
+        tj_ref s = slot_of(w, iteration(w), d, g->nslots);
+        tma_tile(w, loop, slot_bar(w, g, s), lw_cast(w, s, TJ_DT_U32), -1,
+                 lw_and(w, lw_tma_thread(w), in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
+        w->loop->copies_pending = 0;
+        return;
+    }
     for (uint32_t i = 0; i < w->nrings; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop == loop)

@@ -193,11 +193,41 @@ static void abi_text(const tj_kernel *k, tj_buf *out)
                       k->params[i].rank);
 }
 
+/* "tmaps PARAM:COLS:ROWS:SWIZZLE,...": the kernel's TMA tensor maps, which
+ * follow its parameters (runtime/tensor_map.c) */
+static void maps_text(const tj_kernel *simt, tj_buf *out)
+{
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
+    int n = tj_tensor_maps(simt, maps);
+    for (int i = 0; i < n; i++)
+        tj_buf_printf(out, "%s%u:%u:%u:%u", i ? "," : "\ntmaps ", maps[i].param, maps[i].cols, maps[i].rows,
+                      maps[i].swizzle);
+}
+
+/* The maps of a "tmaps" line (none without one): 0, or -1 when malformed. */
+static int parse_maps(const char *meta, tj_jit_binary *out)
+{
+    size_t len;
+    const char *v = tj_cache_meta_find(meta, "tmaps", &len);
+    out->nmaps = 0;
+    for (size_t at = 0; v && at < len; out->nmaps++) {
+        tj_tensor_map_desc *m = &out->maps[out->nmaps];
+        int used = 0;
+        if (out->nmaps == TJ_MAX_TENSOR_MAPS ||
+            sscanf(v + at, "%u:%u:%u:%u%n", &m->param, &m->cols, &m->rows, &m->swizzle, &used) != 4)
+            return -1;
+        at += (size_t)used;
+        at += at < len && v[at] == ',';
+    }
+    return 0;
+}
+
 void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, tj_buf *out)
 {
     tj_buf_printf(out, "tilejit %s\nkernel %s\narch %s\nthreads %u\nsmem %u\nabi ", TILEJIT_VERSION, simt->name,
                   arch, simt->nthreads, simt->smem_bytes);
     abi_text(simt, out);
+    maps_text(simt, out);
     if (linker_version)
         tj_buf_printf(out, "\nlinker nvJitLink %d.%d\n", linker_version / 1000, linker_version % 1000 / 10);
     else
@@ -232,7 +262,8 @@ static int meta_fits(const tj_cache_entry *e, const tj_kernel *spec, tj_jit_bina
     int ok = meta_is(e->meta, "kernel", spec->name, strlen(spec->name)) &&
              meta_is(e->meta, "abi", abi.data ? abi.data : "", abi.len) &&
              meta_uint(e->meta, "threads", MAX_THREADS, &out->nthreads) == 0 && out->nthreads > 0 &&
-             meta_uint(e->meta, "smem", MAX_SMEM, &out->smem_bytes) == 0 && e->ptx_len > 0;
+             meta_uint(e->meta, "smem", MAX_SMEM, &out->smem_bytes) == 0 && e->ptx_len > 0 &&
+             parse_maps(e->meta, out) == 0;
     tj_buf_free(&abi);
     return ok;
 }
@@ -261,6 +292,9 @@ int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
     out->ptx = ptx;
     out->nthreads = simt->nthreads;
     out->smem_bytes = simt->smem_bytes;
+    out->nmaps = tj_tensor_maps(simt, out->maps);
+    if (out->nmaps < 0)
+        return tj_rt_fail(err, "kernel '%s' reads more than %d tensor maps", simt->name, TJ_MAX_TENSOR_MAPS);
     if (tj_jit_cache_link(jc, ptx, arch, &out->owned_cubin, &out->cubin_size, err) < 0)
         return 1;
     out->cubin = out->owned_cubin;

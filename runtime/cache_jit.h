@@ -74,6 +74,8 @@ typedef struct tj_jit_binary {
     const void *cubin;   /* NULL: load the PTX through the driver */
     size_t cubin_size;
     uint32_t nthreads, smem_bytes;
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS]; /* TMA tensor maps after the parameters */
+    int nmaps;
     tj_cache_entry entry; /* owns ptx and cubin after a disk hit */
     void *owned_cubin;    /* nvJitLink's, after a miss */
 } tj_jit_binary;

@@ -6,12 +6,13 @@
 
 #include "runtime/cuda_internal.h"
 
-/* Reserves the next PTX parameter of `size` bytes, aligned to its size as
- * in the .param space, with zeroed padding (the buffer is deterministic);
- * NULL when the buffer is full. */
-static void *next_param(tj_cuda_params *p, uint32_t size)
+/* Reserves the next PTX parameter of `size` bytes, aligned to `align` (a
+ * power of two: its size, or a tensor map's 64) as in the .param space,
+ * with zeroed padding (the buffer is deterministic); NULL when the buffer
+ * is full. */
+static void *next_param_aligned(tj_cuda_params *p, uint32_t size, uint32_t align)
 {
-    uint32_t at = (p->size + size - 1) & ~(size - 1);
+    uint32_t at = (p->size + align - 1) & ~(align - 1);
     if (p->count >= TJ_CUDA_MAX_PARAMS || at > TJ_CUDA_PARAM_BYTES - size)
         return NULL;
     memset(p->data + p->size, 0, at - p->size);
@@ -20,9 +21,18 @@ static void *next_param(tj_cuda_params *p, uint32_t size)
     return p->data + at;
 }
 
+int tj_cu_put_bytes(tj_cuda_params *p, const void *value, uint32_t size, uint32_t align)
+{
+    void *slot = next_param_aligned(p, size, align);
+    if (!slot)
+        return 1;
+    memcpy(slot, value, size);
+    return 0;
+}
+
 static int put(tj_cuda_params *p, const void *value, uint32_t size)
 {
-    void *slot = next_param(p, size);
+    void *slot = next_param_aligned(p, size, size);
     if (!slot)
         return 1;
     memcpy(slot, value, size);
@@ -155,13 +165,27 @@ int tj_cuda_marshal(const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_c
     return 0;
 }
 
+int tj_cuda_launch_kernel_maps(const tj_cuda_function *f, const tj_cuda_launch_dims *d, const tj_kernel *k,
+                               const tj_tensor_map_desc *maps, int nmaps, const tj_arg *args, uint32_t nargs,
+                               tj_rt_error *err)
+{
+    if (!f || !f->cu || !d || !k || nmaps < 0 || (nmaps && !maps))
+        return tj_rt_fail(err, "tj_cuda_launch_kernel_maps: NULL function, dims or kernel, or NULL maps");
+    tj_cuda_params params;
+    if (tj_cuda_marshal(k, args, nargs, &params, err) ||
+        (nmaps && tj_cu_put_tensor_maps(f->cu, k, maps, nmaps, args, &params, err)))
+        return 1;
+    return tj_cuda_launch(f, d, params.ptrs, err);
+}
+
 int tj_cuda_launch_kernel(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
                           const tj_kernel *k, const tj_arg *args, uint32_t nargs, tj_rt_error *err)
 {
     if (!f || !d || !k)
         return tj_rt_fail(err, "tj_cuda_launch_kernel: NULL function, dims or kernel");
-    tj_cuda_params params;
-    if (tj_cuda_marshal(k, args, nargs, &params, err))
-        return 1;
-    return tj_cuda_launch(f, d, params.ptrs, err);
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
+    int n = k->level == TJ_LEVEL_SIMT ? tj_tensor_maps(k, maps) : 0; /* a SIMT kernel names its maps */
+    if (n < 0)
+        return tj_rt_fail(err, "kernel '%s' reads more than %d tensor maps", k->name, TJ_MAX_TENSOR_MAPS);
+    return tj_cuda_launch_kernel_maps(f, d, k, maps, n, args, nargs, err);
 }

@@ -18,6 +18,10 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+/* CUtensorMap: 128 opaque bytes, 64-byte aligned */
+typedef struct tj_cu_tensor_map {
+    _Alignas(64) uint64_t opaque[16];
+} tj_cu_tensor_map;
 typedef int CUjit_option;
 typedef int CUdevice_attribute;
 typedef int CUfunction_attribute;
@@ -129,7 +133,10 @@ enum { CU_EVENT_DEFAULT = 0 };
     X(CUresult, EventRecord, "cuEventRecord", NULL, (CUevent, CUstream))                       \
     X(CUresult, EventSynchronize, "cuEventSynchronize", NULL, (CUevent))                       \
     X(CUresult, EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime",               \
-      (float *, CUevent, CUevent))
+      (float *, CUevent, CUevent))                                                             \
+    X(CUresult, TensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL,                          \
+      (tj_cu_tensor_map *, int, uint32_t, void *, const uint64_t *, const uint64_t *,          \
+       const uint32_t *, const uint32_t *, int, int, int, int))
 
 typedef struct tj_cu_api {
 #define X(ret, field, sym, alt, params) ret(*field) params;
@@ -198,6 +205,15 @@ void tj_cu_leave(const tj_cuda *cu, int pushed);
  * full or dt has no size. */
 int tj_cu_put_pointer(tj_cuda_params *p, const void *ptr);
 int tj_cu_put_scalar(tj_cuda_params *p, tj_dtype dt, const tj_arg *a);
+/* Appends `size` bytes as one PTX parameter aligned to `align`; 1 when p is full. */
+int tj_cu_put_bytes(tj_cuda_params *p, const void *value, uint32_t size, uint32_t align);
+
+/* ---- tensor_map.c ---- */
+
+/* Appends the TMA tensor maps of kernel k (parameters `maps`), encoded by
+ * cuTensorMapEncodeTiled for these arguments, after k's parameters. */
+int tj_cu_put_tensor_maps(const tj_cuda *cu, const tj_kernel *k, const tj_tensor_map_desc *maps, int nmaps,
+                          const tj_arg *args, tj_cuda_params *p, tj_rt_error *err);
 
 /* ---- cuda_device.c ---- */
 

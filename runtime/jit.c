@@ -36,6 +36,8 @@ struct tj_fn {
     tj_kernel *spec; /* specialized Tile IR: launch checks and the ABI (CUDA) */
     const char *ptx;
     uint32_t nthreads, smem_bytes;
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS]; /* TMA tensor maps after the parameters */
+    int nmaps;
     tj_cache_key key; /* the kernel's */
     int refs;         /* callers' and the memory cache's holds (jit->lock) */
     tj_cuda_module *module;
@@ -358,6 +360,8 @@ static int load_cached(tj_fn *f)
     f->ptx = tj_strndup(f->ctx, bin.ptx, bin.entry.ptx_len);
     f->nthreads = bin.nthreads;
     f->smem_bytes = bin.smem_bytes;
+    f->nmaps = bin.nmaps;
+    memcpy(f->maps, bin.maps, sizeof f->maps);
     int rc = load_module(f, &bin, NULL);
     tj_jit_binary_free(&bin);
     if (rc) {
@@ -379,6 +383,8 @@ static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *er
     if (tj_jit_cache_finish(f->jit->cache, &f->key, f->simt, f->ptx, tj_jit_cache_arch(f->jit->cache, req), &bin,
                             err))
         return 1;
+    f->nmaps = bin.nmaps;
+    memcpy(f->maps, bin.maps, sizeof f->maps);
     int rc = load_module(f, &bin, err);
     tj_jit_binary_free(&bin);
     return rc;
@@ -694,7 +700,7 @@ static int launch_cuda(tj_fn *f, const tj_arg *args, uint32_t nargs, void *strea
         }
         d.grid[i] = (uint32_t)grid[i];
     }
-    return tj_cuda_launch_kernel(&f->function, &d, f->spec, args, nargs, err);
+    return tj_cuda_launch_kernel_maps(&f->function, &d, f->spec, f->maps, f->nmaps, args, nargs, err);
 }
 
 /* Arguments f has not seen: the checks of its Tile IR (dtypes, ranks,

@@ -140,6 +140,7 @@ static int emit_inst(void *target, tj_ref r, int depth)
         return ms_fail(e, r, "'%s' has no Metal form: Metal has no asynchronous copies; lower for Metal",
                        tj_op_get(op)->name);
     case SF_WGMMA: /* sm_90a only: the Metal lowering never makes them */
+    case SF_TMA:
         return ms_fail(e, r, "'%s' has no Metal form: it is an sm_90a tensor-core op; lower for Metal",
                        tj_op_get(op)->name);
     case SF_OTHER: break;

@@ -204,9 +204,13 @@ void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 /* d = fmod(a, b), exact. */
 void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 
+/* ---- ptx_tma.c: mbarriers and TMA loads (sm_90a) ---- */
+int px_emit_tma(ptx_emitter *e, tj_ref r);
+/* Writes the tensor-map parameters after the ABI's (tj_tensor_maps). */
+void px_write_tensor_map_params(ptx_emitter *e, tj_buf *out);
 /* ---- ptx_wgmma.c: warpgroup tensor cores ---- */
 int px_emit_wgmma(ptx_emitter *e, tj_ref r);
-int px_uses_wgmma(const tj_kernel *k);
+int px_uses_wgmma(const tj_kernel *k); /* wgmma or tma_load: tj_smem aligned to 1024 bytes */
 /* Whether block b itself holds a wgmma: a loop carrying its fragments
  * leaves with a group in flight. */
 int px_block_has_wgmma(const tj_kernel *k, tj_block_id b);

@@ -26,6 +26,7 @@ int px_write_params(ptx_emitter *e, tj_buf *out)
     }
     if (k->nparams)
         tj_buf_append(out, "\n", 1);
+    px_write_tensor_map_params(e, out);
     return 0;
 }
 

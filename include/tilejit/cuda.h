@@ -158,10 +158,15 @@ int tj_cuda_launch(const tj_cuda_function *f, const tj_cuda_launch_dims *d, void
  * e.g. tj_cuda_params.data and .size. */
 int tj_cuda_launch_packed(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
                           const void *data, size_t size, tj_rt_error *err);
-/* Marshals and launches; no allocation. */
+/* Marshals and launches; no allocation. A SIMT kernel's TMA tensor maps
+ * (tj_tensor_maps) are encoded for the arguments and follow its
+ * parameters; with a Tile IR kernel (its ABI), the _maps form takes them. */
 int tj_cuda_launch_kernel(const tj_cuda_function *f, const tj_cuda_launch_dims *d,
                           const tj_kernel *k, const tj_arg *args, uint32_t nargs,
                           tj_rt_error *err);
+int tj_cuda_launch_kernel_maps(const tj_cuda_function *f, const tj_cuda_launch_dims *d, const tj_kernel *k,
+                               const tj_tensor_map_desc *maps, int nmaps, const tj_arg *args, uint32_t nargs,
+                               tj_rt_error *err);
 
 /* ---- memory, streams, events ----------------------------------------- */
 

@@ -133,8 +133,9 @@ typedef enum tj_attr_kind {
     TJ_ATTR_BYTES, /* imm: bytes of one copy (cp_async) */
     TJ_ATTR_PENDING, /* imm: groups that may stay in flight (cp_async_wait) */
     TJ_ATTR_WGMMA, /* imm: input tj_dtype; flags: TJ_WGMMA_* (wgmma) */
+    TJ_ATTR_TMA,   /* imm: box cols | rows << 16; flags: swizzle bytes (tma_load) */
 } tj_attr_kind;
-enum { TJ_ATTR_LAST = TJ_ATTR_WGMMA };
+enum { TJ_ATTR_LAST = TJ_ATTR_TMA };
 
 /* wgmma's operand majors: K-major unless the flag says the M (a) or N (b)
  * axis is the contiguous one in shared memory. */
@@ -354,6 +355,22 @@ int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
 /* Checks types, shapes, operand counts, definitions before uses and region
  * structure; reports every problem as a diagnostic; returns 0 when clean. */
 int tj_verify(const tj_kernel *k);
+
+/* The TMA tensor maps that a SIMT kernel's tma_load instructions read
+ * (docs/simt.md, "TMA"): rank-2 tensor parameter `param` in boxes of rows
+ * x cols elements (cols along its contiguous last axis), rows of `swizzle`
+ * bytes. A kernel takes them after its parameters, one 128-byte
+ * CUtensorMap each, in this order (docs/ptx.md). */
+enum { TJ_MAX_TENSOR_MAPS = 16 };
+typedef struct tj_tensor_map_desc {
+    uint32_t param, cols, rows, swizzle;
+} tj_tensor_map_desc;
+/* The distinct maps of k's tma_load instructions in the order of their
+ * first use; their count, or -1 when there are more than TJ_MAX_TENSOR_MAPS. */
+int tj_tensor_maps(const tj_kernel *k, tj_tensor_map_desc out[TJ_MAX_TENSOR_MAPS]);
+/* The map tma_load r reads: tma_load r of kernel k as a description (0),
+ * or -1 when r is not a tma_load of a tensor parameter. */
+int tj_tensor_map_desc_of(const tj_kernel *k, tj_ref r, tj_tensor_map_desc *out);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@ typedef struct tj_lower_options {
     tj_lower_target target; /* default: CUDA */
     int wgmma;              /* CUDA: dot on sm_90a's warpgroup tensor cores (wgmma.mma_async,
                                operands in swizzled shared memory); 0: mma.sync */
+    int no_tma;             /* wgmma: its copy rings use cp.async even where TMA could load
+                               them (docs/simt.md, "TMA") */
 } tj_lower_options;
 
 /* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same

@@ -106,3 +106,15 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e) { return (void)e, 0; }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { return (void)e, (void)s, 0; }
 EXPORT CUresult cuEventSynchronize(CUevent e) { return (void)e, 0; }
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return (void)a, (void)b, (*ms = 1), 0; }
+/* a map holding its dims, stride and box, as the tests may read them back */
+EXPORT CUresult cuTensorMapEncodeTiled(tj_cu_tensor_map *m, int dt, uint32_t rank, void *addr, const uint64_t *dims,
+                                       const uint64_t *strides, const uint32_t *box, const uint32_t *es, int il,
+                                       int sw, int l2, int oob)
+{
+    (void)es, (void)il, (void)l2, (void)oob;
+    if (rank != 2 || !dims[0] || !dims[1] || strides[0] % 16 || (uintptr_t)addr % 16)
+        return 1;
+    *m = (tj_cu_tensor_map){{(uint64_t)(uintptr_t)addr, dims[0], dims[1], strides[0], box[0], box[1],
+                             (uint64_t)dt, (uint64_t)sw}};
+    return 0;
+}

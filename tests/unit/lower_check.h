@@ -36,6 +36,7 @@ typedef struct lc_opts {
     int specials;          /* sprinkle NaN, inf, -0 and ties among floats */
     const char *int_range; /* "idx=0:40": a range for one integer tensor */
     int wgmma;             /* lower dot for sm_90a's wgmma (tj_lower_options.wgmma) */
+    int no_tma;            /* its rings by cp.async only (tj_lower_options.no_tma) */
 } lc_opts;
 
 static inline lc_opts lc_defaults(void)
@@ -268,7 +269,7 @@ static inline int lc_run_kernel(lc_run *run, const tj_kernel *k, int warps, cons
     }
     /* the pipeline's steps, less those the options leave out */
     tj_pipeline_options po = {
-        .lower.warps = warps, .lower.wgmma = o->wgmma, .args = o->facts ? run->simt : NULL, .nargs = run->nparams,
+        .lower.warps = warps, .lower.wgmma = o->wgmma, .lower.no_tma = o->no_tma, .args = o->facts ? run->simt : NULL, .nargs = run->nparams,
         .verify = 1};
     tj_kernel *simt = tj_kernel_clone(k);
     tj_step specialized = o->no_specialize ? TJ_STEP_SPECIALIZE : TJ_STEP_SPECIALIZE + 1;

@@ -3,8 +3,9 @@
  * swizzles as the PTX ISA defines them (interp/simt_wgmma.c), so the
  * lowering's encoding, the permuted a rows and the fragment layout of the
  * accumulators are checked against the reference interpreter without a
- * GPU. 4 and 8 warps (one and two warpgroups), copy rings and staged
- * operands, bf16, f16, tf32 and b = trans(x), partial tiles. */
+ * GPU. 4 and 8 warps (one and two warpgroups), copy rings (by TMA and
+ * mbarriers, and by cp.async) and staged operands, bf16, f16, tf32 and b =
+ * trans(x), partial tiles. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 
@@ -29,15 +30,24 @@ static lc_opts wg_opts(const char *defines, const char *shapes)
  * swizzles on a; b 64 to 256 columns (one to four swizzle blocks); rings
  * of 2 and 3 tiles; a partial last tile on every axis. 128 x 256 x 64 at
  * stages 3 takes the slot more that keeps a group in flight across
- * iterations (wait_group 1; with both operands in rings: N = 256 whole). */
+ * iterations (wait_group 1; with both operands in rings: N = 256 whole).
+ * Rows of 144 and 176 elements are 16-element multiples: the rings land
+ * by TMA (and by cp.async where it is turned off); rows of 136 are not:
+ * cp.async. */
 Test(lower_wgmma, matmul_rings)
 {
     static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=64,BK=32,stages=2",
                                           "BM=128,BN=256,BK=64,stages=2", "BM=128,BN=256,BK=64,stages=3"};
-    static const char *const shapes[] = {"M=200,N=136,K=160", "M=200,N=136,K=160", "M=200,N=136,K=160",
+    static const char *const shapes[] = {"M=200,N=144,K=176", "M=200,N=144,K=176", "M=200,N=144,K=176",
                                          "M=200,N=256,K=160"};
-    for (int d = 0; d < 4; d++) {
-        lc_opts o = wg_opts(defines[d], shapes[d]);
+    for (int d = 0; d < 4; d++)
+        for (int no_tma = 0; no_tma < 2; no_tma++) {
+            lc_opts o = wg_opts(defines[d], shapes[d]);
+            o.no_tma = no_tma;
+            cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s%s", defines[d], no_tma ? " without TMA" : "");
+        }
+    for (int d = 0; d < 3; d++) {
+        lc_opts o = wg_opts(defines[d], "M=200,N=136,K=160");
         cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
     }
 }
@@ -79,7 +89,7 @@ static int count_op(const tj_kernel *k, tj_op op)
 
 /* MATMUL lowered for one configuration, as the JIT does for contiguous
  * tensors of those shapes (vector accesses: copy rings). */
-static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shapes, int wgmma)
+static tj_kernel *lower_config_tma(tj_ctx *c, const char *defines, const char *shapes, int wgmma, int no_tma)
 {
     tj_binding defs[8], dims[4];
     uint32_t nd = lc_bindings(c, defines, defs, 8);
@@ -89,10 +99,41 @@ static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shape
     tj_kernel *k = ki >= 0 ? tj_build_kernel(c, prog, ki, defs, nd, dims, ns) : NULL;
     cr_assert(k, "%s", tj_diag_render(c));
     cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
-    tj_pipeline_options po = {.lower.wgmma = wgmma, .verify = 1};
+    tj_pipeline_options po = {.lower.wgmma = wgmma, .lower.no_tma = no_tma, .verify = 1};
     tj_kernel *simt = tj_compile_simt(k, &po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
+}
+
+static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shapes, int wgmma)
+{
+    return lower_config_tma(c, defines, shapes, wgmma, 0);
+}
+
+/* The rings land by TMA, with one mbarrier per slot, unless turned off
+ * (then by cp.async). Rows that are no 16-element multiples (facts of the
+ * specialization) take neither: no vector copies, so b is staged. */
+Test(lower_wgmma, tma_where_it_applies)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *defines = "BM=128,BN=128,BK=64,warps=8,stages=3";
+    tj_kernel *tma = lower_config(c, defines, "M=256,N=256,K=256", 1);
+    tj_kernel *odd = lower_config(c, defines, "M=256,N=136,K=256", 1);
+    tj_kernel *off = lower_config_tma(c, defines, "M=256,N=256,K=256", 1, 1);
+    /* per tile: a's 16 granules of 8 rows, b's 2 column blocks; tiles 0, 1 before the loop, one in it */
+    cr_expect_eq(count_op(tma, TJ_OP_TMA_LOAD), 3 * (16 + 2));
+    cr_expect_eq(count_op(tma, TJ_OP_MBAR_INIT), 3);
+    cr_expect_eq(count_op(tma, TJ_OP_MBAR_WAIT), 1);
+    cr_expect_eq(count_op(tma, TJ_OP_CP_ASYNC), 0);
+    cr_expect_eq(count_op(odd, TJ_OP_TMA_LOAD), 3 * 16); /* b's rows are no vectors: staged, no ring */
+    cr_expect_gt(count_op(odd, TJ_OP_ST_SHARED), 0);
+    cr_expect_eq(count_op(off, TJ_OP_TMA_LOAD), 0);
+    cr_expect_gt(count_op(off, TJ_OP_CP_ASYNC), 0);
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
+    cr_assert_eq(tj_tensor_maps(tma, maps), 2);
+    cr_expect(maps[0].param == 0 && maps[0].cols == 64 && maps[0].rows == 8 && maps[0].swizzle == 128);
+    cr_expect(maps[1].param == 1 && maps[1].cols == 64 && maps[1].rows == 64 && maps[1].swizzle == 128);
+    tj_ctx_free(c);
 }
 
 Test(lower_wgmma, chosen_only_when_asked)
@@ -124,6 +165,7 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         tj_ctx *c = tj_ctx_new();
         tj_kernel *simt = lower_config(c, configs[i], "M=4096,N=4096,K=4096", 1);
         cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0, "%s", configs[i]);
+        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", configs[i]);
         tj_buf ptx = {0}, log = {0};
         cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
         int rc = pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log);
@@ -132,6 +174,13 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         tj_buf ptx80 = {0};
         cr_expect_eq(tj_emit_ptx(simt, "sm_80", &ptx80), -1, "wgmma must not emit for sm_80");
         tj_buf_free(&ptx80);
+        tj_buf_free(&ptx);
+        tj_buf_free(&log);
+        simt = lower_config_tma(c, configs[i], "M=4096,N=4096,K=4096", 1, 1); /* the cp.async rings */
+        cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
+        cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", configs[i],
+                     log.data ? log.data : "");
+        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", configs[i], log.data);
         tj_buf_free(&ptx);
         tj_buf_free(&log);
         tj_ctx_free(c);
@@ -166,33 +215,72 @@ static const char *run_simt(tj_ctx *c, const tj_kernel *simt)
     return tj_simt_run(simt, args, 3) ? tj_diag_render(c) : "";
 }
 
+/* Removes instruction r from its block. */
+static void remove_inst(tj_kernel *k, tj_ref r)
+{
+    const tj_block *blk = &k->blocks[k->insts[r].block];
+    for (uint32_t i = 0; i < blk->ninsts; i++)
+        if (blk->insts[i] == r) {
+            tj_block_remove(k, k->insts[r].block, i);
+            return;
+        }
+}
+
 /* The interpreter catches a broken descriptor, a missing proxy fence and a
  * slot overwritten while the group that reads it is in flight: each a
- * one-instruction change of a correct kernel. */
+ * one-instruction change of a correct kernel (cp.async rings, then TMA). */
 Test(lower_wgmma, interpreter_catches_broken_pipelines)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
+    cr_assert_str_eq(run_simt(c, lower_config_tma(c, cfg, shapes, 1, 1)), "");
+
+    tj_kernel *k = lower_config_tma(c, cfg, shapes, 1, 1);
+    tj_ref fields = k->insts[find_op(k, TJ_OP_WGMMA_DESC, 0)].args[1];
+    k->insts[fields].imm &= (int64_t)~(3ull << 62); /* swizzle mode 0 */
+    cr_expect(strstr(run_simt(c, k), "the unswizzled layout is not modelled"), "%s", tj_diag_render(c));
+
+    k = lower_config_tma(c, cfg, shapes, 1, 1);
+    remove_inst(k, find_op(k, TJ_OP_FENCE_PROXY_ASYNC, 0));
+    cr_expect(strstr(run_simt(c, k), "with no fence_proxy_async since"), "%s", tj_diag_render(c));
+
+    for (int no_tma = 0; no_tma < 2; no_tma++) { /* three slots: only a wait per iteration is safe */
+        k = lower_config_tma(c, cfg, shapes, 1, no_tma);
+        k->insts[find_op(k, TJ_OP_WGMMA_WAIT, 0)].imm = 1;
+        cr_expect(strstr(run_simt(c, k), "which a wgmma group in flight reads"), "%s", tj_diag_render(c));
+    }
+    tj_ctx_free(c);
+}
+
+/* TMA rings: the copies must be awaited, on the right phase, before wgmma
+ * reads them. */
+Test(lower_wgmma, interpreter_catches_broken_tma_rings)
 {
     tj_ctx *c = tj_ctx_new();
     const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
     cr_assert_str_eq(run_simt(c, lower_config(c, cfg, shapes, 1)), "");
 
     tj_kernel *k = lower_config(c, cfg, shapes, 1);
-    tj_ref fields = k->insts[find_op(k, TJ_OP_WGMMA_DESC, 0)].args[1];
-    k->insts[fields].imm &= (int64_t)~(3ull << 62); /* swizzle mode 0 */
-    cr_expect(strstr(run_simt(c, k), "the unswizzled layout is not modelled"), "%s", tj_diag_render(c));
+    remove_inst(k, find_op(k, TJ_OP_MBAR_WAIT, 0));
+    cr_expect(strstr(run_simt(c, k), "which no thread has written"), "%s", tj_diag_render(c));
 
-    k = lower_config(c, cfg, shapes, 1);
-    tj_ref fence = find_op(k, TJ_OP_FENCE_PROXY_ASYNC, 0);
-    const tj_block *blk = &k->blocks[k->insts[fence].block];
-    for (uint32_t i = 0; i < blk->ninsts; i++)
-        if (blk->insts[i] == fence) {
-            tj_block_remove(k, k->insts[fence].block, i);
-            break;
-        }
-    cr_expect(strstr(run_simt(c, k), "with no fence_proxy_async since"), "%s", tj_diag_render(c));
+    k = lower_config(c, cfg, shapes, 1); /* the other parity: a wait that never returns */
+    tj_ref wait = find_op(k, TJ_OP_MBAR_WAIT, 0);
+    tj_ref one = TJ_NONE;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == TJ_OP_CONST && k->insts[r].type == k->insts[k->insts[wait].args[1]].type &&
+            k->insts[r].imm == 1)
+            one = r;
+    tj_ref args[3] = {k->insts[wait].args[1], one};
+    tj_ref flipped = tj_inst_new(k, TJ_OP_XOR, k->insts[args[0]].type, args, 2);
+    const tj_block *blk = &k->blocks[k->insts[wait].block];
+    uint32_t at = 0;
+    while (blk->insts[at] != wait)
+        at++;
+    tj_block_insert(k, k->insts[wait].block, at, flipped);
+    k->insts[wait].args[1] = flipped;
+    cr_expect(strstr(run_simt(c, k), "which nothing in flight completes"), "%s", tj_diag_render(c));
 
-    k = lower_config(c, cfg, shapes, 1); /* three slots: only a wait per iteration is safe */
-    k->insts[find_op(k, TJ_OP_WGMMA_WAIT, 0)].imm = 1;
-    cr_expect(strstr(run_simt(c, k), "which a wgmma group in flight reads"), "%s", tj_diag_render(c));
     tj_ctx_free(c);
 }
 
@@ -201,6 +289,10 @@ Test(lower_wgmma, refused_where_it_does_not_exist)
     tj_ctx *c = tj_ctx_new();
     tj_kernel *k = lower_config(c, "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", 1);
     tj_buf ptx = {0};
+    tj_diag_clear(c);
+    cr_expect_eq(tj_emit_ptx(k, "sm_90", &ptx), -1);
+    cr_expect(strstr(tj_diag_render(c), "'mbar_init' needs sm_90a"), "%s", tj_diag_render(c));
+    k = lower_config_tma(c, "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", 1, 1);
     tj_diag_clear(c);
     cr_expect_eq(tj_emit_ptx(k, "sm_80", &ptx), -1);
     cr_expect(strstr(tj_diag_render(c), "'fence_proxy_async' needs sm_90 or later"), "%s", tj_diag_render(c));

@@ -1,0 +1,121 @@
+/* mbarriers and TMA loads (sm_90a; docs/simt.md, "TMA"): mbar_init,
+ * mbar_expect_tx, mbar_wait, mbar_inval and tma_load.
+ *
+ * The tensor maps a kernel's tma_load instructions read (tj_tensor_maps)
+ * are kernel parameters after the ABI's own, `.param .align 64 .b8
+ * tmap<j>[128]`, encoded by the runtime at launch (runtime/tensor_map.c);
+ * a copy names its map by the generic address of that parameter. Shared
+ * addresses are tj_smem + offset, as for cp_async. An mbar_wait is a
+ * try_wait.parity loop (the instruction itself may time out and return
+ * false before the phase completes). */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/ptx/ptx.h"
+
+void px_write_tensor_map_params(ptx_emitter *e, tj_buf *out)
+{
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
+    int n = tj_tensor_maps(e->k, maps);
+    for (int j = 0; j < n; j++)
+        tj_buf_printf(out, "%s\t.param .align 64 .b8 tmap%d[128] /* p%u: %u x %u, swizzle %u */\n",
+                      j || e->k->nparams ? "," : "", j, maps[j].param, maps[j].rows, maps[j].cols,
+                      maps[j].swizzle);
+}
+
+typedef struct px_guard {
+    char s[32];
+} px_guard;
+
+/* "@%p " for a predicate operand, "" when it is absent. */
+static px_guard guard(const ptx_emitter *e, tj_ref pred)
+{
+    px_guard g = {{0}};
+    if (pred)
+        snprintf(g.s, sizeof g.s, "@%s ", RN(px_val(e, pred, 0)));
+    return g;
+}
+
+/* The absolute shared address of operand a (u32). */
+static ptx_reg shared_addr(ptx_emitter *e, tj_ref r, uint32_t a)
+{
+    ptx_reg d = px_tmp(e, PX_B32);
+    px_ins(e, "add.u32 %s, %s, %s", RN(d), RN(e->smem_base), RN(px_val(e, px_inst(e, r)->args[a], 0)));
+    return d;
+}
+
+static int emit_wait(ptx_emitter *e, tj_ref r)
+{
+    ptx_reg bar = shared_addr(e, r, 0), done = px_tmp(e, PX_PRED);
+    uint32_t again = px_new_label(e);
+    px_label(e, again);
+    px_ins(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s", RN(done), RN(bar),
+           RN(px_val(e, px_inst(e, r)->args[1], 0)));
+    px_ins(e, "@!%s bra $L%u", RN(done), again);
+    return 0;
+}
+
+static int emit_tma_load(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS], d;
+    int n = tj_tensor_maps(e->k, maps), j = 0;
+    if (n < 0)
+        return px_fail(e, r, "the kernel reads more than %d tensor maps", TJ_MAX_TENSOR_MAPS);
+    if (tj_tensor_map_desc_of(e->k, r, &d))
+        return px_fail(e, r, "tma_load of something that is not a tensor parameter");
+    while (j < n && memcmp(&maps[j], &d, sizeof d))
+        j++;
+    ptx_reg map = px_tmp(e, PX_B64), dst = shared_addr(e, r, 1), bar = shared_addr(e, r, 2);
+    px_ins(e, "mov.u64 %s, tmap%d", RN(map), j);
+    px_ins(e, "cvta.param.u64 %s, %s", RN(map), RN(map));
+    px_ins(e, "%scp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s, {%s, %s}], "
+           "[%s]", guard(e, in->args[5]).s, RN(dst), RN(map), RN(px_val(e, in->args[3], 0)),
+           RN(px_val(e, in->args[4], 0)), RN(bar));
+    return 0;
+}
+
+/* The operands' dtypes (the verifier's rules; a predicate may be absent). */
+static int check_operands(ptx_emitter *e, tj_ref r)
+{
+    static const tj_dtype barrier[] = {TJ_DT_U32, TJ_DT_U32, TJ_DT_BOOL};
+    static const tj_dtype inval[] = {TJ_DT_U32, TJ_DT_BOOL};
+    static const tj_dtype copy[] = {TJ_DT_INVALID, TJ_DT_U32, TJ_DT_U32, TJ_DT_I32, TJ_DT_I32, TJ_DT_BOOL};
+    const tj_inst *in = px_inst(e, r);
+    const tj_dtype *want = in->op == TJ_OP_TMA_LOAD ? copy : in->op == TJ_OP_MBAR_INVAL ? inval : barrier;
+    uint32_t n = in->op == TJ_OP_TMA_LOAD ? 6 : in->op == TJ_OP_MBAR_INVAL ? 2 : in->op == TJ_OP_MBAR_WAIT ? 2 : 3;
+    if (in->nargs != n)
+        return px_fail(e, r, "'%s' takes %u operands", tj_op_get(in->op)->name, n);
+    for (uint32_t a = 0; a < n; a++)
+        if (want[a] != TJ_DT_INVALID && (want[a] != TJ_DT_BOOL || in->args[a]) &&
+            px_scalar_operand(e, r, a, want[a]))
+            return -1;
+    return 0;
+}
+
+int px_emit_tma(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (!e->wgmma)
+        return px_fail(e, r, "'%s' needs sm_90a", tj_op_get(in->op)->name);
+    if (check_operands(e, r))
+        return -1;
+    e->defined[r] = 1;
+    e->uses_smem = 1;
+    switch (in->op) {
+    case TJ_OP_MBAR_INIT:
+        px_ins(e, "%smbarrier.init.shared::cta.b64 [%s], %s", guard(e, in->args[2]).s, RN(shared_addr(e, r, 0)),
+               RN(px_val(e, in->args[1], 0)));
+        return 0;
+    case TJ_OP_MBAR_EXPECT_TX:
+        px_ins(e, "%smbarrier.arrive.expect_tx.shared::cta.b64 _, [%s], %s", guard(e, in->args[2]).s,
+               RN(shared_addr(e, r, 0)), RN(px_val(e, in->args[1], 0)));
+        return 0;
+    case TJ_OP_MBAR_INVAL:
+        px_ins(e, "%smbarrier.inval.shared::cta.b64 [%s]", guard(e, in->args[1]).s, RN(shared_addr(e, r, 0)));
+        return 0;
+    case TJ_OP_MBAR_WAIT: return emit_wait(e, r);
+    case TJ_OP_TMA_LOAD: return emit_tma_load(e, r);
+    default: return px_fail(e, r, "internal error: '%s' is not an mbarrier or TMA op", tj_op_get(in->op)->name);
+    }
+}

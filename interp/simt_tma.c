@@ -1,0 +1,330 @@
+/* mbarriers and TMA loads in the SIMT interpreter (docs/simt.md, "TMA").
+ *
+ * An mbarrier counts the arrivals and transaction bytes of its current
+ * phase: mbar_init starts phase 0 of `count` arrivals, mbar_expect_tx is
+ * one arrival that expects bytes more, a tma_load completes its box's
+ * bytes, and the phase completes when both reach zero. A tma_load reads
+ * its box when issued (the checks then name the right instruction) and
+ * completes its bytes at once, but its bytes land in shared memory only
+ * when an mbar_wait sees its phase completed: until then a read of its
+ * destination sees what was there before (or is reported as a read of
+ * bytes nobody wrote), as on a GPU only sometimes. A wait whose phase has
+ * not completed could never return in lockstep (every thread is at it):
+ * it is reported as the deadlock it is. So are copies into bytes a wgmma
+ * group in flight reads, arrivals beyond the count, an invalidation with
+ * a phase or copies in flight, and a program that ends with copies in
+ * flight. TMA writes through the async proxy: its bytes need no
+ * fence_proxy_async before wgmma reads them. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/simt.h"
+
+enum { MBAR_BYTES = 8, SMEM_ALIGN = 128, MAX_COUNT = (1 << 20) - 1 };
+
+typedef struct tma_bar {
+    uint32_t off, count, pending;
+    int64_t tx;
+    uint64_t phase; /* completed phases */
+} tma_bar;
+
+typedef struct tma_copy {
+    uint32_t bar, dst, bytes;
+    uint64_t phase; /* of its barrier when issued */
+    unsigned char *image; /* its bytes as they land, swizzled */
+} tma_copy;
+
+struct tj_simt_tma {
+    tma_bar *bars;
+    uint32_t nbars, bar_cap;
+    tma_copy *copies;
+    uint32_t ncopies, copy_cap;
+};
+
+static int grow(tj_simt *s, tj_ref r, void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t n = *cap ? 2 * *cap : 16;
+    void *q = realloc(*p, size * n);
+    if (!q)
+        return tj_simt_fail(s, r, -1, "out of memory for mbarriers and TMA copies");
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static struct tj_simt_tma *state(tj_simt *s, tj_ref r)
+{
+    if (!s->tma && !(s->tma = calloc(1, sizeof *s->tma)))
+        tj_simt_fail(s, r, -1, "out of memory for mbarriers");
+    return s->tma;
+}
+
+/* Operand a of r, a scalar of dtype dt in every thread; NULL (absent
+ * predicate) is fine when `optional`. */
+static int scalar(const tj_simt *s, tj_ref r, uint32_t a, tj_dtype dt, int optional, const tj_rval **out)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    *out = a < in->nargs && in->args[a] ? &s->st.vals[in->args[a]] : NULL;
+    if (!*out && optional)
+        return 0;
+    if (!*out || !(*out)->data || (*out)->n != s->nthreads || (*out)->dt != dt)
+        return tj_simt_fail(s, r, -1, "operand %u must be a %s scalar", a, tj_dtype_name(dt));
+    return 0;
+}
+
+static int on(const tj_rval *pred, uint32_t t) { return !pred || pred->data[t].u; }
+
+/* The live mbarrier at shared offset off, or NULL after reporting. */
+static tma_bar *find_bar(tj_simt *s, tj_ref r, uint32_t t, uint64_t off)
+{
+    for (uint32_t i = 0; s->tma && i < s->tma->nbars; i++)
+        if (s->tma->bars[i].off == off)
+            return &s->tma->bars[i];
+    return tj_simt_fail(s, r, t, "shared byte %" PRIu64 " holds no initialized mbarrier", off), NULL;
+}
+
+static void complete(tma_bar *b)
+{
+    if (b->pending == 0 && b->tx == 0) {
+        b->phase++;
+        b->pending = b->count;
+    }
+}
+
+static int init_bar(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint64_t count)
+{
+    struct tj_simt_tma *m = state(s, r);
+    if (!m || tj_simt_shared_range(s, r, t, off, MBAR_BYTES))
+        return -1;
+    if (count < 1 || count > MAX_COUNT)
+        return tj_simt_fail(s, r, t, "an mbarrier counts 1 to %d arrivals, not %" PRIu64, MAX_COUNT, count);
+    for (uint32_t i = 0; i < m->nbars; i++)
+        if (m->bars[i].off < off + MBAR_BYTES && off < m->bars[i].off + MBAR_BYTES)
+            return tj_simt_fail(s, r, t, "initializes shared byte %" PRIu64 ", inside a live mbarrier (not invalidated)",
+                                off);
+    if (grow(s, r, (void **)&m->bars, &m->bar_cap, m->nbars + 1, sizeof *m->bars))
+        return -1;
+    m->bars[m->nbars++] = (tma_bar){(uint32_t)off, (uint32_t)count, (uint32_t)count, 0, 0};
+    memset(s->smem_set + off, 1, MBAR_BYTES);
+    return 0;
+}
+
+static int inval_bar(tj_simt *s, tj_ref r, uint32_t t, uint64_t off)
+{
+    tma_bar *b = find_bar(s, r, t, off);
+    if (!b)
+        return -1;
+    if (b->pending != b->count || b->tx)
+        return tj_simt_fail(s, r, t, "invalidates the mbarrier at %" PRIu64 " in the middle of a phase", off);
+    for (uint32_t i = 0; i < s->tma->ncopies; i++)
+        if (s->tma->copies[i].bar == off)
+            return tj_simt_fail(s, r, t, "invalidates the mbarrier at %" PRIu64 " with copies not yet awaited", off);
+    *b = s->tma->bars[--s->tma->nbars];
+    return 0;
+}
+
+static int expect_tx(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint64_t bytes)
+{
+    tma_bar *b = find_bar(s, r, t, off);
+    if (!b)
+        return -1;
+    if (!b->pending)
+        return tj_simt_fail(s, r, t, "arrives at the mbarrier at %" PRIu64 " more often than its count", off);
+    b->tx += (int64_t)bytes;
+    b->pending--;
+    complete(b);
+    return 0;
+}
+
+int tj_simt_mbarrier(tj_simt *s, tj_ref r)
+{
+    tj_op op = s->st.k->insts[r].op;
+    const tj_rval *addr, *n = NULL, *pred = NULL;
+    int counted = op != TJ_OP_MBAR_INVAL;
+    if (scalar(s, r, 0, TJ_DT_U32, 0, &addr) || (counted && scalar(s, r, 1, TJ_DT_U32, 0, &n)) ||
+        (op != TJ_OP_MBAR_WAIT && scalar(s, r, counted ? 2 : 1, TJ_DT_BOOL, 1, &pred)))
+        return -1;
+    if (op == TJ_OP_MBAR_WAIT)
+        return tj_simt_mbar_wait(s, r, addr, n);
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        uint64_t off = addr->data[t].u;
+        if (!on(pred, t))
+            continue;
+        if (off % MBAR_BYTES)
+            return tj_simt_fail(s, r, t, "an mbarrier at shared byte %" PRIu64 " is not 8-byte aligned", off);
+        int rc = op == TJ_OP_MBAR_INIT ? init_bar(s, r, t, off, n->data[t].u)
+                 : op == TJ_OP_MBAR_INVAL ? inval_bar(s, r, t, off)
+                                          : expect_tx(s, r, t, off, n->data[t].u);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The copies of completed phases of the mbarrier at off land. */
+static void land(tj_simt *s, uint32_t off, uint64_t phase)
+{
+    struct tj_simt_tma *m = s->tma;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < m->ncopies; i++) {
+        tma_copy *c = &m->copies[i];
+        if (c->bar == off && c->phase < phase) {
+            memcpy(s->smem + c->dst, c->image, c->bytes);
+            memset(s->smem_set + c->dst, 1, c->bytes);
+            free(c->image);
+        } else {
+            m->copies[keep++] = *c;
+        }
+    }
+    m->ncopies = keep;
+}
+
+int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity)
+{
+    for (uint32_t t = 1; t < s->nthreads; t++)
+        if (addr->data[t].u != addr->data[0].u || parity->data[t].u != parity->data[0].u)
+            return tj_simt_fail(s, r, t, "threads wait for different mbarriers or phases");
+    uint64_t off = addr->data[0].u, p = parity->data[0].u;
+    tma_bar *b = find_bar(s, r, 0, off);
+    if (!b)
+        return -1;
+    if (p > 1)
+        return tj_simt_fail(s, r, -1, "a phase parity is 0 or 1, not %" PRIu64, p);
+    if ((b->phase & 1) == p)
+        return tj_simt_fail(s, r, -1,
+                            "waits for the phase of parity %" PRIu64 " of the mbarrier at %" PRIu64
+                            ", which nothing in flight completes (%u arrivals and %" PRId64 " bytes missing)",
+                            p, off, b->pending, b->tx);
+    land(s, b->off, b->phase);
+    return 0;
+}
+
+/* ---- tma_load ---- */
+
+/* The box of copy c at column c0, row c1 of tensor t, swizzled into image
+ * (rows of S bytes at dst: the 16-byte chunk bits of each address XORed
+ * with bits 7 and up, as the tensor map's swizzle mode writes them). */
+static int read_box(tj_simt *s, tj_ref r, uint32_t th, const tj_tensor *t, int64_t c0, int64_t c1, uint32_t cols,
+                    uint32_t rows, uint32_t S, uint32_t dst, unsigned char *image)
+{
+    int size = tj_dtype_size(t->dtype);
+    for (uint32_t i = 0; i < rows; i++) {
+        int64_t row = c1 + i;
+        for (uint32_t j = 0; j < cols; j++) {
+            int64_t col = c0 + j;
+            uint32_t at = dst + i * S + j * (uint32_t)size;
+            at ^= ((at >> 7) & (S / 16 - 1)) << 4;
+            unsigned char *to = image + (at - dst);
+            if (row < 0 || row >= t->shape[0] || col < 0 || col >= t->shape[1]) {
+                memset(to, 0, (size_t)size);
+                continue;
+            }
+            uint64_t addr = (uint64_t)(uintptr_t)t->data + (uint64_t)((row * t->strides[0] + col) * size);
+            const unsigned char *from = tj_simt_global_bytes(s, r, th, addr, (uint32_t)size);
+            if (!from)
+                return -1;
+            memcpy(to, from, (size_t)size);
+        }
+    }
+    return 0;
+}
+
+/* What a tensor map needs of its tensor (cuTensorMapEncodeTiled). */
+static int map_fits(tj_simt *s, tj_ref r, const tj_tensor *t)
+{
+    int size = tj_dtype_size(t->dtype);
+    if ((uintptr_t)t->data % 16 || t->strides[1] != 1 || (t->strides[0] * size) % 16 || t->shape[0] < 1 ||
+        t->shape[1] < 1)
+        return tj_simt_fail(s, r, -1,
+                            "a tensor map needs a non-empty tensor at a 16-byte aligned address, unit inner "
+                            "stride and rows 16-byte aligned (sizes %" PRId64 " x %" PRId64 ", strides %" PRId64
+                            ", %" PRId64 ")", t->shape[0], t->shape[1], t->strides[0], t->strides[1]);
+    return 0;
+}
+
+static int issue(tj_simt *s, tj_ref r, uint32_t t, const tj_tensor *ten, uint64_t dst, uint64_t bar, int64_t c0,
+                 int64_t c1)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    uint32_t cols = (uint32_t)(in->imm & 0xffff), rows = (uint32_t)(in->imm >> 16 & 0xffff), S = in->flags;
+    uint32_t bytes = rows * S;
+    tma_bar *b = find_bar(s, r, t, bar);
+    if (!b || tj_simt_shared_range(s, r, t, dst, bytes) || tj_simt_wgmma_unread(s, r, t, dst, bytes))
+        return -1;
+    if (dst % SMEM_ALIGN)
+        return tj_simt_fail(s, r, t, "a TMA destination at shared byte %" PRIu64 " is not %d-byte aligned", dst,
+                            SMEM_ALIGN);
+    for (uint32_t i = 0; i < s->tma->nbars; i++)
+        if (s->tma->bars[i].off < dst + bytes && dst < s->tma->bars[i].off + MBAR_BYTES)
+            return tj_simt_fail(s, r, t, "copies over the live mbarrier at %u", s->tma->bars[i].off);
+    struct tj_simt_tma *m = s->tma;
+    if (grow(s, r, (void **)&m->copies, &m->copy_cap, m->ncopies + 1, sizeof *m->copies))
+        return -1;
+    unsigned char *image = malloc(bytes);
+    if (!image)
+        return tj_simt_fail(s, r, t, "out of memory for a TMA copy");
+    if (read_box(s, r, t, ten, c0, c1, cols, rows, S, (uint32_t)dst, image)) {
+        free(image);
+        return -1;
+    }
+    m->copies[m->ncopies++] = (tma_copy){b->off, (uint32_t)dst, bytes, b->phase, image};
+    b->tx -= bytes; /* complete_tx: the bytes have arrived (they land at the wait) */
+    complete(b);
+    return 0;
+}
+
+int tj_simt_tma_load(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    const tj_inst *p = in->nargs == 6 && in->args[0] ? &s->st.k->insts[in->args[0]] : NULL;
+    const tj_rval *dst, *bar, *c0, *c1, *pred;
+    if (!p || p->op != TJ_OP_PARAM || p->imm < 0 || (uint64_t)p->imm >= s->st.k->nparams ||
+        !s->st.args[p->imm].is_tensor || s->st.args[p->imm].tensor.rank != 2)
+        return tj_simt_fail(s, r, -1, "operand 0 must be a rank-2 tensor parameter");
+    const tj_tensor *t = &s->st.args[p->imm].tensor;
+    if (scalar(s, r, 1, TJ_DT_U32, 0, &dst) || scalar(s, r, 2, TJ_DT_U32, 0, &bar) ||
+        scalar(s, r, 3, TJ_DT_I32, 0, &c0) || scalar(s, r, 4, TJ_DT_I32, 0, &c1) ||
+        scalar(s, r, 5, TJ_DT_BOOL, 1, &pred))
+        return -1;
+    for (uint32_t th = 0; th < s->nthreads; th++) {
+        if (!on(pred, th))
+            continue;
+        if (map_fits(s, r, t) || !state(s, r) ||
+            issue(s, r, th, t, dst->data[th].u, bar->data[th].u, c0->data[th].i, c1->data[th].i))
+            return -1;
+    }
+    return 0;
+}
+
+int tj_simt_tma_end(tj_simt *s)
+{
+    if (!s->tma || !s->tma->ncopies)
+        return 0;
+    tj_error(s->st.ctx, "simt: kernel '%s', program (%lld, %lld, %lld): it ends with %u TMA copies not awaited",
+             s->st.k->name, (long long)s->st.pid[0], (long long)s->st.pid[1], (long long)s->st.pid[2],
+             s->tma->ncopies);
+    return -1;
+}
+
+void tj_simt_tma_reset(tj_simt *s)
+{
+    if (!s->tma)
+        return;
+    for (uint32_t i = 0; i < s->tma->ncopies; i++)
+        free(s->tma->copies[i].image);
+    s->tma->ncopies = s->tma->nbars = 0;
+}
+
+void tj_simt_tma_free(tj_simt *s)
+{
+    tj_simt_tma_reset(s);
+    if (s->tma) {
+        free(s->tma->bars);
+        free(s->tma->copies);
+        free(s->tma);
+    }
+    s->tma = NULL;
+}

@@ -1,0 +1,95 @@
+/* TMA for the copy rings of wgmma dots (sm_90a; docs/simt.md, "TMA"):
+ * instead of every thread issuing cp_async copies and waiting for its
+ * groups, thread 0 issues tma_load boxes that land a tile straight in the
+ * swizzled layout wgmma's descriptors read (lower/wgmma_smem.c), and they
+ * complete on an mbarrier per ring slot that every thread waits for.
+ *
+ * A tile of rows x cols, `swizzle` bytes (E elements) a row of a column
+ * block, is a box of E columns per column block: all rows at once, or for
+ * a (8-row granules in the warpgroups' order, lower/wgmma_smem.c) one box
+ * of 8 rows per granule, placed where the permutation puts it. A box of a
+ * 1024-byte aligned block is swizzled by the tensor map's swizzle mode as
+ * wgmma reads it, since both patterns are functions of the shared address.
+ * Boxes past the tensor's end are zero-filled, as the cp_async copies'
+ * bounds checks do; TMA needs the tensor 16-byte aligned, its rows too,
+ * with unit inner stride: the specialization's facts say when. */
+#include "lower/lower.h"
+#include "passes/facts.h"
+
+enum { MAX_BOX = 256, GRANULE = 8 };
+
+int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_inst *view = in->op == TJ_OP_LOAD ? &w->src->insts[in->args[0]] : NULL;
+    uint32_t param;
+    if (!view || view->op != TJ_OP_VIEW || view->nlist != 2 || !tj_param_index(w->src, view->args[0], &param) ||
+        !w->src->facts || lw_async_copy_bytes(w, r) == 0)
+        return 0;
+    const tj_facts *f = &w->src->facts[param];
+    if (!f->aligned16 || !f->unit_stride || !f->stride_div16[0] || view->list[0] != t->rows ||
+        view->list[1] != t->cols || (t->size != 2 && t->size != 4))
+        return 0;
+    for (int a = 1; a <= 2; a++) /* TMA's coordinates are i32 */
+        if (lw_src_type(w, view->args[a])->dtype != TJ_DT_I32)
+            return 0;
+    return t->permute_rows ? t->rows % GRANULE == 0 : t->rows <= MAX_BOX;
+}
+
+uint32_t lw_tma_tile_bytes(const lw_wg_tile *t) { return (uint32_t)(t->rows * t->cols * t->size); }
+
+/* Where granule g of a permuted tile goes: the low 3 + lg_groups bits of
+ * g rotated left by one (lower/wgmma_smem.c, permuted_row). */
+static int64_t granule_place(const lw_wg_tile *t, int64_t g)
+{
+    int low = 3 + t->lg_groups;
+    int64_t mask = ((int64_t)1 << low) - 1;
+    return (g & ~mask) | ((g << 1) & mask) | ((g >> (low - 1)) & 1);
+}
+
+static void box(lw *w, tj_ref tensor, const lw_wg_tile *t, int64_t rows, tj_ref dst, tj_ref bar, tj_ref col,
+                tj_ref row, tj_ref pred)
+{
+    tj_ref args[6] = {tensor, dst, bar, col, row, pred};
+    tj_ref c = lw_emit(w, TJ_OP_TMA_LOAD, TJ_TYPE_NONE, args, 6);
+    w->dst->insts[c].imm = t->swizzle / t->size | rows << 16;
+    w->dst->insts[c].flags = (uint32_t)t->swizzle;
+}
+
+int lw_tma_copy(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref bar, tj_ref pred)
+{
+    const tj_inst *view = &w->src->insts[w->src->insts[r].args[0]];
+    tj_ref tensor = lw_val_of(w, view->args[0])->simt;
+    tj_ref row0 = lw_val_of(w, view->args[1])->regs[0], col0 = lw_val_of(w, view->args[2])->regs[0];
+    if (!tensor || !row0 || !col0)
+        return lw_error(w, "internal error: a TMA copy without its tensor or start");
+    int64_t e = t->swizzle / t->size, blocks = t->cols / e;
+    int64_t rows = t->permute_rows ? GRANULE : t->rows, granules = t->rows / rows;
+    for (int64_t j = 0; j < blocks; j++) {
+        tj_ref col = lw_add_imm(w, col0, j * e);
+        for (int64_t g = 0; g < granules; g++) {
+            int64_t place = t->permute_rows ? granule_place(t, g) : g;
+            int64_t off = j * t->rows * t->swizzle + place * rows * t->swizzle;
+            tj_ref dst = lw_shifted(w, lw_const_int(w, TJ_DT_U32, buf + off), shift);
+            box(w, tensor, t, rows, dst, bar, col, lw_add_imm(w, row0, g * rows), pred);
+        }
+    }
+    return 0;
+}
+
+void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred)
+{
+    tj_ref args[3] = {bar, n, pred};
+    if (op == TJ_OP_MBAR_INVAL)
+        args[1] = pred;
+    lw_emit(w, op, TJ_TYPE_NONE, args, op == TJ_OP_MBAR_INVAL || op == TJ_OP_MBAR_WAIT ? 2 : 3);
+}
+
+tj_ref lw_tma_thread(lw *w)
+{
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref p = lw_op2(w, TJ_OP_EQ, lw_tid(w), lw_const_int(w, TJ_DT_I32, 0));
+    w->hoisting = was;
+    return p;
+}
