@@ -46,6 +46,11 @@ static const gpu_case cases[] = {
     {MATMUL, "matmul", "BM=128,BN=64,BK=64,stages=1", "M=130,N=64,K=128", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     /* a group in flight across iterations: 4 slots of 48 KiB, wait_group 1 */
     {MATMUL, "matmul", "BM=128,BN=256,BK=64,stages=3", "M=200,N=256,K=160", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
+    /* rings by TMA (lower/tma.c; rows of 16-element multiples, partial
+     * tiles zero-filled by the copy engine): 128- and 64-byte swizzles, 2 to 4 slots */
+    {MATMUL, "matmul", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
+    {MATMUL, "matmul", "BM=128,BN=128,BK=32,stages=4", "M=260,N=144,K=208", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
+    {MATMUL, "matmul", "BM=128,BN=256,BK=64,stages=2", "M=130,N=272,K=80", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     /* f32 dot rounds its inputs to tf32 on the GPU (10-bit mantissas) */
     {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 1e-2, 2e-2, 0, 0, 0},
     {MM32_IEEE, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0, 0},
