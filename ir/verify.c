@@ -65,7 +65,13 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_ATOM_ADD:
     case TJ_OP_ATOM_MAX:
     case TJ_OP_ATOM_MIN:
+    case TJ_OP_MBAR_INIT:
+    case TJ_OP_MBAR_EXPECT_TX:
         return a == 2; /* mask or predicate */
+    case TJ_OP_MBAR_INVAL:
+        return a == 1;
+    case TJ_OP_TMA_LOAD:
+        return a == 5;
     default:
         return 0;
     }

@@ -1,0 +1,131 @@
+/* The SIMT interpreter's mbarriers and TMA loads (interp/simt_tma.c): a
+ * box lands swizzled, zero-filled outside the tensor, at the wait that sees
+ * its phase completed; and the mistakes a lowering could make are reported:
+ * a read before the wait, a wait on a phase that never completes, an
+ * mbarrier initialized twice, arrivals beyond its count, copies left in
+ * flight at the end, a tensor a tensor map cannot describe. The kernel is
+ * the one of tests/lit/ptx/tma.tjir, edited per case. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tilejit/tilejit.h"
+
+static const char *const TMA = "kernel @tma(x: bf16[R, C], y: bf16[N]) simt(threads = 64, smem = 1088) config(warps = 2) {\n"
+                               "grid:\n"
+                               "  %0 = const 1 : i32\n"
+                               "  yield %0\n"
+                               "body:\n"
+                               "  %1 = param {index = 0} : tensor<bf16, 2>\n"
+                               "  %2 = tid {axis = 0} : i32\n"
+                               "  %3 = const 0 : i32\n"
+                               "  %4 = eq %2, %3 : bool\n"
+                               "  %5 = const 1024 : u32\n"
+                               "  %6 = const 1 : u32\n"
+                               "  mbar_init %5, %6, %4\n"
+                               "  fence_proxy_async\n"
+                               "  barrier\n"
+                               "  %7 = const 1024 : u32\n"
+                               "  mbar_expect_tx %5, %7, %4\n"
+                               "  %8 = const 0 : u32\n"
+                               "  tma_load %1, %8, %5, %3, %3, %4 {cols = 64, rows = 8, swizzle = 128}\n"
+                               "  %9 = const 0 : u32\n"
+                               "  mbar_wait %5, %9\n"
+                               "  %10 = cast %2 : u32\n"
+                               "  %11 = const 16 : u32\n"
+                               "  %12 = mul %10, %11 : u32\n"
+                               "  %13 = ld_shared %12 : bf16[8]\n"
+                               "  %14 = param {index = 1} : tensor<bf16, 1>\n"
+                               "  %15 = tensor_ptr %14 : u64\n"
+                               "  %16 = cast %12 : u64\n"
+                               "  %17 = add %15, %16 : u64\n"
+                               "  st_global %17, %13, _\n"
+                               "  mbar_inval %5, %4\n"
+                               "  yield\n"
+                               "}\n";
+
+enum { ROWS = 5, COLS = 60, PITCH = 64, OUT = 64 * 8 };
+
+/* The kernel with `from` replaced by `to` (NULL: as it is), run on x (ROWS
+ * x COLS bf16 in rows of PITCH, at `offset` elements into its buffer) into
+ * y; the return code, with the diagnostics in *msg. */
+static int run(const char *from, const char *to, uint16_t *y, int64_t pitch, int offset, const char **msg)
+{
+    static uint16_t x[ROWS * PITCH + 8];
+    char text[4096];
+    const char *at = from ? strstr(TMA, from) : NULL;
+    cr_assert(!from || at, "no '%s' in the kernel", from);
+    if (at)
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - TMA), TMA, to, at + strlen(from));
+    else
+        snprintf(text, sizeof text, "%s", TMA);
+    for (int i = 0; i < ROWS * PITCH + 8; i++)
+        x[i] = (uint16_t)(0x3f80 + i); /* distinct bf16 values */
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = NULL;
+    cr_assert_eq(tj_parse_ir(c, "tma.tjir", text, strlen(text), &k, 1), 1, "%s", tj_diag_render(c));
+    cr_assert_eq(tj_verify(k), 0, "%s", tj_diag_render(c));
+    tj_arg args[2] = {{.is_tensor = 1,
+                       .tensor = {.data = x + offset, .dtype = TJ_DT_BF16, .rank = 2, .shape = {ROWS, COLS},
+                                  .strides = {pitch, 1}}},
+                      {.is_tensor = 1,
+                       .tensor = {.data = y, .dtype = TJ_DT_BF16, .rank = 1, .shape = {OUT}, .strides = {1}}}};
+    int rc = tj_simt_run(k, args, 2);
+    static char saved[2048];
+    snprintf(saved, sizeof saved, "%s", tj_diag_render(c));
+    *msg = saved;
+    tj_ctx_free(c);
+    return rc;
+}
+
+/* Thread t read the 16 bytes at t * 16: row t / 8, chunk t % 8, which the
+ * 128-byte swizzle filled from chunk (t % 8) ^ (row % 8) of that row. */
+Test(simt_tma, a_box_lands_swizzled_and_zero_filled)
+{
+    uint16_t y[OUT];
+    const char *msg;
+    cr_assert_eq(run(NULL, NULL, y, PITCH, 0, &msg), 0, "%s", msg);
+    static uint16_t x[ROWS * PITCH];
+    for (int i = 0; i < ROWS * PITCH; i++)
+        x[i] = (uint16_t)(0x3f80 + i);
+    for (int t = 0; t < 64; t++) {
+        int row = t / 8, chunk = (t % 8) ^ row;
+        for (int e = 0; e < 8; e++) {
+            int col = chunk * 8 + e;
+            uint16_t want = row < ROWS && col < COLS ? x[row * PITCH + col] : 0;
+            cr_assert_eq(y[t * 8 + e], want, "thread %d, element %d (row %d, column %d)", t, e, row, col);
+        }
+    }
+}
+
+static void expect(const char *from, const char *to, const char *what)
+{
+    uint16_t y[OUT];
+    const char *msg;
+    cr_assert_neq(run(from, to, y, PITCH, 0, &msg), 0, "expected an error about '%s'", what);
+    cr_assert(strstr(msg, what), "expected '%s' in:\n%s", what, msg);
+}
+
+Test(simt_tma, reports_broken_protocols)
+{
+    expect("  mbar_wait %5, %9\n", "", "which no thread has written"); /* read before the wait */
+    expect("%9 = const 0 : u32", "%9 = const 1 : u32", "which nothing in flight completes");
+    expect("  fence_proxy_async\n", "  mbar_init %5, %6, %4\n", "inside a live mbarrier");
+    expect("  mbar_expect_tx %5, %7, %4\n", "  mbar_expect_tx %5, %7, _\n", "more often than its count");
+    expect("  mbar_inval %5, %4\n", "  tma_load %1, %8, %5, %3, %3, %4 {cols = 64, rows = 8, swizzle = 128}\n",
+           "TMA copies not awaited");
+    expect("  mbar_inval %5, %4\n", "  mbar_expect_tx %5, %7, %4\n  mbar_inval %5, %4\n", "in the middle of a phase");
+    expect("%8 = const 0 : u32", "%8 = const 64 : u32", "not 128-byte aligned");
+}
+
+/* A tensor map needs 16-byte aligned data and rows (cuTensorMapEncodeTiled). */
+Test(simt_tma, refuses_what_a_tensor_map_cannot_describe)
+{
+    uint16_t y[OUT];
+    const char *msg;
+    cr_expect_neq(run(NULL, NULL, y, 60, 0, &msg), 0);
+    cr_expect(strstr(msg, "a tensor map needs"), "%s", msg);
+    cr_expect_neq(run(NULL, NULL, y, PITCH, 1, &msg), 0);
+    cr_expect(strstr(msg, "a tensor map needs"), "%s", msg);
+}
