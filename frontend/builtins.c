@@ -24,7 +24,7 @@ static const fe_builtin builtins[] = {
     {"cdiv", 2, 2, {0}, bi_cdiv, TJ_OP_DIV, 1},
     {"range", 0, 255, {0}, bi_range, TJ_OP_INVALID, 0},
     {"load", 1, 1, {"mask", "other"}, fe_bi_load, TJ_OP_LOAD, 0},
-    {"store", 2, 2, {"mask"}, fe_bi_store, TJ_OP_STORE, 0},
+    {"store", 2, 2, {"mask", "distinct"}, fe_bi_store, TJ_OP_STORE, 0},
     {"load_acquire", 1, 1, {"mask", "other"}, fe_bi_load, TJ_OP_LOAD_ACQUIRE, 0},
     {"store_release", 2, 2, {"mask"}, fe_bi_store, TJ_OP_STORE_RELEASE, 0},
     {"atomic_add", 2, 2, {"mask"}, fe_bi_atomic, TJ_OP_ATOMIC_ADD, 0},

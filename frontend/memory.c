@@ -281,7 +281,7 @@ fe_val fe_bi_load(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 }
 
 /* store and the atomics: (view, value, mask = M). */
-static fe_val write_op(fe_builder *lw, const fe_expr *call, fe_val view, tj_op op, int returns_old)
+static fe_val write_op(fe_builder *lw, const fe_expr *call, fe_val view, tj_op op, int returns_old, uint32_t flags)
 {
     fe_val value = fe_arg(lw, call, 1);
     if (view.kind == V_ERROR || value.kind == V_ERROR)
@@ -294,12 +294,22 @@ static fe_val write_op(fe_builder *lw, const fe_expr *call, fe_val view, tj_op o
         return fe_error_val();
     lw->loc = call->loc;
     tj_ref r = fe_emit(lw, op, returns_old ? tile : TJ_TYPE_NONE, args, 3);
+    lw->k->insts[r].flags = flags;
     return returns_old ? fe_value(r, tile) : (fe_val){.kind = V_VOID};
 }
 
+/* store(view, value, mask = M, distinct = true): the caller promises that
+ * the places are distinct (TJ_STORE_DISTINCT). */
 fe_val fe_bi_store(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
 {
-    return write_op(lw, call, ordered_view(lw, call, view_arg(lw, call), b->op), b->op, 0);
+    const fe_expr *d = fe_call_kw(call, "distinct");
+    int64_t distinct = 0;
+    if (d && !fe_require_const(lw, d, "distinct", &distinct))
+        return fe_error_val();
+    if (distinct != 0 && distinct != 1)
+        return fe_err(lw, d->loc, "store: distinct must be true or false");
+    return write_op(lw, call, ordered_view(lw, call, view_arg(lw, call), b->op), b->op, 0,
+                    distinct ? TJ_STORE_DISTINCT : 0);
 }
 
 fe_val fe_bi_atomic(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
@@ -307,5 +317,5 @@ fe_val fe_bi_atomic(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
     fe_val view = view_arg(lw, call);
     if (view.kind == V_VIEW && fe_val_dtype(lw, view) == TJ_DT_BOOL)
         view = fe_err(lw, call->loc, "%s is not defined on bool tensors", call->name);
-    return write_op(lw, call, view, b->op, 1);
+    return write_op(lw, call, view, b->op, 1, 0);
 }

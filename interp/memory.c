@@ -5,6 +5,7 @@
  * and atomics give 0. Stores and atomics go in row-major order, so among
  * duplicate targets the last one wins. A mask, `other` or stored value may
  * be one element (a scalar) or one per element. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "interp/interp.h"
@@ -154,12 +155,47 @@ int tj_exec_load(tj_interp *st, tj_ref r)
     return 0;
 }
 
+static int by_offset(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* store(distinct = true): a place written twice breaks the promise. */
+static int check_distinct(tj_interp *st, tj_ref r, const tj_rval *v, elem_src mask)
+{
+    int64_t *off = malloc(sizeof *off * (v->n + 1));
+    uint32_t n = 0;
+    if (!off) {
+        tj_error_at(st->ctx, tj_in(st, r)->loc, "out of memory checking the places of store(distinct = true)");
+        return -1;
+    }
+    for (uint32_t i = 0; i < v->n; i++)
+        if (!skipped(v->off, mask, i))
+            off[n++] = v->off[i];
+    qsort(off, n, sizeof *off, by_offset);
+    uint32_t i = 1;
+    while (i < n && off[i] != off[i - 1])
+        i++;
+    int64_t twice = i < n ? off[i] : 0;
+    free(off);
+    if (i < n) {
+        tj_error_at(st->ctx, tj_in(st, r)->loc, "store(distinct = true) writes element %lld of the tensor twice in "
+                    "program (%lld, %lld, %lld)", (long long)twice, (long long)st->pid[0], (long long)st->pid[1],
+                    (long long)st->pid[2]);
+        return -1;
+    }
+    return 0;
+}
+
 int tj_exec_store(tj_interp *st, tj_ref r)
 {
     tj_rval *v0 = tj_opnd(st, r, 0);
     const tj_rval *v = view_operand(st, r, v0->n, v0->dt);
     elem_src x, mask;
     if (!v || elem_operand(st, r, 1, v->n, v->dt, &x) || elem_operand(st, r, 2, v->n, TJ_DT_BOOL, &mask))
+        return -1;
+    if (tj_in(st, r)->flags & TJ_STORE_DISTINCT && check_distinct(st, r, v, mask))
         return -1;
     store_elems(v->dt, x.data, x.step, v->n, v->tensor->data, v->off, mask);
     st->writes++;

@@ -418,7 +418,13 @@ static void parse_inst(parser *p, tj_block_id b)
         parse_operands(p, &it);
         if (info->attr != TJ_ATTR_NONE)
             parse_attr(p, &it, info->attr);
-        else if (is_punct(peek(p), '{') && !tj_op_region_count(it.op))
+        else if (it.op == TJ_OP_STORE && accept_punct(p, '{')) {
+            if (!is_word(peek(p), "distinct"))
+                tjp_fail_expected(p, "'distinct'");
+            next(p);
+            tjp_expect(p, '}');
+            it.flags |= TJ_STORE_DISTINCT;
+        } else if (is_punct(peek(p), '{') && !tj_op_region_count(it.op))
             tjp_fail(p, peek(p), "'%s' takes no attributes", info->name);
         parse_result_type(p, &it);
     }

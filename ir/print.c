@@ -165,6 +165,9 @@ static void print_attr(const tj_inst *in, tj_buf *out)
 {
     switch (tj_op_get(in->op)->attr) {
     case TJ_ATTR_NONE:
+        if (in->op == TJ_OP_STORE && in->flags & TJ_STORE_DISTINCT)
+            tj_buf_append(out, " {distinct}", 11);
+        break;
     case TJ_ATTR_VALUE:
         break;
     case TJ_ATTR_INDEX:

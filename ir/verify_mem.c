@@ -119,7 +119,9 @@ static void check_update(V *v, tj_ref r, tj_type tile)
     if (!check_mask(v, r, 2, tile))
         return;
     tj_dtype dt = dtype_of(v, tile);
-    if (op == TJ_OP_STORE || op == TJ_OP_STORE_RELEASE)
+    if (inst(v, r)->flags & ~(uint32_t)(op == TJ_OP_STORE ? TJ_STORE_DISTINCT : 0))
+        tj_verify_fail(v, r, "unknown flags 0x%x", inst(v, r)->flags);
+    else if (op == TJ_OP_STORE || op == TJ_OP_STORE_RELEASE)
         tj_verify_result(v, r, TJ_TYPE_NONE);
     else if (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt))
         tj_verify_fail(v, r, "atomics take numbers, not %s", tj_dtype_name(dt));

@@ -95,8 +95,8 @@ typedef struct radix_kernels {
     tj_dispatch *keys, *hist, *scatter, *finish;
 } radix_kernels;
 
-/* One pass: zero H and the next buffers, count each tile's digits, scan
- * H in digit-major order (O), move every element to its place. */
+/* One pass: count each tile's digits (H), scan H in digit-major order
+ * (O), move every element to its place. */
 static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes, int cur)
 {
     tj_dtype kt = b->work;
@@ -109,12 +109,9 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg scatter[] = {k, p, h, o, lib_buffer_arg(b->g, TJ_DT_I32, 2, gs), lib_buffer_arg(b->k[!cur], kt, 1, &n),
                         lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), digits[0], digits[1], digits[2], digits[3],
                         digits[4]};
-    tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
-    size_t words = (size_t)n * (size_t)tj_dtype_size(kt) / 4;
-    return lib_zero(s->l, b->h, (size_t)flat, s->stream, s->err) ||
-           lib_zero(s->l, b->k[!cur], words, s->stream, s->err) ||
-           lib_zero(s->l, b->p[!cur], (size_t)n, s->stream, s->err) ||
-           lib_launch(s->l, rk->hist, hist, 8, s->stream, s->err) ||
+    tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat);
+    tj_tensor of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
+    return lib_launch(s->l, rk->hist, hist, 8, s->stream, s->err) ||
            lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
            lib_launch(s->l, rk->scatter, scatter, 12, s->stream, s->err);
 }

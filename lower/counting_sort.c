@@ -15,12 +15,27 @@ typedef struct csort {
     int64_t n, nb, chunk; /* elements, buckets, elements per warp (a multiple of 32) */
     int bits;
     uint32_t dbuf, rbuf, obuf, hist, total, scan[2]; /* shared buffers */
+    tj_dtype pos_dt;    /* ranks and positions in rbuf and obuf: u16 when they fit (Metal's 32 KiB) */
     uint32_t inclusive; /* the scan buffer that holds the inclusive sums */
 } csort;
 
 static tj_ref i32(lw *w, int64_t v) { return lw_const_int(w, TJ_DT_I32, v); }
+/* The slot past a buffer's `count` that this thread writes where it has
+ * nothing to write (stores take no predicate; one slot each: no race). */
+static tj_ref spare(lw *w, int64_t count) { return lw_add_imm(w, lw_tid(w), count); }
 static tj_ref u32(lw *w, int64_t v) { return lw_const_int(w, TJ_DT_U32, v); }
 static tj_ref word(csort *s, uint32_t buf, tj_ref i) { return lw_smem_addr(s->w, buf, i, 4); }
+/* the buckets are bytes, ranks and positions pos_dt */
+static tj_ref digit_at(csort *s, tj_ref i) { return lw_smem_addr(s->w, s->dbuf, i, 1); }
+static tj_ref pos_at(csort *s, uint32_t buf, tj_ref i) { return lw_smem_addr(s->w, buf, i, lw_smem_size(s->pos_dt)); }
+static void store_pos(csort *s, uint32_t buf, tj_ref i, tj_ref v)
+{
+    lw_smem_store(s->w, pos_at(s, buf, i), lw_cast(s->w, v, s->pos_dt));
+}
+static tj_ref load_pos(csort *s, uint32_t buf, tj_ref i)
+{
+    return lw_cast(s->w, lw_smem_load(s->w, pos_at(s, buf, i), s->pos_dt), TJ_DT_I32);
+}
 
 /* The number of set bits of a u32 (SWAR: no SIMT op needed). */
 static tj_ref popc(lw *w, tj_ref x)
@@ -53,24 +68,24 @@ static void rank_step(csort *s, tj_ref j)
     lw *w = s->w;
     tj_ref valid, safe;
     element(s, j, &valid, &safe);
-    tj_ref d = lw_smem_load(w, word(s, s->dbuf, safe), TJ_DT_U32);
+    tj_ref d = lw_cast(w, lw_smem_load(w, digit_at(s, safe), TJ_DT_U8), TJ_DT_U32);
     tj_ref peers = ballot(w, valid);
     for (int b = 0; b < s->bits; b++) {
         tj_ref set = lw_op2(w, TJ_OP_NE, lw_op2(w, TJ_OP_AND, d, u32(w, (int64_t)1 << b)), u32(w, 0));
         tj_ref vote = ballot(w, lw_and(w, valid, set));
         peers = lw_op2(w, TJ_OP_AND, peers, lw_select(w, set, vote, lw_op1(w, TJ_OP_NOT, vote)));
     }
-    tj_ref below_mask = lw_op2(w, TJ_OP_SUB, lw_op2(w, TJ_OP_SHL, u32(w, 1), lw_cast(w, lw_lane(w), TJ_DT_U32)), u32(w, 1));
+    tj_ref lane_bit = lw_op2(w, TJ_OP_SHL, u32(w, 1), lw_cast(w, lw_lane(w), TJ_DT_U32));
+    tj_ref below_mask = lw_op2(w, TJ_OP_SUB, lane_bit, u32(w, 1));
     tj_ref below = lw_cast(w, popc(w, lw_op2(w, TJ_OP_AND, peers, below_mask)), TJ_DT_I32);
     tj_ref upto = lw_op2(w, TJ_OP_OR, lw_op2(w, TJ_OP_SHL, below_mask, u32(w, 1)), u32(w, 1));
     tj_ref highest = lw_op2(w, TJ_OP_EQ, lw_op2(w, TJ_OP_AND, peers, lw_op1(w, TJ_OP_NOT, upto)), u32(w, 0));
     tj_ref slot = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), lw_cast(w, d, TJ_DT_I32));
     tj_ref base = lw_smem_load(w, word(s, s->hist, slot), TJ_DT_I32);
     lw_barrier(w); /* every peer has read the counter */
-    tj_ref spare = i32(w, (int64_t)w->nwarps * s->nb); /* the lanes that write nothing write here */
-    lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare)),
+    lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare(w, w->nwarps * s->nb))),
                   lw_add_imm(w, lw_op2(w, TJ_OP_ADD, base, below), 1));
-    lw_smem_store(w, word(s, s->rbuf, lw_select(w, valid, safe, i32(w, s->n))), lw_op2(w, TJ_OP_ADD, base, below));
+    store_pos(s, s->rbuf, lw_select(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
     lw_barrier(w);
 }
 
@@ -85,13 +100,13 @@ static void steps(csort *s, void (*fn)(csort *, tj_ref))
     lw_loop_end(w, &lp, NULL);
 }
 
-/* Bucket b's slot for this thread's k-th turn, clamped to a spare slot. */
+/* Bucket b's slot for this thread's k-th turn, or its spare slot. */
 static tj_ref bucket_of(csort *s, uint32_t k, tj_ref *valid)
 {
     lw *w = s->w;
     tj_ref b = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
     *valid = (int64_t)(k + 1) * w->nthreads <= s->nb ? TJ_NONE : lw_op2(w, TJ_OP_LT, b, i32(w, s->nb));
-    return *valid ? lw_select(w, *valid, b, i32(w, s->nb)) : b;
+    return *valid ? lw_select(w, *valid, b, spare(w, s->nb)) : b;
 }
 
 /* The warps' counters made exclusive (each warp's start within its
@@ -102,10 +117,10 @@ static void bucket_starts(csort *s)
     lw *w = s->w;
     tj_ref valid;
     for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
-        tj_ref b = bucket_of(s, k, &valid), run = i32(w, 0), spare = i32(w, (int64_t)w->nwarps * s->nb);
+        tj_ref b = bucket_of(s, k, &valid), run = i32(w, 0), none = spare(w, w->nwarps * s->nb);
         for (int wi = 0; wi < w->nwarps; wi++) {
             tj_ref slot = lw_add_imm(w, b, (int64_t)wi * s->nb);
-            tj_ref at = word(s, s->hist, valid ? lw_select(w, valid, slot, spare) : slot);
+            tj_ref at = word(s, s->hist, valid ? lw_select(w, valid, slot, none) : slot);
             tj_ref h = lw_smem_load(w, at, TJ_DT_I32);
             lw_smem_store(w, at, run);
             run = lw_op2(w, TJ_OP_ADD, run, h);
@@ -116,7 +131,7 @@ static void bucket_starts(csort *s)
     uint32_t from = s->total;
     for (int64_t d = 1, out = 0; d < s->nb; d *= 2, out = !out) {
         for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
-            tj_ref b = bucket_of(s, k, &valid), far = lw_op2(w, TJ_OP_GE, b, i32(w, d));
+            tj_ref b = bucket_of(s, k, &valid), far = lw_and(w, valid, lw_op2(w, TJ_OP_GE, b, i32(w, d)));
             tj_ref left = lw_smem_load(w, word(s, from, lw_select(w, far, lw_add_imm(w, b, -d), b)), TJ_DT_I32);
             tj_ref sum = lw_op2(w, TJ_OP_ADD, lw_smem_load(w, word(s, from, b), TJ_DT_I32),
                                 lw_select(w, far, left, i32(w, 0)));
@@ -133,25 +148,27 @@ static void place_step(csort *s, tj_ref j)
 {
     lw *w = s->w;
     tj_ref valid, safe, e = element(s, j, &valid, &safe);
-    tj_ref d = lw_cast(w, lw_smem_load(w, word(s, s->dbuf, safe), TJ_DT_U32), TJ_DT_I32);
+    tj_ref d = lw_cast(w, lw_smem_load(w, digit_at(s, safe), TJ_DT_U8), TJ_DT_I32);
     tj_ref start = lw_op2(w, TJ_OP_SUB, lw_smem_load(w, word(s, s->inclusive, d), TJ_DT_I32),
                           lw_smem_load(w, word(s, s->total, d), TJ_DT_I32));
     tj_ref warp_start = lw_smem_load(w, word(s, s->hist, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), d)),
                                      TJ_DT_I32);
     tj_ref place = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_ADD, start, warp_start),
-                          lw_smem_load(w, word(s, s->rbuf, safe), TJ_DT_I32));
-    lw_smem_store(w, word(s, s->obuf, lw_select(w, valid, place, i32(w, s->n))), e);
+                          load_pos(s, s->rbuf, safe));
+    store_pos(s, s->obuf, lw_select(w, valid, place, spare(w, s->n)), e);
     lw_barrier(w);
 }
 
-static tj_ref *result(lw *w, tj_ref r, uint32_t k, lw_val *v, uint32_t buf)
+static tj_ref *result(csort *s, tj_ref r, uint32_t k, lw_val *v, uint32_t buf, tj_dtype dt)
 {
+    lw *w = s->w;
     const tj_layout *l = w->lay[r].nelems == 2 ? w->lay[r].elems[k] : NULL;
     if (!l)
         return lw_fail(w, "internal error: no layout for the results of counting_sort");
     tj_ref *regs = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
-        regs[i] = lw_smem_load(w, lw_smem_addr(w, buf, lw_tile_coord(w, l, i, 0), 4), TJ_DT_I32);
+        regs[i] = lw_cast(w, lw_smem_load(w, lw_smem_addr(w, buf, lw_tile_coord(w, l, i, 0), lw_smem_size(dt)), dt),
+                          TJ_DT_I32);
     v->elems[k] = (lw_val){.lay = l, .regs = regs};
     return regs;
 }
@@ -171,25 +188,29 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
     s.chunk = (s.n + 32 * w->nwarps - 1) / (32 * w->nwarps) * 32;
     uint64_t n = (uint64_t)s.n, nb = (uint64_t)s.nb;
     lw_smem_begin(w);
-    s.dbuf = lw_smem_alloc(w, 4 * n);
-    s.rbuf = lw_smem_alloc(w, 4 * (n + 1));
-    s.obuf = lw_smem_alloc(w, 4 * (n + 1));
-    s.hist = lw_smem_alloc(w, 4 * (nb * (uint64_t)w->nwarps + 1));
-    s.total = lw_smem_alloc(w, 4 * (nb + 1));
-    s.scan[0] = lw_smem_alloc(w, 4 * (nb + 1));
-    s.scan[1] = lw_smem_alloc(w, 4 * (nb + 1));
+    s.pos_dt = s.n <= 65536 ? TJ_DT_U16 : TJ_DT_I32;
+    uint64_t psize = (uint64_t)lw_smem_size(s.pos_dt);
+    s.dbuf = lw_smem_alloc(w, n);
+    uint64_t t = w->nthreads; /* the spare slots */
+    s.rbuf = lw_smem_alloc(w, psize * (n + t));
+    s.obuf = lw_smem_alloc(w, psize * (n + t));
+    s.hist = lw_smem_alloc(w, 4 * (nb * (uint64_t)w->nwarps + t));
+    s.total = lw_smem_alloc(w, 4 * (nb + t));
+    s.scan[0] = lw_smem_alloc(w, 4 * (nb + t));
+    s.scan[1] = lw_smem_alloc(w, 4 * (nb + t));
     if (w->err)
         return 1;
     for (uint32_t i = 0; i < l->nregs; i++) { /* replicas write the same */
         tj_ref d = lw_op2(w, TJ_OP_AND, lw_cast(w, dv->regs[i], TJ_DT_U32), u32(w, s.nb - 1));
-        lw_smem_store(w, word(&s, s.dbuf, lw_tile_coord(w, l, i, 0)), d);
+        lw_smem_store(w, digit_at(&s, lw_tile_coord(w, l, i, 0)), lw_cast(w, d, TJ_DT_U8));
     }
     tj_ref valid;
+    lw_smem_store(w, word(&s, s.hist, spare(w, s.nb * w->nwarps)), i32(w, 0)); /* read by bucket_starts */
     for (uint32_t k = 0; (int64_t)k * w->nthreads < s.nb * w->nwarps; k++) { /* zero the warps' counters */
         tj_ref c = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
         valid = (int64_t)(k + 1) * w->nthreads <= s.nb * w->nwarps ? TJ_NONE
                                                                   : lw_op2(w, TJ_OP_LT, c, i32(w, s.nb * w->nwarps));
-        lw_smem_store(w, word(&s, s.hist, valid ? lw_select(w, valid, c, i32(w, s.nb * w->nwarps)) : c), i32(w, 0));
+        lw_smem_store(w, word(&s, s.hist, valid ? lw_select(w, valid, c, spare(w, s.nb * w->nwarps)) : c), i32(w, 0));
     }
     lw_barrier(w);
     steps(&s, rank_step);
@@ -198,7 +219,7 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
     lw_val *v = lw_val_of(w, r);
     v->nelems = 2;
     v->elems = tj_alloc(w->c, sizeof *v->elems * 2);
-    if (!result(w, r, 0, v, s.obuf) || !result(w, r, 1, v, s.total))
+    if (!result(&s, r, 0, v, s.obuf, s.pos_dt) || !result(&s, r, 1, v, s.total, TJ_DT_I32))
         return 1;
     lw_smem_end(w);
     return 0;

@@ -419,7 +419,7 @@ static int lower_store(lw *w, tj_ref r)
     tj_ref *mask = in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (in->args[2] && !mask)
         return 1;
-    tj_ref *dup = m.gpos >= 0 ? later_duplicates(w, &m, mask) : NULL;
+    tj_ref *dup = m.gpos >= 0 && !(in->flags & TJ_STORE_DISTINCT) ? later_duplicates(w, &m, mask) : NULL;
     int release = in->op == TJ_OP_STORE_RELEASE;
     int vw = dup || release ? 1 : access_width(w, &m, mask != NULL);
     if (release)

@@ -146,6 +146,10 @@ enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 enum { TJ_CP_ASYNC_MAX_PENDING = 7 };
 typedef enum tj_dot_precision { TJ_DOT_DEFAULT = 0, TJ_DOT_IEEE = 1, TJ_DOT_TF32 = 2 } tj_dot_precision;
 enum { TJ_SORT_DESCENDING = 1 };
+/* STORE flags: the caller promises that no two stored elements share a
+ * place, so the GPU lowering skips the search that makes the later one
+ * win (printed `{distinct}`; the interpreter reports a broken promise) */
+enum { TJ_STORE_DISTINCT = 1 };
 /* Which operand of the matrix atom a fragment is (docs/simt.md); BT: a b
  * fragment loaded from memory that holds its transpose (mma_load only). */
 typedef enum tj_mma_role { TJ_MMA_A = 0, TJ_MMA_B = 1, TJ_MMA_C = 2, TJ_MMA_BT = 3 } tj_mma_role;

@@ -100,6 +100,11 @@ typedef struct lib_case {
 #define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
 #define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0}
 
+/* the radix sort's digit counts (lib/kernels/sort.tj): 3 tiles of 2048, the
+ * last partial; a key pass, and a segment pass whose flat indices are P's */
+#define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;VALUES=0;W=u32"
+#define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", "N=5000,D=256,T=3", scalars, 0, 0, 0, 0, 5000}
+
 static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
     LS_SELECT(LS_TOPK_BF16, "RB=2"), LS_SELECT(LS_TOPK_F16, "RB=2"), LS_SELECT(LS_TOPK_I32, "RB=2"),
@@ -110,6 +115,8 @@ static const lib_case ls_cases[] = {
     LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=4", "3"),
     LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=4", "3"), LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=2", "3"),
     LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_out", "TT=2", "2"),
+    LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
+    LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
 };
 
 #endif
