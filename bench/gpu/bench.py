@@ -237,8 +237,8 @@ def lib_scan_rows(quick=False):
     rows = []
     n = 2 ** 24 if quick else 2 ** 28
     x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
-    # the single-pass look-back (on CUDA only when asked, until a run like this one has checked
-    # it: lib/scan.c), then the multi-phase kernels (CUDA's default for now)
+    # the single-pass look-back (on CUDA only when asked, until it is faster: lib/scan.c), then
+    # the multi-phase kernels (CUDA's default for now)
     os.environ["TILEJIT_LIB_LOOKBACK"] = "1"
     row = Row("lib cumsum look-back", f"2^{n.bit_length() - 1}", "float32", 2 * n * 4)
     rows.append(run_row(row, lambda: tlib.cumsum(x), lambda: torch.cumsum(x, 0), None,
