@@ -125,6 +125,23 @@ def test_cuda_scans_against_torch(shape, dtype):
     assert torch.equal(tl.cummax(x, axis=-1), torch.cummax(x, -1).values)
 
 
+@pytest.mark.skipif(_cuda() is None, reason="needs PyTorch with a CUDA device")
+@pytest.mark.parametrize("n,dt", [(1, "float32"), (2049, "float32"), (70001, "float32"), (2 ** 20 + 3, "int32"),
+                                  (5000, "int64"), (300001, "float16"), (100000, "bfloat16")])
+@pytest.mark.parametrize("descending", [False, True])
+def test_cuda_radix_against_torch(n, dt, descending):
+    """the whole-array radix sort on the GPU: ties (stability), NaN, -0.0, infinities"""
+    torch = _cuda()
+    x = torch.randint(-50, 50, (n,), device="cuda").to(getattr(torch, dt))
+    if x.is_floating_point() and n > 40:
+        x[::97], x[5::89], x[7::101], x[9::103] = float("nan"), -0.0, float("inf"), float("-inf")
+    want = torch.sort(x, stable=True, descending=descending)
+    torch.testing.assert_close(tl.argsort(x, descending=descending), want.indices)
+    got = tl.sort(x, descending=descending)
+    bits = lambda t: t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])  # noqa: E731
+    assert torch.equal(bits(got), bits(x[want.indices]))  # bit for bit: NaN payloads and -0.0 survive
+
+
 RADIX_CASES = [((10000,), -1, np.float32), ((5000,), 0, np.int64), ((3, 5000), -1, np.int32),
                ((300, 7), 0, np.float32), ((2, 4100), -1, np.uint32), ((7, 3, 5), 1, np.int64),
                ((70001,), -1, np.float16), ((4500,), 0, np.uint32)]
