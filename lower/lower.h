@@ -330,7 +330,16 @@ uint64_t lw_wg_desc_fields(const lw_wg_tile *t);
  * mbarrier at bar, issued where pred. */
 int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t);
 uint32_t lw_tma_tile_bytes(const lw_wg_tile *t);
-int lw_tma_copy(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref bar, tj_ref pred);
+enum { LW_TMA_MAX_BOXES = 64 };
+typedef struct lw_tma_box {
+    tj_ref tensor, dst, col, row; /* SIMT values of tma_load's operands */
+    int64_t imm;
+    uint32_t swizzle;
+} lw_tma_box;
+/* The boxes of load r into t at buf + shift, their operands computed here
+ * (-1 after reporting); lw_tma_issue emits them, back to back. */
+int lw_tma_boxes(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, lw_tma_box *out);
+void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred);
 /* mbar_init (n: the count), mbar_expect_tx (n: bytes), mbar_wait (n: the
  * parity; no predicate) or mbar_inval (no n) of the mbarrier at bar. */
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred);

@@ -351,24 +351,34 @@ static tj_ref in_range(lw *w, tj_ref from, int64_t ahead, tj_ref step, tj_ref hi
 }
 
 /* Thread 0, where the tile is in range: one arrival expecting every ring's
- * bytes on the slot's mbarrier, then the boxes of each ring's load. */
+ * bytes on the slot's mbarrier, then the boxes of each ring's load, all
+ * their operands computed first (one run for the PTX generator's branch). */
 static void tma_tile(lw *w, tj_ref loop, tj_ref bar, tj_ref slot_shift_of, int64_t j, tj_ref pred)
 {
+    lw_tma_box boxes[2 * LW_TMA_MAX_BOXES];
+    int n = 0;
     uint32_t bytes = 0;
-    for (uint32_t i = 0; i < w->nrings; i++)
-        if (w->rings[i].loop == loop)
-            bytes += lw_tma_tile_bytes(&w->rings[i].tile);
-    lw_mbarrier(w, TJ_OP_MBAR_EXPECT_TX, bar, lw_const_int(w, TJ_DT_U32, bytes), pred);
     const tj_inst *li = &w->src->insts[loop];
     for (uint32_t i = 0; i < w->nrings && !w->err; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop != loop)
             continue;
+        if (n > LW_TMA_MAX_BOXES) {
+            lw_error(w, "internal error: a loop's TMA rings take more than %d boxes a tile", LW_TMA_MAX_BOXES);
+            return;
+        }
         tj_ref load = j < 0 ? g->ahead : li->args[3 + g->first + (uint32_t)j];
         tj_ref shift = slot_shift_of ? lw_mul_imm(w, slot_shift_of, g->slot_bytes)
                                      : lw_const_int(w, TJ_DT_U32, j * g->slot_bytes);
-        lw_tma_copy(w, load, &g->tile, g->base, shift, bar, pred);
+        int got = lw_tma_boxes(w, load, &g->tile, g->base, shift, boxes + n);
+        if (got < 0)
+            return;
+        n += got;
+        bytes += lw_tma_tile_bytes(&g->tile);
     }
+    tj_ref tx = lw_const_int(w, TJ_DT_U32, bytes);
+    lw_mbarrier(w, TJ_OP_MBAR_EXPECT_TX, bar, tx, pred);
+    lw_tma_issue(w, boxes, n, bar, pred);
 }
 
 /* Before the loop: the slots' mbarriers, then tiles 0 .. d - 1. */

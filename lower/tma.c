@@ -12,7 +12,11 @@
  * wgmma reads it, since both patterns are functions of the shared address.
  * Boxes past the tensor's end are zero-filled, as the cp_async copies'
  * bounds checks do; TMA needs the tensor 16-byte aligned, its rows too,
- * with unit inner stride: the specialization's facts say when. */
+ * with unit inner stride: the specialization's facts say when. A tile's
+ * box operands are all computed before its boxes are issued, so that the
+ * boxes, and the expect_tx before them, are one run of instructions of the
+ * same predicate (thread 0): the PTX generator branches around the run
+ * instead of having every warp step through its predicated-off copies. */
 #include "lower/lower.h"
 #include "passes/facts.h"
 
@@ -47,34 +51,39 @@ static int64_t granule_place(const lw_wg_tile *t, int64_t g)
     return (g & ~mask) | ((g << 1) & mask) | ((g >> (low - 1)) & 1);
 }
 
-static void box(lw *w, tj_ref tensor, const lw_wg_tile *t, int64_t rows, tj_ref dst, tj_ref bar, tj_ref col,
-                tj_ref row, tj_ref pred)
-{
-    tj_ref args[6] = {tensor, dst, bar, col, row, pred};
-    tj_ref c = lw_emit(w, TJ_OP_TMA_LOAD, TJ_TYPE_NONE, args, 6);
-    w->dst->insts[c].imm = t->swizzle / t->size | rows << 16;
-    w->dst->insts[c].flags = (uint32_t)t->swizzle;
-}
-
-int lw_tma_copy(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref bar, tj_ref pred)
+int lw_tma_boxes(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, lw_tma_box *out)
 {
     const tj_inst *view = &w->src->insts[w->src->insts[r].args[0]];
     tj_ref tensor = lw_val_of(w, view->args[0])->simt;
     tj_ref row0 = lw_val_of(w, view->args[1])->regs[0], col0 = lw_val_of(w, view->args[2])->regs[0];
     if (!tensor || !row0 || !col0)
-        return lw_error(w, "internal error: a TMA copy without its tensor or start");
+        return lw_error(w, "internal error: a TMA copy without its tensor or start"), -1;
     int64_t e = t->swizzle / t->size, blocks = t->cols / e;
     int64_t rows = t->permute_rows ? GRANULE : t->rows, granules = t->rows / rows;
+    if (blocks * granules > LW_TMA_MAX_BOXES)
+        return lw_error(w, "internal error: a TMA tile of more than %d boxes", LW_TMA_MAX_BOXES), -1;
+    int n = 0;
     for (int64_t j = 0; j < blocks; j++) {
         tj_ref col = lw_add_imm(w, col0, j * e);
-        for (int64_t g = 0; g < granules; g++) {
+        for (int64_t g = 0; g < granules; g++, n++) {
             int64_t place = t->permute_rows ? granule_place(t, g) : g;
             int64_t off = j * t->rows * t->swizzle + place * rows * t->swizzle;
-            tj_ref dst = lw_shifted(w, lw_const_int(w, TJ_DT_U32, buf + off), shift);
-            box(w, tensor, t, rows, dst, bar, col, lw_add_imm(w, row0, g * rows), pred);
+            out[n] = (lw_tma_box){tensor, lw_shifted(w, lw_const_int(w, TJ_DT_U32, buf + off), shift), col,
+                                  lw_add_imm(w, row0, g * rows), t->swizzle / t->size | rows << 16,
+                                  (uint32_t)t->swizzle};
         }
     }
-    return 0;
+    return n;
+}
+
+void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred)
+{
+    for (int i = 0; i < n; i++) {
+        tj_ref args[6] = {b[i].tensor, b[i].dst, bar, b[i].col, b[i].row, pred};
+        tj_ref c = lw_emit(w, TJ_OP_TMA_LOAD, TJ_TYPE_NONE, args, 6);
+        w->dst->insts[c].imm = b[i].imm;
+        w->dst->insts[c].flags = b[i].swizzle;
+    }
 }
 
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred)

@@ -66,6 +66,7 @@ typedef struct ptx_emitter {
     int uses_smem;
     int uses_2opi32, uses_2opi64; /* the tables of ptx_trig.c */
     ptx_mma_lane lane;  /* valid when the kernel uses the matrix atom */
+    uint32_t tma_skip;  /* the label after the run of TMA issues being emitted (ptx_tma.c) */
     int failed;
     simt_walker walk;   /* blocks, grid values and shared checks */
 } ptx_emitter;
