@@ -28,6 +28,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 os.environ.setdefault("TILEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="tj-arrays-"))  # cold: nothing on disk
+# nor in the driver's JIT cache, which keeps PTX it compiled (without nvJitLink, tilejit hands it PTX) for
+# later processes (the second process's MLP of 2026-12-02 loaded in 28 ms what the first had compiled)
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
 
 import numpy as np  # noqa: E402
 
