@@ -37,6 +37,18 @@ static tj_dispatch *kernel(scan_job *s, const char *name)
     return lib_dispatch(s->l, "scan", name, s->subst, 2, s->err);
 }
 
+/* A [P, N, 1] view as [P, N], as the kernels of lines take it: with the unit
+ * axis last they could not prove the line's stride 1, and their accesses
+ * would not be vector accesses. */
+static tj_arg line_arg(const tj_tensor *t)
+{
+    tj_tensor v = *t;
+    v.rank = 2;
+    v.shape[2] = 0;
+    v.strides[2] = 0;
+    return lib_tensor_arg(&v);
+}
+
 /* Lines along a contiguous-or-strided axis with nothing after it (Q == 1). */
 static int scan_lines(scan_job *s)
 {
@@ -47,7 +59,7 @@ static int scan_lines(scan_job *s)
     if (!a || !k1 || !k2 || !k3)
         return 1;
     tj_arg agg = lib_buffer_arg(a, s->x.dtype, 2, (int64_t[]){s->ln.p, nt});
-    tj_arg args1[] = {lib_tensor_arg(&s->x), agg}, args3[] = {lib_tensor_arg(&s->x), lib_tensor_arg(&s->y), agg};
+    tj_arg args1[] = {line_arg(&s->x), agg}, args3[] = {line_arg(&s->x), line_arg(&s->y), agg};
     return lib_launch(s->l, k1, args1, 2, s->stream, s->err) || lib_launch(s->l, k2, &agg, 1, s->stream, s->err) ||
            lib_launch(s->l, k3, args3, 3, s->stream, s->err);
 }
@@ -65,8 +77,8 @@ static int scan_lines_lookback(scan_job *s)
     tj_dispatch *k = kernel(s, "scan_lookback");
     if (!a || !k)
         return 1;
-    tj_arg args[] = {lib_tensor_arg(&s->x),
-                     lib_tensor_arg(&s->y),
+    tj_arg args[] = {line_arg(&s->x),
+                     line_arg(&s->y),
                      lib_buffer_arg(a + values, s->x.dtype, 1, &g),
                      lib_buffer_arg(a + values + (size_t)g * size, s->x.dtype, 1, &g),
                      lib_buffer_arg(a, TJ_DT_I32, 1, &g),

@@ -64,7 +64,7 @@ def main():
         flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
         try:
             k = tilejit.Kernel(lookback_source(b, w, warps), "scan_lookback", file="lib/kernels/scan.tj")
-            x3, y3 = x.view(1, n, 1), y.view(1, n, 1)
+            x3, y3 = x.view(1, n), y.view(1, n)
             s, c = flags[:g], flags[g:]
 
             def call():

@@ -60,7 +60,7 @@ done
 for t in f32 f64 i64; do
     sed -e "s/\$T/$t/g" -e 's/\$COMBINE/a + b/g' "$SRC/lib/kernels/scan.tj" >scan.tj
     for arch in sm_80 sm_90a; do
-        assemble "scan_lookback ($t)" "$arch" scan.tj -k scan_lookback --shape P=3,N=100000,Q=1,G=39
+        assemble "scan_lookback ($t)" "$arch" scan.tj -k scan_lookback --shape P=3,N=100000,G=39
     done
 done
 echo "$count PTX files assembled"

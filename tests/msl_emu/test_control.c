@@ -44,9 +44,9 @@ int main(void)
     } cases[] = {{"halve", "N=200,P=4", "", 1, 0},
                  {"halve", "N=200,P=4", "", 2, 0},
                  {"count", "N=50", "", 1, 0},
-                 {"scan_tiles", "P=2,N=1000,Q=1,NT=4", "B=256", 0, 1},
+                 {"scan_tiles", "P=2,N=1000,NT=4", "B=256", 0, 1},
                  {"scan_carry", "P=2,NT=700", "B=256", 0, 1},
-                 {"scan_apply", "P=2,N=1000,Q=1,NT=4", "B=256", 0, 1}};
+                 {"scan_apply", "P=2,N=1000,NT=4", "B=256", 0, 1}};
     char *scan = ls_lib_source("scan", "T=i32;COMBINE=a + b");
     enum { N = sizeof cases / sizeof *cases };
     static ec_case es[N];

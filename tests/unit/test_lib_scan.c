@@ -126,9 +126,9 @@ Test(lib_scan, lookback_published_aggregates_interp)
         inc[t] = t ? -1000000 : agg[t]; /* a prefix that is not published is never read */
     }
     flags[G] = K;
-    int64_t xs[] = {P, N, 1}, gs[] = {G}, one[] = {1};
-    tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 3, xs)},
-                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 3, xs)},
+    int64_t xs[] = {P, N}, gs[] = {G}, one[] = {1};
+    tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(agg, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(inc, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags, TJ_DT_I32, 1, gs)},

@@ -76,7 +76,7 @@ Test(while_loops, lookback_scan_lowered)
         cr_assert(src);
         lc_opts o = lc_defaults();
         o.defines = "B=64";
-        o.shapes = "P=3,N=300,Q=1,G=15";
+        o.shapes = "P=3,N=300,G=15";
         o.int_range = "S=0:1,C=0:1";
         if (i == 2)
             o.ilo = -1, o.ihi = 2; /* products stay small and exact */
