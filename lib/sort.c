@@ -62,7 +62,7 @@ static int sort_rows(sort_job *s)
 /* ---- the radix sort ---- */
 
 typedef struct radix_bufs {
-    void *k[2], *p[2], *h, *o, *g; /* keys, payloads (ping-pong); H, its scan O, the tiles' offsets G */
+    void *k[2], *p[2], *h, *o, *e, *g; /* keys, payloads (ping-pong); H, its scan O, E and G (sort.tj) */
     int64_t n, tiles;
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
@@ -75,11 +75,11 @@ static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
     b->tiles = (b->n + RADIX_TILE - 1) / RADIX_TILE;
     size_t n = (size_t)b->n, kb = aligned(n * (size_t)key_bytes), ib = aligned(n * 4);
     size_t hb = aligned((size_t)(DIGITS * b->tiles) * 4);
-    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 3 * hb, 0, s->err);
+    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 4 * hb, 0, s->err);
     if (!base)
         return 1;
     b->k[0] = base, b->k[1] = base + kb, b->p[0] = base + 2 * kb, b->p[1] = base + 2 * kb + ib;
-    b->h = base + 2 * kb + 2 * ib, b->o = (char *)b->h + hb, b->g = (char *)b->o + hb;
+    b->h = base + 2 * kb + 2 * ib, b->o = (char *)b->h + hb, b->e = (char *)b->o + hb, b->g = (char *)b->e + hb;
     return 0;
 }
 
@@ -92,28 +92,30 @@ static int bits_of(int64_t v)
 }
 
 typedef struct radix_kernels {
-    tj_dispatch *keys, *hist, *scatter, *finish;
+    tj_dispatch *keys, *hist, *offsets, *scatter, *finish;
 } radix_kernels;
 
-/* One pass: count each tile's digits (H), scan H in digit-major order
- * (O), move every element to its place. */
+/* One pass: count each tile's digits (H, and where they start in the
+ * tile's order, E), scan H in digit-major order (O), each tile's offsets
+ * from them (G), move every element to its place. */
 static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes, int cur)
 {
     tj_dtype kt = b->work;
     int64_t n = b->n, hs[] = {DIGITS, b->tiles}, gs[] = {b->tiles, DIGITS}, flat = DIGITS * b->tiles;
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
+    tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
     tj_arg digits[] = {lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(s->ln.n), lib_int_arg(s->ln.q),
                        lib_int_arg(pass == 0)};
-    tj_arg hist[] = {k, p, h, digits[0], digits[1], digits[2], digits[3], digits[4]};
-    tj_arg scatter[] = {k, p, h, o, lib_buffer_arg(b->g, TJ_DT_I32, 2, gs), lib_buffer_arg(b->k[!cur], kt, 1, &n),
-                        lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n), digits[0], digits[1], digits[2], digits[3],
-                        digits[4]};
+    tj_arg hist[] = {k, p, h, e, digits[0], digits[1], digits[2], digits[3], digits[4]}, offsets[] = {h, o, e, g};
+    tj_arg scatter[] = {k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n),
+                        digits[0], digits[1], digits[2], digits[3], digits[4]};
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat);
     tj_tensor of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
-    return lib_launch(s->l, rk->hist, hist, 8, s->stream, s->err) ||
+    return lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err) ||
            lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
-           lib_launch(s->l, rk->scatter, scatter, 12, s->stream, s->err);
+           lib_launch(s->l, rk->offsets, offsets, 4, s->stream, s->err) ||
+           lib_launch(s->l, rk->scatter, scatter, 10, s->stream, s->err);
 }
 
 static int radix_sort(sort_job *s, int key_bits)
@@ -122,12 +124,13 @@ static int radix_sort(sort_job *s, int key_bits)
     s->subst[3] = (lib_subst){"VALUES", "0"};
     radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", "radix_hist", s->subst, 5, s->err),
+                        lib_dispatch(s->l, "sort", "radix_offsets", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err),
                         lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices",
                                      s->subst, 5, s->err)};
     tj_dtype wt = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32;
     radix_bufs b;
-    if (!rk.keys || !rk.hist || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
+    if (!rk.keys || !rk.hist || !rk.offsets || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
         return 1;
     int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
     int64_t n = b.n;

@@ -20,6 +20,7 @@ static void options(const lib_case *c, lc_opts *o)
     o->defines = c->defines;
     o->shapes = c->shapes;
     o->scalars = c->scalars;
+    o->int_range = c->int_range;
     if (c->lo != c->hi)
         o->lo = c->lo, o->hi = c->hi;
     if (c->ilo != c->ihi)

@@ -80,6 +80,7 @@ typedef struct lib_case {
     int warps;        /* 0: the kernel's own */
     double lo, hi;    /* random floats in [lo, hi); 0, 0: lower_check.h's */
     int64_t ilo, ihi; /* random integers in [ilo, ihi); 0, 0: lower_check.h's */
+    const char *int_range; /* one integer tensor's own range (lc_opts.int_range), or NULL */
 } lib_case;
 
 #define LS_TOPK_F32 "K=u32;KEY=key_f32;BITS=32"
@@ -100,10 +101,17 @@ typedef struct lib_case {
 #define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
 #define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0}
 
-/* the radix sort's digit counts (lib/kernels/sort.tj): 3 tiles of 2048, the
- * last partial; a key pass, and a segment pass whose flat indices are P's */
+/* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
+ * partial; a key pass, and a segment pass whose flat indices are P's. The
+ * offsets over 40 tiles (two programs, the second partial); the scatter
+ * of one partial tile with every offset 0 (to places 0 to 1499: distinct;
+ * one program, so no schedule changes which tile writes last) */
 #define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;VALUES=0;W=u32"
-#define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", "N=5000,D=256,T=3", scalars, 0, 0, 0, 0, 5000}
+#define LS_RADIX_DIMS "N=5000,D=256,T=3"
+#define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", LS_RADIX_DIMS, scalars, 0, 0, 0, 0, 5000, NULL}
+#define LS_RADIX_SCATTER(scalars) \
+    {"sort", LS_SORT_F32, "radix_scatter", "", "N=1500,D=256,T=1", scalars, 0, 0, 0, 0, 1500, "G=0:1"}
+#define LS_RADIX_OFFSETS {"sort", LS_SORT_F32, "radix_offsets", "", "D=256,T=40", "", 0, 0, 0, -1000, 1000, NULL}
 
 static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
@@ -117,6 +125,9 @@ static const lib_case ls_cases[] = {
     LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_out", "TT=2", "2"),
     LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
     LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
+    LS_RADIX_OFFSETS,
+    LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,first=1"),
+    LS_RADIX_SCATTER("pass=2,key_passes=4,lines_n=1500,lines_q=1,first=0"),
 };
 
 #endif

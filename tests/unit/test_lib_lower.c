@@ -19,6 +19,7 @@ Test(lib_lower, every_case)
         o.defines = c->defines;
         o.shapes = c->shapes;
         o.scalars = c->scalars;
+        o.int_range = c->int_range;
         if (c->warps)
             o.warps[0] = c->warps, o.warps[1] = 0;
         if (c->lo != c->hi)
