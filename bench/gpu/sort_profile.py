@@ -26,7 +26,9 @@ def kernel_breakdown(calls, n=2 ** 24):
         for _ in range(calls):
             tlib.sort(x)
         torch.cuda.synchronize()
-    gpu_us = lambda e: getattr(e, "device_time_total", None) or e.cuda_time_total  # noqa: E731 (older torch)
+    def gpu_us(e):  # device_time_total, cuda_time_total in older torch
+        t = getattr(e, "device_time_total", None)
+        return t if t is not None else getattr(e, "cuda_time_total", 0)
     kernels = [e for e in prof.key_averages() if gpu_us(e) > 0]
     total = sum(gpu_us(e) for e in kernels)
     print(f"# tilejit.lib.sort of 2^{n.bit_length() - 1} f32, {calls} calls: GPU time by kernel")
