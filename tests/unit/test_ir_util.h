@@ -177,6 +177,7 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     tj_inst_at(k, s1)->flags = TJ_SORT_DESCENDING;
     tj_ref kv = op_n(k, b, TJ_OP_SORT, tuple2(c, v32, i32v), 0, 2, rmax, ar, 0);
     op1i(k, b, TJ_OP_PROJ, i32v, kv, 1);
+    op1(k, b, TJ_OP_COUNTING_SORT, tuple2(c, i32v, tile(c, TJ_DT_I32, 1, 16)), ar);
     tj_ref scan = op_n(k, b, TJ_OP_SCAN, tuple2(c, v32, v32), 0, 2, rmax, rmax, 0);
     tj_block_id sb = tj_block_new(k, scan);
     tj_inst_at(k, scan)->region[0] = sb;
@@ -280,6 +281,7 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     tj_ref x1 = op1i(k, b, TJ_OP_SHFL_XOR, f32, e, 16);
     tj_ref x2 = op1i(k, b, TJ_OP_SHFL_UP, f32, x1, 1);
     tj_ref x3 = op2(k, b, TJ_OP_SHFL_IDX, f32, x2, tid);
+    op1(k, b, TJ_OP_BALLOT, scalar(c, TJ_DT_U32), pred);
     tj_ref parts[4] = {x3, x3, x3, e};
     tj_ref p = tj_emit(k, b, TJ_OP_PACK, f32x4, parts, 4);
     op2(k, b, TJ_OP_ADD, f32x4, p, sh);
@@ -304,6 +306,15 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op1i(k, b, TJ_OP_PROJ, ct, wg, 1);
     op0(k, b, TJ_OP_WGMMA_COMMIT, TJ_TYPE_NONE, 0);
     op0(k, b, TJ_OP_WGMMA_WAIT, TJ_TYPE_NONE, 1);
+    tj_ref bar = const_i(k, b, TJ_DT_U32, 256);
+    op3(k, b, TJ_OP_MBAR_INIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 1), pred);
+    op3(k, b, TJ_OP_MBAR_EXPECT_TX, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 1024), TJ_NONE);
+    tj_ref targs[6] = {X, const_i(k, b, TJ_DT_U32, 0), bar, tid, tid, pred};
+    tj_ref tma = tj_emit(k, b, TJ_OP_TMA_LOAD, TJ_TYPE_NONE, targs, 6);
+    tj_inst_at(k, tma)->imm = 32 | 8 << 16; /* 8 rows of 32 f32: 128 bytes */
+    tj_inst_at(k, tma)->flags = 128;
+    op2(k, b, TJ_OP_MBAR_WAIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 0));
+    op2(k, b, TJ_OP_MBAR_INVAL, TJ_TYPE_NONE, bar, pred);
     finish_body(k);
     return k;
 }
