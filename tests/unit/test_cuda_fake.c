@@ -25,6 +25,9 @@ static struct {
     int64_t param_stride_y; /* what the launch saw through kernelParams[5] */
     const void *extra_buffer;
     size_t extra_size;
+    int map_dtype, map_swizzle; /* the last cuTensorMapEncodeTiled */
+    uint64_t map_dims[2], map_stride;
+    uint32_t map_box[2];
 } fake;
 
 /* The driver's context stack is per thread. */
@@ -226,6 +229,22 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return 0;
 }
 
+/* A map whose first 8 bytes are its inner dim, as the launch sees them */
+static CUresult fake_encode(tj_cu_tensor_map *m, int dt, uint32_t rank, void *addr, const uint64_t *dims,
+                            const uint64_t *strides, const uint32_t *box, const uint32_t *es, int il, int sw, int l2,
+                            int oob)
+{
+    (void)addr, (void)es, (void)il, (void)l2, (void)oob;
+    fake.map_dtype = dt;
+    fake.map_swizzle = sw;
+    memcpy(fake.map_dims, dims, sizeof fake.map_dims);
+    fake.map_stride = strides[0];
+    memcpy(fake.map_box, box, sizeof fake.map_box);
+    memset(m, 0, sizeof *m);
+    m->opaque[0] = dims[0];
+    return rank == 2 ? 0 : 1;
+}
+
 static CUresult fake_alloc(CUdeviceptr *p, size_t n)
 {
     *p = 0x10000;
@@ -261,6 +280,7 @@ static tj_cu_api fake_api(void)
     a.FuncGetAttribute = fake_func_get;
     a.FuncSetAttribute = fake_func_set;
     a.LaunchKernel = fake_launch;
+    a.TensorMapEncodeTiled = fake_encode;
     a.MemAlloc = fake_alloc;
     a.MemFree = fake_ok_ptr;
     a.StreamSynchronize = fake_unknown_error;
@@ -454,6 +474,40 @@ Test(cuda_fake, launch_marshals_and_makes_the_context_current)
               "%s", err.msg);
     cr_assert_neq(tj_cuda_launch_kernel(&f, &d, k, args, 2, &err), 0);
     cr_assert(strstr(err.msg, "takes 3 arguments"), "%s", err.msg);
+    tj_ctx_free(c);
+    tj_cuda_module_unload(m);
+    tj_cuda_close(cu);
+}
+
+/* A kernel reading a TMA tensor map (docs/runtime.md, "Tensor maps"): the
+ * map is encoded from the tensor argument (dims inner first, the row
+ * stride in bytes, the box, bf16, 128-byte swizzle) and passed after the
+ * parameters; a tensor no map can describe is refused, naming it. */
+Test(cuda_fake, launch_encodes_tensor_maps)
+{
+    tj_cuda *cu = open_fake(1);
+    tj_rt_error err = {{0}};
+    tj_cuda_module *m = tj_cuda_module_load_ptx(cu, ".version 8.0\n", "vadd", &err);
+    tj_cuda_function f;
+    cr_assert_eq(tj_cuda_module_function(m, "vadd", &f, &err), 0);
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = tj_kernel_new(c, "mm");
+    k->nparams = 1;
+    k->params = tj_alloc(c, sizeof *k->params);
+    k->params[0] = (tj_param){.name = "A", .dtype = TJ_DT_BF16, .rank = 2};
+    tj_arg a = {.is_tensor = 1,
+                .tensor = {.data = (void *)0x1000, .dtype = TJ_DT_BF16, .rank = 2, .shape = {100, 72},
+                           .strides = {80, 1}}};
+    tj_tensor_map_desc map = {0, 64, 8, 128};
+    tj_cuda_launch_dims d = {{4, 1, 1}, {128, 1, 1}, 0, NULL};
+    cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(fake.param_stride_y, 72); /* params[5]: the map, after ptr, 2 sizes, 2 strides */
+    cr_expect(fake.map_dims[0] == 72 && fake.map_dims[1] == 100 && fake.map_stride == 160);
+    cr_expect(fake.map_box[0] == 64 && fake.map_box[1] == 8);
+    cr_expect(fake.map_dtype == 9 && fake.map_swizzle == 3); /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, SWIZZLE_128B */
+    a.tensor.strides[0] = 76; /* 152-byte rows */
+    cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0);
+    cr_expect(strstr(err.msg, "parameter 'A': a TMA tensor map needs"), "%s", err.msg);
     tj_ctx_free(c);
     tj_cuda_module_unload(m);
     tj_cuda_close(cu);
