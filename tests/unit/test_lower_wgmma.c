@@ -52,6 +52,15 @@ Test(lower_wgmma, matmul_rings)
     }
 }
 
+/* K = 0: the loop runs no iteration, so no TMA tile is in range and none
+ * is issued (each awaited tile is one the loop reads): zeros out. */
+Test(lower_wgmma, empty_k_issues_no_copy)
+{
+    lc_opts o = wg_opts("BM=128,BN=128,BK=64,stages=3", "M=130,N=144,K=0");
+    o.warps[1] = 0;
+    cr_assert(lc_check_tj(MATMUL, "matmul", &o));
+}
+
 /* Four warpgroups (16 warps): a's granules rotated over 5 bits. */
 Test(lower_wgmma, four_warpgroups)
 {
