@@ -16,6 +16,7 @@ typedef struct csort {
     int bits;
     uint32_t dbuf, rbuf, obuf, hist, total, scan[2]; /* shared buffers */
     tj_dtype pos_dt;    /* ranks and positions in rbuf and obuf: u16 when they fit (Metal's 32 KiB) */
+    int want_order;     /* the order is used (else only the counts: no ranks kept, no placement) */
     uint32_t inclusive; /* the scan buffer that holds the inclusive sums */
 } csort;
 
@@ -85,7 +86,8 @@ static void rank_step(csort *s, tj_ref j)
     lw_barrier(w); /* every peer has read the counter */
     lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare(w, w->nwarps * s->nb))),
                   lw_add_imm(w, lw_op2(w, TJ_OP_ADD, base, below), 1));
-    store_pos(s, s->rbuf, lw_select(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
+    if (s->want_order)
+        store_pos(s, s->rbuf, lw_select(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
     lw_barrier(w);
 }
 
@@ -159,6 +161,16 @@ static void place_step(csort *s, tj_ref j)
     lw_barrier(w);
 }
 
+/* Whether the source kernel reads element k of r's results (dce has run:
+ * a projection left is used). */
+static int projected(const lw *w, tj_ref r, int64_t k)
+{
+    for (tj_ref i = 1; i < w->src->ninsts; i++)
+        if (w->src->insts[i].op == TJ_OP_PROJ && w->src->insts[i].args[0] == r && w->src->insts[i].imm == k)
+            return 1;
+    return 0;
+}
+
 static tj_ref *result(csort *s, tj_ref r, uint32_t k, lw_val *v, uint32_t buf, tj_dtype dt)
 {
     lw *w = s->w;
@@ -173,6 +185,38 @@ static tj_ref *result(csort *s, tj_ref r, uint32_t k, lw_val *v, uint32_t buf, t
     return regs;
 }
 
+/* The shared buffers (each with a spare slot per thread); ranks and the
+ * order only when the order is used. */
+static int alloc_buffers(csort *s)
+{
+    lw *w = s->w;
+    uint64_t n = (uint64_t)s->n, nb = (uint64_t)s->nb, t = w->nthreads;
+    s->pos_dt = s->n <= 65536 ? TJ_DT_U16 : TJ_DT_I32;
+    uint64_t psize = (uint64_t)lw_smem_size(s->pos_dt);
+    s->dbuf = lw_smem_alloc(w, n);
+    s->rbuf = s->want_order ? lw_smem_alloc(w, psize * (n + t)) : 0;
+    s->obuf = s->want_order ? lw_smem_alloc(w, psize * (n + t)) : 0;
+    s->hist = lw_smem_alloc(w, 4 * (nb * (uint64_t)w->nwarps + t));
+    s->total = lw_smem_alloc(w, 4 * (nb + t));
+    s->scan[0] = lw_smem_alloc(w, 4 * (nb + t));
+    s->scan[1] = lw_smem_alloc(w, 4 * (nb + t));
+    return w->err;
+}
+
+/* The warps' counters to zero, and this thread's spare one (bucket_starts
+ * reads it). */
+static void zero_counters(csort *s)
+{
+    lw *w = s->w;
+    int64_t count = s->nb * w->nwarps;
+    lw_smem_store(w, word(s, s->hist, spare(w, count)), i32(w, 0));
+    for (uint32_t k = 0; (int64_t)k * w->nthreads < count; k++) {
+        tj_ref c = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
+        tj_ref valid = (int64_t)(k + 1) * w->nthreads <= count ? TJ_NONE : lw_op2(w, TJ_OP_LT, c, i32(w, count));
+        lw_smem_store(w, word(s, s->hist, valid ? lw_select(w, valid, c, spare(w, count)) : c), i32(w, 0));
+    }
+}
+
 int lw_lower_counting_sort(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
@@ -181,45 +225,28 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
     const tj_layout *l = dv->lay;
     if (!l || l->rank != 1 || ri->kind != TJ_TK_TUPLE || ri->nelems != 2)
         return lw_error(w, "counting_sort takes a 1-D tile");
-    csort s = {.w = w, .n = lw_src_type(w, in->args[0])->shape[0]};
+    csort s = {.w = w, .n = lw_src_type(w, in->args[0])->shape[0], .want_order = projected(w, r, 0)};
     s.nb = tj_type_get(w->c, ri->elems[1])->shape[0];
     while (((int64_t)1 << s.bits) < s.nb)
         s.bits++;
     s.chunk = (s.n + 32 * w->nwarps - 1) / (32 * w->nwarps) * 32;
-    uint64_t n = (uint64_t)s.n, nb = (uint64_t)s.nb;
     lw_smem_begin(w);
-    s.pos_dt = s.n <= 65536 ? TJ_DT_U16 : TJ_DT_I32;
-    uint64_t psize = (uint64_t)lw_smem_size(s.pos_dt);
-    s.dbuf = lw_smem_alloc(w, n);
-    uint64_t t = w->nthreads; /* the spare slots */
-    s.rbuf = lw_smem_alloc(w, psize * (n + t));
-    s.obuf = lw_smem_alloc(w, psize * (n + t));
-    s.hist = lw_smem_alloc(w, 4 * (nb * (uint64_t)w->nwarps + t));
-    s.total = lw_smem_alloc(w, 4 * (nb + t));
-    s.scan[0] = lw_smem_alloc(w, 4 * (nb + t));
-    s.scan[1] = lw_smem_alloc(w, 4 * (nb + t));
-    if (w->err)
+    if (alloc_buffers(&s))
         return 1;
     for (uint32_t i = 0; i < l->nregs; i++) { /* replicas write the same */
         tj_ref d = lw_op2(w, TJ_OP_AND, lw_cast(w, dv->regs[i], TJ_DT_U32), u32(w, s.nb - 1));
         lw_smem_store(w, digit_at(&s, lw_tile_coord(w, l, i, 0)), lw_cast(w, d, TJ_DT_U8));
     }
-    tj_ref valid;
-    lw_smem_store(w, word(&s, s.hist, spare(w, s.nb * w->nwarps)), i32(w, 0)); /* read by bucket_starts */
-    for (uint32_t k = 0; (int64_t)k * w->nthreads < s.nb * w->nwarps; k++) { /* zero the warps' counters */
-        tj_ref c = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
-        valid = (int64_t)(k + 1) * w->nthreads <= s.nb * w->nwarps ? TJ_NONE
-                                                                  : lw_op2(w, TJ_OP_LT, c, i32(w, s.nb * w->nwarps));
-        lw_smem_store(w, word(&s, s.hist, valid ? lw_select(w, valid, c, spare(w, s.nb * w->nwarps)) : c), i32(w, 0));
-    }
+    zero_counters(&s);
     lw_barrier(w);
     steps(&s, rank_step);
     bucket_starts(&s);
-    steps(&s, place_step);
+    if (s.want_order)
+        steps(&s, place_step);
     lw_val *v = lw_val_of(w, r);
     v->nelems = 2;
     v->elems = tj_alloc(w->c, sizeof *v->elems * 2);
-    if (!result(&s, r, 0, v, s.obuf, s.pos_dt) || !result(&s, r, 1, v, s.total, TJ_DT_I32))
+    if ((s.want_order && !result(&s, r, 0, v, s.obuf, s.pos_dt)) || !result(&s, r, 1, v, s.total, TJ_DT_I32))
         return 1;
     lw_smem_end(w);
     return 0;

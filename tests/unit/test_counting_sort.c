@@ -24,6 +24,14 @@ static const char *const CSORT = "kernel cs(X: i32[N], S: i32[N], O: i32[N], C: 
                                  "    store(Y[o], x, distinct = true)\n" /* a permutation: distinct places */
                                  "}\n";
 
+/* the counts alone: the lowering keeps no ranks and places nothing */
+static const char *const COUNTS = "kernel counts(X: i32[N], C: i32[R])\n"
+                                  "    grid (1)\n"
+                                  "{\n"
+                                  "    (_, c) = counting_sort(load(X[0:N]), R)\n"
+                                  "    store(C[0:R], c)\n"
+                                  "}\n";
+
 static const char *const SHAPES[] = {"N=1000,R=16", "N=2048,R=256", "N=37,R=2", "N=5000,R=256", "N=64,R=128"};
 
 Test(counting_sort, lowered_for_gpus)
@@ -34,6 +42,7 @@ Test(counting_sort, lowered_for_gpus)
             o.shapes = SHAPES[i];
             o.ilo = ties ? 0 : -100000, o.ihi = ties ? 3 : 100000;
             cr_assert(lc_check_tj(CSORT, "cs", &o), "%s, ties %d", SHAPES[i], ties);
+            cr_assert(lc_check_tj(COUNTS, "counts", &o), "%s, ties %d (counts)", SHAPES[i], ties);
         }
 }
 
@@ -45,6 +54,7 @@ Test(counting_sort, native_cpu)
         o.shapes = SHAPES[i];
         o.ilo = -100000, o.ihi = 100000;
         cr_assert(cc_check_tj(CSORT, "cs", &o), "%s", SHAPES[i]);
+        cr_assert(cc_check_tj(COUNTS, "counts", &o), "%s (counts)", SHAPES[i]);
     }
 }
 
