@@ -9,7 +9,8 @@
  *   - broadcast, reshape, permute: a layout derived from the operand's
  *     (its root refitted to the new shape, a slice, a permutation) when
  *     that makes the op free, else canonical
- *   - scans and sort: the operand's layout; dot: the accumulator's
+ *   - scans and sort: the operand's layout; dot: the atoms' layout, or the
+ *     FMA loop's register blocks (f32), else the accumulator's
  *   - for: a carried value keeps its init's layout, unless the init is soft
  *     and the body yields another layout (then that one)
  * A value whose producer and consumer disagree is converted by the lowering
@@ -272,6 +273,9 @@ static int assign_inst(lw *w, tj_ref r)
         lw_mma plan;
         if (lw_mma_plan(w, r, &plan) && plan.regs) /* the fragments' own layout */
             return set_one(w, r, lw_mma_result_layout(w, &plan));
+        const tj_layout *fma = lw_fma_layout(w, r); /* register blocks for the FMA loop */
+        if (fma)
+            return set_one(w, r, fma);
         if (in->nargs > 2 && in->args[2] && !lw_is_soft(w, in->args[2]))
             return set_one(w, r, one_of(w, in->args[2]));
         return set_one(w, r, lw_canonical(w, in->type));

@@ -487,10 +487,36 @@ def matmul_bias_gelu(jit, n, dtype="bf16"):
     return row
 
 
+# f32 IEEE products run on FMAs in register blocks (lower/dot.c): tiles of
+# 64-128 with 4-8 warps, 32-64 outputs a thread
+FMA_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
+               for bm, bn, bk, w, s in ((64, 64, 32, 4, 2), (128, 64, 16, 4, 2), (64, 128, 16, 4, 2),
+                                        (128, 128, 16, 8, 2), (128, 128, 32, 8, 3), (128, 64, 32, 8, 2))]
+
+
+def matmul_f32_ieee(jit, n):
+    """f32 A B with precision = "ieee" (no TF32) against cuBLAS SGEMM with TF32 off."""
+    a = torch.randn(n, n, device="cuda")
+    b = torch.randn(n, n, device="cuda")
+    c = torch.empty(n, n, device="cuda")
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        ref = a @ b
+        src = example("matmul.tj").replace("bf16", "f32").replace(", acc)", ', acc, precision = "ieee")')
+        best, error = best_config(jit, src, "matmul", [a, b, c], FMA_CONFIGS, [a, b, c],
+                                  lambda: close_enough("matmul", c, ref, 1e-4))
+        row = flop_row("matmul ieee", f"{n}^3", 2 * n ** 3, best, error, do_bench(lambda: a @ b), "cuBLAS SGEMM")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed
+    row.dtype = "float32"
+    return row
+
+
 def matmuls(jit):
     rows = [matmul(jit, 4096), matmul(jit, 8192), matmul(jit, 2048, configs=WGMMA_CONFIGS)]
     rows += [matmul(jit, 4096, dtype="f16", configs=WGMMA_CONFIGS)]
-    rows += [matmul_bias_gelu(jit, 4096), matmul_bias_gelu(jit, 4096, "f16")]
+    rows += [matmul_bias_gelu(jit, 4096), matmul_bias_gelu(jit, 4096, "f16"), matmul_f32_ieee(jit, 4096)]
     return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
 
