@@ -86,14 +86,20 @@ static const char *const MOVING = "kernel moving(X: f32[M, N], R: f32[M], C: f32
                                   "    }\n"
                                   "}\n";
 
+/* The kernel natively and in the interpreter at each of two shapes. */
+static int same_at(const char *src, const char *kernel, const char *shapes, const char *other_shapes)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = shapes;
+    int ok = cc_check_tj(src, kernel, &o);
+    o.shapes = other_shapes;
+    return ok && cc_check_tj(src, kernel, &o);
+}
+
 Test(cpu_memory, loads_of_moving_views_in_loops)
 {
     CC_REQUIRE_LLVM();
-    lc_opts o = lc_defaults();
-    o.shapes = "M=37,N=100";
-    cr_assert(cc_check_tj(MOVING, "moving", &o));
-    o.shapes = "M=16,N=64";
-    cr_assert(cc_check_tj(MOVING, "moving", &o));
+    cr_assert(same_at(MOVING, "moving", "M=37,N=100", "M=16,N=64"));
 }
 
 /* Views whose rows (their outer coordinates: a slice of rows, a row index)
@@ -118,9 +124,5 @@ static const char *const OUTSIDE = "kernel outside(X: f32[M, N], Y: f32[M, N], S
 Test(cpu_memory, rows_outside_the_tensor_touch_no_memory)
 {
     CC_REQUIRE_LLVM();
-    lc_opts o = lc_defaults();
-    o.shapes = "M=21,N=50";
-    cr_assert(cc_check_tj(OUTSIDE, "outside", &o));
-    o.shapes = "M=16,N=64";
-    cr_assert(cc_check_tj(OUTSIDE, "outside", &o));
+    cr_assert(same_at(OUTSIDE, "outside", "M=21,N=50", "M=16,N=64"));
 }
