@@ -28,6 +28,7 @@ void lw_barrier(lw *w)
 {
     lw_emit(w, TJ_OP_BARRIER, TJ_TYPE_NONE, NULL, 0);
     w->smem_dirty = 0;
+    lw_hazard_clear(w);
 }
 
 void lw_smem_begin(lw *w)

@@ -195,6 +195,13 @@ static tj_ref *projections(lw *w, tj_ref tuple, uint32_t n)
     return out;
 }
 
+/* Entering or leaving a region: what was accessed across it is unknown. */
+static void region_edge(lw *w)
+{
+    w->smem_dirty = 1;
+    lw_hazard_unknown(w);
+}
+
 void lw_loop_begin(lw *w, lw_loop *lp, tj_ref lo, tj_ref hi, tj_ref step, const tj_ref *init, uint32_t n)
 {
     tj_ref *args = lw_new_regs(w, n + 3);
@@ -218,14 +225,14 @@ void lw_loop_begin(lw *w, lw_loop *lp, tj_ref lo, tj_ref hi, tj_ref step, const 
     lp->n = n;
     lp->saved = w->cur;
     w->cur = body;
-    w->smem_dirty = 1; /* the previous iteration may still read */
+    region_edge(w); /* the previous iteration may still read */
 }
 
 tj_ref *lw_loop_end(lw *w, lw_loop *lp, const tj_ref *next)
 {
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, next, lp->n);
     w->cur = lp->saved;
-    w->smem_dirty = 1;
+    region_edge(w);
     return projections(w, lp->inst, lp->n);
 }
 
@@ -395,7 +402,7 @@ static int lower_while(lw *w, tj_ref r)
     tj_block_id saved = w->cur;
     w->cur = tj_block_new(w->dst, loop);
     w->dst->insts[loop].region[0] = w->cur;
-    w->smem_dirty = 1; /* the previous iteration may still read */
+    region_edge(w); /* the previous iteration may still read */
     for (uint32_t i = 0; i < total; i++) {
         args[i + 1] = tj_emit(w->dst, w->cur, TJ_OP_ARG, w->dst->insts[flat[i]].type, NULL, 0);
         w->dst->insts[args[i + 1]].imm = i;
@@ -416,7 +423,7 @@ static int lower_while(lw *w, tj_ref r)
     memcpy(yields + 1, next, sizeof(tj_ref) * ytotal);
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, yields, ytotal + 1);
     w->cur = saved;
-    w->smem_dirty = 1;
+    region_edge(w);
     set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, loop, total));
     return 0;
 }
@@ -441,7 +448,7 @@ static int lower_if(lw *w, tj_ref r)
         uint32_t got = 0;
         w->cur = tj_block_new(w->dst, branch);
         w->dst->insts[branch].region[g] = w->cur;
-        w->smem_dirty = 1;
+        region_edge(w);
         tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, NULL, n, &got) : NULL;
         if (!flat && (in->region[g] || n)) {
             w->cur = saved;
@@ -450,7 +457,7 @@ static int lower_if(lw *w, tj_ref r)
         lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, flat, got);
     }
     w->cur = saved;
-    w->smem_dirty = 1;
+    region_edge(w);
     set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, branch, total));
     return 0;
 }
@@ -639,6 +646,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->div = tj_divisibility(k);
     if (lw_assign_layouts(w))
         return NULL;
+    lw_hazard_plan(w);
     lw_ring_plan(w);
     tj_ref y = TJ_NONE;
     if (lw_lower_block(w, k->body, &y) || w->err)

@@ -96,6 +96,8 @@ typedef struct lw {
     uint32_t smem_limit;   /* the target's shared memory per program */
     tj_lower_target target;
     int smem_dirty;        /* shared memory was read since the last barrier */
+    uint8_t *gtracked;     /* per tensor parameter: its accesses can conflict (lower/hazard.c) */
+    uint8_t *gstate;       /* per tensor parameter: its kinds of access since the last barrier */
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
     tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower/mma.c) */
@@ -176,6 +178,12 @@ tj_ref lw_owner(lw *w, const tj_layout *l, uint32_t r);         /* TJ_NONE: alwa
 tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t r, int d);
 /* sum(coord[d] * wts[d]) for register r (i32); hoisted. */
 tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t r, const int64_t *wts);
+
+/* ---- lower/hazard.c: global accesses of one program in the Tile IR's order ---- */
+void lw_hazard_plan(lw *w);                          /* which tensors need it */
+void lw_hazard_access(lw *w, uint32_t param, tj_op op); /* a barrier first where op conflicts */
+void lw_hazard_unknown(lw *w);                       /* at region edges */
+void lw_hazard_clear(lw *w);                         /* at a barrier */
 
 /* ---- lower/convert.c: moving values between layouts ---- */
 tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l);
