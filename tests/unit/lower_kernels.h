@@ -383,8 +383,8 @@ static const char *const SORTROWS = "kernel sort_rows(X: f32[M, N], I: i32[M, N]
                                     "}\n";
 
 /* f32 products on FMAs in register blocks (lower/dot.c): tiles that take
- * lw_fma_layout, an epilogue in its layout, and an accumulator that enters
- * from a load (converted into the blocks). */
+ * lw_fma_layout, an epilogue in its layout, and an accumulator from a load,
+ * whose canonical layout the product keeps (runs of 4 columns only). */
 static const char *const MMF_IEEE =
     "kernel mmf(A: f32[M, K], B: f32[K, N], bias: f32[N], E: f32[M, N], C: f32[M, N], D: f32[M, N])\n"
     "    grid (cdiv(M, BM), cdiv(N, BN))\n"
