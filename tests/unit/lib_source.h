@@ -89,17 +89,17 @@ typedef struct lib_case {
 #define LS_TOPK_I32 "K=u32;KEY=key_i32;BITS=32"
 /* 5 rows of 300 (BLOCK 512), slots of 64 a row; bits with ties; the slots
  * start anywhere (atomic adds are exact) */
-#define LS_SELECT(kind, rb) {"topk", kind, "topk_select", rb, "A0=2,A1=5,N=300,SL=320", "k=37,kp=64", 0, 0, 0, 0, 40}
+#define LS_SELECT(kind, rb) {"topk", kind, "topk_select", rb, "A0=2,A1=5,N=300,SL=320", "k=37,kp=64", 0, 0, 0, 0, 40, NULL}
 /* rows longer than a tile: 3 rows of 5000 (two tiles of 4096) */
-#define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60}
+#define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60, NULL}
 /* the slots: columns of the row */
-#define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300}
+#define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300, NULL}
 #define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
 #define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2"
 #define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"
 /* 40 channels (a partial group of 32), segments of 16 (3) or 32 (2) steps over L = 45 */
 #define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
-#define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0}
+#define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0, NULL}
 
 /* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
  * partial; a key pass, and a segment pass whose flat indices are P's. The
