@@ -9,10 +9,7 @@
  *   - broadcast, reshape, permute: a layout derived from the operand's
  *     (its root refitted to the new shape, a slice, a permutation) when
  *     that makes the op free, else canonical
- *   - scans and sort: the operand's layout; dot: the atoms' layout, else
- *     the accumulator's when settled (not soft, no carry starting as a
- *     splat), else register blocks for f32 FMAs, else the accumulator's
- *     or canonical
+ *   - scans and sort: the operand's layout; dot: the accumulator's
  *   - for: a carried value keeps its init's layout, unless the init is soft
  *     and the body yields another layout (then that one)
  * A value whose producer and consumer disagree is converted by the lowering
@@ -275,15 +272,9 @@ static int assign_inst(lw *w, tj_ref r)
         lw_mma plan;
         if (lw_mma_plan(w, r, &plan) && plan.regs) /* the fragments' own layout */
             return set_one(w, r, lw_mma_result_layout(w, &plan));
-        /* an accumulator whose layout is settled (not a splat, not a loop's
-         * carry that starts as one) keeps it: no conversion in and out;
-         * otherwise f32 FMA products take register blocks */
-        tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
-        int settled = acc && !lw_is_soft(w, acc);
-        const tj_layout *fma = settled && !undecided_carry(w, acc) ? NULL : lw_fma_layout(w, r);
-        if (fma) /* register blocks for the FMA loop */
-            return set_one(w, r, fma);
-        return set_one(w, r, settled ? one_of(w, acc) : lw_canonical(w, in->type));
+        if (in->nargs > 2 && in->args[2] && !lw_is_soft(w, in->args[2]))
+            return set_one(w, r, one_of(w, in->args[2]));
+        return set_one(w, r, lw_canonical(w, in->type));
     }
     default: break;
     }

@@ -87,22 +87,6 @@ tj_ref lw_smem_load(lw *w, tj_ref addr, tj_dtype dt)
     return lw_emit(w, TJ_OP_LD_SHARED, lw_sty(w, dt), &addr, 1);
 }
 
-/* n f32 values from consecutive shared addresses, as one vector access
- * when n > 1. */
-void lw_smem_load_f32s(lw *w, tj_ref addr, uint32_t n, tj_ref *out)
-{
-    if (n == 1) {
-        out[0] = lw_smem_load(w, addr, TJ_DT_F32);
-        return;
-    }
-    int32_t width = (int32_t)n;
-    tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
-    for (uint32_t e = 0; e < n; e++) {
-        out[e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
-        w->dst->insts[out[e]].imm = e;
-    }
-}
-
 /* ---- transfers -------------------------------------------------------------- */
 
 static uint64_t numel_of(const tj_layout *l)
@@ -232,36 +216,23 @@ static const tj_layout *operand_layout(lw *w, const tj_layout *l, int rank, cons
 
 static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l);
 
-/* For broadcast or reshape r read in layout l: the operand's layout from
- * which r reads without moving data (*from), and which of its registers
- * each of l's reads; NULL when there is none. */
-static const uint32_t *shape_map(lw *w, tj_ref r, const tj_layout *l, const tj_layout **from)
-{
-    const tj_inst *in = &w->src->insts[r];
-    const tj_type_info *si = lw_src_type(w, in->args[0]);
-    int64_t wts[TJ_MAX_RANK];
-    const tj_layout *f = si->rank ? operand_layout(w, l, si->rank, si->shape) : NULL;
-    *from = f ? lw_intern(w, f) : NULL;
-    return f && !lw_shape_weights(w, r, wts) ? lw_transfer_map(w, *from, l, wts) : NULL;
-}
-
-static tj_ref *mapped(lw *w, const tj_ref *src, const uint32_t *map, const tj_layout *l)
-{
-    tj_ref *regs = lw_new_regs(w, l->nregs);
-    for (uint32_t i = 0; i < l->nregs; i++)
-        regs[i] = src[map[i]];
-    return regs;
-}
-
 /* Broadcast or reshape of a value cheap to recompute: the operand is
  * recomputed where the shape op then reads it for free (an index mask
  * broadcast into a dot's result layout costs no shared memory). */
 static tj_ref *remat_shape(lw *w, tj_ref r, const tj_layout *l)
 {
-    const tj_layout *from;
-    const uint32_t *map = shape_map(w, r, l, &from);
-    tj_ref *src = map ? remat(w, w->src->insts[r].args[0], from) : NULL;
-    return src ? mapped(w, src, map, l) : lw_shape_regs(w, r, l);
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *si = lw_src_type(w, in->args[0]);
+    int64_t wts[TJ_MAX_RANK];
+    const tj_layout *from = si->rank ? operand_layout(w, l, si->rank, si->shape) : NULL;
+    const uint32_t *map = from && !lw_shape_weights(w, r, wts) ? lw_transfer_map(w, lw_intern(w, from), l, wts) : NULL;
+    tj_ref *src = map ? remat(w, in->args[0], lw_intern(w, from)) : NULL;
+    if (!src)
+        return lw_shape_regs(w, r, l);
+    tj_ref *regs = lw_new_regs(w, l->nregs);
+    for (uint32_t i = 0; i < l->nregs; i++)
+        regs[i] = src[map[i]];
+    return regs;
 }
 
 static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l)
@@ -296,16 +267,8 @@ tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l)
         if (cv->src == v && tj_layout_equal(cv->lay, l) && block_visible(w, cv->block))
             return cv->regs;
     tj_ref *regs;
-    tj_op op = w->src->insts[v].op;
-    const tj_layout *from;
-    const uint32_t *map = NULL;
     if (lw_src_type(w, v)->rank > 0 && remat_ok(w, v, 0)) {
         regs = remat(w, v, l);
-    } else if ((op == TJ_OP_BROADCAST || op == TJ_OP_RESHAPE) && (map = shape_map(w, v, l, &from))) {
-        /* the operand moves instead (a bias row broadcast into a dot's
-         * layout: [N] elements through shared memory, not [M, N]) */
-        tj_ref *src = lw_regs_in(w, w->src->insts[v].args[0], from);
-        regs = src ? mapped(w, src, map, l) : NULL;
     } else {
         int64_t strides[TJ_MAX_RANK];
         tj_shape_strides(l->rank, l->shape, strides);

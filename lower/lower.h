@@ -205,8 +205,6 @@ void lw_barrier(lw *w);
 tj_ref lw_smem_addr(lw *w, uint32_t base, tj_ref index, int elem_size); /* u32 */
 void lw_smem_store(lw *w, tj_ref addr, tj_ref v);
 tj_ref lw_smem_load(lw *w, tj_ref addr, tj_dtype dt);
-/* n (1, 2 or 4) f32 values at consecutive addresses from addr, one vector load. */
-void lw_smem_load_f32s(lw *w, tj_ref addr, uint32_t n, tj_ref *out);
 int lw_smem_size(tj_dtype dt);
 
 /* ---- lower/assign_layouts.c ---- */
@@ -262,9 +260,6 @@ int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
 int lw_lower_counting_sort(lw *w, tj_ref r);
 int lw_lower_dot(lw *w, tj_ref r);
-/* The register-blocked layout of an f32 product on FMAs (lower/dot.c); NULL
- * where the matrix atom applies or the tile is too small for it. */
-const tj_layout *lw_fma_layout(lw *w, tj_ref dot);
 
 /* lower/mma.c: dot through the matrix atom. A plan says how the atoms of
  * the product are spread over the warps. */

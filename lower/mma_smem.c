@@ -72,6 +72,22 @@ void lw_mma_store_tile_at(lw *w, const tj_layout *l, const tj_ref *regs, uint32_
     }
 }
 
+/* n f32 values from consecutive shared addresses, as one vector access
+ * when n > 1. */
+static void load_run(lw *w, tj_ref addr, uint32_t n, tj_ref *out)
+{
+    if (n == 1) {
+        out[0] = lw_smem_load(w, addr, TJ_DT_F32);
+        return;
+    }
+    int32_t width = (int32_t)n;
+    tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, TJ_DT_F32, 1, &width), &addr, 1);
+    for (uint32_t e = 0; e < n; e++) {
+        out[e] = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, TJ_DT_F32), &v, 1);
+        w->dst->insts[out[e]].imm = e;
+    }
+}
+
 /* ---- fragments through shared memory ---------------------------------------- */
 
 /* The c fragments of the warp's atoms from a padded f32 buffer of the
@@ -184,7 +200,7 @@ static void load_round(lw *w, const tj_layout *l, uint32_t buf, int64_t ld, int6
             continue;
         }
         tj_ref addr = lw_smem_addr(w, buf, lw_add_imm(w, lw_padded_index(w, l, i, ld), -first * ld), 4);
-        lw_smem_load_f32s(w, addr, n, regs + i);
+        load_run(w, addr, n, regs + i);
         i += n;
     }
 }

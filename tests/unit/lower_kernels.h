@@ -382,23 +382,4 @@ static const char *const SORTROWS = "kernel sort_rows(X: f32[M, N], I: i32[M, N]
                                     "    store(J[r, 0:BLOCK], v)\n"
                                     "}\n";
 
-/* f32 products on FMAs in register blocks (lower/dot.c): tiles that take
- * lw_fma_layout, an epilogue in its layout, and an accumulator from a load,
- * whose canonical layout the product keeps (runs of 4 columns only). */
-static const char *const MMF_IEEE =
-    "kernel mmf(A: f32[M, K], B: f32[K, N], bias: f32[N], E: f32[M, N], C: f32[M, N], D: f32[M, N])\n"
-    "    grid (cdiv(M, BM), cdiv(N, BN))\n"
-    "    tune BM in [64, 16, 32, 128], BN in [64, 32, 128, 256], BK in [16, 8], warps in [1, 4, 8]\n"
-    "{\n"
-    "    m = program_id(0) * BM\n"
-    "    n = program_id(1) * BN\n"
-    "    acc = zeros(f32[BM, BN])\n"
-    "    for k in range(0, K, BK) {\n"
-    "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN]), acc, precision = \"ieee\")\n"
-    "    }\n"
-    "    store(C[m:m+BM, n:n+BN], acc + load(bias[n:n+BN])[None, :])\n"
-    "    d = dot(load(A[m:m+BM, 0:BK]), load(B[0:BK, n:n+BN]), load(E[m:m+BM, n:n+BN]), precision = \"ieee\")\n"
-    "    store(D[m:m+BM, n:n+BN], d)\n"
-    "}\n";
-
 #endif

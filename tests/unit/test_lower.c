@@ -247,22 +247,6 @@ Test(lower, matmul_f32_partial_tiles)
     cr_assert(lc_check_tj(MMT, "mmt", &o)); /* b = trans(x): role bt */
 }
 
-/* The register-blocked FMA loop (lower/dot.c): 8, 16 and 32 lanes along n,
- * warps along m and (16 x 256 at 8 warps) along n,
- * partial tiles, K not a multiple of BK, runs of 4 rows and columns; FMAs in
- * k order (the interpreter rounds each product: hence a tolerance). */
-Test(lower, matmul_f32_register_blocks)
-{
-    static const char *const defines[] = {"BM=64,BN=64,BK=16", "BM=64,BN=64,BK=8", "BM=32,BN=128,BK=16",
-                                          "BM=128,BN=32,BK=8", "BM=16,BN=256,BK=8"};
-    lc_opts o = lc_defaults(); /* 1, 4 and 8 warps */
-    o.shapes = "M=70,N=100,K=44";
-    for (int d = 0; d < 5; d++) {
-        o.defines = defines[d];
-        cr_assert(lc_check_tj(MMF_IEEE, "mmf", &o), "%s", defines[d]);
-    }
-}
-
 Test(lower, attention)
 {
     lc_opts o = lc_defaults();
