@@ -440,14 +440,38 @@ static tj_arg vec(void *data, int64_t n, int64_t stride)
                                .strides = {stride}}};
 }
 
+/* What the launch tests share: the stand-in driver with one device, a
+ * module with the function "vadd", and a context for kernels. */
+typedef struct launch_fixture {
+    tj_cuda *cu;
+    tj_cuda_module *m;
+    tj_cuda_function f;
+    tj_ctx *c;
+} launch_fixture;
+
+static launch_fixture launch_setup(void)
+{
+    launch_fixture x = {.cu = open_fake(1)};
+    tj_rt_error err = {{0}};
+    x.m = tj_cuda_module_load_ptx(x.cu, ".version 8.0\n", "vadd", &err);
+    cr_assert_eq(tj_cuda_module_function(x.m, "vadd", &x.f, &err), 0, "%s", err.msg);
+    x.c = tj_ctx_new();
+    return x;
+}
+
+static void launch_teardown(launch_fixture *x)
+{
+    tj_ctx_free(x->c);
+    tj_cuda_module_unload(x->m);
+    tj_cuda_close(x->cu);
+}
+
 Test(cuda_fake, launch_marshals_and_makes_the_context_current)
 {
-    tj_cuda *cu = open_fake(1);
+    launch_fixture x = launch_setup();
+    tj_cuda_function f = x.f;
+    tj_ctx *c = x.c;
     tj_rt_error err = {{0}};
-    tj_cuda_module *m = tj_cuda_module_load_ptx(cu, ".version 8.0\n", "vadd", &err);
-    tj_cuda_function f;
-    cr_assert_eq(tj_cuda_module_function(m, "vadd", &f, &err), 0);
-    tj_ctx *c = tj_ctx_new();
     tj_kernel *k = vadd_kernel(c);
     tj_arg args[3] = {vec((void *)0x1000, 100, 1), vec((void *)0x2000, 100, 3),
                       vec((void *)0x3000, 100, 1)};
@@ -474,9 +498,7 @@ Test(cuda_fake, launch_marshals_and_makes_the_context_current)
               "%s", err.msg);
     cr_assert_neq(tj_cuda_launch_kernel(&f, &d, k, args, 2, &err), 0);
     cr_assert(strstr(err.msg, "takes 3 arguments"), "%s", err.msg);
-    tj_ctx_free(c);
-    tj_cuda_module_unload(m);
-    tj_cuda_close(cu);
+    launch_teardown(&x);
 }
 
 /* A kernel reading a TMA tensor map (docs/runtime.md, "Tensor maps"): the
@@ -485,12 +507,10 @@ Test(cuda_fake, launch_marshals_and_makes_the_context_current)
  * parameters; a tensor no map can describe is refused, naming it. */
 Test(cuda_fake, launch_encodes_tensor_maps)
 {
-    tj_cuda *cu = open_fake(1);
+    launch_fixture x = launch_setup();
+    tj_cuda_function f = x.f;
+    tj_ctx *c = x.c;
     tj_rt_error err = {{0}};
-    tj_cuda_module *m = tj_cuda_module_load_ptx(cu, ".version 8.0\n", "vadd", &err);
-    tj_cuda_function f;
-    cr_assert_eq(tj_cuda_module_function(m, "vadd", &f, &err), 0);
-    tj_ctx *c = tj_ctx_new();
     tj_kernel *k = tj_kernel_new(c, "mm");
     k->nparams = 1;
     k->params = tj_alloc(c, sizeof *k->params);
@@ -508,9 +528,7 @@ Test(cuda_fake, launch_encodes_tensor_maps)
     a.tensor.strides[0] = 76; /* 152-byte rows */
     cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0);
     cr_expect(strstr(err.msg, "parameter 'A': a TMA tensor map needs"), "%s", err.msg);
-    tj_ctx_free(c);
-    tj_cuda_module_unload(m);
-    tj_cuda_close(cu);
+    launch_teardown(&x);
 }
 
 Test(cuda_fake, no_push_when_the_context_is_already_current)
