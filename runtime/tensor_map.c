@@ -36,9 +36,13 @@ static int encode(const tj_cuda *cu, const tj_kernel *k, const tj_tensor_map_des
     if (!a->is_tensor || t->rank != 2 || dt < 0)
         return tj_rt_fail(err, "kernel '%s', parameter '%s': a TMA tensor map needs a rank-2 f16, bf16 or f32 "
                           "tensor", k->name, name);
-    if (((uintptr_t)t->data & 15) || t->strides[1] != 1 || t->strides[0] < 0 || (t->strides[0] * size) % 16)
+    /* a row stride of 0 (a broadcast view) passes the kernel's facts (0 is a
+     * multiple of 16) but no tensor map can repeat a row */
+    int repeats_rows = t->strides[0] == 0 && t->shape[0] > 1;
+    if (((uintptr_t)t->data & 15) || t->strides[1] != 1 || t->strides[0] < 0 || repeats_rows ||
+        (t->strides[0] * size) % 16)
         return tj_rt_fail(err, "kernel '%s', parameter '%s': a TMA tensor map needs 16-byte aligned data, unit "
-                          "inner stride and a positive row stride of a multiple of 16 bytes (stride %lld)",
+                          "inner stride and a positive row stride of a multiple of 16 bytes (row stride %lld)",
                           k->name, name, (long long)t->strides[0]);
     /* an empty axis: no copy of the kernel reads it (its loop runs no
      * iteration), but the driver encodes no zero size */

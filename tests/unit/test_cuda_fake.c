@@ -528,6 +528,11 @@ Test(cuda_fake, launch_encodes_tensor_maps)
     a.tensor.strides[0] = 76; /* 152-byte rows */
     cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0);
     cr_expect(strstr(err.msg, "parameter 'A': a TMA tensor map needs"), "%s", err.msg);
+    a.tensor.strides[0] = 0; /* one row broadcast to all 100: a multiple of 16, but no map repeats rows */
+    cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0);
+    cr_expect(strstr(err.msg, "(row stride 0)"), "%s", err.msg);
+    a.tensor.shape[0] = 1; /* a single row: its stride is never used */
+    cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0, "%s", err.msg);
     launch_teardown(&x);
 }
 
