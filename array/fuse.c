@@ -377,14 +377,10 @@ static int build_group(fuse_state *s, tj_array r, tj_group *grp, uint8_t *member
 
 static int plan_push(tj_plan *plan, const tj_group *grp)
 {
-    if (plan->ngroups == plan->cap) {
-        uint32_t cap = plan->cap ? plan->cap * 2 : 8;
-        tj_group *gs = realloc(plan->groups, cap * sizeof *gs);
-        if (!gs)
-            return 1;
-        plan->groups = gs;
-        plan->cap = cap;
-    }
+    tj_group *gs = tj_heap_grow(plan->groups, &plan->cap, plan->ngroups + 1, sizeof *gs);
+    if (!gs)
+        return 1;
+    plan->groups = gs;
     plan->groups[plan->ngroups++] = *grp;
     return 0;
 }

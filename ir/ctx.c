@@ -102,18 +102,39 @@ void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size)
     return p;
 }
 
+/* The capacity, from cap doubling, that holds need elements of elem bytes;
+ * 0 when their size would not fit a size_t. */
+static uint32_t grown_capacity(uint32_t cap, uint32_t need, size_t elem)
+{
+    uint32_t n = cap ? cap : 8;
+    while (n < need)
+        n = n > UINT32_MAX / 2 ? need : n * 2; /* doubling past 2^31 would wrap to 0 */
+    return elem && n > SIZE_MAX / elem ? 0 : n; /* n * elem would wrap to a small block */
+}
+
 void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (!c || !cap)
         return NULL;
     if (need <= *cap)
         return arr;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n = n > UINT32_MAX / 2 ? need : n * 2; /* doubling past 2^31 would wrap to 0 */
-    if (elem && n > SIZE_MAX / elem) /* n * elem would wrap to a small block */
+    uint32_t n = grown_capacity(*cap, need, elem);
+    if (!n)
         return out_of_memory(c);
     void *grown = tj_realloc(c, arr, (size_t)*cap * elem, (size_t)n * elem);
+    if (grown)
+        *cap = n;
+    return grown;
+}
+
+void *tj_heap_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (!cap)
+        return NULL;
+    if (need <= *cap)
+        return arr;
+    uint32_t n = grown_capacity(*cap, need, elem);
+    void *grown = n ? realloc(arr, (size_t)n * elem) : NULL;
     if (grown)
         *cap = n;
     return grown;

@@ -101,16 +101,10 @@ static char *substitute(const char *src, const lib_subst *subst, uint32_t nsubst
  * memory (*arr unchanged). */
 static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 {
-    if (n < *cap)
-        return 0;
-    if (*cap > UINT32_MAX / 2)
-        return 1;
-    uint32_t want = *cap ? 2 * *cap : 8;
-    void *p = realloc(*arr, want * elem);
+    void *p = tj_heap_grow(*arr, cap, n + 1, elem);
     if (!p)
         return 1;
     *arr = p;
-    *cap = want;
     return 0;
 }
 

@@ -194,16 +194,12 @@ dispatch_entry *tj_dispatch_entry(tj_dispatch *d, const tj_arg *args, uint32_t n
     for (uint32_t i = 0; i < d->nentries; i++)
         if (d->entries[i].len == len && !memcmp(d->entries[i].sig, sig, len))
             return &d->entries[i];
-    if (d->nentries == d->cap) {
-        uint32_t cap = d->cap ? 2 * d->cap : 8;
-        dispatch_entry *grown = realloc(d->entries, sizeof *grown * cap);
-        if (!grown) {
-            set_error(err, "out of memory");
-            return NULL;
-        }
-        d->entries = grown;
-        d->cap = cap;
+    dispatch_entry *grown = tj_heap_grow(d->entries, &d->cap, d->nentries + 1, sizeof *grown);
+    if (!grown) {
+        set_error(err, "out of memory");
+        return NULL;
     }
+    d->entries = grown;
     dispatch_entry *e = &d->entries[d->nentries];
     *e = (dispatch_entry){.sig = malloc(len ? len : 1), .len = len};
     if (!e->sig) {
@@ -219,14 +215,10 @@ dispatch_entry *tj_dispatch_entry(tj_dispatch *d, const tj_arg *args, uint32_t n
 
 static int hold(tj_fn ***fns, uint32_t *n, uint32_t *cap, tj_fn *f)
 {
-    if (*n == *cap) {
-        uint32_t c = *cap ? 2 * *cap : 4;
-        tj_fn **grown = realloc(*fns, sizeof *grown * c);
-        if (!grown)
-            return 1;
-        *fns = grown;
-        *cap = c;
-    }
+    tj_fn **grown = tj_heap_grow(*fns, cap, *n + 1, sizeof *grown);
+    if (!grown)
+        return 1;
+    *fns = grown;
     (*fns)[(*n)++] = f;
     return 0;
 }

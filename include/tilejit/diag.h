@@ -40,6 +40,9 @@ void *tj_realloc(tj_ctx *c, void *old, size_t old_size, size_t new_size);
 /* Grows an arena array of elem-sized items to hold at least `need` (the
  * capacity doubles); returns it, maybe moved. */
 void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem);
+/* The same for a malloc'ed array (objects that outlive a context): NULL
+ * when out of memory, arr then unchanged and still the caller's. */
+void *tj_heap_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem);
 char *tj_strndup(tj_ctx *c, const char *s, size_t n);
 char *tj_strdup(tj_ctx *c, const char *s);
 

@@ -2,6 +2,7 @@
  * context's guard) instead of wrapping to a small block. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "tilejit/tilejit.h"
 
@@ -66,4 +67,26 @@ Test(ctx_alloc, unguarded_failure_returns_null)
     tj_diag_clear(c);
     cr_assert_eq(tj_error_count(c), 0);
     tj_ctx_free(c);
+}
+
+/* The heap twin of tj_grow: the array keeps its contents when it moves,
+ * and a size that cannot be met leaves both the array and its capacity. */
+Test(ctx_alloc, heap_grow_keeps_the_array_on_failure)
+{
+    uint32_t cap = 0;
+    int *arr = tj_heap_grow(NULL, &cap, 3, sizeof *arr);
+    cr_assert_not_null(arr);
+    cr_assert_geq(cap, 3);
+    for (int i = 0; i < 3; i++)
+        arr[i] = 10 + i;
+    uint32_t before = cap;
+    cr_assert_eq(tj_heap_grow(arr, &cap, 2, sizeof *arr), arr, "room enough: the same array");
+    cr_assert_null(tj_heap_grow(arr, &cap, UINT32_MAX, SIZE_MAX / 1024));
+    cr_assert_eq(cap, before, "a failed grow keeps the capacity");
+    int *more = tj_heap_grow(arr, &cap, 1000, sizeof *arr);
+    cr_assert_not_null(more);
+    cr_assert(more[0] == 10 && more[2] == 12, "the contents moved with the array");
+    cr_assert_geq(cap, 1000);
+    free(more);
+    cr_assert_null(tj_heap_grow(NULL, NULL, 1, 4));
 }
