@@ -9,6 +9,35 @@
 
 enum { DIV_CAP = 1 << 30, MAX_DEPTH = 64 };
 
+tj_facts tj_facts_of_tensor(const tj_tensor *t)
+{
+    tj_facts f = {0};
+    int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
+    f.unit_stride = rank > 0 && t->strides[rank - 1] == 1;
+    f.aligned16 = ((uintptr_t)t->data & 15) == 0;
+    for (int a = 0; a < rank; a++) {
+        f.dim_div16[a] = t->shape[a] % 16 == 0;
+        f.stride_div16[a] = t->strides[a] % 16 == 0;
+    }
+    return f;
+}
+
+const char *tj_facts_broken(const tj_facts *compiled, const tj_tensor *t)
+{
+    tj_facts has = tj_facts_of_tensor(t);
+    if (compiled->aligned16 && !has.aligned16)
+        return "its data is not 16-byte aligned";
+    if (compiled->unit_stride && !has.unit_stride)
+        return "its innermost stride is not 1";
+    for (int a = 0; a < TJ_MAX_RANK; a++) {
+        if (compiled->dim_div16[a] && !has.dim_div16[a])
+            return "a dim is not divisible by 16";
+        if (compiled->stride_div16[a] && !has.stride_div16[a])
+            return "a stride is not divisible by 16";
+    }
+    return NULL;
+}
+
 void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
 {
     if (!k)
@@ -20,15 +49,8 @@ void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs)
     tj_facts *f = tj_alloc(k->ctx, sizeof *f * (k->nparams ? k->nparams : 1));
     for (uint32_t i = 0; i < k->nparams && i < nargs; i++) {
         const tj_tensor *t = &args[i].tensor;
-        if (!args[i].is_tensor || t->rank < 1 || t->rank > TJ_MAX_RANK)
-            continue;
-        /* exactly what the runtime checks at launch and keys its cache on */
-        f[i].unit_stride = t->strides[t->rank - 1] == 1;
-        f[i].aligned16 = ((uintptr_t)t->data & 15) == 0;
-        for (int a = 0; a < t->rank; a++) {
-            f[i].dim_div16[a] = t->shape[a] % 16 == 0;
-            f[i].stride_div16[a] = t->strides[a] % 16 == 0;
-        }
+        if (args[i].is_tensor && t->rank >= 1 && t->rank <= TJ_MAX_RANK)
+            f[i] = tj_facts_of_tensor(t);
     }
     k->facts = f;
 }

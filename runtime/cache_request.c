@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/cache_jit.h"
+#include "tilejit/passes.h"
 
 enum { SOURCE_SAMPLE = 64 };
 
@@ -81,11 +82,10 @@ static void put_tensor(tj_jit_request *s, const tj_tensor *t)
 {
     int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
     /* everything tj_facts_from_args and the front end read */
-    unsigned char head[5] = {(unsigned char)t->dtype, (unsigned char)rank,
-                             (unsigned char)(rank > 0 && t->strides[rank - 1] == 1),
-                             (unsigned char)(((uintptr_t)t->data & 15) == 0), 0};
+    tj_facts f = tj_facts_of_tensor(t);
+    unsigned char head[5] = {(unsigned char)t->dtype, (unsigned char)rank, f.unit_stride, f.aligned16, 0};
     for (int a = 0; a < rank; a++)
-        head[4] |= (unsigned char)((t->strides[a] % 16 == 0) << a);
+        head[4] |= (unsigned char)(f.stride_div16[a] << a);
     put(s, head, sizeof head);
     put(s, t->shape, sizeof t->shape[0] * (size_t)rank);
 }

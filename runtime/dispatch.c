@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime/dispatch_internal.h"
+#include "tilejit/passes.h"
 
 enum { SIG_ARGS = 64, SIG_BYTES_PER_ARG = 4 + 2 * TJ_MAX_RANK };
 
@@ -118,8 +119,6 @@ static unsigned char bucket(int64_t size)
     return size > 0 ? b : 0xff;
 }
 
-static int aligned16(const tj_tensor *t) { return ((uintptr_t)t->data & 15) == 0; }
-
 /* Packs what a compile depends on: per tensor its dtype, rank and dims'
  * buckets, and on CUDA the facts tj_jit_compile specializes on (the native
  * cpu specializes too, but keeps one entry: pick_slow's tj_fn_check tells
@@ -134,14 +133,15 @@ static size_t signature(const tj_dispatch *d, const tj_arg *args, uint32_t nargs
         sig[n++] = args[i].is_tensor ? (unsigned char)t->dtype : 0xff;
         if (!args[i].is_tensor)
             continue;
+        tj_facts f = tj_facts_of_tensor(t);
         sig[n++] = (unsigned char)t->rank;
         for (int k = 0; k < rank; k++) {
             sig[n++] = bucket(t->shape[k]);
             if (facts)
-                sig[n++] = (unsigned char)((t->shape[k] % 16 == 0) | (t->strides[k] % 16 == 0) << 1);
+                sig[n++] = (unsigned char)(f.dim_div16[k] | f.stride_div16[k] << 1);
         }
         if (facts)
-            sig[n++] = (unsigned char)(aligned16(t) | (rank && t->strides[rank - 1] == 1) << 1);
+            sig[n++] = (unsigned char)(f.aligned16 | f.unit_stride << 1);
     }
     return n;
 }
@@ -154,7 +154,7 @@ static uint32_t aligned_mask(const tj_dispatch *d, const tj_arg *args, uint32_t 
     int facts = tj_jit_device(d->jit) == TJ_DEVICE_CUDA || tj_jit_native_cpu(d->jit);
     uint32_t m = 0;
     for (uint32_t i = 0; facts && i < nargs && i < 32; i++)
-        m |= (uint32_t)(args[i].is_tensor && aligned16(&args[i].tensor)) << i;
+        m |= (uint32_t)(args[i].is_tensor && tj_facts_of_tensor(&args[i].tensor).aligned16) << i;
     return m;
 }
 

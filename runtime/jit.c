@@ -590,29 +590,14 @@ static void take_diag(tj_ctx *c, uint32_t before, tj_rt_error *err)
 /* The specialization facts of f must hold for these arguments. */
 static int check_facts(const tj_kernel *k, const tj_arg *args, tj_rt_error *err)
 {
-    static const char *const why[] = {
-        "its data is not 16-byte aligned", "its innermost stride is not 1",
-        "a dim is not divisible by 16", "a stride is not divisible by 16"};
     for (uint32_t i = 0; k->facts && i < k->nparams; i++) {
-        const tj_facts *fa = &k->facts[i];
-        const tj_tensor *t = &args[i].tensor;
-        if (!args[i].is_tensor)
-            continue;
-        int broken = fa->aligned16 && ((uintptr_t)t->data & 15) ? 0 : -1;
-        if (broken < 0 && fa->unit_stride && t->rank > 0 && t->strides[t->rank - 1] != 1)
-            broken = 1;
-        for (int d = 0; broken < 0 && d < t->rank; d++) {
-            if (fa->dim_div16[d] && t->shape[d] % 16)
-                broken = 2;
-            else if (fa->stride_div16[d] && t->strides[d] % 16)
-                broken = 3;
-        }
-        if (broken >= 0) {
+        const char *broken = args[i].is_tensor ? tj_facts_broken(&k->facts[i], &args[i].tensor) : NULL;
+        if (broken) {
             if (err)
                 snprintf(err->msg, sizeof err->msg,
                          "argument '%s' breaks a specialization kernel '%s' was compiled for: %s; compile it for "
                          "these arguments, or launch through a dispatching entry (tj_dispatch, tilejit.Kernel)",
-                         k->params[i].name, k->name, why[broken]);
+                         k->params[i].name, k->name, broken);
             return 1;
         }
     }

@@ -18,6 +18,12 @@ int tj_pass_dce(tj_kernel *k);
 /* Records what the arguments guarantee (unit innermost stride, 16-byte aligned
  * base, dims divisible by 16) in k->facts, for specialization. */
 void tj_facts_from_args(tj_kernel *k, const tj_arg *args, uint32_t nargs);
+/* The facts one tensor argument gives: the single definition that
+ * specialization, the launch check and the cache keys all read. */
+tj_facts tj_facts_of_tensor(const tj_tensor *t);
+/* NULL when tensor t gives every fact in `compiled`, else which one it lacks
+ * (a phrase for an error message). */
+const char *tj_facts_broken(const tj_facts *compiled, const tj_tensor *t);
 /* The facts of row-major tensors at a 16-byte aligned address (what the JIT
  * derives for contiguous arguments): each dim sized by its literal, else by
  * dims, else `other`; other < 0 makes a dim of no known size an error. 0, or
