@@ -200,15 +200,38 @@ static int check_k_span(const tj_simt *s, tj_ref r, uint32_t t0, const wg_desc *
                         k * size, d->start, d->swizzle);
 }
 
-/* A[64, k] and B[k, n] of the warpgroup from shared memory. */
-static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t n, float *am, float *bm)
+/* Whether wgmma r takes a from registers (an a fragment of the matrix
+ * atom in each warp) rather than through a descriptor. */
+static int a_in_registers(const tj_simt *s, tj_ref r)
 {
-    const tj_inst *in = &s->st.k->insts[r];
-    tj_dtype dt = (tj_dtype)in->imm;
+    return tj_type_is_fragment(s->st.ctx, s->st.k->insts[s->st.k->insts[r].args[0]].type);
+}
+
+/* A[64, k] of warpgroup t0 from its warps' a fragments: warp wl holds rows
+ * 16 wl .. 16 wl + 15 in the a lane layout of the matrix atom (the PTX
+ * ISA's register fragment of wgmma's A is exactly that per warp). */
+static int a_from_registers(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, float *am)
+{
+    const tj_rval *a = &s->st.vals[s->st.k->insts[r].args[0]];
+    uint32_t per = 16 * k / WARP;
+    if (!a->data || a->n != s->nthreads * per)
+        return tj_simt_fail(s, r, -1, "operand 1 is not an a fragment");
+    for (uint32_t l = 0; l < GROUP; l++)
+        for (uint32_t e = 0; e < per; e++) {
+            uint32_t row, col;
+            tj_simt_fragment_element(TJ_MMA_A, a->dt, l % WARP, e, &row, &col);
+            am[(16 * (l / WARP) + row) * k + col] = (float)a->data[(t0 + l) * per + e].f;
+        }
+    return 0;
+}
+
+/* A[64, k] of the warpgroup from shared memory. */
+static int a_from_shared(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, float *am)
+{
+    tj_dtype dt = (tj_dtype)s->st.k->insts[r].imm;
     uint32_t size = (uint32_t)tj_dtype_size(dt);
-    wg_desc a, b;
-    if (group_desc(s, r, 0, t0, &a) || group_desc(s, r, 1, t0, &b) || check_k_span(s, r, t0, &a, k, size) ||
-        (!(in->flags & TJ_WGMMA_B_MN) && check_k_span(s, r, t0, &b, k, size)))
+    wg_desc a;
+    if (group_desc(s, r, 0, t0, &a) || check_k_span(s, r, t0, &a, k, size))
         return -1;
     tj_slot v;
     for (uint32_t i = 0; i < ROWS; i++)
@@ -218,6 +241,21 @@ static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t
                 return -1;
             am[i * k + kk] = (float)v.f;
         }
+    return 0;
+}
+
+/* A[64, k] and B[k, n] of the warpgroup: a from registers or shared
+ * memory, b from shared memory. */
+static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t n, float *am, float *bm)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_dtype dt = (tj_dtype)in->imm;
+    uint32_t size = (uint32_t)tj_dtype_size(dt);
+    wg_desc b;
+    if ((a_in_registers(s, r) ? a_from_registers(s, r, t0, k, am) : a_from_shared(s, r, t0, k, am)) ||
+        group_desc(s, r, 1, t0, &b) || (!(in->flags & TJ_WGMMA_B_MN) && check_k_span(s, r, t0, &b, k, size)))
+        return -1;
+    tj_slot v;
     int bmn = (in->flags & TJ_WGMMA_B_MN) != 0;
     for (uint32_t kk = 0; kk < k; kk++)
         for (uint32_t j = 0; j < n; j++) {

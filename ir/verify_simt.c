@@ -357,7 +357,18 @@ static void check_wgmma(V *v, tj_ref r)
         tj_verify_fail(v, r, "takes 1 to 32 c fragments (N = 8 .. 256), not %u", nc);
         return;
     }
-    if (!expect_scalar(v, r, 0, TJ_DT_U64, "a's descriptor") || !expect_scalar(v, r, 1, TJ_DT_U64, "b's descriptor"))
+    /* a from registers: the warps' a fragments of the matrix atom (16-bit
+     * inputs, K-major: the register form has no transpose of a) */
+    tj_type afrag = dt == TJ_DT_F32 ? TJ_TYPE_NONE : tj_type_fragment(v->c, TJ_MMA_A, dt);
+    if (afrag && arg_type(v, r, 0) == afrag) {
+        if (in->flags & TJ_WGMMA_A_MN) {
+            tj_verify_fail(v, r, "a from registers is K-major (a = k)");
+            return;
+        }
+    } else if (!expect_scalar(v, r, 0, TJ_DT_U64, "a's descriptor")) {
+        return;
+    }
+    if (!expect_scalar(v, r, 1, TJ_DT_U64, "b's descriptor"))
         return;
     tj_type *elems = tj_alloc(v->c, sizeof *elems * nc);
     for (uint32_t i = 0; i < nc; i++) {

@@ -275,7 +275,12 @@ typedef struct lw_mma {
     int bt;                     /* b is trans(x): x is staged, b loaded from it (role bt) */
     int wg;                     /* wgmma on sm_90a (lower/wgmma.c): warpgroups over 64-row blocks */
     lw_wg_tile wa, wb;          /* wg: the staged a and b (or x) */
+    int wg_a;                   /* wg: how a reaches the products (LW_WG_A_*) */
 } lw_mma;
+/* wgmma's a: loaded each iteration like b (a ring slot, or staged), fixed
+ * across the loop (staged once before it, in a region the loop pins), or
+ * computed in the loop (a fragments packed from registers). */
+enum { LW_WG_A_STREAMED, LW_WG_A_FIXED, LW_WG_A_REGS };
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 uint64_t lw_mma_staging_bytes(const lw_mma *p);
 /* Where the warp's atoms are, as element offsets into the padded buffers
@@ -316,13 +321,25 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
  * "one barrier a product"), above w->smem_pinned, which it raises; the
  * caller restores it after the loop. */
 void lw_mma_pin_loop(lw *w, tj_ref loop);
+/* Code emitted from lw_before_loop (which returns the current block) to
+ * lw_back_in_loop goes before the innermost loop being lowered: its SIMT
+ * for moves behind it. */
+tj_block_id lw_before_loop(lw *w);
+void lw_back_in_loop(lw *w, tj_block_id here);
 /* Tile value v in layout l as c fragments, and fragments back to registers. */
 tj_ref *lw_mma_fragments_in(lw *w, const lw_mma *p, tj_ref v, const tj_layout *l);
 tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_layout *l);
 
 /* lower/wgmma.c, lower/wgmma_smem.c: dot on warpgroup tensor cores */
 int lw_wgmma_plan(const lw *w, lw_mma *p); /* 0: wgmma does not apply */
-int lw_lower_wgmma(lw *w, tj_ref dot, const lw_mma *p);
+/* addend: x of `x + dot(a, b, 0)`, the accumulator in its stead (TJ_NONE: none) */
+int lw_lower_wgmma(lw *w, tj_ref dot, const lw_mma *p, tj_ref addend);
+/* Before loop: a region above w->smem_pinned (which it raises) for the a
+ * of each wgmma dot of its body whose a is fixed across it. */
+void lw_wgmma_pin_fixed(lw *w, tj_ref loop);
+/* Whether Tile IR value v is defined outside block `body` (and the blocks
+ * nested in it). */
+int lw_defined_outside(const lw *w, tj_ref v, tj_block_id body);
 /* Byte offset (u32) of element (row, col) (i32) in tile t, swizzled. */
 tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col);
 /* Room for a tile at a 1024-byte boundary of the current scope. */

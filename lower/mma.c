@@ -54,15 +54,33 @@ static int accumulates(const lw *w, tj_ref r)
 
 /* Whether operand v is loaded afresh each iteration (a load, a slot of the
  * prefetch chain, or trans() of one): wgmma then reads it from a ring slot
- * or stages it once per product. Operands computed in registers (attention's
- * P) or fixed across the loop (its Q) stay on mma.sync, which takes the
- * first from registers and loads the second's fragments once. */
+ * or stages it once per product. */
 static int streamed(const lw *w, tj_ref v)
 {
     const tj_inst *in = &w->src->insts[v];
     if (in->op == TJ_OP_PERMUTE)
         in = &w->src->insts[in->args[0]];
     return in->op == TJ_OP_LOAD || (in->op == TJ_OP_ARG && in->imm > 0);
+}
+
+/* How wgmma would take dot r's a (LW_WG_A_*), -1: not at all. A product
+ * that accumulates over operands loaded each iteration reads both from
+ * shared memory. With b loaded each iteration, an a fixed across the loop
+ * (attention's Q) is staged once before it, and a 16-bit a computed in the
+ * loop (its P) goes from registers: both only for a dot at the top level
+ * of a for's body. */
+static int wgmma_a(const lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    tj_ref loop = w->src->blocks[in->block].owner;
+    int in_for = loop && w->src->insts[loop].op == TJ_OP_FOR;
+    if (!streamed(w, in->args[1]))
+        return -1;
+    if (in_for && lw_defined_outside(w, in->args[0], in->block))
+        return LW_WG_A_FIXED;
+    if (streamed(w, in->args[0]))
+        return accumulates(w, r) ? LW_WG_A_STREAMED : -1;
+    return in_for && tj_dtype_size(lw_src_type(w, in->args[0])->dtype) == 2 ? LW_WG_A_REGS : -1;
 }
 
 /* Whether dot r can use the atom, and how: 0 when it cannot (the FMA
@@ -98,7 +116,8 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
         p->ldb = p->bt ? p->k : p->n;
         p->ldc = p->n;
     }
-    if (accumulates(w, r) && streamed(w, in->args[0]) && streamed(w, in->args[1]) && lw_wgmma_plan(w, p))
+    p->wg_a = wgmma_a(w, r);
+    if (p->wg_a >= 0 && lw_wgmma_plan(w, p))
         return 1;
     if (w->target == TJ_LOWER_CUDA && p->batch == 1 && lw_mma_regs_grid(w, p, accumulates(w, r))) {
         p->regs = 1;
@@ -283,11 +302,10 @@ static uint32_t stage_role(lw *w, const lw_mma *p, tj_ref v, int role, tj_ref sh
     return stage_operand(w, v, p->batch * p->k, p->ldb, p->size, shift);
 }
 
-/* Whether Tile IR value v is defined outside the body of loop s. */
-static int outside_loop(const lw *w, tj_ref v, const lw_scope *s)
+int lw_defined_outside(const lw *w, tj_ref v, tj_block_id body)
 {
     for (tj_block_id b = w->src->insts[v].block; b;) {
-        if (b == s->src_body)
+        if (b == body)
             return 0;
         tj_ref owner = w->src->blocks[b].owner;
         b = owner ? w->src->insts[owner].block : 0;
@@ -304,10 +322,9 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     int64_t steps = p->k / p->katom, count = role == TJ_MMA_A ? p->tm : p->tn;
     int64_t regs = (role == TJ_MMA_A ? 4 : 2) * steps * count;
     lw_scope *s = w->loop;
-    if (!s || regs > PRELOAD_REGS || !outside_loop(w, v, s))
+    if (!s || regs > PRELOAD_REGS || !lw_defined_outside(w, v, s->src_body))
         return NULL;
-    tj_block_id here = w->cur;
-    w->cur = s->outer; /* after the SIMT for, which moves behind this code below */
+    tj_block_id here = lw_before_loop(w);
     w->smem_dirty = 1;
     lw_smem_begin(w);
     operand staged = {stage_role(w, p, v, role, TJ_NONE), NULL, TJ_NONE, 0};
@@ -317,6 +334,21 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
         for (int64_t i = 0; i < count; i++)
             pre[k * count + i] = load_fragment(w, p, at, role, &staged, lw_const_int(w, TJ_DT_I32, k * p->katom), i);
     lw_smem_end(w);
+    lw_back_in_loop(w, here);
+    w->smem_dirty = 1;
+    return pre;
+}
+
+tj_block_id lw_before_loop(lw *w)
+{
+    tj_block_id here = w->cur;
+    w->cur = w->loop->outer; /* after the SIMT for, which lw_back_in_loop moves behind this code */
+    return here;
+}
+
+void lw_back_in_loop(lw *w, tj_block_id here)
+{
+    const lw_scope *s = w->loop;
     const tj_block *outer = &w->dst->blocks[s->outer];
     uint32_t at_loop = 0;
     while (outer->insts[at_loop] != s->dst_loop)
@@ -324,8 +356,6 @@ static tj_ref *preload(lw *w, const lw_mma *p, const lw_atoms *at, tj_ref v, int
     tj_block_remove(w->dst, s->outer, at_loop);
     tj_block_insert(w->dst, s->outer, w->dst->blocks[s->outer].ninsts, s->dst_loop);
     w->cur = here;
-    w->smem_dirty = 1;
-    return pre;
 }
 
 /* (iteration number of the innermost loop) & 1, i32. */
@@ -408,11 +438,11 @@ static tj_ref folded_addend(lw *w, tj_ref r)
 
 int lw_lower_mma(lw *w, tj_ref r, const lw_mma *p)
 {
+    tj_ref addend = p->regs ? folded_addend(w, r) : TJ_NONE;
     if (p->wg)
-        return lw_lower_wgmma(w, r, p);
+        return lw_lower_wgmma(w, r, p, addend);
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
-    tj_ref addend = p->regs ? folded_addend(w, r) : TJ_NONE;
     tj_ref acc = addend ? addend : in->nargs > 2 ? in->args[2] : TJ_NONE;
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     uint32_t n = (uint32_t)(p->tm * p->tn);
@@ -487,6 +517,7 @@ static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
  * product and iteration instead of two. */
 void lw_mma_pin_loop(lw *w, tj_ref loop)
 {
+    lw_wgmma_pin_fixed(w, loop);
     uint32_t before = w->smem_pinned;
     tj_block_id body = tj_region_of(w->src, loop, 0);
     const tj_block *blk = body ? &w->src->blocks[body] : NULL;

@@ -20,10 +20,21 @@
  * ring's protocol, lower/ring.c, stays as it is). Operands not in a ring
  * are staged with st_shared; writes of the generic proxy (st_shared,
  * cp_async) are made visible to wgmma's async proxy by fence_proxy_async
- * before the barrier that publishes them. */
+ * before the barrier that publishes them.
+ *
+ * Attention's products (lw_mma_plan's LW_WG_A_*): an a fixed across the
+ * loop (Q) is staged once before it into a region the loop pins; a 16-bit
+ * a computed in the loop (P) in the accumulator layout of the same rows
+ * goes from registers: wgmma's register a fragment of warp wl is rows 16
+ * wl .. 16 wl + 15 of its block in the matrix atom's a lane layout, so
+ * the a fragments of lw_mma_a_from_registers (the mma.sync path's) are
+ * the operands as they are, and the rows of the result are the rows the
+ * warp supplied. `x + dot(p, v, 0)` (the rescaled accumulator) takes x as
+ * its c fragments. */
 #include <string.h>
 
 #include "lower/lower.h"
+#include "passes/pass_util.h"
 
 enum {
     GROUP_WARPS = 4,
@@ -145,6 +156,48 @@ static tj_ref *accumulators(lw *w, const lw_mma *p, const tj_layout *l, tj_ref a
     return regs ? lw_mma_pack_c(w, p, regs) : NULL;
 }
 
+/* ---- an a fixed across the loop: staged once, before it ------------------------ */
+
+enum { TILE_ALIGN = 1024 };
+
+void lw_wgmma_pin_fixed(lw *w, tj_ref loop)
+{
+    tj_block_id body = tj_region_of(w->src, loop, 0);
+    const tj_block *blk = body ? &w->src->blocks[body] : NULL;
+    lw_mma p;
+    for (uint32_t i = 0; blk && !w->no_pins && i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        if (w->src->insts[r].op != TJ_OP_DOT || !lw_mma_plan(w, r, &p) || !p.wg || p.wg_a != LW_WG_A_FIXED)
+            continue;
+        uint64_t at = ((uint64_t)w->smem_pinned + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN, top = at + p.wa.bytes;
+        if (top > w->smem_limit)
+            continue; /* staged in every iteration instead */
+        w->dot_region[r] = (uint32_t)at + 1;
+        w->smem_pinned = (uint32_t)top;
+        w->pinned_any = 1;
+        if (w->smem_pinned > w->smem_bytes)
+            w->smem_bytes = w->smem_pinned;
+    }
+}
+
+/* a (Tile IR value v) into its pinned region buf before the loop: after a
+ * barrier (earlier reads of those bytes), fenced for wgmma's async proxy
+ * and published by a barrier. Plain barriers: the loop's own state of
+ * shared memory and of hazards is not changed by code before it. */
+static int stage_fixed(lw *w, const lw_mma *p, tj_ref v, uint32_t buf)
+{
+    const lw_val *x = lw_val_of(w, v);
+    if (!x->regs)
+        return lw_error(w, "internal error: a wgmma operand without registers");
+    tj_block_id here = lw_before_loop(w);
+    emit0(w, TJ_OP_BARRIER, 0);
+    lw_wg_store(w, &p->wa, x->lay, x->regs, buf);
+    emit0(w, TJ_OP_FENCE_PROXY_ASYNC, 0);
+    emit0(w, TJ_OP_BARRIER, 0);
+    lw_back_in_loop(w, here);
+    return w->err;
+}
+
 /* Operand `o` (0: a, 1: b) of dot r: its ring slot, or staged here. */
 static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_ref *shift, int *staged)
 {
@@ -168,11 +221,29 @@ static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_re
     return w->err;
 }
 
-int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
+/* Operand a of dot r: the a fragments of every k step and block (from
+ * registers: *regs), its pinned region staged before the loop, or as
+ * operand() takes it (a P in another layout than the accumulators': staged
+ * in every iteration). */
+static int operand_a(lw *w, const lw_mma *p, tj_ref r, tj_ref **regs, uint32_t *buf, tj_ref *shift, int *staged)
+{
+    tj_ref a = w->src->insts[r].args[0];
+    *regs = p->wg_a == LW_WG_A_REGS ? lw_mma_a_from_registers(w, p, a) : NULL;
+    *shift = TJ_NONE;
+    if (*regs)
+        return 0;
+    if (p->wg_a == LW_WG_A_FIXED && w->dot_region[r]) {
+        *buf = w->dot_region[r] - 1;
+        return stage_fixed(w, p, a, *buf);
+    }
+    return operand(w, p, r, 0, buf, shift, staged);
+}
+
+int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
 {
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
-    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    tj_ref acc = addend ? addend : in->nargs > 2 ? in->args[2] : TJ_NONE;
     if (!tj_layout_equal(l, lw_mma_result_layout(w, p)))
         return lw_error(w, "internal error: a wgmma dot with its result in another layout");
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
@@ -184,9 +255,9 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     if (carried)
         memcpy(c, av->frags, sizeof *c * nfrags);
     uint32_t abuf = 0, bbuf = 0;
-    tj_ref ashift, bshift;
+    tj_ref ashift, bshift, *aregs;
     int staged = 0;
-    if (operand(w, p, r, 0, &abuf, &ashift, &staged) || operand(w, p, r, 1, &bbuf, &bshift, &staged))
+    if (operand_a(w, p, r, &aregs, &abuf, &ashift, &staged) || operand(w, p, r, 1, &bbuf, &bshift, &staged))
         return 1;
     if (staged) {
         emit0(w, TJ_OP_FENCE_PROXY_ASYNC, 0);
@@ -197,7 +268,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     tj_ref group = lw_op2(w, TJ_OP_SHR, lw_warp(w), lw_const_int(w, TJ_DT_I32, 2));
     tj_ref arow = lw_cast(w, lw_mul_imm(w, group, BLOCK_ROWS * p->wa.swizzle), TJ_DT_U32);
     w->hoisting = was;
-    tj_ref adesc = descriptor(w, &p->wa, abuf, ashift, arow);
+    tj_ref adesc = aregs ? TJ_NONE : descriptor(w, &p->wa, abuf, ashift, arow);
     tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
     int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
     emit0(w, TJ_OP_WGMMA_FENCE, 0);
@@ -205,7 +276,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
         tj_ref bs = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
         for (int64_t mi = 0; mi < p->tm; mi++) {
             int64_t rows = BLOCK_ROWS * groups * mi * p->wa.swizzle;
-            tj_ref as = desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
+            tj_ref as = aregs ? aregs[s * p->tm + mi] : desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
             product(w, p, as, bs, c + mi * p->tn);
         }
     }
@@ -214,7 +285,9 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p)
     /* carried, with the ring's slot more: this group stays in flight into
      * the next iteration, the last one is waited for after the loop
      * (lw_mma_fragments_out) */
-    emit0(w, TJ_OP_WGMMA_WAIT, carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0);
+    int64_t pending = carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0;
+    emit0(w, TJ_OP_WGMMA_WAIT, pending);
+    lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
     if (staged)
         lw_smem_end(w);
     if (carried) {

@@ -13,10 +13,13 @@
  * wgmma.fence follows the copy. A loop that carries the fragments (its
  * block arguments are the chain's registers, the yield copies nothing)
  * may leave with a group in flight: its exit waits for it before the
- * loop's results are copied out (ptx_ctrl.c). */
+ * loop's results are copied out (ptx_ctrl.c). An a operand that is a
+ * fragment (16-bit: 4 .b32 registers, the a fragment of mma.m16n8k16 per
+ * warp) takes the register form, `{a0, a1, a2, a3}` and no transpose of a;
+ * those registers too are read until the group's wait. */
 #include "codegen/ptx/ptx.h"
 
-enum { C_PARTS = 4, MAX_FRAGMENTS = 32 };
+enum { C_PARTS = 4, A_PARTS = 4, MAX_FRAGMENTS = 32 };
 
 int px_uses_wgmma(const tj_kernel *k)
 {
@@ -76,8 +79,11 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
         return px_fail(e, r, "wgmma takes bf16, f16 or K-major f32 inputs and 1 to 32 c fragments");
     if (e->k->nthreads % 128)
         return px_fail(e, r, "wgmma needs whole warpgroups (128 threads), but nthreads is %u", e->k->nthreads);
-    if (px_scalar_operand(e, r, 0, TJ_DT_U64) || px_scalar_operand(e, r, 1, TJ_DT_U64))
+    int a_regs = tj_type_is_fragment(e->c, px_inst(e, in->args[0])->type);
+    if ((!a_regs && px_scalar_operand(e, r, 0, TJ_DT_U64)) || px_scalar_operand(e, r, 1, TJ_DT_U64))
         return -1;
+    if (a_regs && (dt == TJ_DT_F32 || e->ncomp[in->args[0]] != A_PARTS))
+        return px_fail(e, r, "a from registers takes a 16-bit a fragment");
     int copied = 0;
     uint32_t start = e->ncomps;
     ptx_reg regs[C_PARTS];
@@ -102,7 +108,15 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
     px_ins(e, "mov.b32 %s, 1", RN(one));
     px_ins(e, "setp.ne.b32 %s, %s, 0", RN(scale), RN(one));
     ptx_reg a = px_val(e, in->args[0], 0), b = px_val(e, in->args[1], 0);
-    if (dt == TJ_DT_F32)
+    if (a_regs) { /* the register form: {a0..a3} (bf16x2 / f16x2 each), no transpose of a */
+        tj_buf ar = {0};
+        for (uint32_t i = 0; i < A_PARTS; i++)
+            tj_buf_printf(&ar, "%s%s", i ? ", " : "", RN(px_val(e, in->args[0], i)));
+        px_ins(e, "wgmma.mma_async.sync.aligned.m64n%uk16.f32.%s.%s {%s}, {%s}, %s, %s, 1, 1, %d", nc * 8,
+               tj_dtype_name(dt), tj_dtype_name(dt), d.data, ar.data, RN(b), RN(scale),
+               in->flags & TJ_WGMMA_B_MN ? 1 : 0);
+        tj_buf_free(&ar);
+    } else if (dt == TJ_DT_F32)
         px_ins(e, "wgmma.mma_async.sync.aligned.m64n%uk8.f32.tf32.tf32 {%s}, %s, %s, %s, 1, 1", nc * 8,
                d.data, RN(a), RN(b), RN(scale));
     else

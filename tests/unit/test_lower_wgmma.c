@@ -86,6 +86,67 @@ Test(lower_wgmma, transposed_b)
     cr_assert(lc_check_tj(src, "mmt", &o));
 }
 
+/* Flash attention on wgmma: S = Q K^T with Q staged once before the loop
+ * and K from its ring (or staged), O += P V with P as the a operand from
+ * registers (the accumulator layout of S is that of wgmma's register a
+ * fragments of the same rows) and V from its ring; the rescaled
+ * accumulator is the second product's c. One warpgroup with one and two
+ * 64-row blocks, two warpgroups; head dims 16 (32-byte swizzles) and 64
+ * (128-byte); a partial last key block. */
+Test(lower_wgmma, attention)
+{
+    static const char *const defines[] = {"BM=64,BN=32,stages=1", "BM=64,BN=64,stages=2", "BM=128,BN=32,stages=3",
+                                          "BM=128,BN=64,stages=2"};
+    static const int warps[] = {4, 4, 4, 8};
+    for (int d = 0; d < 4; d++)
+        for (int dim = 16; dim <= 64; dim *= 4) {
+            char shapes[64];
+            snprintf(shapes, sizeof shapes, "B=1,H=2,S=%d,D=%d", dim == 16 ? 70 : 136, dim);
+            lc_opts o = wg_opts(defines[d], shapes);
+            o.scalars = "scale=0.25";
+            o.warps[0] = warps[d];
+            o.warps[1] = 0;
+            cr_assert(lc_check_tj(ATTENTION, "attention", &o), "%s %s", defines[d], shapes);
+        }
+}
+
+/* examples/NAME.tj, the benchmarked kernel itself (malloc'ed). */
+static char *read_example(const char *name)
+{
+    const char *root = getenv("TJ_SOURCE_DIR");
+    cr_assert(root, "TJ_SOURCE_DIR is not set");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/examples/%s.tj", root, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+/* Causal attention (examples/attention_causal.tj): a loop bound that
+ * differs per program (block skipping), the heaviest blocks first, the
+ * diagonal block masked in registers on the accumulator layout; wgmma and
+ * mma.sync. */
+Test(lower_wgmma, causal_attention)
+{
+    char *src = read_example("attention_causal");
+    static const char *const defines[] = {"BM=64,BN=32,stages=2", "BM=128,BN=64,stages=2", "BM=128,BN=32,stages=3"};
+    static const int warps[] = {4, 8, 4};
+    for (int d = 0; d < 3; d++)
+        for (int wgmma = 0; wgmma < 2; wgmma++) {
+            lc_opts o = wg_opts(defines[d], "B=1,H=2,S=200,D=64");
+            o.wgmma = wgmma;
+            o.scalars = "scale=0.125";
+            o.warps[0] = warps[d];
+            o.warps[1] = 0;
+            cr_assert(lc_check_tj(src, "attention_causal", &o), "%s%s", defines[d], wgmma ? "" : " (mma.sync)");
+        }
+    free(src);
+}
+
 /* The lowering says what it did: the SIMT kernel holds wgmma (and no
  * mma.sync atom) exactly when asked to. */
 static int count_op(const tj_kernel *k, tj_op op)
@@ -119,7 +180,7 @@ static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shape
     return lower_config_tma(c, defines, shapes, wgmma, 0);
 }
 
-/* The rings land by TMA, with one mbarrier per slot, unless turned off
+/* The rings land by TMA, with a full and an empty mbarrier per slot, unless turned off
  * (then by cp.async). Rows that are no 16-element multiples (facts of the
  * specialization) take neither: no vector copies, so b is staged. */
 Test(lower_wgmma, tma_where_it_applies)
@@ -131,8 +192,10 @@ Test(lower_wgmma, tma_where_it_applies)
     tj_kernel *off = lower_config_tma(c, defines, "M=256,N=256,K=256", 1, 1);
     /* per tile: a's 16 granules of 8 rows, b's 2 column blocks; tiles 0, 1 before the loop, one in it */
     cr_expect_eq(count_op(tma, TJ_OP_TMA_LOAD), 3 * (16 + 2));
-    cr_expect_eq(count_op(tma, TJ_OP_MBAR_INIT), 3);
-    cr_expect_eq(count_op(tma, TJ_OP_MBAR_WAIT), 1);
+    cr_expect_eq(count_op(tma, TJ_OP_MBAR_INIT), 2 * 3); /* full and empty of each slot */
+    cr_expect_eq(count_op(tma, TJ_OP_MBAR_WAIT), 2);     /* every warp for full, thread 0 for empty */
+    cr_expect_eq(count_op(tma, TJ_OP_MBAR_ARRIVE), 1);   /* each warp's release */
+    cr_expect_eq(count_op(tma, TJ_OP_BARRIER), 2);       /* after the inits, after the loop: none in it */
     cr_expect_eq(count_op(tma, TJ_OP_CP_ASYNC), 0);
     cr_expect_eq(count_op(odd, TJ_OP_TMA_LOAD), 3 * 16); /* b's rows are no vectors: staged, no ring */
     cr_expect_gt(count_op(odd, TJ_OP_ST_SHARED), 0);
