@@ -520,23 +520,31 @@ def matmuls(jit):
     return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
 
-def attention(jit, batch, heads, seq, dim):
+def attention(jit, batch, heads, seq, dim, causal=False):
     q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.empty_like(q)
     scale = dim ** -0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    ref = sdpa(q, k, v)
+    ref = sdpa(q, k, v, is_causal=causal)
     configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
                for bm, bn, w, s in ((64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 1), (128, 64, 8, 2),
                                     (128, 64, 8, 3), (128, 32, 8, 3), (128, 128, 8, 2))]
+    kernel = "attention_causal" if causal else "attention"
+    plain = example(kernel + ".tj")
+    tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
+    fast = plain.replace(tune, tune + "\n    const fastmath = 1")  # exp by ex2.approx, as cuDNN does
+    flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)  # causal: the products it must do
     rows = []
-    for name, src in (("attention", example("attention.tj")),
-                      ("attention fastmath", source().replace("{T}", "bf16"))):
-        best, error = best_config(jit, src, "attention", [q, k, v, o, scale], configs, [q, k, v, o, scale],
-                                  lambda: close_enough("attention", o, ref, 2e-2))
-        rows.append(flop_row(name, f"B{batch} H{heads} S{seq} D{dim}", 4 * batch * heads * seq * seq * dim,
-                             best, error, do_bench(lambda: sdpa(q, k, v)), "SDPA"))
+    for name, src in ((kernel, plain), (kernel + " fastmath", fast)):
+        best, error = best_config(jit, src, kernel, [q, k, v, o, scale], configs, [q, k, v, o, scale],
+                                  lambda: close_enough(kernel, o, ref, 2e-2))
+        rows.append(flop_row(name.replace("_", " "), f"B{batch} H{heads} S{seq} D{dim}", flops, best, error,
+                             do_bench(lambda: sdpa(q, k, v, is_causal=causal)), "SDPA"))
     return rows
+
+
+def attention_rows(jit):
+    return attention(jit, 4, 32, 4096, 128) + attention(jit, 4, 32, 4096, 128, causal=True)
 
 
 def copy_row():
@@ -551,9 +559,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="one shape per workload")
-    ap.add_argument("--only", choices=["matmul", "memory", "lib", "scan", "ssm", "arrays"],
-                    help="only the matrix, the memory-bound, the library's (scan, ssm: its cumsum or "
-                         "selective_scan rows) or the array front end's rows")
+    ap.add_argument("--only", choices=["matmul", "attention", "memory", "lib", "scan", "ssm", "arrays"],
+                    help="only the matrix (matmul and attention), the attention, the memory-bound, the "
+                         "library's (scan, ssm: its cumsum or selective_scan rows) or the array front end's rows")
     args = ap.parse_args()
     if args.only == "arrays":
         return array_rows(args)
@@ -564,8 +572,10 @@ def main():
         return report(rows + (lib_scan_rows if args.only == "scan" else lib_ssm_rows)(args.quick), args.json)
     if args.only == "lib":
         return report(rows + lib_rows(args.quick) + lib_topk_rows(args.quick) + lib_ssm_rows(args.quick), args.json)
+    if args.only == "attention":
+        return report(rows + attention_rows(jit), args.json)
     if args.only != "memory":
-        rows += matmuls(jit) + attention(jit, 4, 32, 4096, 128)
+        rows += matmuls(jit) + attention_rows(jit)
     if args.only == "matmul":
         return report(rows, args.json)
     shapes = [(8192, 8192), (65536, 1024), (4096, 32768)]

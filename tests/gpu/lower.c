@@ -57,6 +57,11 @@ static const gpu_case cases[] = {
     {MMT, "mmt", "", "M=40,N=48,K=40", "", NULL, 0, 1e-2, 2e-2, 0, 0, 0},
     {NESTLOAD, "nestload", "", "M=5,N=70", "", NULL, 0, 1e-4, 1e-4, 0, 0, 0},
     {ATTENTION, "attention", "BM=64,BN=32,stages=1", "B=1,H=2,S=70,D=16", "scale=0.25", NULL, 0, 0, 0, 0, 0, 0},
+    /* attention on wgmma: Q staged once, P as the register a operand, K and V
+     * in rings; one and two warpgroups, head dims 64 and 128, partial blocks */
+    {ATTENTION, "attention", "BM=64,BN=64,stages=2", "B=1,H=2,S=136,D=64", "scale=0.125", NULL, 0, 2e-2, 2e-2, 0, 0, 4},
+    {ATTENTION, "attention", "BM=128,BN=64,stages=3", "B=2,H=2,S=200,D=128", "scale=0.0884", NULL, 0, 2e-2, 2e-2, 0, 0, 4},
+    {ATTENTION, "attention", "BM=128,BN=128,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", NULL, 0, 2e-2, 2e-2, 0, 0, 8},
     {BRANCH, "branch", "", "N=100", "flag=2", NULL, 0, 0, 0, 0, 0, 0},
     {SHAPES, "shapes", "", "M=16,N=32", "", NULL, 0, 0, 1e-4, 0, 0, 0},
     {MISC, "misc", "", "M=6,N=40,V=12", "", "I=-1:7,J=-1:11,C8=-100:100", 0, 0, 0, 0, 0, 0},
