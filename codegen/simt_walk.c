@@ -99,7 +99,7 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_NEG: case TJ_OP_NOT: case TJ_OP_EXP: case TJ_OP_EXP2: case TJ_OP_LOG:
     case TJ_OP_LOG2: case TJ_OP_SQRT: case TJ_OP_RSQRT: case TJ_OP_ABS: case TJ_OP_SIN:
     case TJ_OP_COS: case TJ_OP_TANH: case TJ_OP_SIGMOID: case TJ_OP_ERF: case TJ_OP_FLOOR:
-    case TJ_OP_CEIL:
+    case TJ_OP_CEIL: case TJ_OP_POPC:
         return SF_UNARY;
     case TJ_OP_SELECT: return SF_SELECT;
     case TJ_OP_FMA: return SF_FMA;

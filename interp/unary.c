@@ -69,6 +69,7 @@ static int unary_int(tj_op op, tj_dtype dt, tj_slot *r, const tj_slot *a, uint32
             TJ_EACH(r[i].i = !a[i].i);
         }
         TJ_EACH(r[i].u = ~a[i].u);
+    case TJ_OP_POPC: TJ_EACH(r[i].u = (uint64_t)__builtin_popcountll(a[i].u));
     default: return -1;
     }
 }

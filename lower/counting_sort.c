@@ -38,16 +38,7 @@ static tj_ref load_pos(csort *s, uint32_t buf, tj_ref i)
     return lw_cast(s->w, lw_smem_load(s->w, pos_at(s, buf, i), s->pos_dt), TJ_DT_I32);
 }
 
-/* The number of set bits of a u32 (SWAR: no SIMT op needed). */
-static tj_ref popc(lw *w, tj_ref x)
-{
-    x = lw_op2(w, TJ_OP_SUB, x, lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_SHR, x, u32(w, 1)), u32(w, 0x55555555)));
-    x = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_AND, x, u32(w, 0x33333333)),
-               lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_SHR, x, u32(w, 2)), u32(w, 0x33333333)));
-    x = lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_ADD, x, lw_op2(w, TJ_OP_SHR, x, u32(w, 4))), u32(w, 0x0f0f0f0f));
-    return lw_op2(w, TJ_OP_SHR, lw_op2(w, TJ_OP_MUL, x, u32(w, 0x01010101)), u32(w, 24));
-}
-
+static tj_ref popc(lw *w, tj_ref x) { return lw_emit(w, TJ_OP_POPC, lw_sty(w, TJ_DT_U32), &x, 1); }
 static tj_ref ballot(lw *w, tj_ref p) { return lw_emit(w, TJ_OP_BALLOT, lw_sty(w, TJ_DT_U32), &p, 1); }
 
 /* Element j * 32 + lane of this warp's chunk, whether it exists, and its

@@ -72,6 +72,7 @@ static int int_unary(msl_emitter *e, tj_ref r, tj_dtype dt, const char *x, msl_s
     switch (ms_inst(e, r)->op) {
     case TJ_OP_NEG: *v = ms_fmt("%s(0 - %s(%s))", t, u, x); return 0;
     case TJ_OP_NOT: *v = ms_fmt("%s(~%s)", t, x); return 0;
+    case TJ_OP_POPC: *v = ms_fmt("%s(metal::popcount(%s))", t, x); return 0;
     case TJ_OP_ABS:
         *v = tj_dtype_is_signed(dt) ? ms_fmt("%s(%s < 0 ? 0 - %s(%s) : %s(%s))", t, x, u, x, u, x) : ms_fmt("%s", x);
         return 0;

@@ -10,6 +10,7 @@ static int int_unary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_reg a
     switch (px_inst(e, r)->op) {
     case TJ_OP_NEG: px_ins(e, "sub.%s %s, 0, %s", it, RN(d), RN(a)); break;
     case TJ_OP_NOT: px_ins(e, "not.%s %s, %s", bits, RN(d), RN(a)); break;
+    case TJ_OP_POPC: px_ins(e, "popc.b32 %s, %s", RN(d), RN(a)); break;
     case TJ_OP_ABS:
         if (tj_dtype_is_signed(dt)) { /* max(a, -a): |INT_MIN| wraps to INT_MIN */
             ptx_reg n = px_tmp(e, d.cls);
@@ -68,7 +69,7 @@ int px_emit_unary(ptx_emitter *e, tj_ref r)
                                      : px_fail(e, r, "'%s' is not defined on bool", tj_op_get(in->op)->name);
         } else if (tj_dtype_is_float(dt)) {
             rc = float_unary(e, r, dt, d, a);
-        } else if (in->op == TJ_OP_NEG || in->op == TJ_OP_NOT || in->op == TJ_OP_ABS) {
+        } else if (in->op == TJ_OP_NEG || in->op == TJ_OP_NOT || in->op == TJ_OP_ABS || in->op == TJ_OP_POPC) {
             rc = int_unary(e, r, dt, d, a);
         } else {
             rc = px_fail(e, r, "'%s' takes floats, not %s", tj_op_get(in->op)->name, tj_dtype_name(dt));
