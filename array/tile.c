@@ -15,7 +15,13 @@
 
 #include "array/array_internal.h"
 
-enum { MAX_OPS = TJ_GROUP_MAX_INPUTS + 1, MAX_AXES = TJ_MAX_RANK + 2, TILE_ELEMS = 4096, THREAD_ELEMS = 16 };
+enum {
+    MAX_OPS = TJ_GROUP_MAX_INPUTS + 1,
+    MAX_AXES = TJ_MAX_RANK + 2,
+    TILE_ELEMS = 4096,
+    THREAD_ELEMS = 16,
+    ELEMWISE_THREAD_ELEMS = 4,
+};
 
 typedef struct axes {
     int n, nops;
@@ -165,13 +171,15 @@ static void order_axes(const tj_graph *g, const tj_group *grp, int rs, const int
  * one grows the PTX and ptxas's time faster than linearly (a softmax row
  * of 4096 at 4 warps, 32 a thread, assembled in twice the time of 8 warps)
  * and the registers (docs/arrays.md, bench/NOTES.md). */
-int tj_warps_for_tile(int64_t elems)
+static int warps_for(int64_t elems, int per_thread)
 {
     int warps = 4;
-    while (warps < 16 && elems > (int64_t)warps * 32 * THREAD_ELEMS)
+    while (warps < 16 && elems > (int64_t)warps * 32 * per_thread)
         warps *= 2;
     return warps;
 }
+
+int tj_warps_for_tile(int64_t elems) { return warps_for(elems, THREAD_ELEMS); }
 
 static void choose_elementwise(tj_group *grp)
 {
@@ -229,7 +237,11 @@ static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *arg
     for (int o = 0; o < ax->nops; o++)
         fill_tensor(&g->nodes[operand(grp, o)], &args->t[o], ax, o, ax->n);
     choose_elementwise(grp);
-    grp->warps = tj_warps_for_tile(grp->bm * grp->bn);
+    /* 4 elements a thread (a 16-byte vector of f32 per operand): nothing
+     * is shared across the tile, so more threads cost no traffic, and
+     * ptxas assembles gelu(x*y+z) at 1024 a tile in 31 ms instead of 50
+     * at 8 a thread (bench/NOTES.md) */
+    grp->warps = warps_for(grp->bm * grp->bn, ELEMWISE_THREAD_ELEMS);
     return 0;
 }
 
