@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The look-back cumsum's tile configurations on the GPU: lib/kernels/scan.tj's
-scan_lookback with its tile (B), window (W) and warps replaced, launched as
-lib/scan.c launches it (the flags and the ticket counter zeroed before each
-call, in the timed call), checked against torch.cumsum, beside torch's copy.
+scan_lookback with its tile (B), window (W), warps and tiles a program (K)
+replaced, launched as lib/scan.c launches it (the flags and the ticket counter
+zeroed before each call, in the timed call), checked against torch.cumsum,
+beside torch's copy. --baseline FILE times another scan.tj's scan_lookback
+(an earlier commit's, e.g. one tile a program) the same way, as is.
 
-    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...]
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,512,8,8 4096,128,4,8 ...] [--baseline FILE]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -22,23 +24,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilejit  # noqa: E402
 
-DEFAULT = ["8192,256,8", "8192,32,8", "4096,128,4", "4096,256,8", "16384,512,16", "2048,64,2"]
+DEFAULT = ["8192,512,8,8", "4096,128,4,8", "2048,64,2,8", "4096,128,4,16", "8192,512,8,4", "8192,256,8,8"]
 
 
-def lookback_source(b, w, warps):
-    with open(os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
+def lookback_source(consts, path=None):
+    """scan.tj substituted as lib/scan.c does for a cumsum of f32, with
+    scan_lookback's constants (a dict: B, W, warps, K) replaced"""
+    with open(path or os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
         src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b")
+    src = src.replace("$AGGREGATE", "f32(sum(where(arange(B) < n, x, 0)))")
     head, kernel = src.split("kernel scan_lookback", 1)
-    kernel = re.sub(r"const B = \d+", f"const B = {b}", kernel, count=1)
-    kernel = re.sub(r"const W = \d+", f"const W = {w}", kernel, count=1)
-    kernel = re.sub(r"const warps = \d+", f"const warps = {warps}", kernel, count=1)
+    for name, value in consts.items():
+        kernel = re.sub(rf"const {name} = \d+", f"const {name} = {value}", kernel, count=1)
     return head + "kernel scan_lookback" + kernel
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
-    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps")
+    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps,K")
+    ap.add_argument("--baseline", help="another scan.tj whose scan_lookback to time as is")
     args = ap.parse_args()
     n = 2 ** args.log2n
     x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
@@ -57,31 +62,42 @@ def main():
         ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
         tb = nbytes / (ms * 1e-3) / 1e12
         print(f"{name}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy{'' if same else ' WRONG RESULT'}", flush=True)
+    runs = [(f"baseline {args.baseline} (B 8192 W 256 warps 8)", lookback_source({}, args.baseline), 8192)
+            ] if args.baseline else []
     for cfg in args.configs:
-        b, w, warps = map(int, cfg.split(","))
-        g = (n + b - 1) // b
-        a, i = torch.empty(g, device="cuda"), torch.empty(g, device="cuda")
-        flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
-        try:
-            k = tilejit.Kernel(lookback_source(b, w, warps), "scan_lookback", file="lib/kernels/scan.tj")
-            x3, y3 = x.view(1, n), y.view(1, n)
-            s, c = flags[:g], flags[g:]
+        b, w, warps, k = map(int, cfg.split(","))
+        runs.append((f"B {b} W {w} warps {warps} K {k}",
+                     lookback_source({"B": b, "W": w, "K": k, "warps": warps}), b))
+    for label, src, b in runs:
+        time_lookback(label, src, b, x, y, want, nbytes, copy)
 
-            def call():
-                flags.zero_()
-                k(x3, y3, a, i, s, c)
 
-            y.zero_()
-            call()
-            torch.cuda.synchronize()
-            if not torch.equal(y, want):
-                bad = (y != want).nonzero()[0].item()
-                raise AssertionError(f"differs from torch.cumsum first at {bad}: {y[bad].item()} != {want[bad].item()}")
-            ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
-            tb = nbytes / (ms * 1e-3) / 1e12
-            print(f"B {b} W {w} warps {warps}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy", flush=True)
-        except Exception as e:  # noqa: BLE001 (the other configurations still run)
-            print(f"B {b} W {w} warps {warps}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+def time_lookback(label, src, b, x, y, want, nbytes, copy):
+    """one scan_lookback source compiled, checked against torch.cumsum and timed"""
+    n = x.numel()
+    g = (n + b - 1) // b
+    a, i = torch.empty(g, device="cuda"), torch.empty(g, device="cuda")
+    flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
+    try:
+        k = tilejit.Kernel(src, "scan_lookback", file="lib/kernels/scan.tj")
+        x3, y3 = x.view(1, n), y.view(1, n)
+        s, c = flags[:g], flags[g:]
+
+        def call():
+            flags.zero_()
+            k(x3, y3, a, i, s, c)
+
+        y.zero_()
+        call()
+        torch.cuda.synchronize()
+        if not torch.equal(y, want):
+            bad = (y != want).nonzero()[0].item()
+            raise AssertionError(f"differs from torch.cumsum first at {bad}: {y[bad].item()} != {want[bad].item()}")
+        ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
+        tb = nbytes / (ms * 1e-3) / 1e12
+        print(f"{label}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy", flush=True)
+    except Exception as e:  # noqa: BLE001 (the other configurations still run)
+        print(f"{label}: failed: {str(e).splitlines()[0][:300]}", flush=True)
 
 
 if __name__ == "__main__":

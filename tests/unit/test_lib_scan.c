@@ -111,7 +111,7 @@ Test(lib_scan, lookback_lines_interp) { lookback_lines(TJ_DEVICE_INTERP, 1); }
 Test(lib_scan, lookback_published_aggregates_interp)
 {
     enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
-    char *src = ls_lib_source("scan", "T=i32;COMBINE=a + b");
+    char *src = ls_lib_source("scan", "T=i32;COMBINE=a + b;AGGREGATE=i32(sum(where(arange(B) < n, x, 0)))");
     cr_assert(src);
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
