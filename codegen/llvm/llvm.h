@@ -45,6 +45,8 @@ typedef struct lg {
     LLVMBuilderRef b;
     LLVMBuilderRef pro;             /* at the end of the prologue */
     LLVMValueRef fn, args;          /* the program function, its tj_arg array */
+    LLVMValueRef exclusive;         /* i1: no other thread runs programs of this tj_cpu now */
+    int atomics;                    /* atomic ops emitted (each with a plain form for exclusive runs) */
     LLVMValueRef pid[3], nprog[3];  /* i64 */
     LLVMBasicBlockRef entry;        /* holds the allocas */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
@@ -213,11 +215,13 @@ void tj_cpu_sort_pairs32(uint32_t *keys, uint32_t *idx, uint32_t n, uint32_t *tm
 void tj_cpu_counting_sort(const uint32_t *bucket, uint32_t n, uint32_t nb, int32_t *order, int32_t *counts);
 
 /* ---- llvm_emit.c: the whole kernel ---- */
-/* Adds "tj_programs" and "tj_frame_bytes" for Tile IR kernel k to mod
+/* Adds "tj_programs", "tj_frame_bytes" and "tj_atomics" for Tile IR kernel k to mod
  * (whose data layout is set); 0, or -1 after a diagnostic. */
 int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits);
-/* The generated entry point: runs programs [begin, end) of the grid. */
-typedef void (*tj_cpu_entry)(const tj_arg *args, int64_t begin, int64_t end, const int64_t *grid);
+/* The generated entry point: runs programs [begin, end) of the grid.
+ * exclusive != 0: the caller holds its tj_cpu's launch lock and runs these
+ * programs alone, so atomics may be plain read-modify-writes (llvm_mem.c). */
+typedef void (*tj_cpu_entry)(const tj_arg *args, int64_t begin, int64_t end, const int64_t *grid, int32_t exclusive);
 
 /* ---- llvm_jit.c, llvm_pool.c: the tj_cpu object ---- */
 #include <pthread.h>
@@ -228,6 +232,7 @@ struct tj_cpu_fn {
     tj_cpu *cpu;
     tj_cpu_entry entry;
     int64_t frame_bytes; /* stack one program's tiles take */
+    int atomics;         /* its programs use atomics: a serial launch takes the launch lock */
     _Atomic int64_t ns_per_program; /* measured on the launching thread; 0: not yet */
     struct tj_cpu_fn *next;
 };

@@ -1,12 +1,14 @@
 /* The whole kernel: the module, the program loop, parameters and the walk
  * over blocks that hands each instruction to its op family.
  *
- *   void tj_programs(const tj_arg *args, i64 begin, i64 end, const i64 *grid)
+ *   void tj_programs(const tj_arg *args, i64 begin, i64 end, const i64 *grid, i32 exclusive)
  *
  * runs programs begin..end-1 of the grid in row-major order of the
  * linear id (axis 0 fastest); `tj_frame_bytes` holds the stack its tile
- * buffers take. Tensor fields are read once, in a prologue before the
- * program loop (the arguments do not change during a launch). */
+ * buffers take, `tj_atomics` (i32) whether it has atomics, whose plain
+ * form runs when `exclusive` is set (llvm_mem.c). Tensor fields are read
+ * once, in a prologue before the program loop (the arguments do not change
+ * during a launch). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,8 +267,8 @@ static void add_attr(lg *g, LLVMValueRef fn, unsigned idx, const char *name)
  * is left at the start of one program's body. */
 static lg_loop begin_programs(lg *g, LLVMBasicBlockRef *prologue)
 {
-    LLVMTypeRef ps[4] = {g->ptr, g->i64, g->i64, g->ptr};
-    g->fn = LLVMAddFunction(g->mod, "tj_programs", LLVMFunctionType(g->vd, ps, 4, 0));
+    LLVMTypeRef ps[5] = {g->ptr, g->i64, g->i64, g->ptr, g->i32};
+    g->fn = LLVMAddFunction(g->mod, "tj_programs", LLVMFunctionType(g->vd, ps, 5, 0));
     add_attr(g, g->fn, 1, "noalias");
     add_attr(g, g->fn, 1, "readonly");
     add_attr(g, g->fn, 4, "readonly");
@@ -278,6 +280,7 @@ static lg_loop begin_programs(lg *g, LLVMBasicBlockRef *prologue)
     LLVMPositionBuilderAtEnd(g->pro, *prologue);
     LLVMPositionBuilderAtEnd(g->b, start);
     LLVMValueRef grid = LLVMGetParam(g->fn, 3);
+    g->exclusive = LLVMBuildICmp(g->pro, LLVMIntNE, LLVMGetParam(g->fn, 4), lg_i32(g, 0), "exclusive");
     for (int a = 0; a < 3; a++) {
         LLVMValueRef at = lg_i64(g, a);
         g->nprog[a] = LLVMBuildLoad2(g->pro, g->i64, LLVMBuildGEP2(g->pro, g->i64, grid, &at, 1, ""), "");
@@ -301,6 +304,9 @@ static void end_programs(lg *g, lg_loop *l, LLVMBasicBlockRef prologue)
     LLVMValueRef frame = LLVMAddGlobal(g->mod, g->i64, "tj_frame_bytes");
     LLVMSetInitializer(frame, lg_i64(g, (int64_t)g->frame));
     LLVMSetGlobalConstant(frame, 1);
+    LLVMValueRef atomics = LLVMAddGlobal(g->mod, g->i32, "tj_atomics");
+    LLVMSetInitializer(atomics, lg_i32(g, g->atomics > 0));
+    LLVMSetGlobalConstant(atomics, 1);
 }
 
 static void init_types(lg *g, LLVMContextRef lc)

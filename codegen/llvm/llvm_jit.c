@@ -260,13 +260,16 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
 
 /* ---- loading ---- */
 
+/* What a kernel's object defines: tj_programs, tj_frame_bytes, tj_atomics. */
+enum { ENTRY_SYMBOLS = 3 };
+
 typedef struct lookup_wait {
     pthread_mutex_t lock;
     pthread_cond_t done;
     int finished;
     LLVMErrorRef err;
-    LLVMOrcSymbolStringPoolEntryRef names[2];
-    uint64_t addr[2];
+    LLVMOrcSymbolStringPoolEntryRef names[ENTRY_SYMBOLS];
+    uint64_t addr[ENTRY_SYMBOLS];
 } lookup_wait;
 
 static void lookup_done(LLVMErrorRef e, LLVMOrcCSymbolMapPairs res, size_t n, void *ctx)
@@ -275,7 +278,7 @@ static void lookup_done(LLVMErrorRef e, LLVMOrcCSymbolMapPairs res, size_t n, vo
     pthread_mutex_lock(&w->lock);
     w->err = e;
     for (size_t i = 0; !e && i < n; i++)
-        for (int j = 0; j < 2; j++)
+        for (int j = 0; j < ENTRY_SYMBOLS; j++)
             if (res[i].Name == w->names[j])
                 w->addr[j] = res[i].Sym.Address;
     w->finished = 1;
@@ -283,26 +286,30 @@ static void lookup_done(LLVMErrorRef e, LLVMOrcCSymbolMapPairs res, size_t n, vo
     pthread_mutex_unlock(&w->lock);
 }
 
-/* Addresses of tj_programs and tj_frame_bytes in jd (same order). */
-static LLVMErrorRef lookup_entry(tj_cpu *cpu, LLVMOrcJITDylibRef jd, uint64_t addr[2])
+/* Addresses of tj_programs, tj_frame_bytes and tj_atomics in jd (same order). */
+static LLVMErrorRef lookup_entry(tj_cpu *cpu, LLVMOrcJITDylibRef jd, uint64_t addr[ENTRY_SYMBOLS])
 {
+    static const char *const names[ENTRY_SYMBOLS] = {"tj_programs", "tj_frame_bytes", "tj_atomics"};
     LLVMOrcCJITDylibSearchOrderElement order[1] = {{jd, LLVMOrcJITDylibLookupFlagsMatchAllSymbols}};
-    LLVMOrcCLookupSetElement syms[2] = {
-        {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_programs"), LLVMOrcSymbolLookupFlagsRequiredSymbol},
-        {LLVMOrcLLJITMangleAndIntern(cpu->jit, "tj_frame_bytes"), LLVMOrcSymbolLookupFlagsRequiredSymbol}};
-    lookup_wait w = {.finished = 0, .names = {syms[0].Name, syms[1].Name}};
+    LLVMOrcCLookupSetElement syms[ENTRY_SYMBOLS];
+    lookup_wait w = {.finished = 0};
+    for (int i = 0; i < ENTRY_SYMBOLS; i++) {
+        syms[i] = (LLVMOrcCLookupSetElement){LLVMOrcLLJITMangleAndIntern(cpu->jit, names[i]),
+                                             LLVMOrcSymbolLookupFlagsRequiredSymbol};
+        w.names[i] = syms[i].Name;
+    }
     pthread_mutex_init(&w.lock, NULL);
     pthread_cond_init(&w.done, NULL);
     LLVMOrcExecutionSessionLookup(LLVMOrcLLJITGetExecutionSession(cpu->jit), LLVMOrcLookupKindStatic, order, 1,
-                                  syms, 2, lookup_done, &w);
+                                  syms, ENTRY_SYMBOLS, lookup_done, &w);
     pthread_mutex_lock(&w.lock);
     while (!w.finished)
         pthread_cond_wait(&w.done, &w.lock);
     pthread_mutex_unlock(&w.lock);
     pthread_mutex_destroy(&w.lock);
     pthread_cond_destroy(&w.done);
-    addr[0] = w.addr[0];
-    addr[1] = w.addr[1];
+    for (int i = 0; i < ENTRY_SYMBOLS; i++)
+        addr[i] = w.addr[i];
     return w.err;
 }
 
@@ -380,7 +387,7 @@ tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, s
     }
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, len, "tj_kernel.o");
     e = LLVMOrcLLJITAddObjectFile(cpu->jit, jd, mb);
-    uint64_t addr[2] = {0, 0};
+    uint64_t addr[ENTRY_SYMBOLS] = {0};
     if (!e)
         e = lookup_entry(cpu, jd, addr);
     tj_cpu_fn *f = NULL;
@@ -396,6 +403,7 @@ tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, s
     f->cpu = cpu;
     f->entry = (tj_cpu_entry)(uintptr_t)addr[0];
     f->frame_bytes = frame;
+    f->atomics = *(const int32_t *)(uintptr_t)addr[2] != 0;
     pthread_mutex_lock(&cpu->lock);
     f->next = cpu->fns;
     cpu->fns = f;

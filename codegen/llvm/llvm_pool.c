@@ -50,7 +50,7 @@ static int64_t run_chunks(tj_cpu_pool *p)
         if (s >= p->total)
             return ran;
         int64_t e = s + p->chunk < p->total ? s + p->chunk : p->total;
-        p->entry(p->args, s, e, p->grid);
+        p->entry(p->args, s, e, p->grid, 0);
         ran += e - s;
     }
 }
@@ -207,6 +207,25 @@ static int caller_can_run(int64_t frame_bytes)
     return (uint64_t)frame_bytes + STACK_SLACK <= at - lo;
 }
 
+/* Programs [start, total) on the caller alone. A kernel with atomics runs
+ * them exclusive, as plain read-modify-writes, holding the launch lock
+ * that every pool launch holds, so that no other launch of this tj_cpu
+ * runs programs meanwhile (atomics are atomic across the launches of one
+ * tj_cpu, as a GPU's are across one device's kernels). Returns the
+ * programs' time (not the wait for the lock). */
+static int64_t run_serial(tj_cpu_fn *f, const tj_arg *args, int64_t start, int64_t total, const int64_t *grid)
+{
+    tj_cpu_pool *p = f->cpu->pool;
+    if (f->atomics)
+        pthread_mutex_lock(&p->launch);
+    int64_t t0 = now_ns();
+    f->entry(args, start, total, grid, f->atomics);
+    int64_t ns = now_ns() - t0;
+    if (f->atomics)
+        pthread_mutex_unlock(&p->launch);
+    return ns;
+}
+
 int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t grid[3], char *err, size_t cap)
 {
     if (!f || !grid || !tj_array_ok(args, nargs)) {
@@ -227,15 +246,14 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     want = want < threads - caller ? want : threads - caller;
     int64_t start = 0, t0 = now_ns();
     if (caller && !atomic_load(&f->ns_per_program) && want > 0) { /* a first chunk alone, to learn the cost */
-        f->entry(args, 0, chunk, grid);
+        f->entry(args, 0, chunk, grid, 0);
         learn(f, now_ns() - t0, chunk);
         start = chunk;
         t0 = now_ns();
     }
     /* one chunk, or less work than waking a thread costs: no one to wake */
     if (caller && (want <= 0 || atomic_load(&f->ns_per_program) * (total - start) < SERIAL_NS)) {
-        f->entry(args, start, total, grid);
-        learn(f, now_ns() - t0, total - start);
+        learn(f, run_serial(f, args, start, total, grid), total - start);
         return 0;
     }
     int64_t launched = now_ns(), ran = 0;
