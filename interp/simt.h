@@ -96,8 +96,8 @@ void tj_simt_wgmma_free(tj_simt *s);
 int tj_simt_wgmma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
 
 /* simt_tma.c: mbarriers and TMA loads */
-int tj_simt_mbarrier(tj_simt *s, tj_ref r); /* mbar_init, mbar_expect_tx, mbar_wait, mbar_inval */
-int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity);
+int tj_simt_mbarrier(tj_simt *s, tj_ref r); /* mbar_init, mbar_expect_tx, mbar_arrive, mbar_wait, mbar_inval */
+int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity, const tj_rval *pred);
 int tj_simt_tma_load(tj_simt *s, tj_ref r);
 int tj_simt_tma_end(tj_simt *s);   /* a program's end: no copy left in flight */
 void tj_simt_tma_reset(tj_simt *s); /* a new program */

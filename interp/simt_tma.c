@@ -2,7 +2,8 @@
  *
  * An mbarrier counts the arrivals and transaction bytes of its current
  * phase: mbar_init starts phase 0 of `count` arrivals, mbar_expect_tx is
- * one arrival that expects bytes more, a tma_load completes its box's
+ * one arrival that expects bytes more, mbar_arrive one arrival (a warp's
+ * release of a ring slot), a tma_load completes its box's
  * bytes, and the phase completes when both reach zero. A tma_load reads
  * its box when issued (the checks then name the right instruction) and
  * completes its bytes at once, but its bytes land in shared memory only
@@ -10,7 +11,8 @@
  * destination sees what was there before (or is reported as a read of
  * bytes nobody wrote), as on a GPU only sometimes. A wait whose phase has
  * not completed could never return in lockstep (every thread is at it):
- * it is reported as the deadlock it is. So are copies into bytes a wgmma
+ * it is reported as the deadlock it is (a predicated wait: the threads
+ * it names agree on the mbarrier and the phase). So are copies into bytes a wgmma
  * group in flight reads, arrivals beyond the count, an invalidation with
  * a phase or copies in flight, and a program that ends with copies in
  * flight. TMA writes through the async proxy: its bytes need no
@@ -126,7 +128,8 @@ static int inval_bar(tj_simt *s, tj_ref r, uint32_t t, uint64_t off)
     return 0;
 }
 
-static int expect_tx(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint64_t bytes)
+/* One arrival, expecting `bytes` more (mbar_expect_tx; 0: mbar_arrive). */
+static int arrive(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint64_t bytes)
 {
     tma_bar *b = find_bar(s, r, t, off);
     if (!b)
@@ -143,21 +146,21 @@ int tj_simt_mbarrier(tj_simt *s, tj_ref r)
 {
     tj_op op = s->st.k->insts[r].op;
     const tj_rval *addr, *n = NULL, *pred = NULL;
-    int counted = op != TJ_OP_MBAR_INVAL;
+    int counted = op != TJ_OP_MBAR_INVAL && op != TJ_OP_MBAR_ARRIVE;
     if (scalar(s, r, 0, TJ_DT_U32, 0, &addr) || (counted && scalar(s, r, 1, TJ_DT_U32, 0, &n)) ||
-        (op != TJ_OP_MBAR_WAIT && scalar(s, r, counted ? 2 : 1, TJ_DT_BOOL, 1, &pred)))
+        scalar(s, r, counted ? 2 : 1, TJ_DT_BOOL, 1, &pred))
         return -1;
     if (op == TJ_OP_MBAR_WAIT)
-        return tj_simt_mbar_wait(s, r, addr, n);
+        return tj_simt_mbar_wait(s, r, addr, n, pred);
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = addr->data[t].u;
         if (!on(pred, t))
             continue;
         if (off % MBAR_BYTES)
             return tj_simt_fail(s, r, t, "an mbarrier at shared byte %" PRIu64 " is not 8-byte aligned", off);
-        int rc = op == TJ_OP_MBAR_INIT ? init_bar(s, r, t, off, n->data[t].u)
+        int rc = op == TJ_OP_MBAR_INIT    ? init_bar(s, r, t, off, n->data[t].u)
                  : op == TJ_OP_MBAR_INVAL ? inval_bar(s, r, t, off)
-                                          : expect_tx(s, r, t, off, n->data[t].u);
+                                          : arrive(s, r, t, off, n ? n->data[t].u : 0);
         if (rc)
             return -1;
     }
@@ -182,13 +185,18 @@ static void land(tj_simt *s, uint32_t off, uint64_t phase)
     m->ncopies = keep;
 }
 
-int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity)
+int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity, const tj_rval *pred)
 {
-    for (uint32_t t = 1; t < s->nthreads; t++)
-        if (addr->data[t].u != addr->data[0].u || parity->data[t].u != parity->data[0].u)
+    uint32_t first = 0;
+    while (first < s->nthreads && !on(pred, first))
+        first++;
+    if (first == s->nthreads) /* no thread waits */
+        return 0;
+    for (uint32_t t = first + 1; t < s->nthreads; t++)
+        if (on(pred, t) && (addr->data[t].u != addr->data[first].u || parity->data[t].u != parity->data[first].u))
             return tj_simt_fail(s, r, t, "threads wait for different mbarriers or phases");
-    uint64_t off = addr->data[0].u, p = parity->data[0].u;
-    tma_bar *b = find_bar(s, r, 0, off);
+    uint64_t off = addr->data[first].u, p = parity->data[first].u;
+    tma_bar *b = find_bar(s, r, first, off);
     if (!b)
         return -1;
     if (p > 1)

@@ -67,8 +67,10 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_ATOM_MIN:
     case TJ_OP_MBAR_INIT:
     case TJ_OP_MBAR_EXPECT_TX:
+    case TJ_OP_MBAR_WAIT:
         return a == 2; /* mask or predicate */
     case TJ_OP_MBAR_INVAL:
+    case TJ_OP_MBAR_ARRIVE:
         return a == 1;
     case TJ_OP_TMA_LOAD:
         return a == 5;

@@ -384,14 +384,15 @@ static void check_wgmma(V *v, tj_ref r)
 /* ---- mbarriers and TMA --------------------------------------------------------- */
 
 /* mbar_init(addr, count, pred), mbar_expect_tx(addr, bytes, pred),
- * mbar_wait(addr, parity), mbar_inval(addr, pred) */
+ * mbar_wait(addr, parity, pred), mbar_arrive(addr, pred), mbar_inval(addr,
+ * pred) */
 static void check_mbarrier(V *v, tj_ref r)
 {
     tj_op op = inst(v, r)->op;
-    int counted = op != TJ_OP_MBAR_INVAL;
+    int counted = op != TJ_OP_MBAR_INVAL && op != TJ_OP_MBAR_ARRIVE;
     if (!expect_scalar(v, r, 0, TJ_DT_U32, "the mbarrier's address") ||
         (counted && !expect_scalar(v, r, 1, TJ_DT_U32, op == TJ_OP_MBAR_WAIT ? "the parity" : "the count")) ||
-        (op != TJ_OP_MBAR_WAIT && !expect_pred(v, r, counted ? 2 : 1)))
+        !expect_pred(v, r, counted ? 2 : 1))
         return;
     tj_verify_result(v, r, TJ_TYPE_NONE);
 }
@@ -472,6 +473,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
         break;
     case TJ_OP_WGMMA_WAIT: check_cp_async_wait(v, r); break;
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
+    case TJ_OP_MBAR_ARRIVE:
         check_mbarrier(v, r);
         break;
     case TJ_OP_TMA_LOAD: check_tma_load(v, r); break;

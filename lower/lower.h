@@ -366,7 +366,8 @@ typedef struct lw_tma_box {
 int lw_tma_boxes(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, lw_tma_box *out);
 void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred);
 /* mbar_init (n: the count), mbar_expect_tx (n: bytes), mbar_wait (n: the
- * parity; no predicate) or mbar_inval (no n) of the mbarrier at bar. */
+ * parity), mbar_arrive or mbar_inval (no n) of the mbarrier at bar, where
+ * pred (TJ_NONE: every thread). */
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred);
 tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA */
 
@@ -386,6 +387,9 @@ int lw_ring_keeps_group(const lw *w, tj_ref dot);
 /* Issues the copies of the tile d iterations ahead, when they are pending:
  * after the first fragment loads of the dot that awaited its slots. */
 void lw_ring_issue(lw *w);
+/* After dot's wgmma_wait {pending}: where its rings land by TMA, each warp
+ * releases the slot whose group that wait retired (its "empty" mbarrier). */
+void lw_ring_release(lw *w, tj_ref dot, int64_t pending);
 
 /* lower/mma_regs.c: results in the registers of the PTX fragment layout */
 int lw_mma_regs_grid(const lw *w, lw_mma *p, int accumulates);

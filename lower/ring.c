@@ -35,23 +35,31 @@
  * the barrier of iteration n.
  *
  * Where every ring of a loop feeds wgmma and its loads fit TMA boxes
- * (lower/tma.c), thread 0 copies the tiles by tma_load instead, and slot s
- * has an mbarrier that the copies of its tile complete:
+ * (lower/tma.c), thread 0 copies the tiles by tma_load instead. Slot s has
+ * two mbarriers: "full", which the copies of its tile complete, and
+ * "empty", on which every warp arrives once per dot of the loop when its
+ * wgmma_wait retired the group that read the slot (the consumer release):
  *
- *     before the loop:  init the S mbarriers (count 1); fence; barrier
- *                       for j < d, tile j in range: expect_tx(slot j); tma tile j
- *     iteration n:      wait for parity (n / S) % 2 of slot n % S; barrier
- *                       the dot's products on slot n % S
- *                       tile n + d in range: expect_tx(slot (n + d) % S); tma tile n + d
- *     after the loop:   invalidate the mbarriers
+ *     before the loop:  init full (count 1) and empty (count warps x dots); fence; barrier
+ *                       for j < d, tile j in range: expect_tx(full j); tma tile j
+ *     iteration n:      wait for parity (n / S) % 2 of full[n % S]
+ *                       the dot's products on slot n % S; commit
+ *                       tile t = n + d in range, thread 0: wait for parity (t / S + 1) % 2
+ *                       of empty[t % S]; expect_tx(full[t % S]); tma tile t
+ *                       wgmma_wait {p}; lane 0 of each warp, n >= p: arrive on empty[(n - p) % S]
+ *     after the loop:   barrier; invalidate the mbarriers
  *
- * The barrier is the consumer release: every thread passes it after its
- * wgmma_wait retired the group that read the slot refilled next (as for
- * cp_async), and after its wait of the iteration, so the invalidation
- * after the loop follows every wait. Tiles past the loop's range are not
- * copied (each tile issued is awaited in its iteration), and a slot is
- * refilled only after its last phase was awaited, so no wait can miss a
- * phase. */
+ * No barrier of all warps is left in the loop: a warp waits only for the
+ * tile it multiplies, and thread 0 only for the release of the tile its
+ * copies overwrite, tile t - S, whose phase of empty is (t - S) / S (a
+ * fresh mbarrier counts as having completed the phase of parity 1, so the
+ * first S tiles pass). Neither wait can see a later phase than the one it
+ * means: the next phase of full[s] needs thread 0's copies of tile n + S,
+ * issued after every warp released tile n, and the next of empty[s] needs
+ * tile t, issued after this wait. The barrier after the loop comes after
+ * every warp's last wait and arrival, so the invalidation follows them.
+ * Tiles past the loop's range are not copied (each tile issued is awaited
+ * in its iteration). */
 #include <string.h>
 
 #include "lower/lower.h"
@@ -71,7 +79,8 @@ struct lw_ring {
     uint32_t nslots;    /* depth + 1, or depth + 2 when the dot's wgmma group stays in
                            flight into the next iteration (it still reads its slot) */
     int tma;            /* the loop's rings land by TMA (lower/tma.c) */
-    uint32_t bars;      /* tma: shared offset of slot 0's mbarrier, while the loop is lowered */
+    uint32_t bars;      /* tma: shared offset of slot 0's "full" mbarrier, while the loop is lowered;
+                           the S "empty" ones follow the S full ones */
 };
 
 enum { MAX_RINGS = 64 };
@@ -336,10 +345,30 @@ static int by_tma(const lw *w, tj_ref loop)
 
 enum { MBAR_BYTES = 8 };
 
-/* The mbarrier of slot s (u32) of the loop's rings. */
-static tj_ref slot_bar(lw *w, const lw_ring *g, tj_ref s)
+/* The full (empty = 0) or empty (empty = 1) mbarrier of slot s (u32) of the
+ * loop's rings. */
+static tj_ref slot_bar(lw *w, const lw_ring *g, tj_ref s, int empty)
 {
-    return lw_add_imm(w, lw_mul_imm(w, lw_cast(w, s, TJ_DT_U32), MBAR_BYTES), g->bars);
+    uint32_t at = g->bars + (empty ? g->nslots * MBAR_BYTES : 0);
+    return lw_add_imm(w, lw_mul_imm(w, lw_cast(w, s, TJ_DT_U32), MBAR_BYTES), at);
+}
+
+static tj_ref const_bar(lw *w, const lw_ring *g, uint32_t s, int empty)
+{
+    return lw_const_int(w, TJ_DT_U32, g->bars + ((empty ? g->nslots : 0) + s) * MBAR_BYTES);
+}
+
+/* The dots the loop's rings feed: each releases a slot once per warp. */
+static uint32_t ring_dots(const lw *w, tj_ref loop)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        int seen = w->rings[i].loop != loop;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = w->rings[j].loop == loop && w->rings[j].dot == w->rings[i].dot;
+        n += !seen;
+    }
+    return n;
 }
 
 /* Tile `ahead` iterations past the one at `from` is in the loop's range
@@ -350,10 +379,13 @@ static tj_ref in_range(lw *w, tj_ref from, int64_t ahead, tj_ref step, tj_ref hi
     return lw_op2(w, TJ_OP_LT, at, lw_cast(w, hi, TJ_DT_I64));
 }
 
-/* Thread 0, where the tile is in range: one arrival expecting every ring's
- * bytes on the slot's mbarrier, then the boxes of each ring's load, all
- * their operands computed first (one run for the PTX generator's branch). */
-static void tma_tile(lw *w, tj_ref loop, tj_ref bar, tj_ref slot_shift_of, int64_t j, tj_ref pred)
+/* Thread 0, where the tile is in range: the wait for the slot's release
+ * (where `empty` is not TJ_NONE: the phase of that parity of it), one
+ * arrival expecting every ring's bytes on the slot's full mbarrier, then
+ * the boxes of each ring's load, all their operands computed first (one
+ * run for the PTX generator's branch). */
+static void tma_tile(lw *w, tj_ref loop, tj_ref bar, tj_ref empty, tj_ref parity, tj_ref slot_shift_of, int64_t j,
+                     tj_ref pred)
 {
     lw_tma_box boxes[2 * LW_TMA_MAX_BOXES];
     int n = 0;
@@ -377,23 +409,29 @@ static void tma_tile(lw *w, tj_ref loop, tj_ref bar, tj_ref slot_shift_of, int64
         bytes += lw_tma_tile_bytes(&g->tile);
     }
     tj_ref tx = lw_const_int(w, TJ_DT_U32, bytes);
+    if (empty)
+        lw_mbarrier(w, TJ_OP_MBAR_WAIT, empty, parity, pred);
     lw_mbarrier(w, TJ_OP_MBAR_EXPECT_TX, bar, tx, pred);
     lw_tma_issue(w, boxes, n, bar, pred);
 }
 
-/* Before the loop: the slots' mbarriers, then tiles 0 .. d - 1. */
-static void tma_begin(lw *w, tj_ref loop, uint32_t bars)
+/* Before the loop: the slots' mbarriers, then tiles 0 .. d - 1 (into
+ * fresh slots: no release to wait for). */
+static void tma_begin(lw *w, tj_ref loop)
 {
     const tj_inst *li = &w->src->insts[loop];
     const lw_ring *g = first_ring(w, loop);
     tj_ref who = lw_tma_thread(w), one = lw_const_int(w, TJ_DT_U32, 1);
-    for (uint32_t s = 0; s < g->nslots; s++)
-        lw_mbarrier(w, TJ_OP_MBAR_INIT, lw_const_int(w, TJ_DT_U32, bars + s * MBAR_BYTES), one, who);
+    tj_ref releases = lw_const_int(w, TJ_DT_U32, (int64_t)w->nwarps * ring_dots(w, loop));
+    for (uint32_t s = 0; s < g->nslots; s++) {
+        lw_mbarrier(w, TJ_OP_MBAR_INIT, const_bar(w, g, s, 0), one, who);
+        lw_mbarrier(w, TJ_OP_MBAR_INIT, const_bar(w, g, s, 1), releases, who);
+    }
     lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0); /* the inits, to the copies' async proxy */
     lw_barrier(w);
     tj_ref lo = w->vals[li->args[0]].regs[0], hi = w->vals[li->args[1]].regs[0], step = w->vals[li->args[2]].regs[0];
     for (int64_t j = 0; j < (int64_t)g->depth; j++)
-        tma_tile(w, loop, lw_const_int(w, TJ_DT_U32, bars + j * MBAR_BYTES), TJ_NONE, j,
+        tma_tile(w, loop, const_bar(w, g, (uint32_t)j, 0), TJ_NONE, TJ_NONE, TJ_NONE, j,
                  lw_and(w, who, in_range(w, lo, j, step, hi)));
 }
 
@@ -422,8 +460,8 @@ void lw_ring_begin(lw *w, tj_ref loop)
         top += g->nslots * g->slot_bytes;
     }
     uint32_t bars = (top + MBAR_BYTES - 1) / MBAR_BYTES * MBAR_BYTES;
-    if (by_tma(w, loop))
-        top = bars + first_ring(w, loop)->nslots * MBAR_BYTES;
+    if (by_tma(w, loop)) /* full and empty of each slot */
+        top = bars + 2 * first_ring(w, loop)->nslots * MBAR_BYTES;
     for (uint32_t i = 0; i < w->nrings; i++)
         w->rings[i].bars = w->rings[i].loop == loop ? bars : w->rings[i].bars;
     if (top > w->smem_limit) {
@@ -436,7 +474,7 @@ void lw_ring_begin(lw *w, tj_ref loop)
     if (top > w->smem_bytes)
         w->smem_bytes = top;
     if (by_tma(w, loop)) {
-        tma_begin(w, loop, bars);
+        tma_begin(w, loop);
         return;
     }
     const tj_inst *li = &w->src->insts[loop];
@@ -455,9 +493,9 @@ void lw_ring_end(lw *w, tj_ref loop)
 {
     if (by_tma(w, loop)) { /* every copy was awaited in its iteration */
         const lw_ring *g = first_ring(w, loop);
-        for (uint32_t s = 0; s < g->nslots; s++)
-            lw_mbarrier(w, TJ_OP_MBAR_INVAL, lw_const_int(w, TJ_DT_U32, g->bars + s * MBAR_BYTES), TJ_NONE,
-                        lw_tma_thread(w));
+        lw_barrier(w); /* after every warp's last wait and release */
+        for (uint32_t s = 0; s < 2 * g->nslots; s++)
+            lw_mbarrier(w, TJ_OP_MBAR_INVAL, const_bar(w, g, s, 0), TJ_NONE, lw_tma_thread(w));
         w->smem_dirty = 1; /* others' writes to these bytes wait for a barrier */
     } else if (depth_of(w, loop)) {
         wait_for(w, 0); /* the copies past the end must land before the memory is reused */
@@ -480,16 +518,23 @@ static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, uint32_t nslots)
     return lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, ahead), lw_const_int(w, TJ_DT_U32, nslots));
 }
 
-/* The top of iteration n: tile n awaited and published to every thread;
- * the copies of tile n + d are pending (lw_ring_issue). */
+/* The parity of phase t / S (t: u32) of a slot's mbarrier, plus `after`. */
+static tj_ref phase_parity(lw *w, tj_ref t, uint32_t nslots, int64_t after)
+{
+    tj_ref phase = lw_op2(w, TJ_OP_DIV, t, lw_const_int(w, TJ_DT_U32, nslots));
+    return lw_op2(w, TJ_OP_AND, lw_add_imm(w, phase, after), lw_const_int(w, TJ_DT_U32, 1));
+}
+
+/* The top of iteration n: tile n awaited and published to every thread
+ * (by TMA: to the warp that waited, the only one that reads it through
+ * its own wgmma); the copies of tile n + d are pending (lw_ring_issue). */
 static void ready(lw *w)
 {
     if (by_tma(w, w->loop->src_loop)) {
         const lw_ring *g = first_ring(w, w->loop->src_loop);
-        tj_ref n = iteration(w), s = lw_const_int(w, TJ_DT_U32, g->nslots);
-        tj_ref parity = lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_DIV, n, s), lw_const_int(w, TJ_DT_U32, 1));
-        lw_mbarrier(w, TJ_OP_MBAR_WAIT, slot_bar(w, g, slot_of(w, n, 0, g->nslots)), parity, TJ_NONE);
-        lw_barrier(w);
+        tj_ref n = iteration(w);
+        lw_mbarrier(w, TJ_OP_MBAR_WAIT, slot_bar(w, g, slot_of(w, n, 0, g->nslots), 0),
+                    phase_parity(w, n, g->nslots, 0), TJ_NONE);
         w->loop->rings_ready = 1;
         w->loop->copies_pending = 1;
         return;
@@ -508,10 +553,11 @@ void lw_ring_issue(lw *w)
         return;
     tj_ref loop = w->loop->src_loop;
     int64_t d = depth_of(w, loop);
-    if (by_tma(w, loop)) {
+    if (by_tma(w, loop)) { /* into the slot of tile n + d - S, once every warp released it */
         const lw_ring *g = first_ring(w, loop);
-        tj_ref s = slot_of(w, iteration(w), d, g->nslots);
-        tma_tile(w, loop, slot_bar(w, g, s), lw_cast(w, s, TJ_DT_U32), -1,
+        tj_ref n = iteration(w), s = slot_of(w, n, d, g->nslots);
+        tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), phase_parity(w, lw_add_imm(w, n, d), g->nslots, 1),
+                 lw_cast(w, s, TJ_DT_U32), -1,
                  lw_and(w, lw_tma_thread(w), in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
         w->loop->copies_pending = 0;
         return;
@@ -524,6 +570,24 @@ void lw_ring_issue(lw *w)
     }
     commit(w);
     w->loop->copies_pending = 0;
+}
+
+void lw_ring_release(lw *w, tj_ref dot, int64_t pending)
+{
+    const lw_ring *g = NULL;
+    for (uint32_t i = 0; i < w->nrings && !g; i++)
+        g = w->rings[i].dot == dot ? &w->rings[i] : NULL;
+    if (!g || !g->tma || !w->loop || w->loop->src_loop != g->loop)
+        return;
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref lane0 = lw_op2(w, TJ_OP_EQ, lw_lane(w), lw_const_int(w, TJ_DT_I32, 0));
+    w->hoisting = was;
+    tj_ref n = iteration(w), pred = lane0;
+    if (pending) /* iteration n retired group n - pending, none before the first */
+        pred = lw_and(w, lane0, lw_op2(w, TJ_OP_GE, n, lw_const_int(w, TJ_DT_U32, pending)));
+    tj_ref s = slot_of(w, n, (int64_t)g->nslots - pending, g->nslots);
+    lw_mbarrier(w, TJ_OP_MBAR_ARRIVE, slot_bar(w, g, s, 1), TJ_NONE, pred);
 }
 
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift)

@@ -88,10 +88,9 @@ void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred)
 
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred)
 {
-    tj_ref args[3] = {bar, n, pred};
-    if (op == TJ_OP_MBAR_INVAL)
-        args[1] = pred;
-    lw_emit(w, op, TJ_TYPE_NONE, args, op == TJ_OP_MBAR_INVAL || op == TJ_OP_MBAR_WAIT ? 2 : 3);
+    int counted = op != TJ_OP_MBAR_INVAL && op != TJ_OP_MBAR_ARRIVE;
+    tj_ref args[3] = {bar, counted ? n : pred, pred};
+    lw_emit(w, op, TJ_TYPE_NONE, args, counted ? 3 : 2);
 }
 
 tj_ref lw_tma_thread(lw *w)

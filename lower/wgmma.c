@@ -287,6 +287,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
      * (lw_mma_fragments_out) */
     int64_t pending = carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0;
     emit0(w, TJ_OP_WGMMA_WAIT, pending);
+    lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
     if (staged)
         lw_smem_end(w);
     if (carried) {

@@ -1,5 +1,5 @@
 /* mbarriers and TMA loads (sm_90a; docs/simt.md, "TMA"): mbar_init,
- * mbar_expect_tx, mbar_wait, mbar_inval and tma_load.
+ * mbar_expect_tx, mbar_arrive, mbar_wait, mbar_inval and tma_load.
  *
  * The tensor maps a kernel's tma_load instructions read (tj_tensor_maps)
  * are kernel parameters after the ABI's own, `.param .align 64 .b8
@@ -9,9 +9,10 @@
  * try_wait.parity loop (the instruction itself may time out and return
  * false before the phase completes).
  *
- * A run of mbar_expect_tx and tma_load instructions of one predicate (the
- * issuing thread's, lower/tma.c) goes inside one branch on it instead of
- * being predicated one by one: ptxas moves each copy's operands to
+ * A run of mbar_wait, mbar_expect_tx and tma_load instructions of one
+ * predicate (the issuing thread's, lower/tma.c: its wait for the slot's
+ * release, then the tile) goes inside one branch on it instead of being
+ * predicated one by one: ptxas moves each copy's operands to
  * uniform registers and votes on its predicate, so every warp would step
  * through the whole run to issue nothing. */
 #include <stdio.h>
@@ -64,7 +65,7 @@ static int emit_wait(ptx_emitter *e, tj_ref r)
 static tj_ref issue_pred(const tj_kernel *k, tj_ref r)
 {
     const tj_inst *in = &k->insts[r];
-    if (in->op == TJ_OP_MBAR_EXPECT_TX && in->nargs == 3)
+    if ((in->op == TJ_OP_MBAR_EXPECT_TX || in->op == TJ_OP_MBAR_WAIT) && in->nargs == 3)
         return in->args[2];
     return in->op == TJ_OP_TMA_LOAD && in->nargs == 6 ? in->args[5] : TJ_NONE;
 }
@@ -83,7 +84,7 @@ static void run_ends(const ptx_emitter *e, tj_ref r, int *first, int *last)
     *last = i + 1 >= b->ninsts || issue_pred(k, b->insts[i + 1]) != pred;
 }
 
-/* Emits issue r (expect_tx or tma_load) inside its run's branch. */
+/* Emits issue r (wait, expect_tx or tma_load) inside its run's branch. */
 static int emit_issue(ptx_emitter *e, tj_ref r, int (*emit)(ptx_emitter *, tj_ref))
 {
     tj_ref pred = issue_pred(e->k, r);
@@ -130,11 +131,12 @@ static int emit_tma_load(ptx_emitter *e, tj_ref r)
 static int check_operands(ptx_emitter *e, tj_ref r)
 {
     static const tj_dtype barrier[] = {TJ_DT_U32, TJ_DT_U32, TJ_DT_BOOL};
-    static const tj_dtype inval[] = {TJ_DT_U32, TJ_DT_BOOL};
+    static const tj_dtype inval[] = {TJ_DT_U32, TJ_DT_BOOL}; /* and mbar_arrive */
     static const tj_dtype copy[] = {TJ_DT_INVALID, TJ_DT_U32, TJ_DT_U32, TJ_DT_I32, TJ_DT_I32, TJ_DT_BOOL};
     const tj_inst *in = px_inst(e, r);
-    const tj_dtype *want = in->op == TJ_OP_TMA_LOAD ? copy : in->op == TJ_OP_MBAR_INVAL ? inval : barrier;
-    uint32_t n = in->op == TJ_OP_TMA_LOAD ? 6 : in->op == TJ_OP_MBAR_INVAL ? 2 : in->op == TJ_OP_MBAR_WAIT ? 2 : 3;
+    int uncounted = in->op == TJ_OP_MBAR_INVAL || in->op == TJ_OP_MBAR_ARRIVE;
+    const tj_dtype *want = in->op == TJ_OP_TMA_LOAD ? copy : uncounted ? inval : barrier;
+    uint32_t n = in->op == TJ_OP_TMA_LOAD ? 6 : uncounted ? 2 : 3;
     if (in->nargs != n)
         return px_fail(e, r, "'%s' takes %u operands", tj_op_get(in->op)->name, n);
     for (uint32_t a = 0; a < n; a++)
@@ -162,7 +164,10 @@ int px_emit_tma(ptx_emitter *e, tj_ref r)
     case TJ_OP_MBAR_INVAL:
         px_ins(e, "%smbarrier.inval.shared::cta.b64 [%s]", guard(e, in->args[1]).s, RN(shared_addr(e, r, 0)));
         return 0;
-    case TJ_OP_MBAR_WAIT: return emit_wait(e, r);
+    case TJ_OP_MBAR_ARRIVE:
+        px_ins(e, "%smbarrier.arrive.shared::cta.b64 _, [%s]", guard(e, in->args[1]).s, RN(shared_addr(e, r, 0)));
+        return 0;
+    case TJ_OP_MBAR_WAIT: return emit_issue(e, r, emit_wait);
     case TJ_OP_TMA_LOAD: return emit_issue(e, r, emit_tma_load);
     default: return px_fail(e, r, "internal error: '%s' is not an mbarrier or TMA op", tj_op_get(in->op)->name);
     }

@@ -99,6 +99,44 @@ static void lookback_lines(tj_device_kind kind, int repeats)
 Test(lib_scan, lookback_lines_native) { lookback_lines(TJ_DEVICE_CPU, 20); }
 Test(lib_scan, lookback_lines_interp) { lookback_lines(TJ_DEVICE_INTERP, 1); }
 
+/* cummax and a custom combine along a line of many tiles: the look-back's
+ * tile aggregate is then the scan's last element, not a sum (all values
+ * negative, so zeros of padding taken into a maximum would show), over
+ * more tiles than one program's tickets (17: two programs of 8 and one). */
+static void lookback_combines(tj_device_kind kind)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(kind, &j);
+    enum { N = 16 * 8192 + 1001 };
+    float *x = malloc(sizeof *x * N), *y = malloc(sizeof *y * N);
+    int64_t *a = malloc(sizeof *a * N), *b = malloc(sizeof *b * N), n = N;
+    for (int64_t i = 0; i < N; i++) {
+        x[i] = -2000.0f + (float)((i * 7919) % 997) + (float)(i / 8192);
+        a[i] = (i * 7919) % 5 ? 1 : -1;
+    }
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 1, &n), ty = tj_tensor_contiguous(y, TJ_DT_F32, 1, &n);
+    tj_tensor ta = tj_tensor_contiguous(a, TJ_DT_I64, 1, &n), tb = tj_tensor_contiguous(b, TJ_DT_I64, 1, &n);
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_lib_cummax(l, &tx, &ty, 0, 0, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_scan(l, &ta, &tb, 0, "a * b", 0, NULL, &err), 0, "%s", err.msg);
+    float m = -INFINITY;
+    int64_t p = 1;
+    for (int64_t i = 0; i < N; i++) {
+        m = fmaxf(m, x[i]);
+        p *= a[i];
+        cr_assert_eq(y[i], m, "cummax y[%lld] = %g, expected %g", (long long)i, y[i], m);
+        cr_assert_eq(b[i], p, "product y[%lld] = %lld, expected %lld", (long long)i, (long long)b[i], (long long)p);
+    }
+    free(x);
+    free(y);
+    free(a);
+    free(b);
+    close_lib(l, j);
+}
+
+Test(lib_scan, lookback_combines_native) { lookback_combines(TJ_DEVICE_CPU); }
+Test(lib_scan, lookback_combines_interp) { lookback_combines(TJ_DEVICE_INTERP); }
+
 /* scan_lookback itself (tiles of 16, look-back windows of W = 2: the
  * library's are 8192 and 256) in the interpreter, where programs run in
  * ticket order, so that a look-back meets what a GPU's many running tiles

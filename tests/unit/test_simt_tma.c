@@ -3,8 +3,10 @@
  * its phase completed; and the mistakes a lowering could make are reported:
  * a read before the wait, a wait on a phase that never completes, an
  * mbarrier initialized twice, arrivals beyond its count, copies left in
- * flight at the end, a tensor a tensor map cannot describe. The kernel is
- * the one of tests/lit/ptx/tma.tjir, edited per case. */
+ * flight at the end, a tensor a tensor map cannot describe. A slot's
+ * release (lower/ring.c): lane 0 of each warp arrives, thread 0 alone
+ * waits. The kernel is the one of tests/lit/ptx/tma.tjir, edited per
+ * case. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -31,7 +33,7 @@ static const char *const TMA = "kernel @tma(x: bf16[R, C], y: bf16[N]) simt(thre
                                "  %8 = const 0 : u32\n"
                                "  tma_load %1, %8, %5, %3, %3, %4 {cols = 64, rows = 8, swizzle = 128}\n"
                                "  %9 = const 0 : u32\n"
-                               "  mbar_wait %5, %9\n"
+                               "  mbar_wait %5, %9, _\n"
                                "  %10 = cast %2 : u32\n"
                                "  %11 = const 16 : u32\n"
                                "  %12 = mul %10, %11 : u32\n"
@@ -109,7 +111,7 @@ static void expect(const char *from, const char *to, const char *what)
 
 Test(simt_tma, reports_broken_protocols)
 {
-    expect("  mbar_wait %5, %9\n", "", "which no thread has written"); /* read before the wait */
+    expect("  mbar_wait %5, %9, _\n", "", "which no thread has written"); /* read before the wait */
     expect("%9 = const 0 : u32", "%9 = const 1 : u32", "which nothing in flight completes");
     expect("  fence_proxy_async\n", "  mbar_init %5, %6, %4\n", "inside a live mbarrier");
     expect("  mbar_expect_tx %5, %7, %4\n", "  mbar_expect_tx %5, %7, _\n", "more often than its count");
@@ -117,6 +119,37 @@ Test(simt_tma, reports_broken_protocols)
            "TMA copies not awaited");
     expect("  mbar_inval %5, %4\n", "  mbar_expect_tx %5, %7, %4\n  mbar_inval %5, %4\n", "in the middle of a phase");
     expect("%8 = const 0 : u32", "%8 = const 64 : u32", "not 128-byte aligned");
+}
+
+/* After the reads, a release mbarrier of one arrival per warp (count 2):
+ * lane 0 of each warp arrives, then thread 0 alone waits for the phase. */
+static const char *const RELEASE = "  %18 = const 1032 : u32\n"
+                                   "  %19 = const 2 : u32\n"
+                                   "  mbar_init %18, %19, %4\n"
+                                   "  %20 = const 31 : i32\n"
+                                   "  %21 = and %2, %20 : i32\n"
+                                   "  %22 = eq %21, %3 : bool\n"
+                                   "  mbar_arrive %18, %22\n"
+                                   "  mbar_wait %18, %9, %4\n"
+                                   "  mbar_inval %18, %4\n"
+                                   "  mbar_inval %5, %4\n";
+
+static void with_release(const char *from, const char *to, const char *what)
+{
+    char text[1024];
+    const char *at = strstr(RELEASE, from);
+    cr_assert(at, "no '%s' in the release", from);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - RELEASE), RELEASE, to, at + strlen(from));
+    expect("  mbar_inval %5, %4\n", text, what);
+}
+
+Test(simt_tma, a_release_completes_with_one_arrival_per_warp)
+{
+    uint16_t y[OUT];
+    const char *msg;
+    cr_assert_eq(run("  mbar_inval %5, %4\n", RELEASE, y, PITCH, 0, &msg), 0, "%s", msg);
+    with_release("mbar_arrive %18, %22", "mbar_arrive %18, %4", "which nothing in flight completes (1 arrivals");
+    with_release("mbar_wait %18, %9, %4", "mbar_wait %18, %6, %4", "which nothing in flight completes");
 }
 
 /* A tensor map needs 16-byte aligned data and rows (cuTensorMapEncodeTiled). */
