@@ -2,6 +2,7 @@
  * rows that fit one tile through the tile sort, the rest by an LSD radix
  * sort of every line at once (docs/library.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
@@ -62,24 +63,34 @@ static int sort_rows(sort_job *s)
 /* ---- the radix sort ---- */
 
 typedef struct radix_bufs {
-    void *k[2], *p[2], *h, *o, *e, *g; /* keys, payloads (ping-pong); H, its scan O, E and G (sort.tj) */
+    void *k[2], *p[2], *g; /* keys, payloads (ping-pong); the tiles' offsets G (sort.tj) */
+    void *h, *o, *e;       /* the three-kernel passes: H, its scan O, E */
+    void *l, *hg, *c;      /* the single pass: look-back words L, every pass's counts Hg, tickets C */
+    size_t zeroed;         /* the bytes of L, Hg and C (zeroed once a sort) */
     int64_t n, tiles;
+    int passes;
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
 
 static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+/* After the keys and payloads: H, O, E, G (three kernels a pass) or L
+ * (u64 a tile and digit), Hg, C, then G (the single pass). */
 static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
 {
     b->n = s->ln.p * s->ln.n * s->ln.q;
     b->tiles = (b->n + RADIX_TILE - 1) / RADIX_TILE;
     size_t n = (size_t)b->n, kb = aligned(n * (size_t)key_bytes), ib = aligned(n * 4);
-    size_t hb = aligned((size_t)(DIGITS * b->tiles) * 4);
-    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 4 * hb, 0, s->err);
+    size_t hb = aligned((size_t)(DIGITS * b->tiles) * 4), counts = aligned((size_t)b->passes * (DIGITS + 1) * 4);
+    size_t third = counts > hb ? counts : hb; /* E, or Hg and C */
+    char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 3 * hb + third, 0, s->err);
     if (!base)
         return 1;
+    char *t = base + 2 * kb + 2 * ib;
     b->k[0] = base, b->k[1] = base + kb, b->p[0] = base + 2 * kb, b->p[1] = base + 2 * kb + ib;
-    b->h = base + 2 * kb + 2 * ib, b->o = (char *)b->h + hb, b->e = (char *)b->o + hb, b->g = (char *)b->e + hb;
+    b->h = t, b->o = t + hb, b->e = t + 2 * hb, b->g = t + 2 * hb + third;
+    b->l = t, b->hg = t + 2 * hb, b->c = (char *)b->hg + (size_t)b->passes * DIGITS * 4;
+    b->zeroed = 2 * hb + counts;
     return 0;
 }
 
@@ -92,8 +103,17 @@ static int bits_of(int64_t v)
 }
 
 typedef struct radix_kernels {
-    tj_dispatch *keys, *hist, *offsets, *scatter, *finish;
+    tj_dispatch *keys, *hist, *offsets, *scatter; /* the three-kernel passes (and their first keys) */
+    tj_dispatch *upsweep, *onesweep;              /* the single pass */
+    tj_dispatch *finish;
 } radix_kernels;
+
+/* The digit's scalars of radix_hist, radix_scatter and radix_onesweep. */
+static void digit_args(const sort_job *s, int pass, int key_passes, tj_arg *out)
+{
+    out[0] = lib_int_arg(pass), out[1] = lib_int_arg(key_passes), out[2] = lib_int_arg(s->ln.n);
+    out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(pass == 0);
+}
 
 /* One pass: count each tile's digits (H, and where they start in the
  * tile's order, E), scan H in digit-major order (O), each tile's offsets
@@ -105,8 +125,8 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
     tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
-    tj_arg digits[] = {lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(s->ln.n), lib_int_arg(s->ln.q),
-                       lib_int_arg(pass == 0)};
+    tj_arg digits[5];
+    digit_args(s, pass, key_passes, digits);
     tj_arg hist[] = {k, p, h, e, digits[0], digits[1], digits[2], digits[3], digits[4]}, offsets[] = {h, o, e, g};
     tj_arg scatter[] = {k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n),
                         digits[0], digits[1], digits[2], digits[3], digits[4]};
@@ -118,28 +138,70 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
            lib_launch(s->l, rk->scatter, scatter, 10, s->stream, s->err);
 }
 
-static int radix_sort(sort_job *s, int key_bits)
+/* Every pass's counts in one read of the input (radix_upsweep, which also
+ * writes the first pass's keys), after L, Hg and C are zeroed. */
+static int upsweep(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int key_passes)
+{
+    int64_t n = b->n, hs[] = {b->passes, DIGITS};
+    tj_arg args[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->k[0], b->work, 1, &n),
+                     lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_int_arg(b->passes), lib_int_arg(key_passes),
+                     lib_int_arg(s->ln.n), lib_int_arg(s->ln.q)};
+    return lib_zero(s->l, b->l, b->zeroed / 4, s->stream, s->err) ||
+           lib_launch(s->l, rk->upsweep, args, 7, s->stream, s->err);
+}
+
+/* One pass in one launch: radix_onesweep ranks each tile once and looks
+ * back for its digits' offsets. */
+static int onesweep_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int pass, int key_passes,
+                         int cur)
+{
+    int64_t n = b->n, hs[] = {b->passes, DIGITS}, ls[] = {b->tiles, DIGITS}, np = b->passes;
+    tj_arg args[13] = {lib_buffer_arg(b->k[cur], b->work, 1, &n), lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n),
+                       lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_buffer_arg(b->l, TJ_DT_U64, 2, ls),
+                       lib_buffer_arg(b->c, TJ_DT_I32, 1, &np), lib_buffer_arg(b->g, TJ_DT_I32, 2, ls),
+                       lib_buffer_arg(b->k[!cur], b->work, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n)};
+    digit_args(s, pass, key_passes, args + 8);
+    return lib_launch(s->l, rk->onesweep, args, 13, s->stream, s->err);
+}
+
+/* The single pass unless the caller asks for the three kernels a pass
+ * (TJ_LIB_MULTI_PHASE, or TILEJIT_LIB_SORT_MULTI_PHASE=1: the benchmark's
+ * side-by-side row); Metal's kernels are the three (no ordered accesses),
+ * the library's jits all have them. */
+static int single_pass(uint32_t flags)
+{
+    const char *ask = getenv("TILEJIT_LIB_SORT_MULTI_PHASE");
+    return !(flags & TJ_LIB_MULTI_PHASE) && !(ask && !strcmp(ask, "1"));
+}
+
+static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
 {
     int values = s->y.data != NULL;
     s->subst[3] = (lib_subst){"VALUES", "0"};
-    radix_kernels rk = {lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err),
-                        lib_dispatch(s->l, "sort", "radix_hist", s->subst, 5, s->err),
-                        lib_dispatch(s->l, "sort", "radix_offsets", s->subst, 5, s->err),
-                        lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err),
-                        lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices",
-                                     s->subst, 5, s->err)};
+    int one = single_pass(flags);
+    radix_kernels rk = {0};
+    if (one) {
+        rk.upsweep = lib_dispatch(s->l, "sort", "radix_upsweep", s->subst, 5, s->err);
+        rk.onesweep = rk.upsweep ? lib_dispatch(s->l, "sort", "radix_onesweep", s->subst, 5, s->err) : NULL;
+    } else {
+        rk.keys = lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err);
+        rk.hist = rk.keys ? lib_dispatch(s->l, "sort", "radix_hist", s->subst, 5, s->err) : NULL;
+        rk.offsets = rk.hist ? lib_dispatch(s->l, "sort", "radix_offsets", s->subst, 5, s->err) : NULL;
+        rk.scatter = rk.offsets ? lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err) : NULL;
+    }
+    rk.finish = lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices", s->subst, 5,
+                             s->err);
     tj_dtype wt = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32;
-    radix_bufs b;
-    if (!rk.keys || !rk.hist || !rk.offsets || !rk.scatter || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
-        return 1;
     int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
+    radix_bufs b = {.passes = passes, .work = wt};
+    if ((one ? !rk.onesweep : !rk.scatter) || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
+        return 1;
     int64_t n = b.n;
-    b.work = wt;
     tj_arg keys[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b.k[0], wt, 1, &n)};
-    if (lib_launch(s->l, rk.keys, keys, 2, s->stream, s->err))
+    if (one ? upsweep(s, &rk, &b, key_passes) : lib_launch(s->l, rk.keys, keys, 2, s->stream, s->err))
         return 1;
     for (int pass = 0; pass < passes; pass++, cur = !cur)
-        if (radix_pass(s, &rk, &b, pass, key_passes, cur))
+        if (one ? onesweep_pass(s, &rk, &b, pass, key_passes, cur) : radix_pass(s, &rk, &b, pass, key_passes, cur))
             return 1;
     tj_arg p = lib_buffer_arg(b.p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
     if (values) {
@@ -168,7 +230,7 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     const tj_tensor *out = y ? y : idx;
     if (!l || !x || !out)
         return tj_rt_fail(err, "%s: NULL library or tensor", fn);
-    if (flags & ~(uint32_t)TJ_LIB_DESCENDING)
+    if (flags & ~(uint32_t)(TJ_LIB_DESCENDING | TJ_LIB_MULTI_PHASE))
         return tj_rt_fail(err, "%s: unknown flags 0x%x", fn, flags);
     sort_job s = {.l = l, .fn = fn, .stream = stream, .err = err};
     const char *key_fn;
@@ -207,7 +269,7 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
         return tj_rt_fail(err, "%s: %lld elements are more than the radix sort indexes (2^31 - 1)", fn,
                           (long long)lib_numel(x));
     pthread_mutex_lock(&l->lock);
-    int rc = rows ? sort_rows(&s) : radix_sort(&s, tj_dtype_bits(bits));
+    int rc = rows ? sort_rows(&s) : radix_sort(&s, tj_dtype_bits(bits), flags);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

@@ -31,3 +31,22 @@ Test(lib_lower, every_case)
         free(src);
     }
 }
+
+/* radix_onesweep (CUDA and the cpu only: Metal has no ordered accesses) on
+ * 3 tiles of 2048, the last partial, tickets from 0: the SIMT interpreter
+ * runs programs in order, so each look-back finds its predecessor's
+ * inclusive prefix; every key has digit 0 (which starts at 0 whatever Hg
+ * holds), so the places are distinct: tile t's elements follow the earlier
+ * tiles' counts. L starts with stale words (flags of no pass). */
+Test(lib_lower, radix_onesweep)
+{
+    char *src = ls_lib_source("sort", LS_SORT_F32);
+    cr_assert(src);
+    lc_opts o = lc_defaults();
+    o.shapes = "N=5000,S=4,D=256,T=3";
+    o.scalars = "pass=1,key_passes=4,lines_n=5000,lines_q=1,first=0";
+    o.ilo = 0, o.ihi = 5000;
+    o.int_range = "K=0:1,C=0:1,P=0:5000,L=0:100000";
+    cr_assert(lc_check_tj(src, "radix_onesweep", &o), "radix_onesweep differs from the interpreter");
+    free(src);
+}

@@ -10,7 +10,8 @@
 /* NumPy's order of f32 keys: NaN last, -0.0 == 0.0 */
 static int f32_less(float a, float b) { return isnan(a) ? 0 : isnan(b) ? 1 : a < b; }
 
-static void check_argsort_f32(tj_device_kind kind, int64_t rows, int64_t n)
+/* flags: 0 (the single-pass radix sort) or TJ_LIB_MULTI_PHASE (three kernels a pass) */
+static void check_argsort_f32(tj_device_kind kind, int64_t rows, int64_t n, uint32_t flags)
 {
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(kind, 0, &err);
@@ -25,8 +26,8 @@ static void check_argsort_f32(tj_device_kind kind, int64_t rows, int64_t n)
     int64_t shape[] = {rows, n};
     tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 2, shape), ty = tj_tensor_contiguous(y, TJ_DT_F32, 2, shape);
     tj_tensor ti = tj_tensor_contiguous(idx, TJ_DT_I64, 2, shape);
-    cr_assert_eq(tj_lib_argsort(l, &tx, &ti, -1, 0, NULL, &err), 0, "%s", err.msg);
-    cr_assert_eq(tj_lib_sort(l, &tx, &ty, -1, 0, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_argsort(l, &tx, &ti, -1, flags, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_sort(l, &tx, &ty, -1, flags, NULL, &err), 0, "%s", err.msg);
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * n;
         const int64_t *ir = idx + r * n;
@@ -48,10 +49,15 @@ static void check_argsort_f32(tj_device_kind kind, int64_t rows, int64_t n)
     tj_jit_close(j);
 }
 
-Test(lib_sort, rows_native) { check_argsort_f32(TJ_DEVICE_CPU, 5, 1000); }
-Test(lib_sort, radix_native) { check_argsort_f32(TJ_DEVICE_CPU, 2, 4500); }
-Test(lib_sort, rows_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 2, 300); }
-Test(lib_sort, radix_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 1, 4500); }
+Test(lib_sort, rows_native) { check_argsort_f32(TJ_DEVICE_CPU, 5, 1000, 0); }
+Test(lib_sort, radix_native) { check_argsort_f32(TJ_DEVICE_CPU, 2, 4500, 0); }
+Test(lib_sort, radix_native_multi_phase) { check_argsort_f32(TJ_DEVICE_CPU, 2, 4500, TJ_LIB_MULTI_PHASE); }
+/* 147 tiles of 2048 on the native cpu's concurrent programs: look-backs
+ * that meet aggregates and wait on tiles not yet published */
+Test(lib_sort, radix_native_many_tiles) { check_argsort_f32(TJ_DEVICE_CPU, 3, 100001, 0); }
+Test(lib_sort, rows_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 2, 300, 0); }
+Test(lib_sort, radix_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 1, 4500, 0); }
+Test(lib_sort, radix_interp_multi_phase) { check_argsort_f32(TJ_DEVICE_INTERP, 1, 4500, TJ_LIB_MULTI_PHASE); }
 
 Test(lib_sort, errors)
 {
