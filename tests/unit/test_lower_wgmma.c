@@ -159,13 +159,14 @@ static int count_op(const tj_kernel *k, tj_op op)
 
 /* MATMUL lowered for one configuration, as the JIT does for contiguous
  * tensors of those shapes (vector accesses: copy rings). */
-static tj_kernel *lower_config_tma(tj_ctx *c, const char *defines, const char *shapes, int wgmma, int no_tma)
+static tj_kernel *lower_kernel(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
+                               int wgmma, int no_tma)
 {
     tj_binding defs[8], dims[4];
     uint32_t nd = lc_bindings(c, defines, defs, 8);
     uint32_t ns = lc_bindings(c, shapes, dims, 4);
-    tj_program *prog = tj_parse_program(c, "mm.tj", MATMUL, strlen(MATMUL));
-    int ki = prog ? tj_program_find_kernel(prog, "matmul") : -1;
+    tj_program *prog = tj_parse_program(c, "k.tj", src, strlen(src));
+    int ki = prog ? tj_program_find_kernel(prog, name) : -1;
     tj_kernel *k = ki >= 0 ? tj_build_kernel(c, prog, ki, defs, nd, dims, ns) : NULL;
     cr_assert(k, "%s", tj_diag_render(c));
     cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
@@ -173,6 +174,11 @@ static tj_kernel *lower_config_tma(tj_ctx *c, const char *defines, const char *s
     tj_kernel *simt = tj_compile_simt(k, &po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
+}
+
+static tj_kernel *lower_config_tma(tj_ctx *c, const char *defines, const char *shapes, int wgmma, int no_tma)
+{
+    return lower_kernel(c, MATMUL, "matmul", defines, shapes, wgmma, no_tma);
 }
 
 static tj_kernel *lower_config(tj_ctx *c, const char *defines, const char *shapes, int wgmma)
@@ -221,6 +227,19 @@ Test(lower_wgmma, chosen_only_when_asked)
     tj_ctx_free(c);
 }
 
+/* simt's PTX for sm_90a assembles, and ptxas keeps the wgmma pipeline (no
+ * "wgmma ... serialized" warning: registers of the accumulators touched
+ * between fence and wait would cause one). */
+static void expect_assembles(const char *ptxas, tj_ctx *c, const tj_kernel *simt, const char *what)
+{
+    tj_buf ptx = {0}, log = {0};
+    cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
+    cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", what, log.data ? log.data : "");
+    cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", what, log.data);
+    tj_buf_free(&ptx);
+    tj_buf_free(&log);
+}
+
 /* Every configuration the benchmarks try on sm_90a assembles, and ptxas
  * keeps the wgmma pipeline: no "wgmma ... serialized" warning (registers
  * of the accumulators touched between fence and wait would cause one). */
@@ -238,29 +257,56 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
         tj_kernel *simt = lower_config(c, configs[i], "M=4096,N=4096,K=4096", 1);
         cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0, "%s", configs[i]);
         cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", configs[i]);
-        tj_buf ptx = {0}, log = {0};
-        cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
-        int rc = pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log);
-        cr_expect_eq(rc, 0, "%s:\n%s", configs[i], log.data ? log.data : "");
-        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", configs[i], log.data);
+        expect_assembles(ptxas, c, simt, configs[i]);
         tj_buf ptx80 = {0};
         cr_expect_eq(tj_emit_ptx(simt, "sm_80", &ptx80), -1, "wgmma must not emit for sm_80");
         tj_buf_free(&ptx80);
-        tj_buf_free(&ptx);
-        tj_buf_free(&log);
         simt = lower_config_tma(c, configs[i], "M=4096,N=4096,K=4096", 1, 1); /* the cp.async rings */
-        cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
-        cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", configs[i],
-                     log.data ? log.data : "");
-        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", configs[i], log.data);
-        tj_buf_free(&ptx);
-        tj_buf_free(&log);
+        expect_assembles(ptxas, c, simt, configs[i]);
         tj_ctx_free(c);
     }
     tj_ctx *c = tj_ctx_new(); /* 512 threads have 128 registers each: no m64n256 wgmma */
     tj_kernel *big = lower_config(c, "BM=256,BN=256,BK=64,warps=16,stages=2", "M=4096,N=4096,K=4096", 1);
     cr_expect_eq(count_op(big, TJ_OP_WGMMA), 0);
     tj_ctx_free(c);
+}
+
+/* wgmma ops whose a operand is a fragment (the register form). */
+static int count_register_a(const tj_kernel *k)
+{
+    int n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        n += k->insts[r].block && k->insts[r].op == TJ_OP_WGMMA &&
+             tj_type_is_fragment(k->ctx, k->insts[k->insts[r].args[0]].type);
+    return n;
+}
+
+/* The attention configurations the benchmarks try, at their shape: both
+ * products on wgmma (P's from registers, one per k step of 16 keys and
+ * 64-row block of a warpgroup), no mma.sync atom, and ptxas assembles them
+ * with no serialization of the pipeline. */
+Test(lower_wgmma, attention_configs_assemble)
+{
+    static char path[1024];
+    const char *ptxas = pa_find_ptxas(path, sizeof path);
+    static const char *const configs[] = {"BM=64,BN=64,warps=4,stages=2", "BM=128,BN=64,warps=8,stages=3",
+                                          "BM=128,BN=32,warps=8,stages=3", "BM=128,BN=128,warps=8,stages=2"};
+    static const int register_a[] = {4, 4, 2, 8};
+    char *causal = read_example("attention_causal");
+    for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++)
+        for (int variant = 0; variant < 2; variant++) {
+            tj_ctx *c = tj_ctx_new();
+            tj_kernel *simt = lower_kernel(c, variant ? causal : ATTENTION, variant ? "attention_causal" : "attention",
+                                           configs[i], "B=4,H=32,S=4096,D=128", 1, 0);
+            cr_expect_eq(count_register_a(simt), register_a[i], "%s", configs[i]);
+            cr_expect_eq(count_op(simt, TJ_OP_MMA), 0, "%s", configs[i]);
+            if (ptxas)
+                expect_assembles(ptxas, c, simt, configs[i]);
+            tj_ctx_free(c);
+        }
+    free(causal);
+    if (!ptxas)
+        cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit): lowered, not assembled");
 }
 
 /* ---- what is refused, and why ---------------------------------------------------- */
@@ -388,5 +434,24 @@ Test(lower_wgmma, refused_where_it_does_not_exist)
     tj_diag_clear(c);
     cr_expect_neq(tj_verify(k), 0);
     cr_expect(strstr(tj_diag_render(c), "operand 3 is u64, not a c fragment"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+}
+
+/* The register form of a has no transpose: a = mn is refused, naming it. */
+Test(lower_wgmma, register_a_is_k_major)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = lower_kernel(c, ATTENTION, "attention", "BM=128,BN=64,warps=8,stages=2", "B=1,H=2,S=256,D=64", 1, 0);
+    tj_ref w = TJ_NONE;
+    for (tj_ref r = 1; r < k->ninsts && !w; r++)
+        if (k->insts[r].block && k->insts[r].op == TJ_OP_WGMMA &&
+            tj_type_is_fragment(c, k->insts[k->insts[r].args[0]].type))
+            w = r;
+    cr_assert(w, "no wgmma with a from registers");
+    cr_assert_eq(tj_verify(k), 0, "%s", tj_diag_render(c));
+    k->insts[w].flags |= TJ_WGMMA_A_MN;
+    tj_diag_clear(c);
+    cr_expect_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(c), "a from registers is K-major (a = k)"), "%s", tj_diag_render(c));
     tj_ctx_free(c);
 }
