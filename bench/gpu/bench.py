@@ -254,9 +254,12 @@ def lib_sort_rows(quick=False):
     import tilejit.lib as tlib
     rows = []
     cases = [("lib sort", (2 ** 24,), torch.float32, None), ("lib argsort", (2 ** 24,), torch.float32, None),
+             ("lib sort multi-phase", (2 ** 24,), torch.float32, None),
              ("lib sort", (2 ** 24 if quick else 2 ** 28,), torch.int32, "u32 keys (peer: torch i32)"),
              ("lib sort rows", (16384, 1024), torch.float32, None)]
     for name, shape, dtype, note in cases:
+        # the three kernels a pass, side by side with the single pass (lib/sort.c reads it each call)
+        os.environ["TILEJIT_LIB_SORT_MULTI_PHASE"] = "1" if name.endswith("multi-phase") else "0"
         x = torch.randn(shape, device="cuda") if dtype.is_floating_point else \
             torch.randint(0, 2 ** 31 - 1, shape, device="cuda", dtype=dtype)
         keys = x.view(torch.uint32) if note else x  # the u32 case: tilejit sorts the bits as u32
@@ -271,6 +274,7 @@ def lib_sort_rows(quick=False):
         t = row.times.get("tilejit")
         print(f"# {name} {row.shape}: tilejit {x.numel() / (t * 1e-3) / 1e9 if t else float('nan'):.2f} G keys/s, "
               f"torch.sort {x.numel() / (row.times['torch'] * 1e-3) / 1e9:.2f} G keys/s" + (f" ({note})" if note else ""))
+    os.environ.pop("TILEJIT_LIB_SORT_MULTI_PHASE")
     return rows
 
 
