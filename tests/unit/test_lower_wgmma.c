@@ -91,17 +91,18 @@ Test(lower_wgmma, transposed_b)
  * registers (the accumulator layout of S is that of wgmma's register a
  * fragments of the same rows) and V from its ring; the rescaled
  * accumulator is the second product's c. One warpgroup with one and two
- * 64-row blocks, two warpgroups; head dims 16 (32-byte swizzles) and 64
- * (128-byte); a partial last key block. */
+ * 64-row blocks, two warpgroups; head dims 16 (32-byte swizzles), 64
+ * (128-byte) and 256 (four 128-byte column blocks, m64n256 for P V); a
+ * partial last key block. */
 Test(lower_wgmma, attention)
 {
     static const char *const defines[] = {"BM=64,BN=32,stages=1", "BM=64,BN=64,stages=2", "BM=128,BN=32,stages=3",
                                           "BM=128,BN=64,stages=2"};
     static const int warps[] = {4, 4, 4, 8};
     for (int d = 0; d < 4; d++)
-        for (int dim = 16; dim <= 64; dim *= 4) {
+        for (int dim = 16; dim <= 256; dim *= 4) {
             char shapes[64];
-            snprintf(shapes, sizeof shapes, "B=1,H=2,S=%d,D=%d", dim == 16 ? 70 : 136, dim);
+            snprintf(shapes, sizeof shapes, "B=1,H=2,S=%d,D=%d", dim == 16 ? 70 : dim == 64 ? 136 : 100, dim);
             lc_opts o = wg_opts(defines[d], shapes);
             o.scalars = "scale=0.25";
             o.warps[0] = warps[d];
@@ -144,6 +145,24 @@ Test(lower_wgmma, causal_attention)
             o.warps[1] = 0;
             cr_assert(lc_check_tj(src, "attention_causal", &o), "%s%s", defines[d], wgmma ? "" : " (mma.sync)");
         }
+    free(src);
+}
+
+/* Grouped-query attention (examples/attention_gqa.tj): four query heads
+ * on two key/value heads, the head dims of the benchmark's rows and below. */
+Test(lower_wgmma, grouped_query_attention)
+{
+    char *src = read_example("attention_gqa");
+    static const char *const defines[] = {"BM=64,BN=64,stages=2", "BM=128,BN=64,stages=3"};
+    static const char *const shapes[] = {"B=1,H=4,G=2,S=100,D=64", "B=2,H=4,G=2,S=136,D=128"};
+    static const int warps[] = {4, 8};
+    for (int d = 0; d < 2; d++) {
+        lc_opts o = wg_opts(defines[d], shapes[d]);
+        o.scalars = "scale=0.125";
+        o.warps[0] = warps[d];
+        o.warps[1] = 0;
+        cr_assert(lc_check_tj(src, "attention_gqa", &o), "%s %s", defines[d], shapes[d]);
+    }
     free(src);
 }
 
