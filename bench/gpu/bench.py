@@ -524,31 +524,37 @@ def matmuls(jit):
     return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
 
 
-def attention(jit, batch, heads, seq, dim, causal=False):
-    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath_only=False):
+    kv_heads = kv_heads or heads
+    q = torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(batch, kv_heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     o = torch.empty_like(q)
     scale = dim ** -0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    ref = sdpa(q, k, v, is_causal=causal)
+    gqa = dict(enable_gqa=True) if kv_heads != heads else {}
+    ref = sdpa(q, k, v, is_causal=causal, **gqa)
     configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
                for bm, bn, w, s in ((64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 1), (128, 64, 8, 2),
                                     (128, 64, 8, 3), (128, 32, 8, 3), (128, 128, 8, 2))]
-    kernel = "attention_causal" if causal else "attention"
+    kernel = "attention_causal" if causal else "attention_gqa" if gqa else "attention"
     plain = example(kernel + ".tj")
     tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
     fast = plain.replace(tune, tune + "\n    const fastmath = 1")  # exp by ex2.approx, as cuDNN does
     flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)  # causal: the products it must do
+    shape = f"B{batch} H{heads}" + (f" G{kv_heads}" if gqa else "") + f" S{seq} D{dim}"
     rows = []
-    for name, src in ((kernel, plain), (kernel + " fastmath", fast)):
+    for name, src in ([] if fastmath_only else [(kernel, plain)]) + [(kernel + " fastmath", fast)]:
         best, error = best_config(jit, src, kernel, [q, k, v, o, scale], configs, [q, k, v, o, scale],
                                   lambda: close_enough(kernel, o, ref, 2e-2))
-        rows.append(flop_row(name.replace("_", " "), f"B{batch} H{heads} S{seq} D{dim}", flops, best, error,
-                             do_bench(lambda: sdpa(q, k, v, is_causal=causal)), "SDPA"))
+        rows.append(flop_row(name.replace("_", " "), shape, flops, best, error,
+                             do_bench(lambda: sdpa(q, k, v, is_causal=causal, **gqa)), "SDPA"))
     return rows
 
 
 def attention_rows(jit):
-    return attention(jit, 4, 32, 4096, 128) + attention(jit, 4, 32, 4096, 128, causal=True)
+    rows = attention(jit, 4, 32, 4096, 128) + attention(jit, 4, 32, 4096, 128, causal=True)
+    rows += attention(jit, 4, 32, 4096, 128, kv_heads=8, fastmath_only=True)  # grouped-query heads
+    return rows + attention(jit, 4, 32, 4096, 64, fastmath_only=True)
 
 
 def copy_row():
