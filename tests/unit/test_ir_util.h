@@ -314,6 +314,8 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     tj_inst_at(k, tma)->imm = 32 | 8 << 16; /* 8 rows of 32 f32: 128 bytes */
     tj_inst_at(k, tma)->flags = 128;
     op3(k, b, TJ_OP_MBAR_WAIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 0), TJ_NONE);
+    op2(k, b, TJ_OP_MBAR_ARRIVE, TJ_TYPE_NONE, bar, pred);
+    op3(k, b, TJ_OP_MBAR_WAIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 1), pred);
     op2(k, b, TJ_OP_MBAR_INVAL, TJ_TYPE_NONE, bar, pred);
     finish_body(k);
     return k;
