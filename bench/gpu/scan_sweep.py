@@ -3,10 +3,11 @@
 scan_lookback with its tile (B), window (W), warps and tiles a program (K)
 replaced, launched as lib/scan.c launches it (the flags and the ticket counter
 zeroed before each call, in the timed call), checked against torch.cumsum,
-beside torch's copy. --baseline FILE times another scan.tj's scan_lookback
-(an earlier commit's, e.g. one tile a program) the same way, as is.
+beside torch's copy. --baseline FILE[@B,W,warps[,K]] ... times other scan.tj
+files' scan_lookback (an earlier commit's, a variant) the same way (B 8192
+when not given).
 
-    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,512,8,8 4096,128,4,8 ...] [--baseline FILE]
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,512,8,8 4096,128,4,8 ...] [--baseline FILE[@B,W,warps[,K]] ...]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -43,7 +44,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps,K")
-    ap.add_argument("--baseline", help="another scan.tj whose scan_lookback to time as is")
+    ap.add_argument("--baseline", nargs="*", default=[],
+                    help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
     args = ap.parse_args()
     n = 2 ** args.log2n
     x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
@@ -61,8 +63,11 @@ def main():
         ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
         tb = nbytes / (ms * 1e-3) / 1e12
         print(f"{name}: {ms:.3f} ms {tb:.2f} TB/s {tb / copy:.2f} of copy{'' if same else ' WRONG RESULT'}", flush=True)
-    runs = [(f"baseline {args.baseline} (B 8192 W 256 warps 8)", lookback_source({}, args.baseline), 8192)
-            ] if args.baseline else []
+    runs = []
+    for spec in args.baseline:
+        path, _, cfg = spec.partition("@")
+        consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(",")))) if cfg else {}
+        runs.append((f"{os.path.basename(path)} {cfg or 'as is'}", lookback_source(consts, path), consts.get("B", 8192)))
     for cfg in args.configs:
         b, w, warps, k = map(int, cfg.split(","))
         runs.append((f"B {b} W {w} warps {warps} K {k}",
