@@ -254,12 +254,15 @@ def lib_sort_rows(quick=False):
     import tilejit.lib as tlib
     rows = []
     cases = [("lib sort", (2 ** 24,), torch.float32, None), ("lib argsort", (2 ** 24,), torch.float32, None),
-             ("lib sort multi-phase", (2 ** 24,), torch.float32, None),
+             ("lib sort single pass", (2 ** 24,), torch.float32, None),
              ("lib sort", (2 ** 24 if quick else 2 ** 28,), torch.int32, "u32 keys (peer: torch i32)"),
              ("lib sort rows", (16384, 1024), torch.float32, None)]
     for name, shape, dtype, note in cases:
-        # the three kernels a pass, side by side with the single pass (lib/sort.c reads it each call)
-        os.environ["TILEJIT_LIB_SORT_MULTI_PHASE"] = "1" if name.endswith("multi-phase") else "0"
+        # the single pass (Onesweep) beside the default (on CUDA three kernels a pass); lib/sort.c reads it each call
+        if name.endswith("single pass"):
+            os.environ["TILEJIT_LIB_SORT_MULTI_PHASE"] = "0"
+        else:
+            os.environ.pop("TILEJIT_LIB_SORT_MULTI_PHASE", None)
         x = torch.randn(shape, device="cuda") if dtype.is_floating_point else \
             torch.randint(0, 2 ** 31 - 1, shape, device="cuda", dtype=dtype)
         keys = x.view(torch.uint32) if note else x  # the u32 case: tilejit sorts the bits as u32
@@ -274,7 +277,6 @@ def lib_sort_rows(quick=False):
         t = row.times.get("tilejit")
         print(f"# {name} {row.shape}: tilejit {x.numel() / (t * 1e-3) / 1e9 if t else float('nan'):.2f} G keys/s, "
               f"torch.sort {x.numel() / (row.times['torch'] * 1e-3) / 1e9:.2f} G keys/s" + (f" ({note})" if note else ""))
-    os.environ.pop("TILEJIT_LIB_SORT_MULTI_PHASE")
     return rows
 
 
@@ -401,10 +403,10 @@ def example(name):
         return f.read()
 
 
-def best_config(jit, src, kernel, args, configs, call_args, verify):
+def best_config(jit, src, kernel, args, configs, call_args, verify, file=None):
     """Compiles, verifies and times every config; prints each time."""
     def attempt(params):
-        fn = jit.compile(src, kernel, *args, params=params, file=f"examples/{kernel}.tj")
+        fn = jit.compile(src, kernel, *args, params=params, file=file or f"examples/{kernel}.tj")
         fn(*call_args)
         torch.cuda.synchronize()
         verify()
@@ -535,7 +537,7 @@ def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath
     ref = sdpa(q, k, v, is_causal=causal, **gqa)
     configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
                for bm, bn, w, s in ((64, 64, 4, 2), (64, 64, 4, 3), (128, 64, 8, 1), (128, 64, 8, 2),
-                                    (128, 64, 8, 3), (128, 32, 8, 3), (128, 128, 8, 2))]
+                                    (128, 64, 8, 3), (128, 32, 8, 3), (128, 128, 8, 2), (64, 128, 4, 2))]
     kernel = "attention_causal" if causal else "attention_gqa" if gqa else "attention"
     plain = example(kernel + ".tj")
     tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
@@ -551,8 +553,27 @@ def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath
     return rows
 
 
+def attention_packed(jit, batch, heads, seq, dim):
+    """bench/gpu/kernels.tj.in's attention_rows (fastmath): the same product on
+    [B * H * S, D] views, rank 2, so its K and V rings land by TMA on sm_90a."""
+    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    scale = dim ** -0.5
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ref = sdpa(q, k, v)
+    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq]
+    configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
+               for bm, bn, w, s in ((64, 64, 4, 2), (64, 128, 4, 2), (128, 64, 8, 2), (128, 64, 8, 3),
+                                    (128, 128, 8, 2))]
+    best, error = best_config(jit, source().replace("{T}", "bf16"), "attention_rows", args, configs, args,
+                              lambda: close_enough("attention_rows", o, ref, 2e-2), file="bench/gpu/kernels.tj")
+    return [flop_row("attention rows fastmath (TMA)", f"B{batch} H{heads} S{seq} D{dim}",
+                     4 * batch * heads * seq * seq * dim, best, error, do_bench(lambda: sdpa(q, k, v)), "SDPA")]
+
+
 def attention_rows(jit):
     rows = attention(jit, 4, 32, 4096, 128) + attention(jit, 4, 32, 4096, 128, causal=True)
+    rows += attention_packed(jit, 4, 32, 4096, 128)
     rows += attention(jit, 4, 32, 4096, 128, kv_heads=8, fastmath_only=True)  # grouped-query heads
     return rows + attention(jit, 4, 32, 4096, 64, fastmath_only=True)
 

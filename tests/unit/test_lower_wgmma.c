@@ -111,20 +111,28 @@ Test(lower_wgmma, attention)
         }
 }
 
-/* examples/NAME.tj, the benchmarked kernel itself (malloc'ed). */
-static char *read_example(const char *name)
+/* File `rel` of the source tree (malloc'ed). */
+static char *read_source(const char *rel)
 {
     const char *root = getenv("TJ_SOURCE_DIR");
     cr_assert(root, "TJ_SOURCE_DIR is not set");
     char path[1024];
-    snprintf(path, sizeof path, "%s/examples/%s.tj", root, name);
+    snprintf(path, sizeof path, "%s/%s", root, rel);
     FILE *f = fopen(path, "rb");
     cr_assert(f, "cannot open %s", path);
-    static char buf[1 << 16];
+    static char buf[1 << 17];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
     return strdup(buf);
+}
+
+/* examples/NAME.tj, the benchmarked kernel itself (malloc'ed). */
+static char *read_example(const char *name)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "examples/%s.tj", name);
+    return read_source(rel);
 }
 
 /* Causal attention (examples/attention_causal.tj): a loop bound that
@@ -288,6 +296,41 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
     tj_kernel *big = lower_config(c, "BM=256,BN=256,BK=64,warps=16,stages=2", "M=4096,N=4096,K=4096", 1);
     cr_expect_eq(count_op(big, TJ_OP_WGMMA), 0);
     tj_ctx_free(c);
+}
+
+/* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
+static char *read_bench_kernels(void)
+{
+    char *src = read_source("bench/gpu/kernels.tj.in");
+    for (char *t = strstr(src, "{T}"); t; t = strstr(t, "{T}")) /* "{T}" -> "f32": as long */
+        memcpy(t, "f32", 3);
+    return src;
+}
+
+/* Attention over packed rows (bench/gpu/kernels.tj.in, attention_rows):
+ * rank-2 views, so K's and V's rings land by TMA; key blocks past a head's
+ * S read the next head's rows, masked; the last query block's rows past S
+ * are not stored. One and two warpgroups. */
+Test(lower_wgmma, attention_over_rows_by_tma)
+{
+    char *src = read_bench_kernels();
+    static const char *const defines[] = {"BM=64,BN=64,stages=3", "BM=128,BN=64,stages=2"};
+    static const int warps[] = {4, 8};
+    for (int d = 0; d < 2; d++) {
+        lc_opts o = wg_opts(defines[d], "R=400,D=64");
+        o.scalars = "scale=0.125,S=200";
+        o.warps[0] = warps[d];
+        o.warps[1] = 0;
+        cr_assert(lc_check_tj(src, "attention_rows", &o), "%s", defines[d]);
+        tj_ctx *c = tj_ctx_new();
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "%s,warps=%d,fastmath=1", defines[d], warps[d]);
+        tj_kernel *simt = lower_kernel(c, src, "attention_rows", cfg, "R=400,D=64", 1, 0);
+        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
+        cr_expect_eq(count_op(simt, TJ_OP_CP_ASYNC), 0, "%s", cfg);
+        tj_ctx_free(c);
+    }
+    free(src);
 }
 
 /* wgmma ops whose a operand is a fragment (the register form). */
