@@ -1,17 +1,18 @@
 /* Device-wide scans (tilejit/lib.h): cumsum, cummax and a user-given
  * combine, along any axis, from lib/kernels/scan.tj (docs/library.md).
- * Lines (Q == 1) take the single-pass look-back (CUDA; the native cpu,
- * whose concurrent programs progress as the tickets order them; the
- * interpreter, which runs them in ticket order); TJ_LIB_MULTI_PHASE and
- * columns (Q > 1) the multi-phase kernels, which are also what Metal can
- * run. */
+ * Lines (Q == 1) take the single-pass look-back on the native cpu (whose
+ * concurrent programs progress as the tickets order them) and the
+ * interpreter (which runs them in ticket order), and on CUDA when
+ * TILEJIT_LIB_LOOKBACK=1 asks for it (lookback_here); TJ_LIB_MULTI_PHASE,
+ * columns (Q > 1) and CUDA otherwise, the multi-phase kernels, which are
+ * also what Metal can run. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
 
 enum { TILE_LINES = 8192, TILE_COLS = 64 }; /* B in scan.tj's kernels */
-enum { LOOKBACK_TILES = 8 };               /* K in scan_lookback: tickets a program */
 
 static int scannable(tj_dtype dt)
 {
@@ -26,32 +27,14 @@ typedef struct scan_job {
     tj_lib *l;
     tj_tensor x, y; /* as [P, N, Q] */
     lib_lines ln;
-    lib_subst subst[3];
-    char aggregate[64]; /* $AGGREGATE: how scan_lookback reduces a tile */
+    lib_subst subst[2];
     void *stream;
     tj_rt_error *err;
 } scan_job;
 
 static tj_dispatch *kernel(scan_job *s, const char *name)
 {
-    return lib_dispatch(s->l, "scan", name, s->subst, 3, s->err);
-}
-
-/* The substitutions of scan.tj: the dtype, the combine, and the tile's
- * aggregate as scan_lookback computes it before its look-back: a reduction
- * for the sums (the tile is scanned only once, after the look-back; a float
- * tile's sum may round differently from its scan's last element, which is
- * as exact), the scan's last element for any other combine. */
-static void scan_substitutions(scan_job *s, tj_dtype dt, const char *combine)
-{
-    const char *name = tj_dtype_name(dt);
-    if (!strcmp(combine, "a + b"))
-        snprintf(s->aggregate, sizeof s->aggregate, "%s(sum(where(arange(B) < n, x, 0)))", name);
-    else
-        snprintf(s->aggregate, sizeof s->aggregate, "last_of(scan(x, axis = 0, combine = combine), n)");
-    s->subst[0] = (lib_subst){"T", name};
-    s->subst[1] = (lib_subst){"COMBINE", combine};
-    s->subst[2] = (lib_subst){"AGGREGATE", s->aggregate};
+    return lib_dispatch(s->l, "scan", name, s->subst, 2, s->err);
 }
 
 /* A [P, N, 1] view as [P, N], as the kernels of lines take it: with the unit
@@ -87,7 +70,7 @@ static int scan_lines(scan_job *s)
 static int scan_lines_lookback(scan_job *s)
 {
     int64_t nt = (s->ln.n + TILE_LINES - 1) / TILE_LINES, g = s->ln.p * nt;
-    if (g > INT32_MAX - LOOKBACK_TILES) /* the tickets, i32, run up to g + K - 1 */
+    if (g >= INT32_MAX)
         return tj_rt_fail(s->err, "tilejit lib scan: too many tiles (%lld)", (long long)g);
     size_t size = (size_t)tj_dtype_size(s->x.dtype), values = ((size_t)g * 4 + 4 + 7) / 8 * 8;
     char *a = lib_scratch_get(s->l, s->stream, values + 2 * (size_t)g * size, 1, s->err);
@@ -122,6 +105,18 @@ static int scan_cols(scan_job *s)
            lib_launch(s->l, k3, args3, 3, s->stream, s->err);
 }
 
+/* On CUDA the look-back is correct (checked on the H200) but slower than the
+ * multi-phase kernels (0.35 against 0.40 of copy, bench/RESULTS.md): until
+ * it is faster, CUDA keeps them unless TILEJIT_LIB_LOOKBACK=1 asks for the
+ * look-back (the benchmark does). */
+static int lookback_here(const tj_lib *l)
+{
+    if (tj_jit_device(l->jit) != TJ_DEVICE_CUDA)
+        return 1;
+    const char *ask = getenv("TILEJIT_LIB_LOOKBACK");
+    return ask && !strcmp(ask, "1");
+}
+
 static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, int axis,
                     const char *combine, uint32_t flags, void *stream, tj_rt_error *err)
 {
@@ -145,9 +140,10 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
         return 0;
     s.x = lib_as_lines(x, &s.ln);
     s.y = lib_as_lines(y, &s.ln);
-    scan_substitutions(&s, x->dtype, combine);
+    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
+    s.subst[1] = (lib_subst){"COMBINE", combine};
     pthread_mutex_lock(&l->lock);
-    int multi = flags & TJ_LIB_MULTI_PHASE;
+    int multi = flags & TJ_LIB_MULTI_PHASE || !lookback_here(l);
     int rc = s.ln.q > 1 ? scan_cols(&s) : multi ? scan_lines(&s) : scan_lines_lookback(&s);
     pthread_mutex_unlock(&l->lock);
     return rc;
@@ -160,10 +156,11 @@ int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *c
     s.ln = (lib_lines){1, x->shape[0], 1, 0};
     s.x = lib_as_lines(x, &s.ln);
     s.y = lib_as_lines(y, &s.ln);
-    scan_substitutions(&s, x->dtype, combine);
+    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
+    s.subst[1] = (lib_subst){"COMBINE", combine};
     if (!s.ln.n)
         return 0;
-    return scan_lines_lookback(&s);
+    return lookback_here(l) ? scan_lines_lookback(&s) : scan_lines(&s);
 }
 
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,

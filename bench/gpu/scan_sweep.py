@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The look-back cumsum's tile configurations on the GPU: lib/kernels/scan.tj's
-scan_lookback with its tile (B), window (W), warps and tiles a program (K)
-replaced, launched as lib/scan.c launches it (the flags and the ticket counter
-zeroed before each call, in the timed call), checked against torch.cumsum,
-beside torch's copy. --baseline FILE[@B,W,warps[,K]] ... times other scan.tj
+scan_lookback with its tile (B), window (W), warps (and K, tiles a program,
+in a kernel that has it) replaced, launched as lib/scan.c launches it (the
+flags and the ticket counter zeroed before each call, in the timed call),
+checked against torch.cumsum, beside torch's copy. --baseline FILE[@B,W,warps[,K]] ... times other scan.tj
 files' scan_lookback (an earlier commit's, a variant) the same way (B 8192
 when not given).
 
-    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,512,8,8 4096,128,4,8 ...] [--baseline FILE[@B,W,warps[,K]] ...]
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--baseline FILE[@B,W,warps[,K]] ...]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -25,11 +25,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilejit  # noqa: E402
 
-DEFAULT = ["8192,512,8,8", "8192,512,8,16", "8192,512,8,4", "4096,512,4,8", "4096,512,4,16", "4096,128,4,8"]
+DEFAULT = ["8192,256,8", "8192,32,8", "4096,128,4", "2048,64,2"]
 
 
 def lookback_source(consts, path=None):
-    """scan.tj substituted as lib/scan.c does for a cumsum of f32, with
+    """scan.tj substituted as lib/scan.c does for a cumsum of f32 ($AGGREGATE:
+    the sum, for variants that reduce a tile before its look-back), with
     scan_lookback's constants (a dict: B, W, warps, K) replaced"""
     with open(path or os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
         src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b")
@@ -43,7 +44,7 @@ def lookback_source(consts, path=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
-    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps,K")
+    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps[,K]")
     ap.add_argument("--baseline", nargs="*", default=[],
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
     args = ap.parse_args()
@@ -56,6 +57,7 @@ def main():
     copy = nbytes / (copy_ms * 1e-3) / 1e12
     print(f"copy 2^{args.log2n} f32: {copy_ms:.3f} ms {copy:.2f} TB/s")
     import tilejit.lib as tlib
+    os.environ["TILEJIT_LIB_LOOKBACK"] = "1"  # CUDA's look-back where the library does not take it yet
     for name, call in [("library look-back", lambda: tlib.cumsum(x)),
                        ("library multi-phase", lambda: tlib.cumsum_multi_phase(x)),
                        ("torch.cumsum", lambda: torch.cumsum(x, 0))]:
@@ -69,9 +71,8 @@ def main():
         consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(",")))) if cfg else {}
         runs.append((f"{os.path.basename(path)} {cfg or 'as is'}", lookback_source(consts, path), consts.get("B", 8192)))
     for cfg in args.configs:
-        b, w, warps, k = map(int, cfg.split(","))
-        runs.append((f"B {b} W {w} warps {warps} K {k}",
-                     lookback_source({"B": b, "W": w, "K": k, "warps": warps}), b))
+        consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(","))))
+        runs.append((" ".join(f"{k} {v}" for k, v in consts.items()), lookback_source(consts), consts["B"]))
     for label, src, b in runs:
         time_lookback(label, src, b, x, y, want, nbytes, copy)
 
