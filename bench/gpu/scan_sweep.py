@@ -47,6 +47,8 @@ def main():
     ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps[,K]")
     ap.add_argument("--baseline", nargs="*", default=[],
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
+    ap.add_argument("--lib-layout", action="store_true",
+                    help="time each also with lib/scan.c's scratch (one buffer, zeroed whole)")
     args = ap.parse_args()
     n = 2 ** args.log2n
     x = torch.randint(-2, 3, (n,), device="cuda").float()  # integer-valued: sums exact in f32
@@ -74,22 +76,35 @@ def main():
         consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(","))))
         runs.append((" ".join(f"{k} {v}" for k, v in consts.items()), lookback_source(consts), consts["B"]))
     for label, src, b in runs:
-        time_lookback(label, src, b, x, y, want, nbytes, copy)
+        time_lookback(label, src, b, x, y, want, nbytes, copy, False)
+        if args.lib_layout:
+            time_lookback(label + " (the library's scratch)", src, b, x, y, want, nbytes, copy, True)
 
 
-def time_lookback(label, src, b, x, y, want, nbytes, copy):
+def scratch(g, lib_layout):
+    """the look-back's scratch (A, I, S, C) and the buffer zeroed before each
+    call: separate buffers with S and C zeroed, or lib/scan.c's one buffer
+    (S, C, A from the next 8 bytes, I), zeroed whole as lib_scratch_get does"""
+    if not lib_layout:
+        flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
+        return torch.empty(g, device="cuda"), torch.empty(g, device="cuda"), flags[:g], flags[g:], flags
+    values = (g * 4 + 4 + 7) // 8 * 8 // 4
+    buf = torch.zeros(values + 2 * g, device="cuda", dtype=torch.int32)
+    f = buf.view(torch.float32)
+    return f[values:values + g], f[values + g:], buf[:g], buf[g:g + 1], buf
+
+
+def time_lookback(label, src, b, x, y, want, nbytes, copy, lib_layout):
     """one scan_lookback source compiled, checked against torch.cumsum and timed"""
     n = x.numel()
     g = (n + b - 1) // b
-    a, i = torch.empty(g, device="cuda"), torch.empty(g, device="cuda")
-    flags = torch.zeros(g + 1, device="cuda", dtype=torch.int32)  # S, then the ticket counter
+    a, i, s, c, zeroed = scratch(g, lib_layout)
     try:
         k = tilejit.Kernel(src, "scan_lookback", file="lib/kernels/scan.tj")
         x3, y3 = x.view(1, n), y.view(1, n)
-        s, c = flags[:g], flags[g:]
 
         def call():
-            flags.zero_()
+            zeroed.zero_()
             k(x3, y3, a, i, s, c)
 
         y.zero_()
