@@ -61,7 +61,16 @@ typedef struct tj_anode {
     int force_root;    /* the planner wants it materialized (a copy) */
 } tj_anode;
 
-typedef struct tj_kernel_entry tj_kernel_entry;
+typedef struct tj_tier tj_tier;
+
+/* One kernel of the graph's cache (eval.c): its source and dispatch. */
+typedef struct tj_kernel_entry {
+    uint64_t hash;
+    char *source;
+    tj_dispatch *dispatch;
+    int ahead;     /* made by tj_graph_compile_ahead, not looked up since: no cache hit yet */
+    tj_tier *tier; /* tier.c: the fast variant while the dispatch's kernel compiles, or NULL */
+} tj_kernel_entry;
 
 /* buffer.c's pool of freed device memory */
 typedef struct tj_pool_block {
@@ -248,10 +257,28 @@ void tj_emit_batch_indices(tj_buf *o, int nbatch);
 int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
 /* eval.c: runs kernel source src over tensors t (through the cache). */
 int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err);
-/* The graph's kernel for source src, made (*made = 1) if it has none. A
- * lookup counts a cache hit unless `ahead` (tj_graph_compile_ahead) made
- * the entry or makes this lookup. NULL with err. */
-tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err);
+/* The graph's kernel entry for source src, made (*made = 1) if it has
+ * none; valid until the next call (the entries may move). A lookup counts
+ * a cache hit unless `ahead` (tj_graph_compile_ahead) made the entry or
+ * makes this lookup. NULL with err. */
+tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err);
+/* The arguments of a compile for a group's tensors (args->nargs of them):
+ * memory still to allocate as a placeholder aligned as the device's
+ * allocations, never dereferenced. */
+void tj_compile_args(const tj_group_args *args, tj_arg *argv);
+
+/* tier.c: tiered compiles on CUDA. Whether grp's kernel (new to the
+ * graph) first runs as a fast variant; starting it: the variant's entry,
+ * and the optimized kernel of entry `at` compiling on a thread of its own
+ * (nothing started without a thread). 0, or 1 with err. */
+int tj_tier_applies(const tj_graph *g, const tj_group *grp);
+int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_args *args, tj_rt_error *err);
+/* The dispatch a launch of entry e takes: the variant while the optimized
+ * kernel compiles (or after its compile failed), else e's own. */
+tj_dispatch *tj_tier_pick(tj_graph *g, tj_kernel_entry *e);
+/* Waits for every background compile (the next launches take them). */
+void tj_tier_finish(tj_graph *g);
+void tj_tier_free(tj_kernel_entry *e);
 /* compile_ahead.c: on CUDA, compiles the plan's new kernels for the shapes
  * they will run at, on worker threads at once, before the plan runs (its
  * launches then find them); failures are left to the launches to report. */

@@ -49,20 +49,16 @@ static int new_kernel(tj_graph *g, tj_group *grp, ahead_job *j)
         return 0;
     tj_buf src = {0};
     int made = 0;
-    if (!tj_emit_group(g, grp, &j->args, &src, &err))
-        j->dispatch = tj_graph_kernel(g, &src, 1, &made, &err);
+    tj_kernel_entry *e = tj_emit_group(g, grp, &j->args, &src, &err) ? NULL : tj_graph_kernel(g, &src, 1, &made, &err);
     tj_buf_free(&src);
     if (!made)
         return 0;
-    memset(j->argv, 0, sizeof j->argv);
-    for (uint32_t i = 0; i < j->args.nargs; i++) {
-        j->argv[i].is_tensor = 1;
-        j->argv[i].tensor = j->args.t[i];
-        /* memory still to allocate: a placeholder aligned as the device's
-         * allocations are (as the tuner's compile_args), never dereferenced */
-        if (!j->argv[i].tensor.data)
-            j->argv[i].tensor.data = (void *)(uintptr_t)256;
-    }
+    uint32_t at = (uint32_t)(e - g->kernels);
+    /* a tiered kernel: its fast variant is what the launch takes first */
+    if (tj_tier_applies(g, grp) && tj_tier_start(g, at, grp, &j->args, &err))
+        return 0;
+    j->dispatch = tj_tier_pick(g, &g->kernels[at]);
+    tj_compile_args(&j->args, j->argv);
     return 1;
 }
 

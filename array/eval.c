@@ -10,13 +10,6 @@
 
 #include "array/array_internal.h"
 
-struct tj_kernel_entry {
-    uint64_t hash;
-    char *source;
-    tj_dispatch *dispatch;
-    int ahead; /* made by tj_graph_compile_ahead, not looked up since: no cache hit yet */
-};
-
 static uint64_t fnv1a(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
@@ -27,7 +20,9 @@ static uint64_t fnv1a(const char *s, size_t n)
 
 void tj_graph_kernels_free(tj_graph *g)
 {
+    tj_tier_finish(g); /* no compile still running on a dispatch */
     for (uint32_t i = 0; i < g->nkernels; i++) {
+        tj_tier_free(&g->kernels[i]);
         tj_dispatch_free(g->kernels[i].dispatch);
         free(g->kernels[i].source);
     }
@@ -49,7 +44,7 @@ static void on_event(void *ud, const tj_event *e)
 
 void tj_graph_watch_compiles(tj_graph *g) { tj_jit_set_event_handler(g->jit, on_event, g); }
 
-tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
+tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
 {
     uint64_t h = fnv1a(src->data, src->len);
     *made = 0;
@@ -59,7 +54,7 @@ tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *mad
             if (!ahead && !k->ahead)
                 g->stats.cache_hits++;
             k->ahead = ahead && k->ahead;
-            return k->dispatch;
+            return k;
         }
     if (g->nkernels == g->kcap) {
         uint32_t cap = g->kcap ? g->kcap * 2 : 16;
@@ -84,9 +79,9 @@ tj_dispatch *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *mad
         }
         return NULL;
     }
-    g->kernels[g->nkernels++] = (tj_kernel_entry){h, copy, d, ahead};
+    g->kernels[g->nkernels] = (tj_kernel_entry){h, copy, d, ahead, NULL};
     *made = 1;
-    return d;
+    return &g->kernels[g->nkernels++];
 }
 
 /* Times every configuration of d for these arguments' signature and keeps
@@ -102,12 +97,8 @@ static int tune(tj_graph *g, tj_dispatch *d, const tj_arg *args, uint32_t n, tj_
     return bad;
 }
 
-int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
+static int launch_dispatch(tj_graph *g, tj_dispatch *d, const tj_tensor *t, uint32_t n, tj_rt_error *err)
 {
-    int made;
-    tj_dispatch *d = tj_graph_kernel(g, src, 0, &made, err);
-    if (!d)
-        return 1;
     tj_arg args[TJ_GROUP_MAX_INPUTS + 1];
     if (n > TJ_GROUP_MAX_INPUTS + 1)
         return tj_rt_fail(err, "eval: %u arguments", n);
@@ -124,6 +115,26 @@ int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t
     return 0;
 }
 
+/* Source src's kernel over tensors t; a group's (grp, its arguments ga)
+ * new to the cache may start as its fast tier (tier.c). */
+static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *ga, const tj_buf *src,
+                         const tj_tensor *t, uint32_t n, tj_rt_error *err)
+{
+    int made;
+    tj_kernel_entry *e = tj_graph_kernel(g, src, 0, &made, err);
+    if (!e)
+        return 1;
+    uint32_t at = (uint32_t)(e - g->kernels);
+    if (made && grp && tj_tier_applies(g, grp) && tj_tier_start(g, at, grp, ga, err))
+        return 1;
+    return launch_dispatch(g, tj_tier_pick(g, &g->kernels[at]), t, n, err);
+}
+
+int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
+{
+    return launch_source(g, NULL, NULL, src, t, n, err);
+}
+
 static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
 {
     tj_group_args *args = calloc(1, sizeof *args);
@@ -138,7 +149,7 @@ static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
     if (!bad && !empty)
         bad = tj_emit_group(g, grp, args, &src, err);
     if (!bad && !empty)
-        bad = tj_graph_launch(g, &src, args->t, args->nargs, err);
+        bad = launch_source(g, grp, args, &src, args->t, args->nargs, err);
     g->stats.groups++;
     tj_buf_free(&src);
     free(args);

@@ -202,8 +202,14 @@ typedef struct tj_graph_stats {
     uint64_t tunings;          /* kernels tuned by tj_array_tune */
     double compile_ms;         /* time in the JIT's compiles (summed over threads) */
     uint64_t kernels_ahead;    /* kernels readied on worker threads before their launches */
+    uint64_t kernels_fast;     /* new kernels launched first as their fast tier (docs/arrays.md) */
+    uint64_t kernels_swapped;  /* of those, optimized kernels compiled in the background and taken */
 } tj_graph_stats;
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out);
+/* Waits for the optimized kernels still compiling in the background, so
+ * the next evaluation runs them (a benchmark calls it before timing warm
+ * calls). 0, or 1 with err. */
+int tj_graph_finish_compiles(tj_graph *g, tj_rt_error *err);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,7 @@ from ._kernel import _library
 from ._lib import TilejitError
 
 __all__ = ["ndarray", "asarray", "array", "zeros", "ones", "full", "empty", "arange", "eval", "compile", "stats",
+           "finish_compiles",
            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm"]
 
 _P, _U32, _I, _D, _I64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_double, ctypes.c_int64
@@ -45,7 +46,8 @@ class _Stats(ctypes.Structure):
     _fields_ = [("nodes", ctypes.c_uint64), ("evals", ctypes.c_uint64), ("groups", ctypes.c_uint64),
                 ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
                 ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double),
-                ("kernels_ahead", ctypes.c_uint64)]
+                ("kernels_ahead", ctypes.c_uint64), ("kernels_fast", ctypes.c_uint64),
+                ("kernels_swapped", ctypes.c_uint64)]
 
 
 _SIGNATURES = {
@@ -97,6 +99,7 @@ _SIGNATURES = {
     "tj_graph_parse": (_I, [_P, ctypes.c_char_p, ctypes.c_size_t, _U32P, _U32, _U32P, _U32, _ERR]),
     "tj_graph_plan": (_I, [_P, _U32P, _U32, ctypes.c_char_p, ctypes.POINTER(_Buf), _ERR]),
     "tj_graph_get_stats": (None, [_P, ctypes.POINTER(_Stats)]),
+    "tj_graph_finish_compiles": (_I, [_P, _ERR]),
     "tj_buf_free": (None, [ctypes.POINTER(_Buf)]),
     "tj_tensor_from_dlpack": (ctypes.c_char_p, [_P, ctypes.POINTER(_lib.Tensor), ctypes.POINTER(ctypes.c_int32),
                                                 ctypes.POINTER(ctypes.c_int32)]),
@@ -1019,11 +1022,23 @@ def tune(*arrays):
 def stats(device=None):
     """Counters of a device's graph: kernels_compiled, kernels_launched,
     cache_hits (groups whose kernel was cached), tunings, groups, evals,
-    nodes, compile_ms, kernels_ahead (compiled ahead on worker threads)."""
+    nodes, compile_ms, kernels_ahead (compiled ahead on worker threads),
+    kernels_fast (new kernels launched first as their fast tier, on CUDA),
+    kernels_swapped (their optimized kernels, compiled in the background
+    and taken since)."""
     g = _graph(device)
     s = _Stats()
     g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))
     return {name: getattr(s, name) for name, _ in _Stats._fields_}
+
+
+def finish_compiles(device=None):
+    """Waits for the optimized kernels still compiling in the background
+    (the fast tier's, docs/arrays.md), so the next evaluations run them."""
+    g = _graph(device)
+    err = _lib.Error()
+    if g.lib.tj_graph_finish_compiles(g.handle, ctypes.byref(err)):
+        raise TilejitError(err.text())
 
 
 def _text(g, hs, fn, *extra):

@@ -257,16 +257,10 @@ static inline void lc_print(const char *title, const tj_kernel *k)
     tj_buf_free(&b);
 }
 
-/* Lowers k with `warps` and runs both sides; 1 when they agree. */
-static inline int lc_run_kernel(lc_run *run, const tj_kernel *k, int warps, const lc_opts *o)
+/* Lowers k with `warps` and runs it on the SIMT interpreter over
+ * run->simt (as they are); 1 when it ran. */
+static inline int lc_lower_and_run(lc_run *run, const tj_kernel *k, int warps, const lc_opts *o, const char *what)
 {
-    char what[256];
-    snprintf(what, sizeof what, "%s warps=%d facts=%d", k->name, warps, o->facts);
-    lc_reset(run);
-    if (tj_interp_run(k, run->ref, run->nparams)) {
-        fprintf(stderr, "%s: interpreter failed:\n%s", what, tj_diag_render(run->c));
-        return 0;
-    }
     /* the pipeline's steps, less those the options leave out */
     tj_pipeline_options po = {
         .lower.warps = warps, .lower.wgmma = o->wgmma, .lower.no_tma = o->no_tma, .args = o->facts ? run->simt : NULL, .nargs = run->nparams,
@@ -287,7 +281,20 @@ static inline int lc_run_kernel(lc_run *run, const tj_kernel *k, int warps, cons
         fprintf(stderr, "%s: SIMT run failed:\n%s", what, tj_diag_render(run->c));
         return 0;
     }
-    return lc_compare(run, o, what);
+    return 1;
+}
+
+/* Lowers k with `warps` and runs both sides; 1 when they agree. */
+static inline int lc_run_kernel(lc_run *run, const tj_kernel *k, int warps, const lc_opts *o)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s warps=%d facts=%d", k->name, warps, o->facts);
+    lc_reset(run);
+    if (tj_interp_run(k, run->ref, run->nparams)) {
+        fprintf(stderr, "%s: interpreter failed:\n%s", what, tj_diag_render(run->c));
+        return 0;
+    }
+    return lc_lower_and_run(run, k, warps, o, what) && lc_compare(run, o, what);
 }
 
 static inline int lc_warps_of(const lc_opts *o, int i) { return i < 4 ? o->warps[i] : 0; }

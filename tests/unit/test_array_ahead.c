@@ -59,10 +59,16 @@ Test(array_ahead, a_plans_kernels_compile_once_and_launch_from_the_cache)
     tj_array y = block(x, w1, b1, w2);
     tj_graph_stats before = stats();
     cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "%s", err.msg);
     tj_graph_stats cold = stats();
     cr_assert_eq(cold.kernels_launched - before.kernels_launched, 3);
-    cr_assert_eq(cold.kernels_compiled - before.kernels_compiled, 3, "compiled %llu",
+    /* the layer norm; each f32 matmul (32 x 64 tiles at 4 warps, 16
+     * accumulators a thread) twice: its fast tier ahead, its optimized
+     * kernel in the background */
+    cr_assert_eq(cold.kernels_compiled - before.kernels_compiled, 5, "compiled %llu",
                  (unsigned long long)(cold.kernels_compiled - before.kernels_compiled));
+    cr_assert_eq(cold.kernels_fast - before.kernels_fast, 2);
+    cr_assert_eq(cold.kernels_swapped - before.kernels_swapped, 2);
     cr_assert_eq(cold.cache_hits, before.cache_hits);
     cr_assert_eq(cold.kernels_ahead - before.kernels_ahead, 3);
     tj_array again = block(x, w1, b1, w2);
@@ -72,6 +78,47 @@ Test(array_ahead, a_plans_kernels_compile_once_and_launch_from_the_cache)
     cr_assert_eq(warm.cache_hits - cold.cache_hits, 3);
     cr_assert_eq(warm.kernels_launched - cold.kernels_launched, 3);
     cr_assert_eq(warm.kernels_ahead, cold.kernels_ahead);
+    cr_assert_eq(warm.kernels_fast, cold.kernels_fast);
+}
+
+/* A single f32 matmul: its first launch runs the fast tier (the kernel at
+ * twice the warps) while the optimized kernel compiles on a thread; once
+ * it is done a launch takes it, and nothing compiles again. */
+Test(array_ahead, an_f32_matmul_starts_as_its_fast_tier_and_swaps)
+{
+    tj_array a = input(2, (int64_t[]){64, 64}), b = input(2, (int64_t[]){64, 64});
+    tj_array y = tj_array_matmul(g, a, b);
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats first = stats();
+    cr_assert_eq(first.kernels_fast, 1);
+    cr_assert_eq(first.kernels_launched, 1);
+    cr_assert_eq(first.kernels_swapped, 0); /* taken at a launch, or by tj_graph_finish_compiles */
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "%s", err.msg);
+    tj_graph_stats done = stats();
+    cr_assert_eq(done.kernels_compiled, 2);
+    cr_assert_eq(done.kernels_swapped, 1);
+    tj_array again = tj_array_matmul(g, a, b);
+    cr_assert_eq(tj_array_eval(g, &again, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats warm = stats();
+    cr_assert_eq(warm.kernels_compiled, 2);
+    cr_assert_eq(warm.cache_hits, 1);
+    cr_assert_eq(warm.kernels_fast, 1);
+    cr_assert_eq(warm.kernels_swapped, 1);
+}
+
+/* Kernels whose bits depend on the warps are not tiered: a softmax's row
+ * reductions, a bf16 matmul on the matrix atom; nor is a tuning. */
+Test(array_ahead, reductions_and_16_bit_matmuls_are_not_tiered)
+{
+    tj_array x = input(2, (int64_t[]){64, 64});
+    tj_array s = tj_array_softmax(g, x, -1);
+    tj_array h = tj_array_astype(g, x, TJ_DT_BF16);
+    tj_array m = tj_array_matmul(g, h, h);
+    cr_assert(s && m, "%s", tj_graph_error(g));
+    cr_assert_eq(tj_array_eval(g, &s, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_array_eval(g, &m, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "%s", err.msg);
+    cr_assert_eq(stats().kernels_fast, 0);
 }
 
 /* A plan of one kernel compiles at its launch (nothing to overlap), and

@@ -1,0 +1,159 @@
+/* Tiered compiles (CUDA): a new kernel whose result does not depend on its
+ * warps first runs as a variant at twice the cost model's warps, which
+ * compiles in about half the time, while the model's (or the tuner's)
+ * configuration compiles on a thread of its own; the launches take it once
+ * it is ready.
+ *
+ * Why: a cold compile is almost all ptxas (nvJitLink), whose time grows with
+ * the straight-line code a thread runs; an f32 matmul of 64 x 64 at 4 warps
+ * holds 32 accumulators a thread and its epilogue runs on each (ptxas: 260
+ * ms for ln -> matmul -> bias -> gelu's, 120 ms at 8 warps; bench/NOTES.md).
+ * ptxas's own levels (-O1, -Ofc) did not move it beyond the noise.
+ *
+ * Which kernels: f32 matmul groups. Their dot runs on FMAs, every output
+ * accumulating over k in order whatever thread holds it (lower/dot.c), and
+ * the prologue and epilogue are elementwise, so both tiers compute the
+ * same bits (tests/unit/test_array_tier.c checks this on the SIMT
+ * interpreter). Reductions split across threads by the layout (softmax,
+ * layer norm, attention) and the matrix atom's products (f16, bf16) are
+ * not tiered. Neither is a tuning, nor the cpu.
+ *
+ * The variant is another kernel text (its `warps` list starts at the
+ * double), so it has an entry of its own in the graph's cache; the
+ * background compile uses the arguments of the first launch. While it
+ * runs, every launch of the kernel takes the variant; once it is done the
+ * next launch joins the thread and takes the optimized kernel (a compile
+ * that failed leaves the variant in place for good). */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array_internal.h"
+
+enum { MAX_WARPS = 8 /* emit.c's tune list for matmuls */, MIN_THREAD_ELEMS = 16 };
+
+struct tj_tier {
+    tj_dispatch *fast; /* the variant's (another entry of the graph's cache) */
+    tj_dispatch *best; /* the optimized kernel's (this entry's) */
+    tj_arg argv[TJ_GROUP_MAX_INPUTS + 1];
+    uint32_t nargs;
+    pthread_t thread;
+    int running; /* a thread to join */
+    atomic_int done;
+    int ok; /* written by the thread before done */
+};
+
+int tj_tier_applies(const tj_graph *g, const tj_group *grp)
+{
+    if (g->device != TJ_DEVICE_CUDA || g->tuning || grp->kind != TJ_GROUP_MATMUL ||
+        g->nodes[grp->core].dtype != TJ_DT_F32)
+        return 0;
+    int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
+    return grp->warps * 2 <= MAX_WARPS && per_thread >= MIN_THREAD_ELEMS;
+}
+
+static void *compile_best(void *p)
+{
+    tj_tier *t = p;
+    tj_rt_error err = {0};
+    tj_fn *f = tj_dispatch_fn(t->best, t->argv, t->nargs, &err);
+    t->ok = f != NULL;
+    if (f)
+        tj_fn_release(f);
+    atomic_store(&t->done, 1);
+    return NULL;
+}
+
+/* The arguments of a compile: memory still to allocate (compile_ahead.c)
+ * as a placeholder aligned as the device's allocations, never read. */
+void tj_compile_args(const tj_group_args *args, tj_arg *argv)
+{
+    memset(argv, 0, sizeof(tj_arg) * args->nargs);
+    for (uint32_t i = 0; i < args->nargs; i++) {
+        argv[i].is_tensor = 1;
+        argv[i].tensor = args->t[i];
+        if (!argv[i].tensor.data)
+            argv[i].tensor.data = (void *)(uintptr_t)256;
+    }
+}
+
+/* The variant's kernel: grp's source at twice its warps. */
+static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
+{
+    tj_group fast = *grp;
+    fast.warps = grp->warps * 2;
+    tj_buf src = {0};
+    int made;
+    tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, &made, err);
+    tj_buf_free(&src);
+    return e ? e->dispatch : NULL;
+}
+
+int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_args *args,
+                  tj_rt_error *err)
+{
+    tj_dispatch *fast = variant(g, grp, args, err); /* may move g->kernels */
+    if (!fast)
+        return 1;
+    tj_tier *t = calloc(1, sizeof *t);
+    if (!t)
+        return tj_rt_fail(err, "eval: out of memory");
+    tj_kernel_entry *e = &g->kernels[at];
+    t->fast = fast;
+    t->best = e->dispatch;
+    t->nargs = args->nargs;
+    tj_compile_args(args, t->argv);
+    atomic_init(&t->done, 0);
+    t->running = pthread_create(&t->thread, NULL, compile_best, t) == 0;
+    if (!t->running) { /* no thread: compile the optimized kernel at the launch, as untiered */
+        free(t);
+        return 0;
+    }
+    e->tier = t;
+    g->stats.kernels_fast++;
+    return 0;
+}
+
+static void join(tj_graph *g, tj_kernel_entry *e)
+{
+    tj_tier *t = e->tier;
+    pthread_join(t->thread, NULL);
+    t->running = 0;
+    if (t->ok) {
+        g->stats.kernels_swapped++;
+        free(t);
+        e->tier = NULL;
+    }
+}
+
+tj_dispatch *tj_tier_pick(tj_graph *g, tj_kernel_entry *e)
+{
+    tj_tier *t = e->tier;
+    if (!t || g->tuning) /* a tuning times the optimized kernel's configurations */
+        return e->dispatch;
+    if (t->running && atomic_load(&t->done))
+        join(g, e);
+    return e->tier ? e->tier->fast : e->dispatch;
+}
+
+void tj_tier_finish(tj_graph *g)
+{
+    for (uint32_t i = 0; i < g->nkernels; i++)
+        if (g->kernels[i].tier && g->kernels[i].tier->running)
+            join(g, &g->kernels[i]);
+}
+
+void tj_tier_free(tj_kernel_entry *e)
+{
+    free(e->tier); /* joined by tj_tier_finish */
+    e->tier = NULL;
+}
+
+int tj_graph_finish_compiles(tj_graph *g, tj_rt_error *err)
+{
+    if (!g)
+        return tj_rt_fail(err, "tj_graph_finish_compiles: NULL graph");
+    tj_tier_finish(g);
+    return 0;
+}
