@@ -346,7 +346,9 @@ static int count_register_a(const tj_kernel *k)
 /* The attention configurations the benchmarks try, at their shape: both
  * products on wgmma (P's from registers, one per k step of 16 keys and
  * 64-row block of a warpgroup), no mma.sync atom, and ptxas assembles them
- * with no serialization of the pipeline. */
+ * with no serialization of the pipeline: examples/attention.tj,
+ * attention_causal.tj and the packed rows of bench/gpu/kernels.tj.in
+ * (TMA rings). */
 Test(lower_wgmma, attention_configs_assemble)
 {
     static char path[1024];
@@ -354,19 +356,24 @@ Test(lower_wgmma, attention_configs_assemble)
     static const char *const configs[] = {"BM=64,BN=64,warps=4,stages=2", "BM=128,BN=64,warps=8,stages=3",
                                           "BM=128,BN=32,warps=8,stages=3", "BM=128,BN=128,warps=8,stages=2"};
     static const int register_a[] = {4, 4, 2, 8};
-    char *causal = read_example("attention_causal");
+    char *srcs[3] = {strdup(ATTENTION), read_example("attention_causal"), read_bench_kernels()};
+    static const char *const names[3] = {"attention", "attention_causal", "attention_rows"};
+    static const char *const shapes[3] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++)
-        for (int variant = 0; variant < 2; variant++) {
+        for (int v = 0; v < 3; v++) {
             tj_ctx *c = tj_ctx_new();
-            tj_kernel *simt = lower_kernel(c, variant ? causal : ATTENTION, variant ? "attention_causal" : "attention",
-                                           configs[i], "B=4,H=32,S=4096,D=128", 1, 0);
-            cr_expect_eq(count_register_a(simt), register_a[i], "%s", configs[i]);
-            cr_expect_eq(count_op(simt, TJ_OP_MMA), 0, "%s", configs[i]);
+            char cfg[96];
+            snprintf(cfg, sizeof cfg, "%s%s", configs[i], v == 2 ? ",fastmath=1" : "");
+            tj_kernel *simt = lower_kernel(c, srcs[v], names[v], cfg, shapes[v], 1, 0);
+            cr_expect_eq(count_register_a(simt), register_a[i], "%s %s", names[v], cfg);
+            cr_expect_eq(count_op(simt, TJ_OP_MMA), 0, "%s %s", names[v], cfg);
+            cr_expect_eq(count_op(simt, TJ_OP_TMA_LOAD) > 0, v == 2, "%s %s: TMA only for rank-2 views", names[v], cfg);
             if (ptxas)
-                expect_assembles(ptxas, c, simt, configs[i]);
+                expect_assembles(ptxas, c, simt, cfg);
             tj_ctx_free(c);
         }
-    free(causal);
+    for (int v = 0; v < 3; v++)
+        free(srcs[v]);
     if (!ptxas)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit): lowered, not assembled");
 }
