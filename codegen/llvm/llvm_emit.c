@@ -189,7 +189,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_RESHAPE: return emit_reshape(g, r);
     case TJ_OP_PERMUTE: return lg_emit_permute(g, r);
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
-    case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return lg_emit_reduce(g, r);
+    case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return lg_emit_inside(g, r, lg_emit_reduce);
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return lg_emit_cumulative(g, r);
     case TJ_OP_SCAN: return lg_emit_scan(g, r);
     case TJ_OP_SORT: return lg_emit_sort(g, r);
@@ -197,12 +197,12 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_DOT: return lg_emit_dot(g, r);
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);
-    case TJ_OP_STORE: return lg_emit_store(g, r);
+    case TJ_OP_STORE: return lg_emit_inside(g, r, lg_emit_store);
     case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: return lg_emit_ordered(g, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return lg_emit_atomic(g, r);
     default:
         if (tj_op_get(op)->flags & TJ_OPF_ELEM)
-            return lg_emit_elementwise(g, r);
+            return lg_emit_inside(g, r, lg_emit_elementwise);
         return lg_fail(g, r, "op not supported by the cpu back end");
     }
 }

@@ -47,7 +47,7 @@ void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v)
 void lg_alloc_result(lg *g, tj_ref r)
 {
     const tj_type_info *ti = lg_ti(g, r);
-    if (ti->kind != TJ_TK_TILE)
+    if (ti->kind != TJ_TK_TILE || r == g->keep) /* keep: emitted twice, one buffer */
         return;
     lg_val(g, r)->v = lg_buffer(g, lg_type(g, ti->dtype), tj_type_numel(g->ctx, lg_in(g, r)->type));
     lg_val(g, r)->in_memory = ti->rank == 0;

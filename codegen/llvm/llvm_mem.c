@@ -239,29 +239,42 @@ static void walk_checked(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn
     lg_nest_end(g, &rows);
 }
 
+/* Whether the unchecked nest may run for a view: no gathers, no mask. */
+static int may_skip_checks(const lg_view *v, tj_ref mask) { return !has_gather(v) && !mask; }
+
+static void walk_unchecked(lg *g, tj_ref r, const lg_view *v, elem_fn fn)
+{
+    view_walk w;
+    walk_begin(g, &w, v, 0);
+    fn(g, r, v, &w, NULL);
+    lg_nest_end(g, &w.nest);
+}
+
 /* The checked nest, and when the view may be wholly inside and unmasked,
- * the unchecked one beside it. */
+ * the unchecked one beside it; in a copy of lg_emit_inside's, the one the
+ * copy's condition chose. */
 static void walk_view(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn)
 {
-    LLVMBasicBlockRef fast = NULL, slow = NULL, done = NULL;
-    if (!has_gather(v) && !mask) {
-        fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "inside");
-        slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "checked");
-        done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
-        LLVMBuildCondBr(g->b, view_inside(g, v), fast, slow);
-        LLVMPositionBuilderAtEnd(g->b, fast);
-        view_walk w;
-        walk_begin(g, &w, v, 0);
-        fn(g, r, v, &w, NULL);
-        lg_nest_end(g, &w.nest);
-        LLVMBuildBr(g->b, done);
-        LLVMPositionBuilderAtEnd(g->b, slow);
+    int fast = may_skip_checks(v, mask);
+    if (g->version == LG_INSIDE && fast) {
+        walk_unchecked(g, r, v, fn);
+        return;
     }
+    if (!fast || g->version == LG_CHECKED) {
+        walk_checked(g, r, v, mask, fn);
+        return;
+    }
+    LLVMBasicBlockRef inside = LLVMAppendBasicBlockInContext(g->lc, g->fn, "inside");
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "checked");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
+    LLVMBuildCondBr(g->b, view_inside(g, v), inside, slow);
+    LLVMPositionBuilderAtEnd(g->b, inside);
+    walk_unchecked(g, r, v, fn);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, slow);
     walk_checked(g, r, v, mask, fn);
-    if (done) {
-        LLVMBuildBr(g->b, done);
-        LLVMPositionBuilderAtEnd(g->b, done);
-    }
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
 }
 
 /* if (go) { then } with the value of then, or `otherwise`. */
@@ -416,9 +429,12 @@ LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
     const lg_view *v = lg_val(g, in->args[0])->view;
     tj_dtype dt = lg_ti(g, r)->dtype;
     view_walk w = {.flat = i};
-    view_point(g, v, &i, 1, &w);
+    view_point(g, v, &i, g->version != LG_INSIDE, &w);
+    LLVMValueRef go = element_go(g, in->args[1], &w); /* NULL: unmasked and inside */
+    if (!go)
+        return lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), ""));
     LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], i) : LLVMConstNull(lg_type(g, dt));
-    guard gd = guard_begin(g, element_go(g, in->args[1], &w));
+    guard gd = guard_begin(g, go);
     LLVMValueRef val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), ""));
     return guard_end(g, &gd, val, other);
 }
@@ -434,6 +450,58 @@ int lg_emit_load(lg *g, tj_ref r)
     lg_alloc_result(g, r);
     walk_view(g, r, v, lg_in(g, r)->args[1], load_elem);
     return 0;
+}
+
+/* And of whether every fused row that r reads (through fused operands)
+ * lies inside its tensor: NULL when r reads none. */
+static LLVMValueRef fused_rows_inside(lg *g, tj_ref r, LLVMValueRef inside)
+{
+    const tj_inst *in = lg_in(g, r);
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref x = in->args[a];
+        if (!x || !lg_val(g, x)->fused)
+            continue;
+        if (lg_in(g, x)->op == TJ_OP_LOAD) {
+            LLVMValueRef ok = view_inside(g, lg_val(g, lg_in(g, x)->args[0])->view);
+            inside = inside ? LLVMBuildAnd(g->b, inside, ok, "") : ok;
+        }
+        inside = fused_rows_inside(g, x, inside);
+    }
+    return inside;
+}
+
+/* A fused row's every element checked against its tensor costs 6 of the
+ * 15 instructions per vector of softmax's max(x) (i64 index lanes, two
+ * compares per 16 floats): where every row r reads lies inside (every
+ * program but the edge ones), a copy of r without those checks runs. A
+ * store's own view joins the condition when its copy may skip its checks,
+ * so a store still takes two nests, not four. */
+int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
+{
+    const tj_inst *in = lg_in(g, r);
+    int elem = (tj_op_get(in->op)->flags & TJ_OPF_ELEM) != 0;
+    LLVMValueRef inside = elem && lg_fusable(g, r) ? NULL : fused_rows_inside(g, r, NULL);
+    if (!inside || g->version != LG_ANY)
+        return emit(g, r);
+    if (in->op == TJ_OP_STORE && may_skip_checks(lg_val(g, in->args[0])->view, in->args[2]))
+        inside = LLVMBuildAnd(g->b, inside, view_inside(g, lg_val(g, in->args[0])->view), "");
+    lg_alloc_result(g, r);
+    g->keep = r;
+    LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rows_inside");
+    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rows_checked");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rows_done");
+    LLVMBuildCondBr(g->b, inside, fast, slow);
+    int rc = 0;
+    for (int checked = 0; checked < 2 && !rc; checked++) {
+        LLVMPositionBuilderAtEnd(g->b, checked ? slow : fast);
+        g->version = checked ? LG_CHECKED : LG_INSIDE;
+        rc = emit(g, r);
+        LLVMBuildBr(g->b, done);
+    }
+    g->version = LG_ANY;
+    g->keep = TJ_NONE;
+    LLVMPositionBuilderAtEnd(g->b, done);
+    return rc;
 }
 
 int lg_emit_store(lg *g, tj_ref r)

@@ -126,3 +126,29 @@ Test(cpu_memory, rows_outside_the_tensor_touch_no_memory)
     CC_REQUIRE_LLVM();
     cr_assert(same_at(OUTSIDE, "outside", "M=21,N=50", "M=16,N=64"));
 }
+
+/* Readers of fused rows run a copy without the rows' bounds checks where
+ * every row they read (and a store's own view) lies inside its tensor: at
+ * N = 64 every program but the last (its row is past M) takes it, at
+ * N = 50 none does. The copy keeps the rows' masks (y's depends on x),
+ * and a reduction's and an elementwise op's result is the same buffer on
+ * both copies. */
+static const char *const INSIDE = "kernel inside(X: f32[M, N], Y: f32[M, N], Z: f32[M, N], S: f32[M])\n"
+                                  "    grid (M + 1)\n"
+                                  "    const B = 64\n"
+                                  "{\n"
+                                  "    r = program_id(0)\n"
+                                  "    x = load(X[r, 0:B], other = -3.0)\n"
+                                  "    y = load(Y[r, 0:B], mask = x > 0.0, other = 1.0)\n"
+                                  "    m = max(x)\n"
+                                  "    e = exp(x - m) * y\n"
+                                  "    s = sum(e * y)\n"
+                                  "    store(Z[r, 0:B], e / s)\n"
+                                  "    store(S[r:r+1], reshape(s + max(e), [1]))\n"
+                                  "}\n";
+
+Test(cpu_memory, rows_wholly_inside_skip_their_checks)
+{
+    CC_REQUIRE_LLVM();
+    cr_assert(same_at(INSIDE, "inside", "M=9,N=64", "M=7,N=50"));
+}
