@@ -1,8 +1,9 @@
 """tilejit.lib's sorts on a CUDA GPU: bench.py's sort rows (the same timing,
 checks and torch.sort peer, beside the copy roofline), then where the time of
 one call goes: the GPU time of each kernel of tilejit.lib.sort on 2^24 f32
-keys, from torch.profiler (CUPTI sees the library's driver-API launches),
-summed by kernel name over the profiled calls.
+keys (the default path, then the single pass), from torch.profiler (CUPTI
+sees the library's driver-API launches), summed by kernel name over the
+profiled calls.
 
     python3 bench/gpu/sort_profile.py [--calls 5]
 """
@@ -31,7 +32,8 @@ def kernel_breakdown(calls, n=2 ** 24):
         return t if t is not None else getattr(e, "cuda_time_total", 0)
     kernels = [e for e in prof.key_averages() if gpu_us(e) > 0]
     total = sum(gpu_us(e) for e in kernels)
-    print(f"# tilejit.lib.sort of 2^{n.bit_length() - 1} f32, {calls} calls: GPU time by kernel")
+    path = "single pass" if os.environ.get("TILEJIT_LIB_SORT_MULTI_PHASE") == "0" else "default path"
+    print(f"# tilejit.lib.sort of 2^{n.bit_length() - 1} f32 ({path}), {calls} calls: GPU time by kernel")
     print(f"{'kernel':<40}{'launches':>9}{'us a call':>11}{'share':>8}")
     for e in sorted(kernels, key=lambda e: -gpu_us(e)):
         print(f"{e.key[:39]:<40}{e.count:>9}{gpu_us(e) / calls:>11.1f}{gpu_us(e) / total:>8.1%}")
@@ -45,6 +47,9 @@ def main():
     torch.manual_seed(0)
     bench.report([bench.copy_row()] + bench.lib_sort_rows(), None)
     kernel_breakdown(args.calls)
+    os.environ["TILEJIT_LIB_SORT_MULTI_PHASE"] = "0"  # the single pass (Onesweep), the default off CUDA
+    kernel_breakdown(args.calls)
+    del os.environ["TILEJIT_LIB_SORT_MULTI_PHASE"]
 
 
 if __name__ == "__main__":

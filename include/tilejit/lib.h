@@ -38,8 +38,9 @@ void tj_lib_close(tj_lib *l); /* frees the scratch and the compiled kernels; NUL
 enum {
     TJ_LIB_DESCENDING = 1u << 0, /* sort, argsort: largest first (still stable) */
     TJ_LIB_MULTI_PHASE = 1u << 1, /* scans: the multi-phase path (three launches, the input read twice)
-                                     instead of the single-pass look-back; what Metal's relaxed-only
-                                     device atomics allow (docs/library.md) */
+                                     instead of the single-pass look-back; sorts: three kernels and a
+                                     scan a radix pass instead of one launch (Onesweep); what Metal's
+                                     relaxed-only device atomics allow (docs/library.md) */
 };
 
 /* ---- scans (lib/scan.c) ----
@@ -67,7 +68,9 @@ int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, con
  * order); equal keys keep their input order. TJ_LIB_DESCENDING reverses the
  * order of keys (NaN first, as torch.sort(descending=True)), still stable.
  * sort: y (x's shape and dtype) the sorted keys. argsort: idx (x's shape,
- * i64) the indices along the axis that sort x. flags: TJ_LIB_DESCENDING. */
+ * i64) the indices along the axis that sort x. flags: TJ_LIB_DESCENDING,
+ * TJ_LIB_MULTI_PHASE (the radix passes' three kernels; on CUDA they are
+ * also the default, the single pass being slower there for now). */
 int tj_lib_sort(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                 tj_rt_error *err);
 int tj_lib_argsort(tj_lib *l, const tj_tensor *x, const tj_tensor *idx, int axis, uint32_t flags, void *stream,
