@@ -617,8 +617,9 @@ static void plain_atomic_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, L
 /* Two nests, chosen at run time: atomic accesses, and the plain ones of an
  * exclusive launch (the caller alone, holding the tj_cpu's launch lock:
  * llvm_pool.c), where a lock-prefixed compare-and-swap per f32 element
- * cost about 3 ns (scatter_add.tj 3.9-4.6 -> 0.7 us) and the plain nest vectorizes. Always checked: the fast
- * path exists for vectorizable accesses only. */
+ * cost about 3 ns (scatter_add.tj 3.9-4.6 -> 0.7 us) and the plain nest
+ * vectorizes. Always checked: the fast path exists for vectorizable
+ * accesses only. */
 int lg_emit_atomic(lg *g, tj_ref r)
 {
     const lg_view *v = view_of(g, r);
