@@ -388,6 +388,8 @@ static int exec_program_index(tj_simt *s, tj_ref r)
 static int exec_inst(tj_simt *s, tj_ref r, int depth)
 {
     tj_interp *st = &s->st;
+    if (s->nwg_aregs && tj_simt_wgmma_registers_free(s, r))
+        return -1;
     switch (st->k->insts[r].op) {
     case TJ_OP_PARAM: case TJ_OP_ARG: case TJ_OP_CONST: case TJ_OP_DIM: case TJ_OP_STRIDE:
     case TJ_OP_TENSOR_PTR: case TJ_OP_TID:

@@ -41,6 +41,10 @@ typedef struct tj_simt {
     uint32_t nwg_bytes, wg_bytes_cap;
     uint32_t *wg_group_end;   /* per committed group in flight: its end in wg_bytes */
     uint32_t nwg_groups, wg_group_cap;
+    tj_ref *wg_aregs;         /* register a operands of the groups in flight (and the open one), oldest first */
+    uint32_t nwg_aregs, wg_aregs_cap;
+    uint32_t *wg_group_aend;  /* per committed group in flight: its end in wg_aregs */
+    uint32_t wg_group_acap;
     struct tj_simt_tma *tma;  /* mbarriers and TMA copies in flight (simt_tma.c) */
     void *storage;
 } tj_simt;
@@ -89,6 +93,10 @@ void tj_simt_fence_proxy_async(tj_simt *s);
  * wgmma group in flight reads them; marked as the generic proxy's. */
 int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
 void tj_simt_wgmma_reset(tj_simt *s);
+/* Instruction r about to run: an error when it redefines or reads (other
+ * than as another wgmma's a) the registers of a wgmma's a operand whose
+ * group is in flight, which the PTX ISA leaves undefined. */
+int tj_simt_wgmma_registers_free(tj_simt *s, tj_ref r);
 void tj_simt_wgmma_free(tj_simt *s);
 
 /* Shared bytes [off, off + n) may be written by thread t: no wgmma group

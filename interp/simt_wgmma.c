@@ -18,7 +18,10 @@
  * byte a group in flight reads (st_shared, mma_store, a cp_async issued to
  * it) is reported, and so is a wgmma reading a byte the generic proxy wrote
  * (a store, a landed copy) with no fence_proxy_async since: the two
- * mistakes a GPU punishes only sometimes. */
+ * mistakes a GPU punishes only sometimes. An a operand from registers (a
+ * fragment per warp, rows 16 wl .. 16 wl + 15 of the block) is the group's
+ * as well: reading it elsewhere or defining it again (the next iteration's
+ * pack) before the wait is reported, which the PTX ISA leaves undefined. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +151,37 @@ void tj_simt_fence_proxy_async(tj_simt *s)
 
 int tj_simt_wgmma_commit(tj_simt *s, tj_ref r)
 {
-    if (grow(s, r, &s->wg_group_end, &s->wg_group_cap, s->nwg_groups + 1))
+    if (grow(s, r, &s->wg_group_end, &s->wg_group_cap, s->nwg_groups + 1) ||
+        grow(s, r, &s->wg_group_aend, &s->wg_group_acap, s->nwg_groups + 1))
         return -1;
+    s->wg_group_aend[s->nwg_groups] = s->nwg_aregs;
     s->wg_group_end[s->nwg_groups++] = s->nwg_bytes;
+    return 0;
+}
+
+/* ---- register a operands in flight ------------------------------------------- */
+
+static int record_aregs(tj_simt *s, tj_ref r)
+{
+    if (grow(s, r, &s->wg_aregs, &s->wg_aregs_cap, s->nwg_aregs + 1))
+        return -1;
+    s->wg_aregs[s->nwg_aregs++] = s->st.k->insts[r].args[0];
+    return 0;
+}
+
+int tj_simt_wgmma_registers_free(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    for (uint32_t i = 0; i < s->nwg_aregs; i++) {
+        tj_ref a = s->wg_aregs[i];
+        if (a == r)
+            return tj_simt_fail(s, r, -1, "redefines %%%u, the a operand of a wgmma whose group is in flight "
+                                          "(no wgmma_wait retired it)", a);
+        for (uint32_t k = 0; in->op != TJ_OP_WGMMA && k < in->nargs; k++)
+            if (in->args[k] == a)
+                return tj_simt_fail(s, r, -1, "reads %%%u, the a operand of a wgmma whose group is in flight "
+                                              "(no wgmma_wait retired it)", a);
+    }
     return 0;
 }
 
@@ -161,12 +192,17 @@ int tj_simt_wgmma_wait(tj_simt *s, tj_ref r)
     if (pending < 0 || s->nwg_groups <= (uint64_t)pending)
         return 0;
     uint32_t retire = s->nwg_groups - (uint32_t)pending, end = s->wg_group_end[retire - 1];
+    uint32_t aend = s->wg_group_aend[retire - 1];
     for (uint32_t i = 0; i < end; i++)
         s->smem_wg_reads[s->wg_bytes[i]]--;
     memmove(s->wg_bytes, s->wg_bytes + end, sizeof *s->wg_bytes * (s->nwg_bytes - end));
     s->nwg_bytes -= end;
-    for (uint32_t g = retire; g < s->nwg_groups; g++)
+    memmove(s->wg_aregs, s->wg_aregs + aend, sizeof *s->wg_aregs * (s->nwg_aregs - aend));
+    s->nwg_aregs -= aend;
+    for (uint32_t g = retire; g < s->nwg_groups; g++) {
         s->wg_group_end[g - retire] = s->wg_group_end[g] - end;
+        s->wg_group_aend[g - retire] = s->wg_group_aend[g] - aend;
+    }
     s->nwg_groups -= retire;
     return 0;
 }
@@ -178,7 +214,7 @@ void tj_simt_wgmma_reset(tj_simt *s)
         memset(s->smem_wg_reads, 0, sizeof *s->smem_wg_reads * n);
     if (s->smem_generic)
         memset(s->smem_generic, 0, n);
-    s->nwg_bytes = s->nwg_groups = 0;
+    s->nwg_bytes = s->nwg_groups = s->nwg_aregs = 0;
     s->generic_any = 0;
 }
 
@@ -186,7 +222,10 @@ void tj_simt_wgmma_free(tj_simt *s)
 {
     free(s->wg_bytes);
     free(s->wg_group_end);
-    s->wg_bytes = s->wg_group_end = NULL;
+    free(s->wg_aregs);
+    free(s->wg_group_aend);
+    s->wg_bytes = s->wg_group_end = s->wg_group_aend = NULL;
+    s->wg_aregs = NULL;
 }
 
 /* ---- the product ---------------------------------------------------------------- */
@@ -326,7 +365,7 @@ int tj_simt_wgmma(tj_simt *s, tj_ref r)
     float *scratch = malloc(sizeof *scratch * (ROWS * MAX_K + MAX_K * MAX_N + ROWS * MAX_N));
     if (!scratch)
         return tj_simt_fail(s, r, -1, "out of memory");
-    int rc = 0;
+    int rc = a_in_registers(s, r) ? record_aregs(s, r) : 0;
     for (uint32_t t0 = 0; t0 < s->nthreads && !rc; t0 += GROUP)
         rc = group_product(s, r, t0, scratch, scratch + ROWS * MAX_K, scratch + ROWS * MAX_K + MAX_K * MAX_N);
     free(scratch);

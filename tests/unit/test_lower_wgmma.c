@@ -52,6 +52,20 @@ Test(lower_wgmma, matmul_rings)
     }
 }
 
+/* M a multiple of 16 (whole 8-row blocks): a's granules come two a box
+ * through the 3-D tensor map, g and g + 4 (one warpgroup, one or two
+ * 64-row blocks) or g and g + 8 (two); the last tile is partial, so some
+ * boxes bring one granule and zeros. */
+Test(lower_wgmma, matmul_granule_pairs)
+{
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=64,BK=32,stages=2",
+                                          "BM=64,BN=128,BK=64,stages=4"};
+    for (int d = 0; d < 3; d++) {
+        lc_opts o = wg_opts(defines[d], "M=208,N=144,K=176");
+        cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
+    }
+}
+
 /* K = 0: the loop runs no iteration, so no TMA tile is in range and none
  * is issued (each awaited tile is one the loop reads): zeros out. */
 Test(lower_wgmma, empty_k_issues_no_copy)
@@ -223,20 +237,28 @@ Test(lower_wgmma, tma_where_it_applies)
     tj_kernel *tma = lower_config(c, defines, "M=256,N=256,K=256", 1);
     tj_kernel *odd = lower_config(c, defines, "M=256,N=136,K=256", 1);
     tj_kernel *off = lower_config_tma(c, defines, "M=256,N=256,K=256", 1, 1);
-    /* per tile: a's 16 granules of 8 rows, b's 2 column blocks; tiles 0, 1 before the loop, one in it */
-    cr_expect_eq(count_op(tma, TJ_OP_TMA_LOAD), 3 * (16 + 2));
+    tj_kernel *rows = lower_config(c, defines, "M=200,N=256,K=256", 1);
+    tj_kernel *wide = lower_config(c, "BM=256,BN=128,BK=64,warps=16,stages=3", "M=256,N=256,K=256", 1);
+    /* per tile: a's 16 granules of 8 rows two a box (granules g and g + 8, side by side in the
+     * warpgroups' order), b's 2 column blocks; tiles 0, 1 before the loop, one in it */
+    cr_expect_eq(count_op(tma, TJ_OP_TMA_LOAD), 3 * (8 + 2));
+    /* one granule a box: M not known to be whole 8-row blocks; four warpgroups (g, g + 16:
+     * beyond TMA's element stride of 8) */
+    cr_expect_eq(count_op(rows, TJ_OP_TMA_LOAD), 3 * (16 + 2));
+    cr_expect_eq(count_op(wide, TJ_OP_TMA_LOAD), 3 * (32 + 2));
     cr_expect_eq(count_op(tma, TJ_OP_MBAR_INIT), 2 * 3); /* full and empty of each slot */
     cr_expect_eq(count_op(tma, TJ_OP_MBAR_WAIT), 2);     /* every warp for full, thread 0 for empty */
     cr_expect_eq(count_op(tma, TJ_OP_MBAR_ARRIVE), 1);   /* each warp's release */
     cr_expect_eq(count_op(tma, TJ_OP_BARRIER), 2);       /* after the inits, after the loop: none in it */
     cr_expect_eq(count_op(tma, TJ_OP_CP_ASYNC), 0);
-    cr_expect_eq(count_op(odd, TJ_OP_TMA_LOAD), 3 * 16); /* b's rows are no vectors: staged, no ring */
+    cr_expect_eq(count_op(odd, TJ_OP_TMA_LOAD), 3 * 8); /* b's rows are no vectors: staged, no ring */
     cr_expect_gt(count_op(odd, TJ_OP_ST_SHARED), 0);
     cr_expect_eq(count_op(off, TJ_OP_TMA_LOAD), 0);
     cr_expect_gt(count_op(off, TJ_OP_CP_ASYNC), 0);
     tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
     cr_assert_eq(tj_tensor_maps(tma, maps), 2);
-    cr_expect(maps[0].param == 0 && maps[0].cols == 64 && maps[0].rows == 8 && maps[0].swizzle == 128);
+    cr_expect(maps[0].param == 0 && maps[0].cols == 64 && maps[0].rows == 8 && maps[0].swizzle == 128 &&
+              maps[0].pair == 8);
     cr_expect(maps[1].param == 1 && maps[1].cols == 64 && maps[1].rows == 64 && maps[1].swizzle == 128);
     tj_ctx_free(c);
 }
@@ -333,14 +355,28 @@ Test(lower_wgmma, attention_over_rows_by_tma)
     free(src);
 }
 
-/* wgmma ops whose a operand is a fragment (the register form). */
+/* Whether instruction r is a wgmma whose a operand is a fragment (the
+ * register form). */
+static int is_register_a(const tj_kernel *k, tj_ref r)
+{
+    return k->insts[r].block && k->insts[r].op == TJ_OP_WGMMA &&
+           tj_type_is_fragment(k->ctx, k->insts[k->insts[r].args[0]].type);
+}
+
 static int count_register_a(const tj_kernel *k)
 {
     int n = 0;
     for (tj_ref r = 1; r < k->ninsts; r++)
-        n += k->insts[r].block && k->insts[r].op == TJ_OP_WGMMA &&
-             tj_type_is_fragment(k->ctx, k->insts[k->insts[r].args[0]].type);
+        n += is_register_a(k, r);
     return n;
+}
+
+static tj_ref first_register_a(const tj_kernel *k)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (is_register_a(k, r))
+            return r;
+    return TJ_NONE;
 }
 
 /* The attention configurations the benchmarks try, at their shape: both
@@ -511,16 +547,52 @@ Test(lower_wgmma, register_a_is_k_major)
 {
     tj_ctx *c = tj_ctx_new();
     tj_kernel *k = lower_kernel(c, ATTENTION, "attention", "BM=128,BN=64,warps=8,stages=2", "B=1,H=2,S=256,D=64", 1, 0);
-    tj_ref w = TJ_NONE;
-    for (tj_ref r = 1; r < k->ninsts && !w; r++)
-        if (k->insts[r].block && k->insts[r].op == TJ_OP_WGMMA &&
-            tj_type_is_fragment(c, k->insts[k->insts[r].args[0]].type))
-            w = r;
+    tj_ref w = first_register_a(k);
     cr_assert(w, "no wgmma with a from registers");
     cr_assert_eq(tj_verify(k), 0, "%s", tj_diag_render(c));
     k->insts[w].flags |= TJ_WGMMA_A_MN;
     tj_diag_clear(c);
     cr_expect_neq(tj_verify(k), 0);
     cr_expect(strstr(tj_diag_render(c), "a from registers is K-major (a = k)"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+}
+
+/* Runs simt (ATTENTION, B = 1, H = 2, S = 256, D = 64) on zero inputs; its
+ * diagnostics. */
+static const char *run_attention(tj_ctx *c, const tj_kernel *simt)
+{
+    static uint16_t q[4][2 * 256 * 64];
+    tj_arg args[5];
+    for (int i = 0; i < 4; i++)
+        args[i] = (tj_arg){.is_tensor = 1,
+                           .tensor = {.dtype = TJ_DT_BF16, .rank = 4, .shape = {1, 2, 256, 64},
+                                      .strides = {2 * 256 * 64, 256 * 64, 64, 1}, .data = q[i]}};
+    args[4] = (tj_arg){.scalar.f = 0.125};
+    tj_diag_clear(c);
+    return tj_simt_run(simt, args, 5) ? tj_diag_render(c) : "";
+}
+
+/* P's a fragments are wgmma's until the wait retires its group: the
+ * interpreter reports a read of them in between (undefined in the PTX
+ * ISA), here an mma_unpack inserted right after the product. */
+Test(lower_wgmma, interpreter_catches_register_a_read_in_flight)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=64,warps=8,stages=2", *shapes = "B=1,H=2,S=256,D=64";
+    cr_assert_str_eq(run_attention(c, lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0)), "");
+    tj_kernel *k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    tj_ref w = first_register_a(k);
+    cr_assert(w, "no wgmma with a from registers");
+    int32_t eight = 8;
+    tj_ref a = k->insts[w].args[0];
+    tj_ref read = tj_inst_new(k, TJ_OP_MMA_UNPACK, tj_type_tile(c, TJ_DT_BF16, 1, &eight), &a, 1);
+    const tj_block *blk = &k->blocks[k->insts[w].block];
+    uint32_t at = 0;
+    while (blk->insts[at] != w)
+        at++;
+    tj_block_insert(k, k->insts[w].block, at + 1, read);
+    cr_expect(strstr(run_attention(c, k), "reads %"), "%s", tj_diag_render(c));
+    cr_expect(strstr(tj_diag_render(c), "the a operand of a wgmma whose group is in flight"), "%s",
+              tj_diag_render(c));
     tj_ctx_free(c);
 }
