@@ -16,7 +16,10 @@
  * group in flight reads, arrivals beyond the count, an invalidation with
  * a phase or copies in flight, and a program that ends with copies in
  * flight. TMA writes through the async proxy: its bytes need no
- * fence_proxy_async before wgmma reads them. */
+ * fence_proxy_async before wgmma reads them. A box with `pair` is two
+ * blocks of `rows` rows, the second pair blocks below the first, landing
+ * one after the other (a 3-D tensor map's box with element stride pair
+ * along the blocks: runtime/tensor_map.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,7 +261,10 @@ static int issue(tj_simt *s, tj_ref r, uint32_t t, const tj_tensor *ten, uint64_
 {
     const tj_inst *in = &s->st.k->insts[r];
     uint32_t cols = (uint32_t)(in->imm & 0xffff), rows = (uint32_t)(in->imm >> 16 & 0xffff), S = in->flags;
-    uint32_t bytes = rows * S;
+    uint32_t pair = (uint32_t)(in->imm >> 32 & 0xff), blocks = pair ? 2 : 1, bytes = blocks * rows * S;
+    if (pair && (c1 % rows || ten->shape[0] % rows))
+        return tj_simt_fail(s, r, t, "a box of two blocks of %u rows starts at row %" PRId64 " of a tensor of %" PRId64
+                            " rows: its 3-D tensor map needs both multiples of %u", rows, c1, ten->shape[0], rows);
     tma_bar *b = find_bar(s, r, t, bar);
     if (!b || tj_simt_shared_range(s, r, t, dst, bytes) || tj_simt_wgmma_unread(s, r, t, dst, bytes))
         return -1;
@@ -274,10 +280,12 @@ static int issue(tj_simt *s, tj_ref r, uint32_t t, const tj_tensor *ten, uint64_
     unsigned char *image = malloc(bytes);
     if (!image)
         return tj_simt_fail(s, r, t, "out of memory for a TMA copy");
-    if (read_box(s, r, t, ten, c0, c1, cols, rows, S, (uint32_t)dst, image)) {
-        free(image);
-        return -1;
-    }
+    for (uint32_t h = 0; h < blocks; h++) /* a pair's second block: pair blocks further down */
+        if (read_box(s, r, t, ten, c0, c1 + (int64_t)h * pair * rows, cols, rows, S, (uint32_t)dst + h * rows * S,
+                     image + h * rows * S)) {
+            free(image);
+            return -1;
+        }
     m->copies[m->ncopies++] = (tma_copy){b->off, (uint32_t)dst, bytes, b->phase, image};
     b->tx -= bytes; /* complete_tx: the bytes have arrived (they land at the wait) */
     complete(b);

@@ -191,10 +191,15 @@ static void parse_tma_attr(parser *p, inst_text *it)
     int64_t rows = tjp_i64(p);
     tjp_expect(p, ',');
     expect_key(p, "swizzle");
-    int64_t swizzle = tjp_i64(p);
-    if (cols < 1 || cols > 256 || rows < 1 || rows > 256 || (swizzle != 32 && swizzle != 64 && swizzle != 128))
-        tjp_fail_expected(p, "a box of 1 to 256 columns and rows, swizzle 32, 64 or 128");
-    it->imm = cols | rows << 16;
+    int64_t swizzle = tjp_i64(p), pair = 0;
+    if (accept_punct(p, ',')) {
+        expect_key(p, "pair");
+        pair = tjp_i64(p);
+    }
+    if (cols < 1 || cols > 256 || rows < 1 || rows > 256 || (swizzle != 32 && swizzle != 64 && swizzle != 128) ||
+        pair < 0 || pair > 8)
+        tjp_fail_expected(p, "a box of 1 to 256 columns and rows, swizzle 32, 64 or 128, pair 1 to 8");
+    it->imm = cols | rows << 16 | pair << 32;
     it->flags = (uint32_t)swizzle;
 }
 
@@ -208,7 +213,7 @@ static void parse_attr(parser *p, inst_text *it, tj_attr_kind kind)
         [TJ_ATTR_SORT] = "'{axis = N}'", [TJ_ATTR_DOT] = "'{precision = ...}'",
         [TJ_ATTR_MMA] = "'{role = a|b|c|bt}'", [TJ_ATTR_BYTES] = "'{bytes = N}'",
         [TJ_ATTR_PENDING] = "'{pending = N}'", [TJ_ATTR_WGMMA] = "'{in = DTYPE, a = k|mn, b = k|mn}'",
-        [TJ_ATTR_TMA] = "'{cols = N, rows = N, swizzle = N}'",
+        [TJ_ATTR_TMA] = "'{cols = N, rows = N, swizzle = N[, pair = N]}'",
     };
     if (kind == TJ_ATTR_DOT && !is_punct(peek(p), '{'))
         return; /* the default precision is not printed */

@@ -218,8 +218,11 @@ static void print_attr(const tj_inst *in, tj_buf *out)
         break;
     }
     case TJ_ATTR_TMA:
-        tj_buf_printf(out, " {cols = %" PRId64 ", rows = %" PRId64 ", swizzle = %u}", in->imm & 0xffff,
+        tj_buf_printf(out, " {cols = %" PRId64 ", rows = %" PRId64 ", swizzle = %u", in->imm & 0xffff,
                       in->imm >> 16 & 0xffff, in->flags);
+        if (in->imm >> 32 & 0xff)
+            tj_buf_printf(out, ", pair = %" PRId64, in->imm >> 32 & 0xff);
+        tj_buf_append(out, "}", 1);
         break;
     }
 }

@@ -14,7 +14,7 @@ int tj_tensor_map_desc_of(const tj_kernel *k, tj_ref r, tj_tensor_map_desc *out)
     if (p->op != TJ_OP_PARAM || p->imm < 0 || (uint64_t)p->imm >= k->nparams)
         return -1;
     *out = (tj_tensor_map_desc){(uint32_t)p->imm, (uint32_t)(in->imm & 0xffff), (uint32_t)(in->imm >> 16 & 0xffff),
-                                in->flags};
+                                in->flags, (uint32_t)(in->imm >> 32 & 0xff)};
     return 0;
 }
 

@@ -397,13 +397,14 @@ static void check_mbarrier(V *v, tj_ref r)
     tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
-/* tma_load(tensor, dst, bar, c0, c1, pred) {cols, rows, swizzle}: a rank-2
- * tensor parameter of 2- or 4-byte elements, rows of exactly `swizzle` bytes */
+/* tma_load(tensor, dst, bar, c0, c1, pred) {cols, rows, swizzle, pair}: a
+ * rank-2 tensor parameter of 2- or 4-byte elements, rows of exactly
+ * `swizzle` bytes; with pair, two blocks of rows (a power of two) */
 static void check_tma_load(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     const tj_type_info *t = info(v, arg_type(v, r, 0));
-    int64_t cols = in->imm & 0xffff, rows = in->imm >> 16 & 0xffff;
+    int64_t cols = in->imm & 0xffff, rows = in->imm >> 16 & 0xffff, pair = in->imm >> 32 & 0xff;
     if (t->kind != TJ_TK_TENSOR || t->rank != 2 || inst(v, in->args[0])->op != TJ_OP_PARAM) {
         tj_verify_fail(v, r, "operand 1 is %s, not a rank-2 tensor parameter", TS(arg_type(v, r, 0)));
         return;
@@ -417,6 +418,11 @@ static void check_tma_load(V *v, tj_ref r)
         tj_verify_fail(v, r, "a box of %" PRId64 " x %" PRId64 " %s with swizzle %u: rows must be 1 to 256 and "
                        "a row exactly the swizzle (32, 64 or 128 bytes)", rows, cols, tj_dtype_name(t->dtype),
                        in->flags);
+        return;
+    }
+    if ((uint64_t)in->imm >> 40 || pair > 8 || (pair && (rows & (rows - 1)))) {
+        tj_verify_fail(v, r, "pair = %" PRId64 " (two blocks of %" PRId64 " rows that far apart): 1 to 8 blocks, "
+                       "rows a power of two", pair, rows);
         return;
     }
     if (expect_scalar(v, r, 1, TJ_DT_U32, "the destination") &&

@@ -7,7 +7,9 @@
  * A tile of rows x cols, `swizzle` bytes (E elements) a row of a column
  * block, is a box of E columns per column block: all rows at once, or for
  * a (8-row granules in the warpgroups' order, lower/wgmma_smem.c) one box
- * of 8 rows per granule, placed where the permutation puts it. A box of a
+ * of 8 rows per granule, placed where the permutation puts it, or where
+ * the facts allow one box per pair of granules the permutation puts side
+ * by side (granule_pair). A box of a
  * 1024-byte aligned block is swizzled by the tensor map's swizzle mode as
  * wgmma reads it, since both patterns are functions of the shared address.
  * Boxes past the tensor's end are zero-filled, as the cp_async copies'
@@ -20,7 +22,7 @@
 #include "lower/lower.h"
 #include "passes/facts.h"
 
-enum { MAX_BOX = 256, GRANULE = 8 };
+enum { MAX_BOX = 256, GRANULE = 8, MAX_PAIR = 8 /* TMA's largest element stride */ };
 
 int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t)
 {
@@ -51,6 +53,24 @@ static int64_t granule_place(const lw_wg_tile *t, int64_t g)
     return (g & ~mask) | ((g << 1) & mask) | ((g >> (low - 1)) & 1);
 }
 
+/* How far apart the two granules of a box of a permuted tile are (0: one
+ * granule a box). The permutation puts granules g and g + H side by side
+ * (H = 4 << lg_groups: the low 3 + lg_groups bits rotate left by one), so
+ * a 3-D tensor map of 8-row blocks with element stride H brings both in
+ * one box, where H is at most TMA's 8 (at most two warpgroups), the rows
+ * are a whole number of blocks (facts: a multiple of 16) and the tile
+ * starts a block. */
+static int64_t granule_pair(lw *w, tj_ref r, const lw_wg_tile *t)
+{
+    const tj_inst *view = &w->src->insts[w->src->insts[r].args[0]];
+    int64_t half = (int64_t)4 << t->lg_groups;
+    uint32_t param;
+    if (!t->permute_rows || half > MAX_PAIR || !tj_param_index(w->src, view->args[0], &param) ||
+        !w->src->facts[param].dim_div16[0] || w->div[view->args[1]] % GRANULE)
+        return 0;
+    return half;
+}
+
 int lw_tma_boxes(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shift, lw_tma_box *out)
 {
     const tj_inst *view = &w->src->insts[w->src->insts[r].args[0]];
@@ -58,19 +78,21 @@ int lw_tma_boxes(lw *w, tj_ref r, const lw_wg_tile *t, uint32_t buf, tj_ref shif
     tj_ref row0 = lw_val_of(w, view->args[1])->regs[0], col0 = lw_val_of(w, view->args[2])->regs[0];
     if (!tensor || !row0 || !col0)
         return lw_error(w, "internal error: a TMA copy without its tensor or start"), -1;
-    int64_t e = t->swizzle / t->size, blocks = t->cols / e;
+    int64_t e = t->swizzle / t->size, blocks = t->cols / e, pair = granule_pair(w, r, t);
     int64_t rows = t->permute_rows ? GRANULE : t->rows, granules = t->rows / rows;
     if (blocks * granules > LW_TMA_MAX_BOXES)
         return lw_error(w, "internal error: a TMA tile of more than %d boxes", LW_TMA_MAX_BOXES), -1;
     int n = 0;
     for (int64_t j = 0; j < blocks; j++) {
         tj_ref col = lw_add_imm(w, col0, j * e);
-        for (int64_t g = 0; g < granules; g++, n++) {
+        for (int64_t g = 0; g < granules; g++) {
+            if (pair && g % (2 * pair) >= pair) /* came with granule g - pair */
+                continue;
             int64_t place = t->permute_rows ? granule_place(t, g) : g;
             int64_t off = j * t->rows * t->swizzle + place * rows * t->swizzle;
-            out[n] = (lw_tma_box){tensor, lw_shifted(w, lw_const_int(w, TJ_DT_U32, buf + off), shift), col,
-                                  lw_add_imm(w, row0, g * rows), t->swizzle / t->size | rows << 16,
-                                  (uint32_t)t->swizzle};
+            out[n++] = (lw_tma_box){tensor, lw_shifted(w, lw_const_int(w, TJ_DT_U32, buf + off), shift), col,
+                                    lw_add_imm(w, row0, g * rows), e | rows << 16 | pair << 32,
+                                    (uint32_t)t->swizzle};
         }
     }
     return n;

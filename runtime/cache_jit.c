@@ -193,15 +193,15 @@ static void abi_text(const tj_kernel *k, tj_buf *out)
                       k->params[i].rank);
 }
 
-/* "tmaps PARAM:COLS:ROWS:SWIZZLE,...": the kernel's TMA tensor maps, which
- * follow its parameters (runtime/tensor_map.c) */
+/* "tmaps PARAM:COLS:ROWS:SWIZZLE:PAIR,...": the kernel's TMA tensor maps,
+ * which follow its parameters (runtime/tensor_map.c) */
 static void maps_text(const tj_kernel *simt, tj_buf *out)
 {
     tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
     int n = tj_tensor_maps(simt, maps);
     for (int i = 0; i < n; i++)
-        tj_buf_printf(out, "%s%u:%u:%u:%u", i ? "," : "\ntmaps ", maps[i].param, maps[i].cols, maps[i].rows,
-                      maps[i].swizzle);
+        tj_buf_printf(out, "%s%u:%u:%u:%u:%u", i ? "," : "\ntmaps ", maps[i].param, maps[i].cols, maps[i].rows,
+                      maps[i].swizzle, maps[i].pair);
 }
 
 /* The maps of a "tmaps" line (none without one): 0, or -1 when malformed. */
@@ -214,7 +214,7 @@ static int parse_maps(const char *meta, tj_jit_binary *out)
         tj_tensor_map_desc *m = &out->maps[out->nmaps];
         int used = 0;
         if (out->nmaps == TJ_MAX_TENSOR_MAPS ||
-            sscanf(v + at, "%u:%u:%u:%u%n", &m->param, &m->cols, &m->rows, &m->swizzle, &used) != 4)
+            sscanf(v + at, "%u:%u:%u:%u:%u%n", &m->param, &m->cols, &m->rows, &m->swizzle, &m->pair, &used) != 5)
             return -1;
         at += (size_t)used;
         at += at < len && v[at] == ',';

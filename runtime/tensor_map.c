@@ -3,7 +3,10 @@
  * one CUtensorMap per map its tma_load instructions name (tj_tensor_maps),
  * encoded here by the driver's cuTensorMapEncodeTiled from the tensor
  * argument: 2-D, the contiguous axis first, boxes of cols x rows, the
- * swizzle of its shared-memory rows, zeros outside the tensor. Encoding is
+ * swizzle of its shared-memory rows, zeros outside the tensor; or, for
+ * boxes of two blocks of rows (`pair`, lower/tma.c), 3-D (column, row of
+ * a block, block) with element stride `pair` along the blocks, so one box
+ * brings blocks b and b + pair, one after the other. Encoding is
  * host work of well under a microsecond, done every launch (the pointer
  * may change from one to the next). */
 #include <string.h>
@@ -46,12 +49,24 @@ static int encode(const tj_cuda *cu, const tj_kernel *k, const tj_tensor_map_des
                           k->name, name, (long long)t->strides[0]);
     /* an empty axis: no copy of the kernel reads it (its loop runs no
      * iteration), but the driver encodes no zero size */
-    uint64_t dims[2] = {t->shape[1] ? (uint64_t)t->shape[1] : 1, t->shape[0] ? (uint64_t)t->shape[0] : 1};
+    uint64_t dims[3] = {t->shape[1] ? (uint64_t)t->shape[1] : 1, t->shape[0] ? (uint64_t)t->shape[0] : 1, 1};
     uint64_t row_bytes = (uint64_t)t->strides[0] * (uint64_t)size;
-    uint64_t strides[1] = {row_bytes ? row_bytes : 16}; /* one row: its stride is never used */
-    uint32_t box[2] = {m->cols, m->rows}, unit[2] = {1, 1};
+    uint64_t strides[2] = {row_bytes ? row_bytes : 16, 16}; /* one row: its stride is never used */
+    uint32_t box[3] = {m->cols, m->rows, 1}, steps[3] = {1, 1, 1}, rank = 2;
+    if (m->pair) { /* (column, row of a block, block): a box takes blocks b and b + pair */
+        if (m->rows == 0 || t->shape[0] % m->rows)
+            return tj_rt_fail(err, "kernel '%s', parameter '%s': its TMA boxes take blocks of %u rows, and %lld rows "
+                              "are no whole number of them", k->name, name, m->rows, (long long)t->shape[0]);
+        dims[1] = m->rows;
+        dims[2] = t->shape[0] ? (uint64_t)t->shape[0] / m->rows : 1;
+        strides[1] = strides[0] * m->rows;
+        box[2] = 2 * m->pair;
+        steps[2] = m->pair;
+        rank = 3;
+    }
     int swizzle = m->swizzle == 128 ? SWIZZLE_128 : m->swizzle == 64 ? SWIZZLE_64 : SWIZZLE_32;
-    CUresult r = cu->api.TensorMapEncodeTiled(out, dt, 2, t->data, dims, strides, box, unit, 0, swizzle, L2_256B, 0);
+    CUresult r =
+        cu->api.TensorMapEncodeTiled(out, dt, rank, t->data, dims, strides, box, steps, 0, swizzle, L2_256B, 0);
     return tj_cu_check(&cu->api, r, "cuTensorMapEncodeTiled", err,
                        "encoding the tensor map of parameter '%s' of kernel '%s' (%lld x %lld, boxes %u x %u)", name,
                        k->name, (long long)t->shape[0], (long long)t->shape[1], m->rows, m->cols);

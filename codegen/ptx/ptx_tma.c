@@ -4,7 +4,9 @@
  * The tensor maps a kernel's tma_load instructions read (tj_tensor_maps)
  * are kernel parameters after the ABI's own, `.param .align 64 .b8
  * tmap<j>[128]`, encoded by the runtime at launch (runtime/tensor_map.c);
- * a copy names its map by the generic address of that parameter. Shared
+ * a copy names its map by the generic address of that parameter (a box
+ * of two blocks, `pair`, is a 3-D copy at column, 0, the row's block).
+ * Shared
  * addresses are tj_smem + offset, as for cp_async. An mbar_wait is a
  * try_wait.parity loop (the instruction itself may time out and return
  * false before the phase completes).
@@ -24,10 +26,14 @@ void px_write_tensor_map_params(ptx_emitter *e, tj_buf *out)
 {
     tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
     int n = tj_tensor_maps(e->k, maps);
-    for (int j = 0; j < n; j++)
-        tj_buf_printf(out, "%s\t.param .align 64 .b8 tmap%d[128] /* p%u: %u x %u, swizzle %u */\n",
+    for (int j = 0; j < n; j++) {
+        char pair[32] = "";
+        if (maps[j].pair)
+            snprintf(pair, sizeof pair, ", pairs %u blocks apart", maps[j].pair);
+        tj_buf_printf(out, "%s\t.param .align 64 .b8 tmap%d[128] /* p%u: %u x %u, swizzle %u%s */\n",
                       j || e->k->nparams ? "," : "", j, maps[j].param, maps[j].rows, maps[j].cols,
-                      maps[j].swizzle);
+                      maps[j].swizzle, pair);
+    }
 }
 
 typedef struct px_guard {
@@ -122,8 +128,20 @@ static int emit_tma_load(ptx_emitter *e, tj_ref r)
     ptx_reg map = px_tmp(e, PX_B64), dst = shared_addr(e, r, 1), bar = shared_addr(e, r, 2);
     px_ins(e, "mov.u64 %s, tmap%d", RN(map), j);
     px_ins(e, "cvta.param.u64 %s, %s", RN(map), RN(map));
-    px_ins(e, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s, {%s, %s}], [%s]",
-           RN(dst), RN(map), RN(px_val(e, in->args[3], 0)), RN(px_val(e, in->args[4], 0)), RN(bar));
+    if (!d.pair) {
+        px_ins(e, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s, {%s, %s}], "
+               "[%s]", RN(dst), RN(map), RN(px_val(e, in->args[3], 0)), RN(px_val(e, in->args[4], 0)), RN(bar));
+        return 0;
+    }
+    /* 3-D: (column, row in its block, block); the row starts a block */
+    ptx_reg zero = px_tmp(e, PX_B32), block = px_tmp(e, PX_B32);
+    int shift = 0;
+    while ((1u << shift) < d.rows)
+        shift++;
+    px_ins(e, "mov.b32 %s, 0", RN(zero));
+    px_ins(e, "shr.s32 %s, %s, %d", RN(block), RN(px_val(e, in->args[4], 0)), shift);
+    px_ins(e, "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s, {%s, %s, %s}], "
+           "[%s]", RN(dst), RN(map), RN(px_val(e, in->args[3], 0)), RN(zero), RN(block), RN(bar));
     return 0;
 }
 

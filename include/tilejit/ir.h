@@ -133,7 +133,7 @@ typedef enum tj_attr_kind {
     TJ_ATTR_BYTES, /* imm: bytes of one copy (cp_async) */
     TJ_ATTR_PENDING, /* imm: groups that may stay in flight (cp_async_wait) */
     TJ_ATTR_WGMMA, /* imm: input tj_dtype; flags: TJ_WGMMA_* (wgmma) */
-    TJ_ATTR_TMA,   /* imm: box cols | rows << 16; flags: swizzle bytes (tma_load) */
+    TJ_ATTR_TMA,   /* imm: box cols | rows << 16 | pair << 32; flags: swizzle bytes (tma_load) */
 } tj_attr_kind;
 enum { TJ_ATTR_LAST = TJ_ATTR_TMA };
 
@@ -368,6 +368,8 @@ int tj_verify(const tj_kernel *k);
 enum { TJ_MAX_TENSOR_MAPS = 16 };
 typedef struct tj_tensor_map_desc {
     uint32_t param, cols, rows, swizzle;
+    uint32_t pair; /* 0: 2-D boxes of cols x rows; else 3-D (columns, rows of a block of
+                      `rows`, blocks): a box is two blocks `pair` blocks apart */
 } tj_tensor_map_desc;
 /* The distinct maps of k's tma_load instructions in the order of their
  * first use; their count, or -1 when there are more than TJ_MAX_TENSOR_MAPS. */

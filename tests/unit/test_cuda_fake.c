@@ -26,8 +26,9 @@ static struct {
     const void *extra_buffer;
     size_t extra_size;
     int map_dtype, map_swizzle; /* the last cuTensorMapEncodeTiled */
-    uint64_t map_dims[2], map_stride;
-    uint32_t map_box[2];
+    uint32_t map_rank;
+    uint64_t map_dims[3], map_strides[2];
+    uint32_t map_box[3], map_steps[3];
 } fake;
 
 /* The driver's context stack is per thread. */
@@ -234,15 +235,19 @@ static CUresult fake_encode(tj_cu_tensor_map *m, int dt, uint32_t rank, void *ad
                             const uint64_t *strides, const uint32_t *box, const uint32_t *es, int il, int sw, int l2,
                             int oob)
 {
-    (void)addr, (void)es, (void)il, (void)l2, (void)oob;
+    (void)addr, (void)il, (void)l2, (void)oob;
+    if (rank < 2 || rank > 3)
+        return 1;
     fake.map_dtype = dt;
     fake.map_swizzle = sw;
-    memcpy(fake.map_dims, dims, sizeof fake.map_dims);
-    fake.map_stride = strides[0];
-    memcpy(fake.map_box, box, sizeof fake.map_box);
+    fake.map_rank = rank;
+    memcpy(fake.map_dims, dims, sizeof *dims * rank);
+    memcpy(fake.map_strides, strides, sizeof *strides * (rank - 1));
+    memcpy(fake.map_box, box, sizeof *box * rank);
+    memcpy(fake.map_steps, es, sizeof *es * rank);
     memset(m, 0, sizeof *m);
     m->opaque[0] = dims[0];
-    return rank == 2 ? 0 : 1;
+    return 0;
 }
 
 static CUresult fake_alloc(CUdeviceptr *p, size_t n)
@@ -504,7 +509,10 @@ Test(cuda_fake, launch_marshals_and_makes_the_context_current)
 /* A kernel reading a TMA tensor map (docs/runtime.md, "Tensor maps"): the
  * map is encoded from the tensor argument (dims inner first, the row
  * stride in bytes, the box, bf16, 128-byte swizzle) and passed after the
- * parameters; a tensor no map can describe is refused, naming it. */
+ * parameters; a tensor no map can describe is refused, naming it. A map of
+ * paired 8-row blocks is 3-D: (column, row of a block, block), the blocks
+ * 8 rows apart, a box of 2 x pair blocks at element stride pair; rows
+ * that are no whole number of blocks are refused. */
 Test(cuda_fake, launch_encodes_tensor_maps)
 {
     launch_fixture x = launch_setup();
@@ -518,13 +526,22 @@ Test(cuda_fake, launch_encodes_tensor_maps)
     tj_arg a = {.is_tensor = 1,
                 .tensor = {.data = (void *)0x1000, .dtype = TJ_DT_BF16, .rank = 2, .shape = {100, 72},
                            .strides = {80, 1}}};
-    tj_tensor_map_desc map = {0, 64, 8, 128};
+    tj_tensor_map_desc map = {0, 64, 8, 128, 0};
     tj_cuda_launch_dims d = {{4, 1, 1}, {128, 1, 1}, 0, NULL};
     cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0, "%s", err.msg);
     cr_assert_eq(fake.param_stride_y, 72); /* params[5]: the map, after ptr, 2 sizes, 2 strides */
-    cr_expect(fake.map_dims[0] == 72 && fake.map_dims[1] == 100 && fake.map_stride == 160);
-    cr_expect(fake.map_box[0] == 64 && fake.map_box[1] == 8);
+    cr_expect(fake.map_rank == 2 && fake.map_dims[0] == 72 && fake.map_dims[1] == 100 && fake.map_strides[0] == 160);
+    cr_expect(fake.map_box[0] == 64 && fake.map_box[1] == 8 && fake.map_steps[0] == 1 && fake.map_steps[1] == 1);
     cr_expect(fake.map_dtype == 9 && fake.map_swizzle == 3); /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, SWIZZLE_128B */
+    tj_tensor_map_desc pairs = {0, 64, 8, 128, 8};
+    a.tensor.shape[0] = 96;
+    cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &pairs, 1, &a, 1, &err), 0, "%s", err.msg);
+    cr_expect(fake.map_rank == 3 && fake.map_dims[0] == 72 && fake.map_dims[1] == 8 && fake.map_dims[2] == 12);
+    cr_expect(fake.map_strides[0] == 160 && fake.map_strides[1] == 8 * 160);
+    cr_expect(fake.map_box[0] == 64 && fake.map_box[1] == 8 && fake.map_box[2] == 16 && fake.map_steps[2] == 8);
+    a.tensor.shape[0] = 100; /* 12.5 blocks */
+    cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &pairs, 1, &a, 1, &err), 0);
+    cr_expect(strstr(err.msg, "blocks of 8 rows, and 100 rows"), "%s", err.msg);
     a.tensor.strides[0] = 76; /* 152-byte rows */
     cr_assert_neq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0);
     cr_expect(strstr(err.msg, "parameter 'A': a TMA tensor map needs"), "%s", err.msg);

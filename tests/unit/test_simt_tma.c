@@ -47,14 +47,15 @@ static const char *const TMA = "kernel @tma(x: bf16[R, C], y: bf16[N]) simt(thre
                                "  yield\n"
                                "}\n";
 
-enum { ROWS = 5, COLS = 60, PITCH = 64, OUT = 64 * 8 };
+enum { ROWS = 5, COLS = 60, PITCH = 64, OUT = 64 * 16, MAX_ROWS = 32 };
 
-/* The kernel with `from` replaced by `to` (NULL: as it is), run on x (ROWS
+/* The kernel with `from` replaced by `to` (NULL: as it is), run on x (rows
  * x COLS bf16 in rows of PITCH, at `offset` elements into its buffer) into
  * y; the return code, with the diagnostics in *msg. */
-static int run(const char *from, const char *to, uint16_t *y, int64_t pitch, int offset, const char **msg)
+static int run_rows(const char *from, const char *to, uint16_t *y, int64_t rows, int64_t pitch, int offset,
+                    const char **msg)
 {
-    static uint16_t x[ROWS * PITCH + 8];
+    static uint16_t x[MAX_ROWS * PITCH + 8];
     char text[4096];
     const char *at = from ? strstr(TMA, from) : NULL;
     cr_assert(!from || at, "no '%s' in the kernel", from);
@@ -62,14 +63,14 @@ static int run(const char *from, const char *to, uint16_t *y, int64_t pitch, int
         snprintf(text, sizeof text, "%.*s%s%s", (int)(at - TMA), TMA, to, at + strlen(from));
     else
         snprintf(text, sizeof text, "%s", TMA);
-    for (int i = 0; i < ROWS * PITCH + 8; i++)
+    for (int i = 0; i < MAX_ROWS * PITCH + 8; i++)
         x[i] = (uint16_t)(0x3f80 + i); /* distinct bf16 values */
     tj_ctx *c = tj_ctx_new();
     tj_kernel *k = NULL;
     cr_assert_eq(tj_parse_ir(c, "tma.tjir", text, strlen(text), &k, 1), 1, "%s", tj_diag_render(c));
     cr_assert_eq(tj_verify(k), 0, "%s", tj_diag_render(c));
     tj_arg args[2] = {{.is_tensor = 1,
-                       .tensor = {.data = x + offset, .dtype = TJ_DT_BF16, .rank = 2, .shape = {ROWS, COLS},
+                       .tensor = {.data = x + offset, .dtype = TJ_DT_BF16, .rank = 2, .shape = {rows, COLS},
                                   .strides = {pitch, 1}}},
                       {.is_tensor = 1,
                        .tensor = {.data = y, .dtype = TJ_DT_BF16, .rank = 1, .shape = {OUT}, .strides = {1}}}};
@@ -79,6 +80,11 @@ static int run(const char *from, const char *to, uint16_t *y, int64_t pitch, int
     *msg = saved;
     tj_ctx_free(c);
     return rc;
+}
+
+static int run(const char *from, const char *to, uint16_t *y, int64_t pitch, int offset, const char **msg)
+{
+    return run_rows(from, to, y, ROWS, pitch, offset, msg);
 }
 
 /* Thread t read the 16 bytes at t * 16: row t / 8, chunk t % 8, which the
@@ -150,6 +156,39 @@ Test(simt_tma, a_release_completes_with_one_arrival_per_warp)
     cr_assert_eq(run("  mbar_inval %5, %4\n", RELEASE, y, PITCH, 0, &msg), 0, "%s", msg);
     with_release("mbar_arrive %18, %22", "mbar_arrive %18, %4", "which nothing in flight completes (1 arrivals");
     with_release("mbar_wait %18, %9, %4", "mbar_wait %18, %6, %4", "which nothing in flight completes");
+}
+
+/* A box of two 8-row blocks two blocks apart (pair = 2, a 3-D tensor
+ * map): rows 0-7 and 16-23 of a 24-row tensor land one after the other,
+ * 2048 bytes (the mbarrier after them); thread t reads the 16 bytes at t * 32 (row t / 4 of the box,
+ * chunk 2 (t % 4)) and stores them at element 16 t of y. Rows that are no whole number of blocks are refused. */
+Test(simt_tma, a_paired_box_brings_two_blocks)
+{
+    static const char *const from[] = {"smem = 1088", "%5 = const 1024 : u32", "%7 = const 1024 : u32",
+                                       "{cols = 64, rows = 8, swizzle = 128}", "%11 = const 16 : u32"};
+    static const char *const to[] = {"smem = 2112", "%5 = const 2048 : u32", "%7 = const 2048 : u32",
+                                     "{cols = 64, rows = 8, swizzle = 128, pair = 2}", "%11 = const 32 : u32"};
+    char text[4096], next[4096];
+    snprintf(text, sizeof text, "%s", TMA);
+    for (int i = 0; i < 5; i++) {
+        char *at = strstr(text, from[i]);
+        cr_assert(at, "no '%s'", from[i]);
+        snprintf(next, sizeof next, "%.*s%s%s", (int)(at - text), text, to[i], at + strlen(from[i]));
+        memcpy(text, next, sizeof text);
+    }
+    uint16_t y[OUT];
+    const char *msg;
+    cr_assert_eq(run_rows(TMA, text, y, 24, PITCH, 0, &msg), 0, "%s", msg);
+    for (int t = 0; t < 64; t++) {
+        int row = t / 4, chunk = (2 * (t % 4)) ^ (row % 8), src = row < 8 ? row : row + 8;
+        for (int e = 0; e < 8; e++) {
+            int col = chunk * 8 + e;
+            uint16_t want = col < COLS ? (uint16_t)(0x3f80 + src * PITCH + col) : 0;
+            cr_assert_eq(y[t * 16 + e], want, "thread %d, element %d (box row %d, column %d)", t, e, row, col);
+        }
+    }
+    cr_assert_neq(run_rows(TMA, text, y, 20, PITCH, 0, &msg), 0);
+    cr_expect(strstr(msg, "its 3-D tensor map needs both multiples of 8"), "%s", msg);
 }
 
 /* A tensor map needs 16-byte aligned data and rows (cuTensorMapEncodeTiled). */
