@@ -320,6 +320,27 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
     tj_ctx_free(c);
 }
 
+/* ATTENTION in f32: S = Q K^T on wgmma as tf32 (b = trans(K), K-major),
+ * P V on mma.sync (wgmma takes an a from registers in 16 bits only), P
+ * from registers there: the two paths share the accumulator layout. */
+Test(lower_wgmma, attention_f32_mixes_the_paths)
+{
+    char *src = strdup(ATTENTION);
+    for (char *t = strstr(src, "bf16"); t; t = strstr(t, "bf16")) /* same length: " f32" */
+        memcpy(t, " f32", 4);
+    lc_opts o = wg_opts("BM=128,BN=64,stages=2", "B=1,H=2,S=136,D=64");
+    o.scalars = "scale=0.125";
+    o.warps[0] = 8;
+    o.warps[1] = 0;
+    cr_assert(lc_check_tj(src, "attention", &o));
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *simt = lower_kernel(c, src, "attention", "BM=128,BN=64,warps=8,stages=2", "B=1,H=2,S=136,D=64", 1, 0);
+    cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0);
+    cr_expect_gt(count_op(simt, TJ_OP_MMA), 0);
+    tj_ctx_free(c);
+    free(src);
+}
+
 /* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
 static char *read_bench_kernels(void)
 {
