@@ -175,6 +175,15 @@ Test(cpu_jit, a_failed_load_leaves_a_library_the_next_kernel_uses)
     tj_cpu_free(cpu);
 }
 
+/* A tj_cpu of two threads: the pool and the caller both run programs. */
+static tj_cpu *two_threads(void)
+{
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(2, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    return cpu;
+}
+
 /* A launch from a thread with a small stack leaves programs whose tiles
  * would not fit it to the workers (a program of 128 KiB of tiles launched
  * from a 128 KiB stack used to run on the caller and overflow it). */
@@ -197,9 +206,7 @@ Test(cpu_jit, a_caller_with_a_small_stack_does_not_run_big_programs)
 {
     CC_REQUIRE_LLVM();
     enum { B = 16384, N = 4 * B };
-    char err[256];
-    tj_cpu *cpu = tj_cpu_new(2, err, sizeof err);
-    cr_assert(cpu, "%s", err);
+    tj_cpu *cpu = two_threads();
     tj_ctx *c;
     tj_kernel *k = tile_ir(&c, "kernel big(X: i32[N], Y: i32[N])\n"
                                "    grid (cdiv(N, 16384))\n"
@@ -277,9 +284,7 @@ Test(cpu_jit, atomics_stay_atomic_across_concurrent_launches)
 {
     CC_REQUIRE_LLVM();
     enum { N = 1 << 18, BLOCK = 64, SMALL = 16, BINS = 8, THREADS = 4, BIG_LAUNCHES = 400, SMALL_LAUNCHES = 8000 };
-    char err[256];
-    tj_cpu *cpu = tj_cpu_new(2, err, sizeof err);
-    cr_assert(cpu, "%s", err);
+    tj_cpu *cpu = two_threads();
     tj_ctx *c;
     tj_kernel *k = tile_ir(&c, "kernel hist(X: i32[N], H: i32[8])\n"
                                "    grid (cdiv(N, 64))\n"
