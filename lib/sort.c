@@ -69,6 +69,7 @@ typedef struct radix_bufs {
     size_t zeroed;         /* the bytes of L, Hg and C (zeroed once a sort) */
     int64_t n, tiles;
     int passes;
+    int carry;     /* the payload is the input's bit patterns, not flat indices (radix_finish_carried) */
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
 
@@ -108,11 +109,13 @@ typedef struct radix_kernels {
     tj_dispatch *finish;
 } radix_kernels;
 
-/* The digit's scalars of radix_hist, radix_scatter and radix_onesweep. */
-static void digit_args(const sort_job *s, int pass, int key_passes, tj_arg *out)
+/* The digit's scalars of radix_hist, radix_scatter and radix_onesweep;
+ * `first` (the payload is the flat index, P not read) is false for a
+ * carried payload, which the first keys' kernel wrote to P. */
+static void digit_args(const sort_job *s, const radix_bufs *b, int pass, int key_passes, tj_arg *out)
 {
     out[0] = lib_int_arg(pass), out[1] = lib_int_arg(key_passes), out[2] = lib_int_arg(s->ln.n);
-    out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(pass == 0);
+    out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(pass == 0 && !b->carry);
 }
 
 /* One pass: count each tile's digits (H, and where they start in the
@@ -126,7 +129,7 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
     tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
     tj_arg digits[5];
-    digit_args(s, pass, key_passes, digits);
+    digit_args(s, b, pass, key_passes, digits);
     tj_arg hist[] = {k, p, h, e, digits[0], digits[1], digits[2], digits[3], digits[4]}, offsets[] = {h, o, e, g};
     tj_arg scatter[] = {k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n),
                         digits[0], digits[1], digits[2], digits[3], digits[4]};
@@ -138,16 +141,22 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
            lib_launch(s->l, rk->scatter, scatter, 10, s->stream, s->err);
 }
 
-/* Every pass's counts in one read of the input (radix_upsweep, which also
- * writes the first pass's keys), after L, Hg and C are zeroed. */
-static int upsweep(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int key_passes)
+/* The first pass's keys (and a carried payload): radix_keys, or on the
+ * single pass radix_upsweep, which also counts every pass's digits in that
+ * read of the input (after L, Hg and C are zeroed). */
+static int first_keys(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int key_passes)
 {
     int64_t n = b->n, hs[] = {b->passes, DIGITS};
-    tj_arg args[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->k[0], b->work, 1, &n),
-                     lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_int_arg(b->passes), lib_int_arg(key_passes),
-                     lib_int_arg(s->ln.n), lib_int_arg(s->ln.q)};
+    tj_arg x = lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), k = lib_buffer_arg(b->k[0], b->work, 1, &n);
+    tj_arg p = lib_buffer_arg(b->p[0], TJ_DT_I32, 1, &n), carry = lib_int_arg(b->carry);
+    if (!rk->upsweep) {
+        tj_arg args[] = {x, k, p, carry};
+        return lib_launch(s->l, rk->keys, args, 4, s->stream, s->err);
+    }
+    tj_arg args[] = {x, k, p, lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_int_arg(b->passes), lib_int_arg(key_passes),
+                     lib_int_arg(s->ln.n), lib_int_arg(s->ln.q), carry};
     return lib_zero(s->l, b->l, b->zeroed / 4, s->stream, s->err) ||
-           lib_launch(s->l, rk->upsweep, args, 7, s->stream, s->err);
+           lib_launch(s->l, rk->upsweep, args, 9, s->stream, s->err);
 }
 
 /* One pass in one launch: radix_onesweep ranks each tile once and looks
@@ -160,7 +169,7 @@ static int onesweep_pass(sort_job *s, const radix_kernels *rk, const radix_bufs 
                        lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_buffer_arg(b->l, TJ_DT_U64, 2, ls),
                        lib_buffer_arg(b->c, TJ_DT_I32, 1, &np), lib_buffer_arg(b->g, TJ_DT_I32, 2, ls),
                        lib_buffer_arg(b->k[!cur], b->work, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n)};
-    digit_args(s, pass, key_passes, args + 8);
+    digit_args(s, b, pass, key_passes, args + 8);
     return lib_launch(s->l, rk->onesweep, args, 13, s->stream, s->err);
 }
 
@@ -181,42 +190,59 @@ static int single_pass(const tj_lib *l, uint32_t flags)
     return tj_jit_device(l->jit) != TJ_DEVICE_CUDA;
 }
 
-static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
+/* The kernels of one path (NULL with err when one fails to compile). */
+static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kernels *rk)
 {
-    int values = s->y.data != NULL;
-    s->subst[3] = (lib_subst){"VALUES", "0"};
-    int one = single_pass(s->l, flags);
-    radix_kernels rk = {0};
-    if (one) {
-        rk.upsweep = lib_dispatch(s->l, "sort", "radix_upsweep", s->subst, 5, s->err);
-        rk.onesweep = rk.upsweep ? lib_dispatch(s->l, "sort", "radix_onesweep", s->subst, 5, s->err) : NULL;
-    } else {
-        rk.keys = lib_dispatch(s->l, "sort", "radix_keys", s->subst, 5, s->err);
-        rk.hist = rk.keys ? lib_dispatch(s->l, "sort", "radix_hist", s->subst, 5, s->err) : NULL;
-        rk.offsets = rk.hist ? lib_dispatch(s->l, "sort", "radix_offsets", s->subst, 5, s->err) : NULL;
-        rk.scatter = rk.offsets ? lib_dispatch(s->l, "sort", "radix_scatter", s->subst, 5, s->err) : NULL;
-    }
-    rk.finish = lib_dispatch(s->l, "sort", values ? "radix_finish_values" : "radix_finish_indices", s->subst, 5,
-                             s->err);
-    tj_dtype wt = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32;
-    int key_passes = key_bits / 8, passes = key_passes + (bits_of(s->ln.p * s->ln.q - 1) + 7) / 8, cur = 0;
-    radix_bufs b = {.passes = passes, .work = wt};
-    if ((one ? !rk.onesweep : !rk.scatter) || !rk.finish || radix_scratch(s, tj_dtype_size(wt), &b))
-        return 1;
-    int64_t n = b.n;
-    tj_arg keys[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b.k[0], wt, 1, &n)};
-    if (one ? upsweep(s, &rk, &b, key_passes) : lib_launch(s->l, rk.keys, keys, 2, s->stream, s->err))
-        return 1;
-    for (int pass = 0; pass < passes; pass++, cur = !cur)
-        if (one ? onesweep_pass(s, &rk, &b, pass, key_passes, cur) : radix_pass(s, &rk, &b, pass, key_passes, cur))
+    static const char *const names[] = {"radix_keys", "radix_hist", "radix_offsets", "radix_scatter",
+                                        "radix_upsweep", "radix_onesweep"};
+    tj_dispatch **slots[] = {&rk->keys, &rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
+    for (int i = one ? 4 : 0; i < (one ? 6 : 4); i++)
+        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, 5, s->err)))
             return 1;
-    tj_arg p = lib_buffer_arg(b.p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
-    if (values) {
-        tj_arg fin[] = {keys[0], p, lib_buffer_arg(s->y.data, s->x.dtype, 1, &n), ln, lq};
-        return lib_launch(s->l, rk.finish, fin, 5, s->stream, s->err);
+    return !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, 5, s->err));
+}
+
+/* The results from the last pass's payload P: the input gathered in
+ * sorted order (or copied, when P carried it), or the indices. */
+static int radix_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int cur)
+{
+    int64_t n = b->n;
+    tj_arg p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
+    tj_arg y = lib_buffer_arg(s->y.data, s->x.dtype, 1, &n);
+    if (b->carry) {
+        tj_arg fin[] = {p, y};
+        return lib_launch(s->l, rk->finish, fin, 2, s->stream, s->err);
+    }
+    if (s->y.data) {
+        tj_arg fin[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), p, y, ln, lq};
+        return lib_launch(s->l, rk->finish, fin, 5, s->stream, s->err);
     }
     tj_arg fin[] = {p, lib_buffer_arg(s->idx.data, TJ_DT_I64, 1, &n), ln, lq};
-    return lib_launch(s->l, rk.finish, fin, 4, s->stream, s->err);
+    return lib_launch(s->l, rk->finish, fin, 4, s->stream, s->err);
+}
+
+/* A sort of one line with keys of at most 32 bits carries the input's bit
+ * patterns as the payload (no segment digit needs the flat index), so the
+ * result is a copy of the last pass's P, not a gather of the input in
+ * random order. */
+static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
+{
+    int values = s->y.data != NULL, one = single_pass(s->l, flags), key_passes = key_bits / 8;
+    int64_t lines = s->ln.p * s->ln.q;
+    radix_bufs b = {.passes = key_passes + (bits_of(lines - 1) + 7) / 8,
+                    .carry = values && lines == 1 && key_bits <= 32,
+                    .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32};
+    const char *finish = b.carry ? "radix_finish_carried" : values ? "radix_finish_values" : "radix_finish_indices";
+    s->subst[3] = (lib_subst){"VALUES", "0"};
+    radix_kernels rk = {0};
+    if (radix_kernels_of(s, one, finish, &rk) || radix_scratch(s, tj_dtype_size(b.work), &b) ||
+        first_keys(s, &rk, &b, key_passes))
+        return 1;
+    int cur = 0;
+    for (int pass = 0; pass < b.passes; pass++, cur = !cur)
+        if (one ? onesweep_pass(s, &rk, &b, pass, key_passes, cur) : radix_pass(s, &rk, &b, pass, key_passes, cur))
+            return 1;
+    return radix_finish(s, &rk, &b, cur);
 }
 
 /* Whether t is row-major contiguous (the radix sort indexes it flat). */

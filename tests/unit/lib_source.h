@@ -113,10 +113,10 @@ typedef struct lib_case {
     {"sort", LS_SORT_F32, "radix_scatter", "", "N=1500,D=256,T=1", scalars, 0, 0, 0, 0, 1500, "G=0:1"}
 #define LS_RADIX_OFFSETS {"sort", LS_SORT_F32, "radix_offsets", "", "D=256,T=40", "", 0, 0, 0, -1000, 1000, NULL}
 /* the single pass's upsweep: every pass's counts (5: a segment byte) added
- * to Hg by atomics, the first keys written */
+ * to Hg by atomics, the first keys written, and the bit patterns (carry) */
 #define LS_RADIX_UPSWEEP \
-    {"sort", LS_SORT_F32, "radix_upsweep", "", "N=5000,S=5,D=256", "passes=5,key_passes=4,lines_n=700,lines_q=1", \
-     0, 0, 0, 0, 5000, NULL}
+    {"sort", LS_SORT_F32, "radix_upsweep", "", "N=5000,S=5,D=256", \
+     "passes=5,key_passes=4,lines_n=700,lines_q=1,carry=1", 0, 0, 0, 0, 5000, NULL}
 
 static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
@@ -134,6 +134,8 @@ static const lib_case ls_cases[] = {
     LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,first=1"),
     LS_RADIX_SCATTER("pass=2,key_passes=4,lines_n=1500,lines_q=1,first=0"),
     LS_RADIX_UPSWEEP,
+    {"sort", LS_SORT_F32, "radix_keys", "", "N=5000", "carry=1", 0, 0, 0, 0, 5000, NULL},
+    {"sort", LS_SORT_F32, "radix_finish_carried", "", "N=5000", "", 0, 0, 0, -5000, 5000, NULL},
 };
 
 #endif

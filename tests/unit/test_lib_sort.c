@@ -55,6 +55,9 @@ Test(lib_sort, radix_native_multi_phase) { check_argsort_f32(TJ_DEVICE_CPU, 2, 4
 /* 147 tiles of 2048 on the native cpu's concurrent programs: look-backs
  * that meet aggregates and wait on tiles not yet published */
 Test(lib_sort, radix_native_many_tiles) { check_argsort_f32(TJ_DEVICE_CPU, 3, 100001, 0); }
+/* one line: sort carries the bit patterns as the payload (NaN and -0.0 kept) */
+Test(lib_sort, radix_native_one_line) { check_argsort_f32(TJ_DEVICE_CPU, 1, 100001, 0); }
+Test(lib_sort, radix_native_one_line_multi_phase) { check_argsort_f32(TJ_DEVICE_CPU, 1, 30000, TJ_LIB_MULTI_PHASE); }
 Test(lib_sort, rows_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 2, 300, 0); }
 Test(lib_sort, radix_interp) { check_argsort_f32(TJ_DEVICE_INTERP, 1, 4500, 0); }
 Test(lib_sort, radix_interp_multi_phase) { check_argsort_f32(TJ_DEVICE_INTERP, 1, 4500, TJ_LIB_MULTI_PHASE); }
