@@ -2,7 +2,7 @@
 """The array front end (tilejit.numpy) on whole expressions, beside NumPy on
 the cpu and beside PyTorch eager and torch.compile on a GPU, in one process.
 
-    python3 bench/arrays_bench.py [--device cpu|cuda] [--quick] [--only ROW] [--json OUT]
+    python3 bench/arrays_bench.py [--device cpu|cuda] [--quick] [--only ROW] [--compile-only] [--json OUT]
 
 Rows (docs/arrays.md): gelu(x*y+z), softmax(x*scale+mask), layer_norm ->
 matmul -> bias -> gelu, the transformer MLP block x + gelu(ln(x) @ W1 + b1)
@@ -167,6 +167,16 @@ def run_cuda(quick, reps, only=None):
         want = fn(torch, *args)
         got = torch.from_dlpack(r)
         torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+        # warm calls time the optimized kernels: wait for the fast tier's background compiles, and check that
+        # the optimized kernels give the fast tier's bits (docs/arrays.md, "Tiered compiles")
+        fast = mid["kernels_fast"] - before["kernels_fast"]
+        tnp.finish_compiles("cuda")
+        same_bits = None
+        if fast:
+            again = fn(tnp, *targs)
+            tnp.eval(again)
+            same_bits = bool(torch.equal(torch.from_dlpack(again), got))
+            assert tnp.stats("cuda")["kernels_swapped"] - before["kernels_swapped"] == fast, "a fast tier stayed"
 
         def warm():
             tnp.eval(fn(tnp, *targs))
@@ -182,12 +192,41 @@ def run_cuda(quick, reps, only=None):
         row = {"workload": name, "kernels": kernels, "cold_ms": cold, "compile_ms": mid["compile_ms"] -
                before["compile_ms"], "tilejit_ms": tj_ms, "torch_ms": eager_ms, "torch_compile_ms": tc_ms,
                "torch_compile_cold_ms": tc_cold, "tilejit_queued_ms": tj_queued_ms,
-               "kernels_ahead": mid["kernels_ahead"] - before["kernels_ahead"]}
+               "kernels_ahead": mid["kernels_ahead"] - before["kernels_ahead"], "kernels_fast": fast,
+               "fast_tier_same_bits": same_bits}
         if name == "gelu(x*y+z)":
             row["tilejit_tbps"] = work / (tj_ms * 1e-3) / 1e12
             row["tilejit_queued_tbps"] = work / (tj_queued_ms * 1e-3) / 1e12
             row["copy_tbps"] = copy_tbps
         out.append(row)
+    return out
+
+
+def run_compile_only(quick, only=None):
+    """The cold path alone on the default device, from NumPy inputs (no torch, no peers, nothing checked):
+    with tests' stand-in driver (LD_LIBRARY_PATH=build/tests/fake_driver) the compiles are real and the
+    kernels do nothing, so a machine without a GPU measures where a cold call's time goes. "finish" is
+    the wait for the fast tier's background compiles after the cold call."""
+    rng = np.random.default_rng(0)
+    out = []
+    for name, shapes, fn, work in workloads(quick, only):
+        targs = [tnp.asarray(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+        before = tnp.stats()
+        t0 = time.perf_counter()
+        tnp.eval(fn(tnp, *targs))
+        tnp.stats()  # the evaluation queued its kernels; nothing to wait for on the stand-in
+        cold = (time.perf_counter() - t0) * 1e3
+        mid = tnp.stats()
+        t1 = time.perf_counter()
+        tnp.finish_compiles()
+        finish = (time.perf_counter() - t1) * 1e3
+        out.append({"workload": name, "kernels": mid["kernels_launched"] - before["kernels_launched"],
+                    "cold_ms": cold, "compile_ms": mid["compile_ms"] - before["compile_ms"],
+                    "kernels_fast": mid["kernels_fast"] - before["kernels_fast"], "finish_ms": finish})
+    print(f"{'workload':<26}{'kernels':>8}{'cold ms':>10}{'compile':>10}{'fast':>6}{'finish':>10}")
+    for r in out:
+        print(f"{r['workload']:<26}{r['kernels']:>8}{r['cold_ms']:10.1f}{r['compile_ms']:10.1f}"
+              f"{r['kernels_fast']:>6}{r['finish_ms']:10.1f}")
     return out
 
 
@@ -201,6 +240,8 @@ def report(rows, device):
         cells = "".join(f"{r[p]:16.3f}" if r.get(p) is not None else f"{'-':>16}" for p in peers)
         extra = f"  {r['tilejit_tbps']:.2f} TB/s = {r['tilejit_tbps'] / r['copy_tbps']:.2f} of copy" \
             f" (queued {r['tilejit_queued_tbps'] / r['copy_tbps']:.2f})" if "tilejit_tbps" in r else ""
+        if r.get("kernels_fast"):
+            extra += f"  fast tier: {r['kernels_fast']} kernel(s), same bits: {r['fast_tier_same_bits']}"
         print(f"{r['workload']:<26}{r['kernels']:>8}{r['cold_ms']:10.1f}{r['compile_ms']:10.1f}"
               f"{r['tilejit_ms']:10.3f}{cells}{extra}")
 
@@ -212,11 +253,17 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json")
     ap.add_argument("--only", help="the rows whose name starts with this (a cold row in a fresh process)")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="cold calls alone, from NumPy inputs (with --device cuda: the stand-in driver works)")
     args = ap.parse_args()
     if args.device == "cuda":
         tnp.set_default_device("cuda")
-    rows = (run_cuda if args.device == "cuda" else run_cpu)(args.quick, args.reps, args.only)
-    report(rows, args.device)
+    print(f"TILEJIT_CACHE_DIR={os.environ.get('TILEJIT_CACHE_DIR')}")
+    if args.compile_only:
+        rows = run_compile_only(args.quick, args.only)
+    else:
+        rows = (run_cuda if args.device == "cuda" else run_cpu)(args.quick, args.reps, args.only)
+        report(rows, args.device)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "rows": rows}, f, indent=1)
