@@ -102,3 +102,29 @@ def test_masked_attention_is_one_flash_kernel():
     assert tnp.stats("cuda")["kernels_launched"] - before == 1
     ref = torch.softmax(q @ k.transpose(-1, -2) * 0.125 + mask, -1) @ v
     torch.testing.assert_close(torch.from_dlpack(y), ref, rtol=1e-3, atol=1e-3)
+
+
+def test_an_f32_matmul_fast_tier_and_its_optimized_kernel_give_the_same_bits():
+    # docs/arrays.md "Tiered compiles": the first evaluation runs the fast tier (8 warps), the next one the
+    # optimized kernel (4 warps) once its background compile is done; ragged shapes mask every edge
+    a, w, b = (torch.randn(*s, device="cuda") for s in [(300, 200), (200, 260), (260,)])
+
+    def mm_gelu():
+        h = tnp.asarray(a) @ tnp.asarray(w) + tnp.asarray(b)
+        return 0.5 * h * (1 + tnp.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+
+    before = tnp.stats("cuda")
+    first = mm_gelu()
+    tnp.eval(first)
+    mid = tnp.stats("cuda")
+    assert mid["kernels_fast"] - before["kernels_fast"] == 1
+    tnp.finish_compiles("cuda")
+    done = tnp.stats("cuda")
+    assert done["kernels_swapped"] - before["kernels_swapped"] == 1
+    assert done["kernels_compiled"] - before["kernels_compiled"] == 2  # the fast tier, the optimized kernel
+    second = mm_gelu()
+    tnp.eval(second)
+    assert tnp.stats("cuda")["kernels_compiled"] == done["kernels_compiled"]
+    assert torch.equal(torch.from_dlpack(first), torch.from_dlpack(second))
+    ref = torch.nn.functional.gelu(a @ w + b, approximate="tanh")
+    torch.testing.assert_close(torch.from_dlpack(second), ref, rtol=1e-3, atol=1e-3)
