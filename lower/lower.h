@@ -107,6 +107,7 @@ typedef struct lw {
                               (a load it copies, trans() of a slot), 0: none */
     int no_rings, rings_any;
     int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
+    struct lw_wg_defer *wg_defer; /* a wgmma dot whose group a later dot's wait retires (lower/wgmma.c) */
     int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
     int err;
     tj_loc loc;            /* the instruction being lowered */

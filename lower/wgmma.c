@@ -221,6 +221,56 @@ static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_re
     return w->err;
 }
 
+/* ---- a group left in flight for a later dot's wait ------------------------------- */
+
+/* A dot whose result only goes to its loop's yield (a pipelined attention's
+ * next S): its group is not waited for where it is issued but by the wait
+ * of the next wgmma dot of the body, so the products run while the code in
+ * between does (the softmax of the current S); its accumulators are taken
+ * out of the fragments only after that wait. */
+struct lw_wg_defer {
+    tj_ref dot;
+    const tj_layout *lay;
+    tj_ref *c;
+    lw_mma plan;
+};
+
+/* Whether dot r (its operands in rings, staged: 0) may leave its group in
+ * flight: its one use is the yield of its body, and a later dot at the top
+ * level of that body takes wgmma. */
+static int deferrable(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_block *blk = &w->src->blocks[in->block];
+    tj_ref last = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
+    if (w->wg_defer || !w->loop || in->block != w->loop->src_body || !last ||
+        w->src->insts[last].op != TJ_OP_YIELD || tj_count_uses(w->src, r) != 1)
+        return 0;
+    int found = 0, after = 0;
+    for (uint32_t i = 0; i < w->src->insts[last].nargs; i++)
+        found |= w->src->insts[last].args[i] == r;
+    for (uint32_t i = 0; found && i + 1 < blk->ninsts; i++) {
+        tj_ref d = blk->insts[i];
+        lw_mma q;
+        if (d == r)
+            after = 1;
+        else if (after && w->src->insts[d].op == TJ_OP_DOT && lw_mma_plan(w, d, &q) && q.wg)
+            return 1;
+    }
+    return 0;
+}
+
+/* After a wgmma_wait: the deferred dot's accumulators into registers. */
+static void finish_deferred(lw *w)
+{
+    struct lw_wg_defer *d = w->wg_defer;
+    if (!d)
+        return;
+    w->wg_defer = NULL;
+    lw_set_regs(w, d->dot, d->lay, lw_mma_unpack_c(w, &d->plan, d->lay, d->c));
+    lw_ring_release(w, d->dot, 0); /* its slots, now retired (TMA rings) */
+}
+
 /* Operand a of dot r: the a fragments of every k step and block (from
  * registers: *regs), its pinned region staged before the loop, or as
  * operand() takes it (a P in another layout than the accumulators': staged
@@ -282,11 +332,18 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     }
     emit0(w, TJ_OP_WGMMA_COMMIT, 0);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
+    if (!carried && !staged && deferrable(w, r)) {
+        struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);
+        *d = (struct lw_wg_defer){r, l, c, *p};
+        w->wg_defer = d;
+        return 0;
+    }
     /* carried, with the ring's slot more: this group stays in flight into
      * the next iteration, the last one is waited for after the loop
      * (lw_mma_fragments_out) */
     int64_t pending = carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0;
-    emit0(w, TJ_OP_WGMMA_WAIT, pending);
+    emit0(w, TJ_OP_WGMMA_WAIT, pending); /* retires a deferred group too: it is older */
+    finish_deferred(w);
     lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
     if (staged)
         lw_smem_end(w);

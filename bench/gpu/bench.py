@@ -553,27 +553,31 @@ def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath
     return rows
 
 
-def attention_packed(jit, batch, heads, seq, dim):
-    """bench/gpu/kernels.tj.in's attention_rows (fastmath): the same product on
-    [B * H * S, D] views, rank 2, so its K and V rings land by TMA on sm_90a."""
+def attention_variant(jit, kernel, name, batch, heads, seq, dim):
+    """A fastmath attention kernel of bench/gpu/kernels.tj.in against SDPA:
+    attention_rows takes [B * H * S, D] views (rank 2: its K and V rings land
+    by TMA on sm_90a) and S; attention_pipelined the [B, H, S, D] tensors (the
+    next scores computed before the softmax)."""
     q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     o = torch.empty_like(q)
     scale = dim ** -0.5
     sdpa = torch.nn.functional.scaled_dot_product_attention
     ref = sdpa(q, k, v)
-    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq]
+    packed = kernel == "attention_rows"
+    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq] if packed else [q, k, v, o, scale]
     configs = [dict(BM=bm, BN=bn, warps=w, stages=s)
                for bm, bn, w, s in ((64, 64, 4, 2), (64, 128, 4, 2), (128, 64, 8, 2), (128, 64, 8, 3),
-                                    (128, 128, 8, 2))]
-    best, error = best_config(jit, source().replace("{T}", "bf16"), "attention_rows", args, configs, args,
-                              lambda: close_enough("attention_rows", o, ref, 2e-2), file="bench/gpu/kernels.tj")
-    return [flop_row("attention rows fastmath (TMA)", f"B{batch} H{heads} S{seq} D{dim}",
-                     4 * batch * heads * seq * seq * dim, best, error, do_bench(lambda: sdpa(q, k, v)), "SDPA")]
+                                    (128, 32, 8, 3), (128, 128, 8, 2))]
+    best, error = best_config(jit, source().replace("{T}", "bf16"), kernel, args, configs, args,
+                              lambda: close_enough(kernel, o, ref, 2e-2), file="bench/gpu/kernels.tj")
+    return [flop_row(name, f"B{batch} H{heads} S{seq} D{dim}", 4 * batch * heads * seq * seq * dim, best, error,
+                     do_bench(lambda: sdpa(q, k, v)), "SDPA")]
 
 
 def attention_rows(jit):
     rows = attention(jit, 4, 32, 4096, 128) + attention(jit, 4, 32, 4096, 128, causal=True)
-    rows += attention_packed(jit, 4, 32, 4096, 128)
+    rows += attention_variant(jit, "attention_rows", "attention rows fastmath (TMA)", 4, 32, 4096, 128)
+    rows += attention_variant(jit, "attention_pipelined", "attention pipelined fastmath", 4, 32, 4096, 128)
     rows += attention(jit, 4, 32, 4096, 128, kv_heads=8, fastmath_only=True)  # grouped-query heads
     return rows + attention(jit, 4, 32, 4096, 64, fastmath_only=True)
 

@@ -341,6 +341,8 @@ Test(lower_wgmma, attention_f32_mixes_the_paths)
     free(src);
 }
 
+static tj_ref find_op(const tj_kernel *k, tj_op op, int nth);
+
 /* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
 static char *read_bench_kernels(void)
 {
@@ -376,6 +378,37 @@ Test(lower_wgmma, attention_over_rows_by_tma)
     free(src);
 }
 
+/* The hand-pipelined attention (kernels.tj.in attention_pipelined): the
+ * next block's S = Q K^T is issued before this block's softmax and its
+ * group stays in flight until P V's wait retires it (one wgmma_wait an
+ * iteration where both operands come from rings; staged K, stages = 1,
+ * waits where it is issued). The interpreter checks that no slot it reads
+ * is refilled and none of its registers is read before that wait. */
+Test(lower_wgmma, pipelined_attention_overlaps_the_softmax)
+{
+    char *src = read_bench_kernels();
+    static const char *const defines[] = {"BM=64,BN=64,stages=2", "BM=128,BN=64,stages=3", "BM=128,BN=32,stages=1"};
+    static const int warps[] = {4, 8, 8}, waits[] = {1, 1, 2};
+    for (int d = 0; d < 3; d++) {
+        lc_opts o = wg_opts(defines[d], "B=1,H=2,S=200,D=64");
+        o.scalars = "scale=0.125";
+        o.warps[0] = warps[d];
+        o.warps[1] = 0;
+        cr_assert(lc_check_tj(src, "attention_pipelined", &o), "%s", defines[d]);
+        tj_ctx *c = tj_ctx_new();
+        char cfg[96];
+        snprintf(cfg, sizeof cfg, "%s,warps=%d,fastmath=1", defines[d], warps[d]);
+        tj_kernel *simt = lower_kernel(c, src, "attention_pipelined", cfg, "B=1,H=2,S=200,D=64", 1, 0);
+        tj_ref loop = find_op(simt, TJ_OP_FOR, 0);
+        int in_loop = 0;
+        for (tj_ref r = 1; r < simt->ninsts; r++)
+            in_loop += simt->insts[r].op == TJ_OP_WGMMA_WAIT && simt->insts[r].block == simt->insts[loop].region[0];
+        cr_expect_eq(in_loop, waits[d], "%s", cfg);
+        tj_ctx_free(c);
+    }
+    free(src);
+}
+
 /* Whether instruction r is a wgmma whose a operand is a fragment (the
  * register form). */
 static int is_register_a(const tj_kernel *k, tj_ref r)
@@ -404,8 +437,8 @@ static tj_ref first_register_a(const tj_kernel *k)
  * products on wgmma (P's from registers, one per k step of 16 keys and
  * 64-row block of a warpgroup), no mma.sync atom, and ptxas assembles them
  * with no serialization of the pipeline: examples/attention.tj,
- * attention_causal.tj and the packed rows of bench/gpu/kernels.tj.in
- * (TMA rings). */
+ * attention_causal.tj, and bench/gpu/kernels.tj.in's packed rows (TMA
+ * rings) and hand-pipelined kernel (a group in flight over the softmax). */
 Test(lower_wgmma, attention_configs_assemble)
 {
     static char path[1024];
@@ -413,24 +446,29 @@ Test(lower_wgmma, attention_configs_assemble)
     static const char *const configs[] = {"BM=64,BN=64,warps=4,stages=2", "BM=128,BN=64,warps=8,stages=3",
                                           "BM=128,BN=32,warps=8,stages=3", "BM=128,BN=128,warps=8,stages=2"};
     static const int register_a[] = {4, 4, 2, 8};
-    char *srcs[3] = {strdup(ATTENTION), read_example("attention_causal"), read_bench_kernels()};
-    static const char *const names[3] = {"attention", "attention_causal", "attention_rows"};
-    static const char *const shapes[3] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128"};
+    char *bench = read_bench_kernels();
+    const char *srcs[4] = {ATTENTION, NULL, bench, bench};
+    char *causal = read_example("attention_causal");
+    srcs[1] = causal;
+    static const char *const names[4] = {"attention", "attention_causal", "attention_rows", "attention_pipelined"};
+    static const char *const shapes[4] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128",
+                                          "B=4,H=32,S=4096,D=128"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++)
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < 4; v++) {
             tj_ctx *c = tj_ctx_new();
             char cfg[96];
-            snprintf(cfg, sizeof cfg, "%s%s", configs[i], v == 2 ? ",fastmath=1" : "");
+            snprintf(cfg, sizeof cfg, "%s%s", configs[i], v >= 2 ? ",fastmath=1" : "");
             tj_kernel *simt = lower_kernel(c, srcs[v], names[v], cfg, shapes[v], 1, 0);
             cr_expect_eq(count_register_a(simt), register_a[i], "%s %s", names[v], cfg);
-            cr_expect_eq(count_op(simt, TJ_OP_MMA), 0, "%s %s", names[v], cfg);
+            /* the pipelined kernel's first S, before the loop, stays on mma.sync */
+            cr_expect_eq(count_op(simt, TJ_OP_MMA) > 0, v == 3, "%s %s", names[v], cfg);
             cr_expect_eq(count_op(simt, TJ_OP_TMA_LOAD) > 0, v == 2, "%s %s: TMA only for rank-2 views", names[v], cfg);
             if (ptxas)
                 expect_assembles(ptxas, c, simt, cfg);
             tj_ctx_free(c);
         }
-    for (int v = 0; v < 3; v++)
-        free(srcs[v]);
+    free(bench);
+    free(causal);
     if (!ptxas)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit): lowered, not assembled");
 }
