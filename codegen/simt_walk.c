@@ -89,7 +89,8 @@ simt_family simt_op_family(tj_op op)
     switch (op) {
     case TJ_OP_CONST: return SF_CONST;
     case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_STRIDE: case TJ_OP_TENSOR_PTR: return SF_PARAM;
-    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER: return SF_SPECIAL;
+    case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: case TJ_OP_TID: case TJ_OP_BARRIER: case TJ_OP_WARP_BARRIER:
+        return SF_SPECIAL;
     case TJ_OP_ADD: case TJ_OP_SUB: case TJ_OP_MUL: case TJ_OP_DIV: case TJ_OP_REM:
     case TJ_OP_POW: case TJ_OP_MAX: case TJ_OP_MIN: case TJ_OP_AND: case TJ_OP_OR:
     case TJ_OP_XOR: case TJ_OP_SHL: case TJ_OP_SHR:
@@ -352,7 +353,8 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
         *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
                       op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC ||
                       simt_op_family(op) == SF_TMA;
-        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX || op == TJ_OP_BALLOT;
+        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX || op == TJ_OP_BALLOT ||
+                    op == TJ_OP_WARP_BARRIER;
         atoms |= simt_op_family(op) == SF_MMA || op == TJ_OP_WGMMA;
     }
     if ((shuffles || atoms) && k->nthreads % 32)

@@ -395,6 +395,7 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_TENSOR_PTR: case TJ_OP_TID:
         return 0; /* fixed for the run, or set by the owner */
     case TJ_OP_BARRIER: tj_simt_barrier(s); return 0; /* in lockstep, all it does is publish copies */
+    case TJ_OP_WARP_BARRIER: return 0;                 /* in lockstep, the warp's accesses are ordered already */
     case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS: return exec_program_index(s, r);
     case TJ_OP_FOR: return exec_for(s, r, depth);
     case TJ_OP_IF: return exec_if(s, r, depth);

@@ -452,7 +452,9 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN:
         check_simt_update(v, r);
         break;
-    case TJ_OP_BARRIER: case TJ_OP_CP_ASYNC_COMMIT: tj_verify_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_BARRIER: case TJ_OP_WARP_BARRIER: case TJ_OP_CP_ASYNC_COMMIT:
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+        break;
     case TJ_OP_CP_ASYNC: check_cp_async(v, r); break;
     case TJ_OP_CP_ASYNC_WAIT: check_cp_async_wait(v, r); break;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;

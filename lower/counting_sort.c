@@ -4,7 +4,8 @@
  * 32 elements a step: lanes holding one bucket find each other with a
  * ballot per bucket bit, each counts the peers below it, and the highest
  * peer adds their number to the warp's counter of that bucket (two
- * barriers a step keep the read before the write). The counters, made
+ * barriers a step keep the read before the write: the warp's own on CUDA,
+ * the program's on Metal). The counters, made
  * exclusive over warps and the totals scanned over buckets, give every
  * element its place; its position is written there, and the results are
  * read back in their layouts. No atomics: Metal and PTX lower it alike. */
@@ -53,6 +54,18 @@ static tj_ref element(csort *s, tj_ref j, tj_ref *valid, tj_ref *safe)
     return e;
 }
 
+/* Between the reads and the writes of the warp's own counters: on CUDA the
+ * warp's barrier (only the warp touches them, so its other warps run on);
+ * on Metal the program's (the emulator's race check knows threadgroup
+ * barriers only). */
+static void warp_sync(lw *w)
+{
+    if (w->target == TJ_LOWER_CUDA)
+        lw_emit(w, TJ_OP_WARP_BARRIER, TJ_TYPE_NONE, NULL, 0);
+    else
+        lw_barrier(w);
+}
+
 /* One step: the element's rank among the earlier ones of its bucket in
  * this warp goes to rbuf, and the warp's counter of the bucket grows. */
 static void rank_step(csort *s, tj_ref j)
@@ -74,12 +87,12 @@ static void rank_step(csort *s, tj_ref j)
     tj_ref highest = lw_op2(w, TJ_OP_EQ, lw_op2(w, TJ_OP_AND, peers, lw_op1(w, TJ_OP_NOT, upto)), u32(w, 0));
     tj_ref slot = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), lw_cast(w, d, TJ_DT_I32));
     tj_ref base = lw_smem_load(w, word(s, s->hist, slot), TJ_DT_I32);
-    lw_barrier(w); /* every peer has read the counter */
+    warp_sync(w); /* every peer has read the counter */
     lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare(w, w->nwarps * s->nb))),
                   lw_add_imm(w, lw_op2(w, TJ_OP_ADD, base, below), 1));
     if (s->want_order)
         store_pos(s, s->rbuf, lw_select(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
-    lw_barrier(w);
+    warp_sync(w);
 }
 
 /* A loop over the steps of a warp's chunk, `fn` its body. */
@@ -89,7 +102,7 @@ static void steps(csort *s, void (*fn)(csort *, tj_ref))
     lw_loop lp;
     lw_loop_begin(w, &lp, i32(w, 0), i32(w, s->chunk / 32), i32(w, 1), NULL, 0);
     fn(s, lp.iv);
-    w->smem_dirty = 0; /* each body ends with a barrier */
+    w->smem_dirty = 0; /* each body ends with a barrier (the rank steps' a warp's: the program's follows the loop) */
     lw_loop_end(w, &lp, NULL);
 }
 
@@ -231,6 +244,7 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
     zero_counters(&s);
     lw_barrier(w);
     steps(&s, rank_step);
+    lw_barrier(w); /* every warp's counters are final (its steps ended with the warp's barrier only) */
     bucket_starts(&s);
     if (s.want_order)
         steps(&s, place_step);

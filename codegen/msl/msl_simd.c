@@ -32,7 +32,8 @@ int ms_emit_special(msl_emitter *e, tj_ref r)
     case TJ_OP_NUM_PROGRAMS: return index_value(e, r, "tj_npid", 1);
     default:
         e->defined[r] = 1;
-        ms_line(e, "metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);");
+        ms_line(e, "metal::%s_barrier(metal::mem_flags::mem_threadgroup);",
+                ms_inst(e, r)->op == TJ_OP_WARP_BARRIER ? "simdgroup" : "threadgroup");
         return 0;
     }
 }

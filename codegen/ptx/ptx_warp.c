@@ -27,7 +27,7 @@ int px_emit_special(ptx_emitter *e, tj_ref r)
     case TJ_OP_NUM_PROGRAMS: return index_reg(e, r, "nctaid");
     default:
         e->defined[r] = 1;
-        px_ins(e, "bar.sync 0");
+        px_ins(e, px_inst(e, r)->op == TJ_OP_WARP_BARRIER ? "bar.warp.sync 0xFFFFFFFF" : "bar.sync 0");
         return 0;
     }
 }
