@@ -5,9 +5,11 @@ in a kernel that has it) replaced, launched as lib/scan.c launches it (the
 flags and the ticket counter zeroed before each call, in the timed call),
 checked against torch.cumsum, beside torch's copy. --baseline FILE[@B,W,warps[,K]] ... times other scan.tj
 files' scan_lookback (an earlier commit's, a variant) the same way (B 8192
-when not given).
+when not given). --early adds, for each configuration, the kernel with its
+aggregate published before the in-tile scan (bench/NOTES.md's next step).
 
     python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--baseline FILE[@B,W,warps[,K]] ...]
+        [--early] [--lib-layout]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -41,12 +43,33 @@ def lookback_source(consts, path=None):
     return head + "kernel scan_lookback" + kernel
 
 
+def early_variant(src):
+    """scan_lookback with its aggregate published before the in-tile scan (a
+    sum of the tile for cumsum, then the look-back, then one scan): the next
+    step of bench/NOTES.md, made from the library's kernel text so that it
+    measures against the same kernel; fails loudly if that text has moved"""
+    steps = [("    s = scan(load(X[p, i:i+B]), axis = 0, combine = combine)\n    agg = last_of(s, minimum(B, N - i))\n",
+              "    x = load(X[p, i:i+B])\n    agg = f32(sum(where(arange(B) < minimum(B, N - i), x, 0)))\n"
+              "    excl = agg # replaced by the look-back's prefix (tiles after the first)\n"),
+             ("        excl = agg # replaced by the first part found (a combine has no identity here)\n", ""),
+             ("        s = combine(excl, s)\n    }\n    store(Y[p, i:i+B], s)",
+              "    }\n    s = scan(x, axis = 0, combine = combine)\n    if t > 0 {\n        s = combine(excl, s)\n    }\n"
+              "    store(Y[p, i:i+B], s)")]
+    for old, new in steps:
+        if src.count(old) != 1:
+            raise ValueError(f"scan.tj's scan_lookback no longer has {old.strip()!r}")
+        src = src.replace(old, new)
+    return src
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps[,K]")
     ap.add_argument("--baseline", nargs="*", default=[],
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
+    ap.add_argument("--early", action="store_true",
+                    help="time each configuration also with its aggregate published before the in-tile scan")
     ap.add_argument("--lib-layout", action="store_true",
                     help="time each also with lib/scan.c's scratch (one buffer, zeroed whole)")
     args = ap.parse_args()
@@ -74,7 +97,10 @@ def main():
         runs.append((f"{os.path.basename(path)} {cfg or 'as is'}", lookback_source(consts, path), consts.get("B", 8192)))
     for cfg in args.configs:
         consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(","))))
-        runs.append((" ".join(f"{k} {v}" for k, v in consts.items()), lookback_source(consts), consts["B"]))
+        label = " ".join(f"{k} {v}" for k, v in consts.items())
+        runs.append((label, lookback_source(consts), consts["B"]))
+        if args.early:
+            runs.append((label + " aggregate first", early_variant(lookback_source(consts)), consts["B"]))
     for label, src, b in runs:
         time_lookback(label, src, b, x, y, want, nbytes, copy, False)
         if args.lib_layout:
