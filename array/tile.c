@@ -20,7 +20,8 @@ enum {
     MAX_AXES = TJ_MAX_RANK + 2,
     TILE_ELEMS = 4096,
     THREAD_ELEMS = 16,
-    ELEMWISE_THREAD_ELEMS = 4,
+    VECTOR_BYTES = 16, /* the widest global access a thread makes */
+    ELEMWISE_MIN_THREAD_ELEMS = 4,
 };
 
 typedef struct axes {
@@ -223,6 +224,21 @@ static void choose_matmul(tj_group *grp, tj_dtype dt)
     snprintf(grp->why, sizeof grp->why, "%lldx%lldx%lld", (long long)M, (long long)N, (long long)grp->k_extent);
 }
 
+/* An elementwise thread's share: one 16-byte vector of its narrowest
+ * operand (4 f32, 8 f16), at least 4. Nothing is shared across the tile,
+ * so more threads cost no traffic, and ptxas assembles gelu(x*y+z) at
+ * 1024 a tile in 27 ms at 4 a thread against 41 at 8 (bench/NOTES.md). */
+static int elementwise_thread_elems(const tj_group_args *args, int nops)
+{
+    int narrowest = 8;
+    for (int o = 0; o < nops; o++) {
+        int size = tj_dtype_size(args->t[o].dtype);
+        narrowest = size > 0 && size < narrowest ? size : narrowest;
+    }
+    int elems = VECTOR_BYTES / narrowest;
+    return elems > ELEMWISE_MIN_THREAD_ELEMS ? elems : ELEMWISE_MIN_THREAD_ELEMS;
+}
+
 static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax)
 {
     const tj_anode *root = &g->nodes[grp->root];
@@ -237,11 +253,7 @@ static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *arg
     for (int o = 0; o < ax->nops; o++)
         fill_tensor(&g->nodes[operand(grp, o)], &args->t[o], ax, o, ax->n);
     choose_elementwise(grp);
-    /* 4 elements a thread (a 16-byte vector of f32 per operand): nothing
-     * is shared across the tile, so more threads cost no traffic, and
-     * ptxas assembles gelu(x*y+z) at 1024 a tile in 31 ms instead of 50
-     * at 8 a thread (bench/NOTES.md) */
-    grp->warps = warps_for(grp->bm * grp->bn, ELEMWISE_THREAD_ELEMS);
+    grp->warps = warps_for(grp->bm * grp->bn, elementwise_thread_elems(args, ax->nops));
     return 0;
 }
 
