@@ -409,6 +409,54 @@ Test(lower_wgmma, pipelined_attention_overlaps_the_softmax)
     free(src);
 }
 
+/* The pipelined S over packed rows: its group in flight with TMA rings,
+ * whose slot release waits for the wait that retires it. */
+static const char *const PIPELINED_ROWS =
+    "kernel prows(Q: bf16[R, D], K: bf16[R, D], V: bf16[R, D], O: bf16[R, D], scale: f32, S: i32)\n"
+    "    grid (cdiv(S, BM), R / S)\n"
+    "    tune BM in [64, 128], BN in [64], warps in [4, 8], stages in [2, 3]\n"
+    "{\n"
+    "    q0 = program_id(0) * BM\n"
+    "    head = program_id(1) * S\n"
+    "    q = load(Q[head + q0:head + q0 + BM, 0:D])\n"
+    "    m_i = full(f32[BM], -inf)\n"
+    "    l_i = zeros(f32[BM])\n"
+    "    acc = zeros(f32[BM, D])\n"
+    "    s = dot(q, trans(load(K[head:head + BN, 0:D])))\n"
+    "    for j in range(0, S, BN) {\n"
+    "        n = head + j + BN\n"
+    "        s_next = dot(q, trans(load(K[n:n + BN, 0:D])))\n"
+    "        x = where((j + arange(BN))[None, :] < S, s * scale, -inf)\n"
+    "        m_new = maximum(m_i, max(x, axis = 1))\n"
+    "        p = exp(x - m_new[:, None])\n"
+    "        alpha = exp(m_i - m_new)\n"
+    "        l_i = l_i * alpha + sum(p, axis = 1)\n"
+    "        acc = acc * alpha[:, None] + dot(bf16(p), load(V[head + j:head + j + BN, 0:D]))\n"
+    "        m_i = m_new\n"
+    "        s = s_next\n"
+    "    }\n"
+    "    store(O[head + q0:head + q0 + BM, 0:D], bf16(acc / l_i[:, None]), mask = (q0 + arange(BM))[:, None] < S)\n"
+    "}\n";
+
+Test(lower_wgmma, pipelined_attention_with_tma_rings)
+{
+    static const char *const defines[] = {"BM=64,BN=64,stages=2", "BM=128,BN=64,stages=3"};
+    static const int warps[] = {4, 8};
+    for (int d = 0; d < 2; d++) {
+        lc_opts o = wg_opts(defines[d], "R=400,D=64");
+        o.scalars = "scale=0.125,S=200";
+        o.warps[0] = warps[d];
+        o.warps[1] = 0;
+        cr_assert(lc_check_tj(PIPELINED_ROWS, "prows", &o), "%s", defines[d]);
+        tj_ctx *c = tj_ctx_new();
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "%s,warps=%d", defines[d], warps[d]);
+        tj_kernel *simt = lower_kernel(c, PIPELINED_ROWS, "prows", cfg, "R=400,D=64", 1, 0);
+        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
+        tj_ctx_free(c);
+    }
+}
+
 /* Whether instruction r is a wgmma whose a operand is a fragment (the
  * register form). */
 static int is_register_a(const tj_kernel *k, tj_ref r)
