@@ -3,8 +3,8 @@
  * An mbarrier counts the arrivals and transaction bytes of its current
  * phase: mbar_init starts phase 0 of `count` arrivals, mbar_expect_tx is
  * one arrival that expects bytes more, mbar_arrive one arrival (a warp's
- * release of a ring slot), a tma_load completes its box's
- * bytes, and the phase completes when both reach zero. A tma_load reads
+ * release of a ring slot), a tma_load completes its box's bytes, and the
+ * phase completes when both reach zero. A tma_load reads
  * its box when issued (the checks then name the right instruction) and
  * completes its bytes at once, but its bytes land in shared memory only
  * when an mbar_wait sees its phase completed: until then a read of its
@@ -12,10 +12,10 @@
  * bytes nobody wrote), as on a GPU only sometimes. A wait whose phase has
  * not completed could never return in lockstep (every thread is at it):
  * it is reported as the deadlock it is (a predicated wait: the threads
- * it names agree on the mbarrier and the phase). So are copies into bytes a wgmma
- * group in flight reads, arrivals beyond the count, an invalidation with
- * a phase or copies in flight, and a program that ends with copies in
- * flight. TMA writes through the async proxy: its bytes need no
+ * it names agree on the mbarrier and the phase). So are copies into bytes
+ * a wgmma group in flight reads, arrivals beyond the count, an
+ * invalidation with a phase or copies in flight, and a program that ends
+ * with copies in flight. TMA writes through the async proxy: its bytes need no
  * fence_proxy_async before wgmma reads them. A box with `pair` is two
  * blocks of `rows` rows, the second pair blocks below the first, landing
  * one after the other (a 3-D tensor map's box with element stride pair

@@ -556,8 +556,8 @@ void lw_ring_issue(lw *w)
     if (by_tma(w, loop)) { /* into the slot of tile n + d - S, once every warp released it */
         const lw_ring *g = first_ring(w, loop);
         tj_ref n = iteration(w), s = slot_of(w, n, d, g->nslots);
-        tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), phase_parity(w, lw_add_imm(w, n, d), g->nslots, 1),
-                 lw_cast(w, s, TJ_DT_U32), -1,
+        tj_ref released = phase_parity(w, lw_add_imm(w, n, d), g->nslots, 1); /* tile n + d - S's phase */
+        tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), released, lw_cast(w, s, TJ_DT_U32), -1,
                  lw_and(w, lw_tma_thread(w), in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
         w->loop->copies_pending = 0;
         return;

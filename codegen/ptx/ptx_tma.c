@@ -6,17 +6,16 @@
  * tmap<j>[128]`, encoded by the runtime at launch (runtime/tensor_map.c);
  * a copy names its map by the generic address of that parameter (a box
  * of two blocks, `pair`, is a 3-D copy at column, 0, the row's block).
- * Shared
- * addresses are tj_smem + offset, as for cp_async. An mbar_wait is a
+ * Shared addresses are tj_smem + offset, as for cp_async. An mbar_wait is a
  * try_wait.parity loop (the instruction itself may time out and return
  * false before the phase completes).
  *
  * A run of mbar_wait, mbar_expect_tx and tma_load instructions of one
  * predicate (the issuing thread's, lower/tma.c: its wait for the slot's
  * release, then the tile) goes inside one branch on it instead of being
- * predicated one by one: ptxas moves each copy's operands to
- * uniform registers and votes on its predicate, so every warp would step
- * through the whole run to issue nothing. */
+ * predicated one by one: ptxas moves each copy's operands to uniform
+ * registers and votes on its predicate, so every warp would step through
+ * the whole run to issue nothing. */
 #include <stdio.h>
 #include <string.h>
 

@@ -160,8 +160,10 @@ Test(simt_tma, a_release_completes_with_one_arrival_per_warp)
 
 /* A box of two 8-row blocks two blocks apart (pair = 2, a 3-D tensor
  * map): rows 0-7 and 16-23 of a 24-row tensor land one after the other,
- * 2048 bytes (the mbarrier after them); thread t reads the 16 bytes at t * 32 (row t / 4 of the box,
- * chunk 2 (t % 4)) and stores them at element 16 t of y. Rows that are no whole number of blocks are refused. */
+ * 2048 bytes (the mbarrier after them); thread t reads the 16 bytes at
+ * t * 32 (row t / 4 of the box, chunk 2 (t % 4)) and stores them at
+ * element 16 t of y. Rows that are no whole number of blocks are
+ * refused. */
 Test(simt_tma, a_paired_box_brings_two_blocks)
 {
     static const char *const from[] = {"smem = 1088", "%5 = const 1024 : u32", "%7 = const 1024 : u32",
