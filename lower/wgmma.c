@@ -271,6 +271,34 @@ static void finish_deferred(lw *w)
     lw_ring_release(w, d->dot, 0); /* its slots, now retired (TMA rings) */
 }
 
+/* a's descriptor at buf + shift for warpgroup wg's first block (rows 64 wg). */
+static tj_ref a_descriptor(lw *w, const lw_mma *p, uint32_t buf, tj_ref shift)
+{
+    int was = w->hoisting;
+    w->hoisting = 1;
+    tj_ref group = lw_op2(w, TJ_OP_SHR, lw_warp(w), lw_const_int(w, TJ_DT_I32, 2));
+    tj_ref arow = lw_cast(w, lw_mul_imm(w, group, BLOCK_ROWS * p->wa.swizzle), TJ_DT_U32);
+    w->hoisting = was;
+    return descriptor(w, &p->wa, buf, shift, arow);
+}
+
+/* wgmma_fence, per k step and block one wgmma chained on c (a from adesc,
+ * or aregs[step * tm + block] from registers), wgmma_commit. */
+static void issue_group(lw *w, const lw_mma *p, tj_ref adesc, const tj_ref *aregs, tj_ref bdesc, tj_ref *c)
+{
+    int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
+    emit0(w, TJ_OP_WGMMA_FENCE, 0);
+    for (int64_t s = 0; s < steps; s++) {
+        tj_ref bs = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
+        for (int64_t mi = 0; mi < p->tm; mi++) {
+            int64_t rows = BLOCK_ROWS * groups * mi * p->wa.swizzle;
+            tj_ref as = aregs ? aregs[s * p->tm + mi] : desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
+            product(w, p, as, bs, c + mi * p->tn);
+        }
+    }
+    emit0(w, TJ_OP_WGMMA_COMMIT, 0);
+}
+
 /* Operand a of dot r: the a fragments of every k step and block (from
  * registers: *regs), its pinned region staged before the loop, or as
  * operand() takes it (a P in another layout than the accumulators': staged
@@ -313,24 +341,8 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
         emit0(w, TJ_OP_FENCE_PROXY_ASYNC, 0);
         lw_barrier(w);
     }
-    int was = w->hoisting;
-    w->hoisting = 1; /* warpgroup wg's first block: rows 64 wg of a */
-    tj_ref group = lw_op2(w, TJ_OP_SHR, lw_warp(w), lw_const_int(w, TJ_DT_I32, 2));
-    tj_ref arow = lw_cast(w, lw_mul_imm(w, group, BLOCK_ROWS * p->wa.swizzle), TJ_DT_U32);
-    w->hoisting = was;
-    tj_ref adesc = aregs ? TJ_NONE : descriptor(w, &p->wa, abuf, ashift, arow);
     tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
-    int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
-    emit0(w, TJ_OP_WGMMA_FENCE, 0);
-    for (int64_t s = 0; s < steps; s++) {
-        tj_ref bs = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
-        for (int64_t mi = 0; mi < p->tm; mi++) {
-            int64_t rows = BLOCK_ROWS * groups * mi * p->wa.swizzle;
-            tj_ref as = aregs ? aregs[s * p->tm + mi] : desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
-            product(w, p, as, bs, c + mi * p->tn);
-        }
-    }
-    emit0(w, TJ_OP_WGMMA_COMMIT, 0);
+    issue_group(w, p, aregs ? TJ_NONE : a_descriptor(w, p, abuf, ashift), aregs, bdesc, c);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
     if (!carried && !staged && deferrable(w, r)) {
         struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);
