@@ -341,8 +341,8 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
         emit0(w, TJ_OP_FENCE_PROXY_ASYNC, 0);
         lw_barrier(w);
     }
-    tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
-    issue_group(w, p, aregs ? TJ_NONE : a_descriptor(w, p, abuf, ashift), aregs, bdesc, c);
+    tj_ref adesc = aregs ? TJ_NONE : a_descriptor(w, p, abuf, ashift);
+    issue_group(w, p, adesc, aregs, descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0)), c);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
     if (!carried && !staged && deferrable(w, r)) {
         struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);
