@@ -214,7 +214,7 @@ def run_compile_only(quick, only=None):
         before = tnp.stats()
         t0 = time.perf_counter()
         tnp.eval(fn(tnp, *targs))
-        tnp.stats()  # the evaluation queued its kernels; nothing to wait for on the stand-in
+        tnp.stats()  # returns once the evaluation has queued its kernels (the host's part of a cold call)
         cold = (time.perf_counter() - t0) * 1e3
         mid = tnp.stats()
         t1 = time.perf_counter()
