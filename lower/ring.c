@@ -513,15 +513,35 @@ static tj_ref iteration(lw *w)
     return lw_op2(w, TJ_OP_DIV, past, lw_const_int(w, TJ_DT_U32, step.i));
 }
 
-static tj_ref slot_of(lw *w, tj_ref n, int64_t ahead, uint32_t nslots)
+/* Where tile n + shift of iteration n is among the S slots (-S < shift <
+ * S): its slot (n + shift) % S and phase (n + shift) / S, both from the one
+ * division of n by S (q, s = n - q S) and a wrap: every slot and phase of
+ * an iteration shares that division, where each `%` and `/` of another
+ * dividend is a multiply-high sequence of its own. Tile n - 1 of
+ * iteration 0 has slot S - 1 and phase 2^32 - 1 (only used predicated
+ * off). */
+typedef struct ring_pos {
+    tj_ref slot, phase; /* u32 */
+} ring_pos;
+
+static ring_pos position(lw *w, uint32_t nslots, int64_t shift)
 {
-    return lw_op2(w, TJ_OP_REM, lw_add_imm(w, n, ahead), lw_const_int(w, TJ_DT_U32, nslots));
+    tj_ref n = iteration(w), S = lw_const_int(w, TJ_DT_U32, nslots);
+    tj_ref q = lw_op2(w, TJ_OP_DIV, n, S), s = lw_op2(w, TJ_OP_SUB, n, lw_mul_imm(w, q, nslots));
+    if (shift == 0)
+        return (ring_pos){s, q};
+    tj_ref wraps = shift > 0 ? lw_op2(w, TJ_OP_GE, s, lw_const_int(w, TJ_DT_U32, nslots - shift))
+                             : lw_op2(w, TJ_OP_LT, s, lw_const_int(w, TJ_DT_U32, -shift));
+    int64_t across = shift > 0 ? -(int64_t)nslots : nslots, step = shift > 0 ? 1 : -1;
+    return (ring_pos){lw_select(w, wraps, lw_add_imm(w, s, shift + across), lw_add_imm(w, s, shift)),
+                      lw_select(w, wraps, lw_add_imm(w, q, step), q)};
 }
 
-/* The parity of phase t / S (t: u32) of a slot's mbarrier, plus `after`. */
-static tj_ref phase_parity(lw *w, tj_ref t, uint32_t nslots, int64_t after)
+static tj_ref slot_of(lw *w, int64_t shift, uint32_t nslots) { return position(w, nslots, shift).slot; }
+
+/* The parity of a phase, plus `after`. */
+static tj_ref parity(lw *w, tj_ref phase, int64_t after)
 {
-    tj_ref phase = lw_op2(w, TJ_OP_DIV, t, lw_const_int(w, TJ_DT_U32, nslots));
     return lw_op2(w, TJ_OP_AND, lw_add_imm(w, phase, after), lw_const_int(w, TJ_DT_U32, 1));
 }
 
@@ -532,9 +552,8 @@ static void ready(lw *w)
 {
     if (by_tma(w, w->loop->src_loop)) {
         const lw_ring *g = first_ring(w, w->loop->src_loop);
-        tj_ref n = iteration(w);
-        lw_mbarrier(w, TJ_OP_MBAR_WAIT, slot_bar(w, g, slot_of(w, n, 0, g->nslots), 0),
-                    phase_parity(w, n, g->nslots, 0), TJ_NONE);
+        ring_pos at = position(w, g->nslots, 0);
+        lw_mbarrier(w, TJ_OP_MBAR_WAIT, slot_bar(w, g, at.slot, 0), parity(w, at.phase, 0), TJ_NONE);
         w->loop->rings_ready = 1;
         w->loop->copies_pending = 1;
         return;
@@ -555,9 +574,9 @@ void lw_ring_issue(lw *w)
     int64_t d = depth_of(w, loop);
     if (by_tma(w, loop)) { /* into the slot of tile n + d - S, once every warp released it */
         const lw_ring *g = first_ring(w, loop);
-        tj_ref n = iteration(w), s = slot_of(w, n, d, g->nslots);
-        tj_ref released = phase_parity(w, lw_add_imm(w, n, d), g->nslots, 1); /* tile n + d - S's phase */
-        tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), released, lw_cast(w, s, TJ_DT_U32), -1,
+        ring_pos t = position(w, g->nslots, d);
+        tj_ref released = parity(w, t.phase, 1), s = t.slot; /* tile n + d - S's phase of empty */
+        tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), released, s, -1,
                  lw_and(w, lw_tma_thread(w), in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
         w->loop->copies_pending = 0;
         return;
@@ -565,8 +584,7 @@ void lw_ring_issue(lw *w)
     for (uint32_t i = 0; i < w->nrings; i++) {
         const lw_ring *g = &w->rings[i];
         if (g->loop == loop)
-            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot_of(w, iteration(w), d, g->nslots)), g->ld,
-                          tile_of(g));
+            lw_copy_async(w, g->ahead, g->base, slot_shift(w, g, slot_of(w, d, g->nslots)), g->ld, tile_of(g));
     }
     commit(w);
     w->loop->copies_pending = 0;
@@ -586,8 +604,7 @@ void lw_ring_release(lw *w, tj_ref dot, int64_t pending)
     tj_ref n = iteration(w), pred = lane0;
     if (pending) /* iteration n retired group n - pending, none before the first */
         pred = lw_and(w, lane0, lw_op2(w, TJ_OP_GE, n, lw_const_int(w, TJ_DT_U32, pending)));
-    tj_ref s = slot_of(w, n, (int64_t)g->nslots - pending, g->nslots);
-    lw_mbarrier(w, TJ_OP_MBAR_ARRIVE, slot_bar(w, g, s, 1), TJ_NONE, pred);
+    lw_mbarrier(w, TJ_OP_MBAR_ARRIVE, slot_bar(w, g, slot_of(w, -pending, g->nslots), 1), TJ_NONE, pred);
 }
 
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift)
@@ -602,7 +619,7 @@ int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift
         }
         if (!w->loop->rings_ready)
             ready(w);
-        tj_ref slot = slot_of(w, iteration(w), 0, g->nslots);
+        tj_ref slot = slot_of(w, 0, g->nslots);
         *buf = g->base;
         *shift = slot_shift(w, g, slot);
         return 1;

@@ -66,6 +66,22 @@ Test(lower_wgmma, matmul_granule_pairs)
     }
 }
 
+/* A long loop (K = 1040: 17 iterations) takes each slot's full and empty
+ * mbarriers through several phases: 3 slots, each group waited for in its
+ * iteration (128 x 128), and 4, the group in flight into the next
+ * iteration (128 x 256 at stages 3), whose release is a slot behind. */
+Test(lower_wgmma, tma_phases_wrap)
+{
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=256,BK=64,stages=3"};
+    static const char *const shapes[] = {"M=136,N=144,K=1040", "M=136,N=256,K=1040"};
+    for (int d = 0; d < 2; d++) {
+        lc_opts o = wg_opts(defines[d], shapes[d]);
+        o.warps[0] = 8;
+        o.warps[1] = 0;
+        cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
+    }
+}
+
 /* K = 0: the loop runs no iteration, so no TMA tile is in range and none
  * is issued (each awaited tile is one the loop reads): zeros out. */
 Test(lower_wgmma, empty_k_issues_no_copy)
