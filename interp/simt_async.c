@@ -48,7 +48,7 @@ static tj_simt_copy *new_copy(tj_simt *s, tj_ref r)
 
 int tj_simt_cp_async(tj_simt *s, tj_ref r)
 {
-    const tj_rval *dst, *src, *count;
+    const tj_rval *dst = NULL, *src = NULL, *count = NULL; /* set when scalar_u succeeds; -O3 cannot tell */
     uint32_t bytes = (uint32_t)s->st.k->insts[r].imm;
     if (scalar_u(s, r, 0, TJ_DT_U32, &dst) || scalar_u(s, r, 1, TJ_DT_U64, &src) ||
         scalar_u(s, r, 2, TJ_DT_U32, &count))

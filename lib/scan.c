@@ -39,19 +39,14 @@ static tj_dispatch *kernel(scan_job *s, const char *name)
 
 /* A [P, N, 1] view as [P, N], as the kernels of lines take it: with the unit
  * axis last they could not prove the line's stride 1, and their accesses
- * would not be vector accesses. With one line (P == 1) its stride is never
- * used, and lib_as_lines gives 1 (the merged stride of no dims); it is made
- * a multiple of 16 elements, since the lowering makes vector accesses only
- * where every other axis' stride is a multiple of 16 (stride_div16): with
- * 1, every load and store of a 1-D array was scalar. */
+ * would not be vector accesses. (With one line, P == 1, its stride is never
+ * stepped, and the facts count it a multiple of 16 whatever it is.) */
 static tj_arg line_arg(const tj_tensor *t)
 {
     tj_tensor v = *t;
     v.rank = 2;
     v.shape[2] = 0;
     v.strides[2] = 0;
-    if (v.shape[0] == 1)
-        v.strides[0] = (v.shape[1] * v.strides[1] + 15) / 16 * 16;
     return lib_tensor_arg(&v);
 }
 

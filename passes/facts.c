@@ -13,11 +13,13 @@ tj_facts tj_facts_of_tensor(const tj_tensor *t)
 {
     tj_facts f = {0};
     int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
+    /* an axis of one element is never stepped along: its stride says nothing
+     * (a [1, N] view of a vector vectorizes whatever stride it was given) */
     f.unit_stride = rank > 0 && t->strides[rank - 1] == 1;
     f.aligned16 = ((uintptr_t)t->data & 15) == 0;
     for (int a = 0; a < rank; a++) {
         f.dim_div16[a] = t->shape[a] % 16 == 0;
-        f.stride_div16[a] = t->strides[a] % 16 == 0;
+        f.stride_div16[a] = t->strides[a] % 16 == 0 || t->shape[a] <= 1;
     }
     return f;
 }

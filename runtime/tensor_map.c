@@ -40,18 +40,19 @@ static int encode(const tj_cuda *cu, const tj_kernel *k, const tj_tensor_map_des
         return tj_rt_fail(err, "kernel '%s', parameter '%s': a TMA tensor map needs a rank-2 f16, bf16 or f32 "
                           "tensor", k->name, name);
     /* a row stride of 0 (a broadcast view) passes the kernel's facts (0 is a
-     * multiple of 16) but no tensor map can repeat a row */
-    int repeats_rows = t->strides[0] == 0 && t->shape[0] > 1;
-    if (((uintptr_t)t->data & 15) || t->strides[1] != 1 || t->strides[0] < 0 || repeats_rows ||
-        (t->strides[0] * size) % 16)
+     * multiple of 16) but no tensor map can repeat a row; over one row the
+     * stride is never stepped (the facts say so too) */
+    int rows = t->shape[0] > 1, bad_row_stride = t->strides[0] <= 0 || (t->strides[0] * size) % 16;
+    if (((uintptr_t)t->data & 15) || t->strides[1] != 1 || (rows && bad_row_stride))
         return tj_rt_fail(err, "kernel '%s', parameter '%s': a TMA tensor map needs 16-byte aligned data, unit "
                           "inner stride and a positive row stride of a multiple of 16 bytes (row stride %lld)",
                           k->name, name, (long long)t->strides[0]);
     /* an empty axis: no copy of the kernel reads it (its loop runs no
      * iteration), but the driver encodes no zero size */
     uint64_t dims[3] = {t->shape[1] ? (uint64_t)t->shape[1] : 1, t->shape[0] ? (uint64_t)t->shape[0] : 1, 1};
-    uint64_t row_bytes = (uint64_t)t->strides[0] * (uint64_t)size;
-    uint64_t strides[2] = {row_bytes ? row_bytes : 16, 16}; /* one row: its stride is never used */
+    /* one row: its stride is never used, but the driver wants a multiple of 16 */
+    uint64_t row_bytes = rows ? (uint64_t)t->strides[0] * (uint64_t)size : (dims[0] * (uint64_t)size + 15) / 16 * 16;
+    uint64_t strides[2] = {row_bytes, 16};
     uint32_t box[3] = {m->cols, m->rows, 1}, steps[3] = {1, 1, 1}, rank = 2;
     if (m->pair) { /* (column, row of a block, block): a box takes blocks b and b + pair */
         if (m->rows == 0 || t->shape[0] % m->rows)

@@ -550,6 +550,9 @@ Test(cuda_fake, launch_encodes_tensor_maps)
     cr_expect(strstr(err.msg, "(row stride 0)"), "%s", err.msg);
     a.tensor.shape[0] = 1; /* a single row: its stride is never used */
     cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0, "%s", err.msg);
+    a.tensor.strides[0] = 1; /* nor when it is no multiple of 16 bytes: the map gets the row's bytes rounded up */
+    cr_assert_eq(tj_cuda_launch_kernel_maps(&f, &d, k, &map, 1, &a, 1, &err), 0, "%s", err.msg);
+    cr_expect(fake.map_strides[0] == 144, "%llu", (unsigned long long)fake.map_strides[0]);
     launch_teardown(&x);
 }
 

@@ -112,6 +112,28 @@ Test(specialize, facts_of_strided_and_misaligned_arguments)
     cr_assert(k->facts[1].unit_stride && k->facts[1].aligned16 && k->facts[1].dim_div16[0]);
 }
 
+/* An axis of one element is never stepped along: its stride is no fact
+ * against vector accesses (a [1, N] view of a vector), but the same stride
+ * over two rows is; tj_facts_broken names what an argument lacks. */
+Test(specialize, facts_of_one_tensor)
+{
+    float raw[64] __attribute__((aligned(16)));
+    tj_tensor line = {.data = raw, .dtype = TJ_DT_F32, .rank = 2, .shape = {1, 32}, .strides = {1, 1}};
+    tj_facts f = tj_facts_of_tensor(&line);
+    cr_assert(f.stride_div16[0] && f.stride_div16[1] == 0 && f.unit_stride && f.aligned16 && f.dim_div16[1]);
+    cr_assert_null(tj_facts_broken(&f, &line));
+    tj_tensor rows = line;
+    rows.shape[0] = 2;
+    cr_assert(!tj_facts_of_tensor(&rows).stride_div16[0]);
+    cr_assert_str_eq(tj_facts_broken(&f, &rows), "a stride is not divisible by 16");
+    tj_tensor moved = line;
+    moved.data = raw + 1;
+    cr_assert_str_eq(tj_facts_broken(&f, &moved), "its data is not 16-byte aligned");
+    tj_tensor strided = line;
+    strided.strides[1] = 2;
+    cr_assert_str_eq(tj_facts_broken(&f, &strided), "its innermost stride is not 1");
+}
+
 /* range(0, K, 16) with K = 64: the loop variable is below K and a multiple
  * of 16; range(8, K, 16) is not a multiple of 16. */
 static const char *const LOOP =
