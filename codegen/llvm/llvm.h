@@ -48,8 +48,8 @@ typedef struct lg {
     LLVMValueRef exclusive;         /* i1: no other thread runs programs of this tj_cpu now */
     int atomics;                    /* atomic ops emitted (each with a plain form for exclusive runs) */
     /* while an op that reads fused rows is emitted twice (lg_emit_inside):
-     * LG_INSIDE, the copy for rows (and a store's own view) wholly inside
-     * their tensors, or LG_CHECKED, the other; keep: its result buffer */
+     * LG_INSIDE, the copy for rows wholly inside their tensors, or
+     * LG_CHECKED, the other; keep: its result buffer */
     enum { LG_ANY, LG_INSIDE, LG_CHECKED } version;
     tj_ref keep;
     LLVMValueRef pid[3], nprog[3];  /* i64 */
@@ -192,9 +192,9 @@ int lg_emit_load(lg *g, tj_ref r);
 /* Element i of a fused load, read where it is used. */
 LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i);
 int lg_emit_store(lg *g, tj_ref r);
-/* Emits r (a store, reduction or elementwise op) with `emit`, twice when it
- * reads fused rows: without their bounds checks where they all lie inside
- * their tensors, and checked. */
+/* Emits r (a reduction or elementwise op) with `emit`, twice when it reads
+ * fused rows: without their bounds checks where they all lie inside their
+ * tensors, and checked. */
 int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref));
 /* The group lengths of a view (each slice; the gathers together); returns
  * how many. */

@@ -197,7 +197,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_DOT: return lg_emit_dot(g, r);
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);
-    case TJ_OP_STORE: return lg_emit_inside(g, r, lg_emit_store);
+    case TJ_OP_STORE: return lg_emit_store(g, r);
     case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: return lg_emit_ordered(g, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return lg_emit_atomic(g, r);
     default:

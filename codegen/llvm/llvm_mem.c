@@ -239,42 +239,29 @@ static void walk_checked(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn
     lg_nest_end(g, &rows);
 }
 
-/* Whether the unchecked nest may run for a view: no gathers, no mask. */
-static int may_skip_checks(const lg_view *v, tj_ref mask) { return !has_gather(v) && !mask; }
-
-static void walk_unchecked(lg *g, tj_ref r, const lg_view *v, elem_fn fn)
-{
-    view_walk w;
-    walk_begin(g, &w, v, 0);
-    fn(g, r, v, &w, NULL);
-    lg_nest_end(g, &w.nest);
-}
-
 /* The checked nest, and when the view may be wholly inside and unmasked,
- * the unchecked one beside it; in a copy of lg_emit_inside's, the one the
- * copy's condition chose. */
+ * the unchecked one beside it. */
 static void walk_view(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn)
 {
-    int fast = may_skip_checks(v, mask);
-    if (g->version == LG_INSIDE && fast) {
-        walk_unchecked(g, r, v, fn);
-        return;
+    LLVMBasicBlockRef fast = NULL, slow = NULL, done = NULL;
+    if (!has_gather(v) && !mask) {
+        fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "inside");
+        slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "checked");
+        done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
+        LLVMBuildCondBr(g->b, view_inside(g, v), fast, slow);
+        LLVMPositionBuilderAtEnd(g->b, fast);
+        view_walk w;
+        walk_begin(g, &w, v, 0);
+        fn(g, r, v, &w, NULL);
+        lg_nest_end(g, &w.nest);
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, slow);
     }
-    if (!fast || g->version == LG_CHECKED) {
-        walk_checked(g, r, v, mask, fn);
-        return;
-    }
-    LLVMBasicBlockRef inside = LLVMAppendBasicBlockInContext(g->lc, g->fn, "inside");
-    LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->lc, g->fn, "checked");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
-    LLVMBuildCondBr(g->b, view_inside(g, v), inside, slow);
-    LLVMPositionBuilderAtEnd(g->b, inside);
-    walk_unchecked(g, r, v, fn);
-    LLVMBuildBr(g->b, done);
-    LLVMPositionBuilderAtEnd(g->b, slow);
     walk_checked(g, r, v, mask, fn);
-    LLVMBuildBr(g->b, done);
-    LLVMPositionBuilderAtEnd(g->b, done);
+    if (done) {
+        LLVMBuildBr(g->b, done);
+        LLVMPositionBuilderAtEnd(g->b, done);
+    }
 }
 
 /* if (go) { then } with the value of then, or `otherwise`. */
@@ -470,12 +457,14 @@ static LLVMValueRef fused_rows_inside(lg *g, tj_ref r, LLVMValueRef inside)
     return inside;
 }
 
-/* A fused row's every element checked against its tensor costs 6 of the
+/* A fused row's every element checked against its tensor costs 7 of the
  * 15 instructions per vector of softmax's max(x) (i64 index lanes, two
  * compares per 16 floats): where every row r reads lies inside (every
- * program but the edge ones), a copy of r without those checks runs. A
- * store's own view joins the condition when its copy may skip its checks,
- * so a store still takes two nests, not four. */
+ * program but the edge ones), a copy of r without those checks runs.
+ * Stores are not copied: their unchecked copy was faster on cache-resident
+ * rows (add -12%, layer norm -50%) but slower streaming 64 MiB from DRAM
+ * (add and gelu +15-30% CPU time, same binary, A/B), which is what the
+ * memory-bound kernels do. */
 int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
 {
     const tj_inst *in = lg_in(g, r);
@@ -483,8 +472,6 @@ int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
     LLVMValueRef inside = elem && lg_fusable(g, r) ? NULL : fused_rows_inside(g, r, NULL);
     if (!inside || g->version != LG_ANY)
         return emit(g, r);
-    if (in->op == TJ_OP_STORE && may_skip_checks(lg_val(g, in->args[0])->view, in->args[2]))
-        inside = LLVMBuildAnd(g->b, inside, view_inside(g, lg_val(g, in->args[0])->view), "");
     lg_alloc_result(g, r);
     g->keep = r;
     LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rows_inside");
