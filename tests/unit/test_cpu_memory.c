@@ -127,12 +127,12 @@ Test(cpu_memory, rows_outside_the_tensor_touch_no_memory)
     cr_assert(same_at(OUTSIDE, "outside", "M=21,N=50", "M=16,N=64"));
 }
 
-/* Readers of fused rows run a copy without the rows' bounds checks where
- * every row they read (and a store's own view) lies inside its tensor: at
- * N = 64 every program but the last (its row is past M) takes it, at
- * N = 50 none does. The copy keeps the rows' masks (y's depends on x),
- * and a reduction's and an elementwise op's result is the same buffer on
- * both copies. */
+/* Readers of fused rows (reductions, elementwise ops) run a copy without
+ * the rows' bounds checks where every row they read lies inside its
+ * tensor: at N = 64 every program but the last (its row is past M) takes
+ * it, at N = 50 none does. The copy keeps the rows' masks (y's depends on
+ * x), and a reduction's and an elementwise op's result is the same buffer
+ * on both copies. */
 static const char *const INSIDE = "kernel inside(X: f32[M, N], Y: f32[M, N], Z: f32[M, N], S: f32[M])\n"
                                   "    grid (M + 1)\n"
                                   "    const B = 64\n"
