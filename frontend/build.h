@@ -57,6 +57,8 @@ typedef struct fe_builder {
     const fe_fn *inlining[FE_MAX_INLINE]; /* fn calls being inlined */
     const fe_expr *calls[FE_MAX_INLINE];  /* and the calls, outermost first */
     uint32_t ninlining;
+    const fe_fn **failed; /* fns whose body reported errors when inlined (arena) */
+    uint32_t nfailed, failed_cap;
     /* expressions and statements built so far, fn bodies once per call:
      * bounded by FE_MAX_WORK even where inlining emits nothing */
     uint64_t work;

@@ -83,19 +83,39 @@ static fe_val run_body(fe_builder *lw, const fe_fn *fn)
     return conform_result(lw, fn, fe_build_expr(lw, last->value), last->loc);
 }
 
+/* An fn whose body reported errors is not inlined again: its parameters
+ * are typed, so every later copy would say the same, once a call (helpers
+ * calling helpers three times over repeat an error 3^depth times). */
+static int failed_before(const fe_builder *lw, const fe_fn *fn)
+{
+    for (uint32_t i = 0; i < lw->nfailed; i++)
+        if (lw->failed[i] == fn)
+            return 1;
+    return 0;
+}
+
+static void mark_failed(fe_builder *lw, const fe_fn *fn)
+{
+    const fe_fn **grown = tj_grow(lw->c, lw->failed, &lw->failed_cap, lw->nfailed + 1, sizeof *lw->failed);
+    if (grown) {
+        lw->failed = grown;
+        lw->failed[lw->nfailed++] = fn;
+    }
+}
+
 fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, fe_val *args, uint32_t nargs)
 {
     if (nargs != fn->nparams)
         return fe_err(lw, call->loc, "%s() takes %u argument%s, got %u", fn->name, fn->nparams,
                       fn->nparams == 1 ? "" : "s", nargs);
-    if (!enter_fn(lw, fn, call))
+    if (failed_before(lw, fn) || !enter_fn(lw, fn, call))
         return fe_error_val();
     for (uint32_t i = 0; i < nargs; i++) {
         char what[160];
         snprintf(what, sizeof what, "argument '%s' of '%s'", fn->params[i].name, fn->name);
         args[i] = conform(lw, args[i], fn->params[i].type, i < call->nitems ? call->items[i]->loc : call->loc, what);
     }
-    uint32_t scope = lw->scope_base, frame = fe_push_frame(lw);
+    uint32_t errors = tj_error_count(lw->c), scope = lw->scope_base, frame = fe_push_frame(lw);
     lw->scope_base = lw->nvars;
     for (uint32_t i = 0; i < nargs; i++)
         fe_bind(lw, fn->params[i].name, args[i]);
@@ -104,6 +124,8 @@ fe_val fe_inline_fn(fe_builder *lw, const fe_fn *fn, const fe_expr *call, fe_val
     lw->scope_base = scope;
     lw->ninlining--;
     lw->loc = call->loc;
+    if (tj_error_count(lw->c) > errors)
+        mark_failed(lw, fn);
     return result;
 }
 
