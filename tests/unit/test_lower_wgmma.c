@@ -372,25 +372,32 @@ static char *read_bench_kernels(void)
  * rank-2 views, so K's and V's rings land by TMA; key blocks past a head's
  * S read the next head's rows, masked; the last query block's rows past S
  * are not stored. One and two warpgroups. */
+/* An attention over packed rows [R, D] (S rows a head) at `defines` and
+ * `warps`: against the interpreter, and its rings by TMA (no cp.async where
+ * every ring is one). */
+static void check_rows_by_tma(const char *src, const char *kernel, const char *defines, int warps,
+                              const char *extra, int only_tma)
+{
+    lc_opts o = wg_opts(defines, "R=400,D=64");
+    o.scalars = "scale=0.125,S=200";
+    o.warps[0] = warps;
+    o.warps[1] = 0;
+    cr_assert(lc_check_tj(src, kernel, &o), "%s", defines);
+    tj_ctx *c = tj_ctx_new();
+    char cfg[96];
+    snprintf(cfg, sizeof cfg, "%s,warps=%d%s", defines, warps, extra);
+    tj_kernel *simt = lower_kernel(c, src, kernel, cfg, "R=400,D=64", 1, 0);
+    cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
+    if (only_tma)
+        cr_expect_eq(count_op(simt, TJ_OP_CP_ASYNC), 0, "%s", cfg);
+    tj_ctx_free(c);
+}
+
 Test(lower_wgmma, attention_over_rows_by_tma)
 {
     char *src = read_bench_kernels();
-    static const char *const defines[] = {"BM=64,BN=64,stages=3", "BM=128,BN=64,stages=2"};
-    static const int warps[] = {4, 8};
-    for (int d = 0; d < 2; d++) {
-        lc_opts o = wg_opts(defines[d], "R=400,D=64");
-        o.scalars = "scale=0.125,S=200";
-        o.warps[0] = warps[d];
-        o.warps[1] = 0;
-        cr_assert(lc_check_tj(src, "attention_rows", &o), "%s", defines[d]);
-        tj_ctx *c = tj_ctx_new();
-        char cfg[64];
-        snprintf(cfg, sizeof cfg, "%s,warps=%d,fastmath=1", defines[d], warps[d]);
-        tj_kernel *simt = lower_kernel(c, src, "attention_rows", cfg, "R=400,D=64", 1, 0);
-        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
-        cr_expect_eq(count_op(simt, TJ_OP_CP_ASYNC), 0, "%s", cfg);
-        tj_ctx_free(c);
-    }
+    check_rows_by_tma(src, "attention_rows", "BM=64,BN=64,stages=3", 4, ",fastmath=1", 1);
+    check_rows_by_tma(src, "attention_rows", "BM=128,BN=64,stages=2", 8, ",fastmath=1", 1);
     free(src);
 }
 
@@ -456,21 +463,8 @@ static const char *const PIPELINED_ROWS =
 
 Test(lower_wgmma, pipelined_attention_with_tma_rings)
 {
-    static const char *const defines[] = {"BM=64,BN=64,stages=2", "BM=128,BN=64,stages=3"};
-    static const int warps[] = {4, 8};
-    for (int d = 0; d < 2; d++) {
-        lc_opts o = wg_opts(defines[d], "R=400,D=64");
-        o.scalars = "scale=0.125,S=200";
-        o.warps[0] = warps[d];
-        o.warps[1] = 0;
-        cr_assert(lc_check_tj(PIPELINED_ROWS, "prows", &o), "%s", defines[d]);
-        tj_ctx *c = tj_ctx_new();
-        char cfg[64];
-        snprintf(cfg, sizeof cfg, "%s,warps=%d", defines[d], warps[d]);
-        tj_kernel *simt = lower_kernel(c, PIPELINED_ROWS, "prows", cfg, "R=400,D=64", 1, 0);
-        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
-        tj_ctx_free(c);
-    }
+    check_rows_by_tma(PIPELINED_ROWS, "prows", "BM=64,BN=64,stages=2", 4, "", 0);
+    check_rows_by_tma(PIPELINED_ROWS, "prows", "BM=128,BN=64,stages=3", 8, "", 0);
 }
 
 /* Whether instruction r is a wgmma whose a operand is a fragment (the
