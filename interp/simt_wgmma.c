@@ -195,9 +195,11 @@ int tj_simt_wgmma_wait(tj_simt *s, tj_ref r)
     uint32_t aend = s->wg_group_aend[retire - 1];
     for (uint32_t i = 0; i < end; i++)
         s->smem_wg_reads[s->wg_bytes[i]]--;
-    memmove(s->wg_bytes, s->wg_bytes + end, sizeof *s->wg_bytes * (s->nwg_bytes - end));
+    if (end) /* nothing to move: the array may still be NULL (memmove wants a pointer) */
+        memmove(s->wg_bytes, s->wg_bytes + end, sizeof *s->wg_bytes * (s->nwg_bytes - end));
     s->nwg_bytes -= end;
-    memmove(s->wg_aregs, s->wg_aregs + aend, sizeof *s->wg_aregs * (s->nwg_aregs - aend));
+    if (aend)
+        memmove(s->wg_aregs, s->wg_aregs + aend, sizeof *s->wg_aregs * (s->nwg_aregs - aend));
     s->nwg_aregs -= aend;
     for (uint32_t g = retire; g < s->nwg_groups; g++) {
         s->wg_group_end[g - retire] = s->wg_group_end[g] - end;
