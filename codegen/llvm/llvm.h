@@ -32,6 +32,11 @@ typedef struct lval {
     int fused;            /* a tile computed where it is used: no buffer,
                              no loop of its own (llvm_arith.c) */
     lg_view *view;        /* VIEW */
+    LLVMValueRef row, row_stride; /* a fused row while its reader is emitted
+                             once for every program (lg_emit_inside): its
+                             first element and stride, in the tensor or in
+                             row_copy */
+    LLVMValueRef row_copy; /* the checked copy of a fused row, for edge programs */
     struct lval *elems;   /* TUPLE: one per element */
     uint32_t nelems;
 } lval;

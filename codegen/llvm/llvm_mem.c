@@ -416,13 +416,18 @@ LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
     const lg_view *v = lg_val(g, in->args[0])->view;
     tj_dtype dt = lg_ti(g, r)->dtype;
     view_walk w = {.flat = i};
-    view_point(g, v, &i, g->version != LG_INSIDE, &w);
+    LLVMValueRef row = g->version == LG_INSIDE ? lg_val(g, r)->row : NULL, addr;
+    if (row) { /* the shared reader: in bounds whichever memory it is */
+        LLVMValueRef at = LLVMBuildMul(g->b, i, lg_val(g, r)->row_stride, "");
+        w.inside = NULL, addr = LLVMBuildGEP2(g->b, lg_mem_type(g, dt), row, &at, 1, "");
+    } else
+        view_point(g, v, &i, g->version != LG_INSIDE, &w), addr = elem_addr(g, v, dt, w.off);
     LLVMValueRef go = element_go(g, in->args[1], &w); /* NULL: unmasked and inside */
     if (!go)
-        return lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), ""));
+        return lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), addr, ""));
     LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], i) : LLVMConstNull(lg_type(g, dt));
     guard gd = guard_begin(g, go);
-    LLVMValueRef val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), ""));
+    LLVMValueRef val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), addr, ""));
     return guard_end(g, &gd, val, other);
 }
 
@@ -457,6 +462,70 @@ static LLVMValueRef fused_rows_inside(lg *g, tj_ref r, LLVMValueRef inside)
     return inside;
 }
 
+/* Calls fn on every fused load that r reads (through fused operands);
+ * returns the sum of what it returned. */
+static int each_fused_row(lg *g, tj_ref r, int (*fn)(lg *, tj_ref))
+{
+    const tj_inst *in = lg_in(g, r);
+    int sum = 0;
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref x = in->args[a];
+        if (x && lg_val(g, x)->fused)
+            sum += (lg_in(g, x)->op == TJ_OP_LOAD ? fn(g, x) : 0) + each_fused_row(g, x, fn);
+    }
+    return sum;
+}
+
+/* 1 for a row that the shared reader cannot read from a copy: its memory
+ * form is not its value form (f16, bf16). */
+static int row_not_shareable(lg *g, tj_ref x)
+{
+    tj_dtype dt = lg_ti(g, x)->dtype;
+    return lg_mem_type(g, dt) != lg_type(g, dt);
+}
+
+/* 1 for a row that no earlier reader copied. */
+static int row_not_ready(lg *g, tj_ref x) { return !lg_val(g, x)->row; }
+
+/* x's row for the shared reader: in the tensor where the row lies wholly
+ * inside it, else a checked copy of it (masked-off and outside elements
+ * hold `other`) made once per program for all of x's readers. */
+static int row_begin(lg *g, tj_ref x)
+{
+    lval *lx = lg_val(g, x);
+    if (lx->row) /* an earlier reader's: every reader is in x's block, after it */
+        return 0;
+    const lg_view *v = lg_val(g, lg_in(g, x)->args[0])->view;
+    tj_dtype dt = lg_ti(g, x)->dtype;
+    uint64_t n = tj_type_numel(g->ctx, lg_in(g, x)->type);
+    if (!lx->row_copy)
+        lx->row_copy = lg_buffer(g, lg_type(g, dt), n);
+    LLVMValueRef zero = lg_i64(g, 0);
+    view_walk w;
+    view_point(g, v, &zero, 0, &w);
+    LLVMValueRef in_tensor = elem_addr(g, v, dt, w.off), stride = lg_view_stride(g, v, inner_axis(v));
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef fill = LLVMAppendBasicBlockInContext(g->lc, g->fn, "row_copy");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "row_ready");
+    LLVMBuildCondBr(g->b, view_inside(g, v), done, fill);
+    LLVMPositionBuilderAtEnd(g->b, fill);
+    lg_loop l;
+    g->version = LG_CHECKED; /* the checked load, its loop not interleaved */
+    LLVMValueRef i = lg_each_begin(g, &l, n);
+    LLVMBuildStore(g->b, lg_fused_load(g, x, i), lg_elem_ptr(g, dt, lx->row_copy, i));
+    lg_each_end(g, &l, n);
+    g->version = LG_ANY;
+    LLVMBasicBlockRef filled = LLVMGetInsertBlock(g->b);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    LLVMBasicBlockRef preds[2] = {pre, filled};
+    lx->row = LLVMBuildPhi(g->b, g->ptr, "row");
+    LLVMAddIncoming(lx->row, (LLVMValueRef[]){in_tensor, lx->row_copy}, preds, 2);
+    lx->row_stride = LLVMBuildPhi(g->b, g->i64, "row_stride");
+    LLVMAddIncoming(lx->row_stride, (LLVMValueRef[]){stride, lg_i64(g, 1)}, preds, 2);
+    return 0;
+}
+
 /* A fused row's every element checked against its tensor costs 7 of the
  * 15 instructions per vector of softmax's max(x) (i64 index lanes, two
  * compares per 16 floats): where every row r reads lies inside (every
@@ -472,6 +541,17 @@ int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
     LLVMValueRef inside = elem && lg_fusable(g, r) ? NULL : fused_rows_inside(g, r, NULL);
     if (!inside || g->version != LG_ANY)
         return emit(g, r);
+    /* one reader, two copies of its loop; or one loop, reading each row
+     * from the tensor or from a checked copy of the row made once for all
+     * its readers: cheaper to compile unless r is cheap and reads several
+     * rows of its own (gelu's x * y + z: three copies for one loop) */
+    if (!each_fused_row(g, r, row_not_shareable) && each_fused_row(g, r, row_not_ready) <= 1) {
+        each_fused_row(g, r, row_begin);
+        g->version = LG_INSIDE;
+        int rc = emit(g, r);
+        g->version = LG_ANY;
+        return rc;
+    }
     lg_alloc_result(g, r);
     g->keep = r;
     LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(g->lc, g->fn, "rows_inside");

@@ -152,3 +152,29 @@ Test(cpu_memory, rows_wholly_inside_skip_their_checks)
     CC_REQUIRE_LLVM();
     cr_assert(same_at(INSIDE, "inside", "M=9,N=64", "M=7,N=50"));
 }
+
+/* A reader of one fused row not read before (or of rows earlier readers
+ * read) is emitted once: it reads each row from the tensor where the row
+ * lies inside, else from a checked copy made once for all the row's
+ * readers. A reader of several new rows (x * y + x) and f16 rows (their
+ * memory form is not their value form) keep the two copies. At N = 50
+ * every row is copied, at N = 64 only the last program's (past M). */
+static const char *const SHARED = "kernel shared(X: f32[M, N], Y: f32[M, N], H: f16[M, N], S: f32[M], T: f16[M])\n"
+                                  "    grid (M + 1)\n"
+                                  "    const B = 64\n"
+                                  "{\n"
+                                  "    r = program_id(0)\n"
+                                  "    x = load(X[r, 0:B], other = 2.0)\n"
+                                  "    y = load(Y[r, 0:B], mask = x > 0.0, other = -1.0)\n"
+                                  "    h = load(H[r, 0:B], other = 0.5)\n"
+                                  "    p = sum(x * y + x)\n"
+                                  "    q = max(y * p) + min(x)\n"
+                                  "    store(S[r:r+1], reshape(p + q, [1]))\n"
+                                  "    store(T[r:r+1], reshape(sum(h * h), [1]))\n"
+                                  "}\n";
+
+Test(cpu_memory, a_row_is_copied_once_for_its_readers)
+{
+    CC_REQUIRE_LLVM();
+    cr_assert(same_at(SHARED, "shared", "M=9,N=64", "M=7,N=50"));
+}
