@@ -246,8 +246,7 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     want = want < threads - caller ? want : threads - caller;
     int64_t start = 0, t0 = now_ns();
     if (caller && !atomic_load(&f->ns_per_program) && want > 0) { /* a first chunk alone, to learn the cost */
-        f->entry(args, 0, chunk, grid, 0);
-        learn(f, now_ns() - t0, chunk);
+        learn(f, run_serial(f, args, 0, chunk, grid), chunk); /* under the launch lock, as any serial run */
         start = chunk;
         t0 = now_ns();
     }
