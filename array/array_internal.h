@@ -99,6 +99,7 @@ struct tj_graph {
     tj_pool_block pool[TJ_POOL_BLOCKS];
     uint32_t npool;
     size_t pool_bytes;
+    struct tj_plan_memo *memo;     /* memo.c: plans by subgraph structure, or NULL */
 };
 
 static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->nodes[a]; }
@@ -300,6 +301,38 @@ int tj_match_attention(const tj_graph *g, tj_array a, const uint8_t *needed, con
                        const uint32_t *nusers, tj_group *grp);
 int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
 int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out);
+
+/* memo.c: the plans of evaluated subgraphs by their structure. A key:
+ * the subgraph of the roots as the passes read it, in tj_graph_topo's
+ * order (pos: 1 + each node's place). One group of a memoized plan: after
+ * tiling, node indices as places; a fused kernel's arguments without their
+ * data and its entry in g->kernels (-1: it launches nothing; -2 while
+ * recording: the plan cannot be memoized). */
+typedef struct tj_plan_memo_key {
+    uint64_t hash;
+    tj_buf text;
+    tj_array *order;
+    uint32_t norder;
+    uint32_t *pos;
+} tj_plan_memo_key;
+typedef struct tj_plan_memo_group {
+    tj_group grp;
+    tj_group_args args;
+    int32_t kernel;
+} tj_plan_memo_group;
+typedef struct tj_plan_memo_entry tj_plan_memo_entry;
+/* 0, or 1 out of memory (then nothing to free). */
+int tj_plan_memo_key_make(const tj_graph *g, const tj_array *roots, uint32_t n, tj_plan_memo_key *k);
+void tj_plan_memo_key_free(tj_plan_memo_key *k);
+const tj_plan_memo_entry *tj_plan_memo_find(const tj_graph *g, const tj_plan_memo_key *k);
+/* Keeps groups (n, malloc'ed, recorded with node indices) under key k:
+ * takes them (freed when they cannot be kept). */
+void tj_plan_memo_store(tj_graph *g, const tj_plan_memo_key *k, tj_plan_memo_group *groups, uint32_t n);
+uint32_t tj_plan_memo_groups(const tj_plan_memo_entry *e);
+/* Group i of e over the nodes of k's graph into *grp; *mg its record. */
+void tj_plan_memo_group_at(const tj_plan_memo_entry *e, uint32_t i, const tj_plan_memo_key *k, tj_group *grp,
+                      const tj_plan_memo_group **mg);
+void tj_plan_memo_free(tj_graph *g);
 
 /* compose.c helpers shared by the builders */
 tj_array tj_array_scalar_like(tj_graph *g, tj_array like, double value);

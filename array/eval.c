@@ -2,7 +2,9 @@
  * without waiting: reads and frees synchronize with it); each fused group is tiled,
  * emitted, found in the graph's kernel cache (by its text) or compiled
  * through tj_dispatch (which keeps one function per shape signature), and
- * launched over freshly allocated outputs. */
+ * launched over freshly allocated outputs. A subgraph of a structure
+ * evaluated before takes that evaluation's plan, tiles and kernels from
+ * the plan memo (memo.c) instead of the passes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,18 +46,22 @@ static void on_event(void *ud, const tj_event *e)
 
 void tj_graph_watch_compiles(tj_graph *g) { tj_jit_set_event_handler(g->jit, on_event, g); }
 
+/* A lookup that found k: a cache hit unless `ahead` made k or makes the lookup. */
+static tj_kernel_entry *found(tj_graph *g, tj_kernel_entry *k, int ahead)
+{
+    if (!ahead && !k->ahead)
+        g->stats.cache_hits++;
+    k->ahead = ahead && k->ahead;
+    return k;
+}
+
 tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
 {
     uint64_t h = fnv1a(src->data, src->len);
     *made = 0;
     for (uint32_t i = 0; i < g->nkernels; i++)
-        if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0) {
-            tj_kernel_entry *k = &g->kernels[i];
-            if (!ahead && !k->ahead)
-                g->stats.cache_hits++;
-            k->ahead = ahead && k->ahead;
-            return k;
-        }
+        if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0)
+            return found(g, &g->kernels[i], ahead);
     if (g->nkernels == g->kcap) {
         uint32_t cap = g->kcap ? g->kcap * 2 : 16;
         tj_kernel_entry *k = realloc(g->kernels, cap * sizeof *k);
@@ -118,13 +124,14 @@ static int launch_dispatch(tj_graph *g, tj_dispatch *d, const tj_tensor *t, uint
 /* Source src's kernel over tensors t; a group's (grp, its arguments ga)
  * new to the cache may start as its fast tier (tier.c). */
 static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *ga, const tj_buf *src,
-                         const tj_tensor *t, uint32_t n, tj_rt_error *err)
+                         const tj_tensor *t, uint32_t n, int32_t *entry, tj_rt_error *err)
 {
     int made;
     tj_kernel_entry *e = tj_graph_kernel(g, src, 0, &made, err);
     if (!e)
         return 1;
     uint32_t at = (uint32_t)(e - g->kernels);
+    *entry = (int32_t)at;
     if (made && grp && tj_tier_applies(g, grp) && tj_tier_start(g, at, grp, ga, err))
         return 1;
     return launch_dispatch(g, tj_tier_pick(g, &g->kernels[at]), t, n, err);
@@ -132,13 +139,41 @@ static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *
 
 int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
 {
-    return launch_source(g, NULL, NULL, src, t, n, err);
+    int32_t entry;
+    return launch_source(g, NULL, NULL, src, t, n, &entry, err);
 }
 
-static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
+/* Where operand o of a group's kernel (its inputs, then its root) starts,
+ * as tiling takes it. */
+static void *operand_data(const tj_graph *g, const tj_group *grp, uint32_t o)
+{
+    const tj_anode *x = &g->nodes[o < grp->ninputs ? grp->inputs[o] : grp->root];
+    return x->buf ? (char *)x->buf->data + x->offset * tj_dtype_size(x->dtype) : NULL;
+}
+
+/* The memo's record of a launched group (rec->kernel: its entry, or -1):
+ * -2 where its arguments are not its operands' data in order. */
+static void record(const tj_graph *g, const tj_group *grp, const tj_group_args *args, int32_t entry,
+                   tj_plan_memo_group *rec)
+{
+    rec->grp = *grp;
+    rec->args = *args;
+    rec->kernel = entry;
+    if (entry >= 0 && args->nargs != grp->ninputs + 1)
+        rec->kernel = -2;
+    for (uint32_t o = 0; o < args->nargs && entry >= 0; o++) {
+        if (rec->args.t[o].data != operand_data(g, grp, o))
+            rec->kernel = -2;
+        rec->args.t[o].data = NULL;
+    }
+}
+
+/* Tiles, emits and launches group grp; rec (or NULL) records it. */
+static int launch_group(tj_graph *g, tj_group *grp, tj_plan_memo_group *rec, tj_rt_error *err)
 {
     tj_group_args *args = calloc(1, sizeof *args);
     tj_buf src = {0};
+    int32_t entry = -1;
     int bad = !args ? tj_rt_fail(err, "eval: out of memory") : 0;
     if (!bad && !g->nodes[grp->root].has_data) /* else: the caller placed the output */
         bad = tj_anode_alloc(g, grp->root, err);
@@ -149,11 +184,31 @@ static int launch_group(tj_graph *g, tj_group *grp, tj_rt_error *err)
     if (!bad && !empty)
         bad = tj_emit_group(g, grp, args, &src, err);
     if (!bad && !empty)
-        bad = launch_source(g, grp, args, &src, args->t, args->nargs, err);
+        bad = launch_source(g, grp, args, &src, args->t, args->nargs, &entry, err);
+    if (!bad && rec)
+        record(g, grp, args, entry, rec);
     g->stats.groups++;
     tj_buf_free(&src);
     free(args);
     return bad;
+}
+
+/* A memoized group's launch: its recorded arguments over this
+ * evaluation's data, its kernel from the cache (no tiling, no emission). */
+static int launch_memo(tj_graph *g, const tj_group *grp, const tj_plan_memo_group *mg, tj_rt_error *err)
+{
+    g->stats.groups++;
+    if (!g->nodes[grp->root].has_data && tj_anode_alloc(g, grp->root, err))
+        return 1;
+    if (mg->kernel < 0)
+        return 0; /* empty: nothing to launch */
+    tj_tensor t[TJ_GROUP_MAX_INPUTS + 1];
+    uint32_t n = mg->args.nargs;
+    memcpy(t, mg->args.t, sizeof *t * n);
+    for (uint32_t o = 0; o < n; o++)
+        t[o].data = operand_data(g, grp, o);
+    tj_kernel_entry *e = found(g, &g->kernels[mg->kernel], 0);
+    return launch_dispatch(g, tj_tier_pick(g, e), t, n, err);
 }
 
 /* Fills a constant or a range on the host and copies it over. */
@@ -203,7 +258,7 @@ tj_array tj_graph_copy(tj_graph *g, tj_array src, tj_dtype dt, const tj_anode *p
     grp->nmembers = 1;
     grp->inputs[0] = src;
     grp->ninputs = 1;
-    int bad = launch_group(g, grp, err);
+    int bad = launch_group(g, grp, NULL, err);
     free(grp);
     if (bad) {
         tj_array_release(g, c);
@@ -232,7 +287,9 @@ static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
     return 0;
 }
 
-static int run_step(tj_graph *g, tj_group *grp, tj_rt_error *err)
+/* One step of a plan: from the memo's record mg, or recording into rec
+ * (either may be NULL). */
+static int run_step(tj_graph *g, tj_group *grp, const tj_plan_memo_group *mg, tj_plan_memo_group *rec, tj_rt_error *err)
 {
     tj_array r = grp->root;
     for (uint32_t i = 0; i < grp->ninputs; i++)
@@ -243,6 +300,10 @@ static int run_step(tj_graph *g, tj_group *grp, tj_rt_error *err)
             return tj_rt_fail(err, "eval: %s reads a placeholder %s with no data (tj_array_input)",
                               tj_aop_name(g->nodes[r].op), s);
         }
+    if (rec) {
+        rec->grp = *grp;
+        rec->kernel = -1;
+    }
     switch (grp->kind) {
     case TJ_GROUP_VIEW:
         return tj_view_resolve(g, r) ? copy_then_view(g, r, err) : 0;
@@ -255,7 +316,7 @@ static int run_step(tj_graph *g, tj_group *grp, tj_rt_error *err)
             return 1;
         break;
     default:
-        if (launch_group(g, grp, err))
+        if (mg ? launch_memo(g, grp, mg, err) : launch_group(g, grp, rec, err))
             return 1;
     }
     g->nodes[r].has_data = 1;
@@ -278,20 +339,56 @@ static int check_roots(const tj_graph *g, const tj_array *arrays, uint32_t n, tj
     return 0;
 }
 
-int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err)
+/* The plan of the roots made by the passes and run; recorded into the
+ * memo under key (or NULL) when every step could be. */
+static int run_plan(tj_graph *g, const tj_array *arrays, uint32_t n, const tj_plan_memo_key *key, tj_rt_error *err)
 {
-    if (check_roots(g, arrays, n, err))
-        return 1;
-    g->stats.evals++;
     tj_plan plan;
     if (tj_fuse(g, arrays, n, &plan, err))
         return 1;
     if (!g->tuning)
         tj_graph_compile_ahead(g, &plan);
-    int bad = 0;
-    for (uint32_t i = 0; i < plan.ngroups && !bad; i++)
-        bad = run_step(g, &plan.groups[i], err);
+    tj_plan_memo_group *rec = key ? calloc(plan.ngroups ? plan.ngroups : 1, sizeof *rec) : NULL;
+    int bad = 0, keep = rec != NULL;
+    for (uint32_t i = 0; i < plan.ngroups && !bad; i++) {
+        bad = run_step(g, &plan.groups[i], NULL, rec ? &rec[i] : NULL, err);
+        keep = keep && rec[i].kernel != -2;
+    }
+    if (!bad && keep)
+        tj_plan_memo_store(g, key, rec, plan.ngroups);
+    else
+        free(rec);
     tj_plan_free(&plan);
+    return bad;
+}
+
+static int run_memo(tj_graph *g, const tj_plan_memo_entry *e, const tj_plan_memo_key *key, tj_rt_error *err)
+{
+    tj_group *grp = malloc(sizeof *grp);
+    if (!grp)
+        return tj_rt_fail(err, "eval: out of memory");
+    g->stats.plans_reused++;
+    int bad = 0;
+    for (uint32_t i = 0; i < tj_plan_memo_groups(e) && !bad; i++) {
+        const tj_plan_memo_group *mg;
+        tj_plan_memo_group_at(e, i, key, grp, &mg);
+        bad = run_step(g, grp, mg, NULL, err);
+    }
+    free(grp);
+    return bad;
+}
+
+int tj_array_eval(tj_graph *g, const tj_array *arrays, uint32_t n, tj_rt_error *err)
+{
+    if (check_roots(g, arrays, n, err))
+        return 1;
+    g->stats.evals++;
+    tj_plan_memo_key key;
+    int keyed = !g->tuning && !tj_plan_memo_key_make(g, arrays, n, &key); /* else: the passes, unrecorded */
+    const tj_plan_memo_entry *hit = keyed ? tj_plan_memo_find(g, &key) : NULL;
+    int bad = hit ? run_memo(g, hit, &key, err) : run_plan(g, arrays, n, keyed ? &key : NULL, err);
+    if (keyed)
+        tj_plan_memo_key_free(&key);
     return bad;
 }
 

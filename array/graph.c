@@ -75,6 +75,7 @@ void tj_graph_free(tj_graph *g)
         free(n->more_in);
     }
     tj_graph_kernels_free(g);
+    tj_plan_memo_free(g);
     tj_lib_close(g->lib);
     tj_graph_pool_free(g);
     tj_jit_close(g->jit);

@@ -204,6 +204,7 @@ typedef struct tj_graph_stats {
     uint64_t kernels_ahead;    /* kernels readied on worker threads before their launches */
     uint64_t kernels_fast;     /* new kernels launched first as their fast tier (docs/arrays.md) */
     uint64_t kernels_swapped;  /* of those, optimized kernels compiled in the background and taken */
+    uint64_t plans_reused;     /* evaluations whose plan, tiles and kernels came from the plan memo */
 } tj_graph_stats;
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out);
 /* Waits for the optimized kernels still compiling in the background, so

@@ -47,7 +47,8 @@ class _Stats(ctypes.Structure):
                 ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
                 ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double),
                 ("kernels_ahead", ctypes.c_uint64), ("kernels_fast", ctypes.c_uint64),
-                ("kernels_swapped", ctypes.c_uint64)]
+                ("kernels_swapped", ctypes.c_uint64),
+                ("plans_reused", ctypes.c_uint64)]
 
 
 _SIGNATURES = {
@@ -1025,7 +1026,8 @@ def stats(device=None):
     nodes, compile_ms, kernels_ahead (compiled ahead on worker threads),
     kernels_fast (new kernels launched first as their fast tier, on CUDA),
     kernels_swapped (their optimized kernels, compiled in the background
-    and taken since)."""
+    and taken since), plans_reused (evaluations whose plan, tiles and
+    kernels came from the plan memo: a repeated graph's)."""
     g = _graph(device)
     s = _Stats()
     g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))
