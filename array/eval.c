@@ -12,7 +12,7 @@
 
 #include "array/array_internal.h"
 
-static uint64_t fnv1a(const char *s, size_t n)
+uint64_t tj_fnv1a(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++)
@@ -57,7 +57,7 @@ static tj_kernel_entry *found(tj_graph *g, tj_kernel_entry *k, int ahead)
 
 tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
 {
-    uint64_t h = fnv1a(src->data, src->len);
+    uint64_t h = tj_fnv1a(src->data, src->len);
     *made = 0;
     for (uint32_t i = 0; i < g->nkernels; i++)
         if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0)

@@ -75,14 +75,6 @@ static void put_node(key_writer *w, const tj_anode *x, const uint32_t *pos)
         put_u32(w, pos[tj_anode_input(x, i)]);
 }
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
 void tj_plan_memo_key_free(tj_plan_memo_key *k)
 {
     tj_buf_free(&k->text);
@@ -112,7 +104,7 @@ int tj_plan_memo_key_make(const tj_graph *g, const tj_array *roots, uint32_t n, 
         tj_plan_memo_key_free(k);
         return 1;
     }
-    k->hash = fnv1a(k->text.data, k->text.len);
+    k->hash = tj_fnv1a(k->text.data, k->text.len);
     return 0;
 }
 
