@@ -349,7 +349,7 @@ static int run_plan(tj_graph *g, const tj_array *arrays, uint32_t n, const tj_pl
     if (!g->tuning)
         tj_graph_compile_ahead(g, &plan);
     tj_plan_memo_group *rec = key ? calloc(plan.ngroups ? plan.ngroups : 1, sizeof *rec) : NULL;
-    int bad = 0, keep = rec != NULL;
+    int bad = 0, keep = rec && plan.ngroups; /* an evaluated root's empty plan: nothing to skip */
     for (uint32_t i = 0; i < plan.ngroups && !bad; i++) {
         bad = run_step(g, &plan.groups[i], NULL, rec ? &rec[i] : NULL, err);
         keep = keep && rec[i].kernel != -2;

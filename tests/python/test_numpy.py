@@ -335,6 +335,27 @@ def test_repeated_graph_compiles_nothing():
     check(y, (np.tanh(a) * 3).sum(axis=0), rtol=1e-5)
 
 
+def test_plan_memo_reuses_only_the_same_structure():
+    """The plan memo (docs/arrays.md): the same graph again reuses its plan;
+    another constant, shape or layout is planned afresh, and all are right."""
+    a, b = data((5, 40), "float32"), data((5, 40), "float32")
+
+    def reused(x, y, c):
+        r = tnp.exp(x * y + c)
+        before = tnp.stats()["plans_reused"]
+        tnp.eval(r)
+        n = tnp.stats()["plans_reused"] - before
+        check(r, np.exp(np.asarray(x) * np.asarray(y) + np.float32(c)), rtol=1e-5)
+        return n
+    x, y = tnp.asarray(a), tnp.asarray(b)
+    reused(x, y, 0.5)
+    assert reused(x, y, 0.5) == 1
+    assert reused(x, y, 0.25) == 0, "another constant"
+    assert reused(x[:3], y[:3], 0.5) == 0, "another shape"
+    assert reused(x, tnp.asarray(np.ascontiguousarray(b.T)).T, 0.5) == 0, "another layout"
+    assert reused(x, x, 0.5) == 0, "one leaf read twice"
+
+
 def test_shared_intermediate_is_materialized_once():
     a = data((5, 40), "float32")
     x = tnp.asarray(a)
