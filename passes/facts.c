@@ -12,6 +12,8 @@ enum { DIV_CAP = 1 << 30, MAX_DEPTH = 64 };
 tj_facts tj_facts_of_tensor(const tj_tensor *t)
 {
     tj_facts f = {0};
+    if (!t)
+        return f; /* no tensor gives no fact */
     int rank = t->rank < 0 ? 0 : t->rank > TJ_MAX_RANK ? TJ_MAX_RANK : t->rank;
     /* an axis of one element is never stepped along: its stride says nothing
      * (a [1, N] view of a vector vectorizes whatever stride it was given) */
@@ -26,6 +28,10 @@ tj_facts tj_facts_of_tensor(const tj_tensor *t)
 
 const char *tj_facts_broken(const tj_facts *compiled, const tj_tensor *t)
 {
+    if (!compiled)
+        return NULL; /* compiled for no fact */
+    if (!t)
+        return "there is no tensor (NULL)";
     tj_facts has = tj_facts_of_tensor(t);
     if (compiled->aligned16 && !has.aligned16)
         return "its data is not 16-byte aligned";

@@ -132,6 +132,9 @@ Test(specialize, facts_of_one_tensor)
     tj_tensor strided = line;
     strided.strides[1] = 2;
     cr_assert_str_eq(tj_facts_broken(&f, &strided), "its innermost stride is not 1");
+    cr_assert_str_eq(tj_facts_broken(&f, NULL), "there is no tensor (NULL)");
+    cr_assert_null(tj_facts_broken(NULL, &strided));
+    cr_assert(!tj_facts_of_tensor(NULL).aligned16);
 }
 
 /* range(0, K, 16) with K = 64: the loop variable is below K and a multiple
