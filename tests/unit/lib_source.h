@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "source_file.h"
+
 /* the value of key (k bytes) in subst, its length in *n; NULL when absent */
 static inline const char *ls_value(const char *subst, const char *key, size_t k, size_t *n)
 {
@@ -30,23 +32,12 @@ static inline const char *ls_value(const char *subst, const char *key, size_t k,
 
 static inline char *ls_lib_source(const char *family, const char *subst)
 {
-    const char *root = getenv("TJ_SOURCE_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/lib/kernels/%s.tj", root ? root : ".", family);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("cannot read %s (TJ_SOURCE_DIR: the source tree)\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
-    size_t n = text ? fread(text, 1, (size_t)size, f) : 0;
-    fclose(f);
+    char rel[256];
+    snprintf(rel, sizeof rel, "lib/kernels/%s.tj", family);
+    char *text = tu_source_file(rel);
     if (!text)
         return NULL;
-    text[n] = '\0';
+    size_t n = strlen(text);
     size_t cap = 2 * n + 4096, len = 0;
     char *out = malloc(cap);
     for (const char *s = text; out && *s;) {

@@ -12,6 +12,7 @@
 #include "lower_check.h"
 #include "lower_kernels.h"
 #include "ptxas_util.h"
+#include "source_file.h"
 
 static lc_opts wg_opts(const char *defines, const char *shapes)
 {
@@ -144,17 +145,9 @@ Test(lower_wgmma, attention)
 /* File `rel` of the source tree (malloc'ed). */
 static char *read_source(const char *rel)
 {
-    const char *root = getenv("TJ_SOURCE_DIR");
-    cr_assert(root, "TJ_SOURCE_DIR is not set");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", root, rel);
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    static char buf[1 << 17];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return strdup(buf);
+    char *text = tu_source_file(rel);
+    cr_assert(text, "cannot read %s", rel);
+    return text;
 }
 
 /* examples/NAME.tj, the benchmarked kernel itself (malloc'ed). */
