@@ -104,7 +104,7 @@ simt_family simt_op_family(tj_op op)
         return SF_UNARY;
     case TJ_OP_SELECT: return SF_SELECT;
     case TJ_OP_FMA: return SF_FMA;
-    case TJ_OP_CAST: return SF_CAST;
+    case TJ_OP_CAST: case TJ_OP_BITCAST: return SF_CAST;
     case TJ_OP_LD_GLOBAL: return SF_LD_GLOBAL;
     case TJ_OP_ST_GLOBAL: return SF_ST_GLOBAL;
     case TJ_OP_LD_SHARED: return SF_LD_SHARED;

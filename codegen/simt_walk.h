@@ -40,7 +40,7 @@ typedef enum simt_family {
     SF_UNARY, /* neg, not and the math functions */
     SF_SELECT,
     SF_FMA,
-    SF_CAST,
+    SF_CAST, /* cast, bitcast */
     SF_LD_GLOBAL,
     SF_ST_GLOBAL,
     SF_LD_SHARED,

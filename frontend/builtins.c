@@ -35,6 +35,7 @@ static const fe_builtin builtins[] = {
     MATH("tanh", TANH), MATH("sigmoid", SIGMOID), MATH("erf", ERF), MATH("floor", FLOOR),
     MATH("ceil", CEIL),
     {"abs", 1, 1, {0}, fe_bi_abs, TJ_OP_ABS, 0},
+    {"bitcast", 2, 2, {0}, fe_bi_bitcast, TJ_OP_BITCAST, 0},
     {"maximum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MAX, 0},
     {"minimum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MIN, 0},
     {"where", 3, 3, {0}, fe_bi_where, TJ_OP_SELECT, 0},

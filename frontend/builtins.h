@@ -35,6 +35,7 @@ fe_val fe_tile_arg(fe_builder *lw, const fe_expr *call, uint32_t i);
 /* Family building functions. */
 fe_val fe_bi_math(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_abs(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+fe_val fe_bi_bitcast(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_minmax(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_where(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_fma(fe_builder *lw, const fe_expr *call, const fe_builtin *b);

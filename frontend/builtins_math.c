@@ -1,4 +1,6 @@
-/* Elementwise built-ins: exp ... ceil, abs, maximum, minimum, where, fma. */
+/* Elementwise built-ins: exp ... ceil, abs, bitcast, maximum, minimum, where, fma. */
+#include <string.h>
+
 #include "frontend/builtins.h"
 
 /* Float math; integer and bool inputs are converted to f32 first. */
@@ -27,6 +29,29 @@ fe_val fe_bi_abs(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
     if (fe_val_dtype(lw, x) == TJ_DT_BOOL)
         return fe_err(lw, call->items[0]->loc, "abs needs a numeric operand, got %s", fe_type_name(lw, x.type));
     return fe_emit_val(lw, b->op, x.type, &x.ref, 1);
+}
+
+/* bitcast(x, DTYPE): x's bits read as DTYPE, of x's width (docs/language.md).
+ * x must be typed: a literal has no width until it meets one. */
+fe_val fe_bi_bitcast(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
+{
+    const fe_expr *te = call->items[1];
+    tj_dtype to = te->kind == E_NAME ? tj_dtype_from_name(te->name, strlen(te->name)) : TJ_DT_INVALID;
+    fe_val x = fe_arg(lw, call, 0);
+    if (x.kind == V_ERROR)
+        return x;
+    if (!to)
+        return fe_err(lw, te->loc, "bitcast: the second argument is a dtype name such as u32");
+    if (x.kind != V_VALUE)
+        return fe_err(lw, call->items[0]->loc, "bitcast needs a typed value (a literal has no width: write %s(...) "
+                      "first), got %s", tj_dtype_name(to), fe_val_desc(lw, x));
+    tj_dtype from = fe_val_dtype(lw, x);
+    if (from == TJ_DT_BOOL || to == TJ_DT_BOOL)
+        return fe_err(lw, call->loc, "bitcast takes numbers, not bool (its bits differ between targets)");
+    if (tj_dtype_size(from) != tj_dtype_size(to))
+        return fe_err(lw, call->loc, "bitcast reads a number's bits as a number of the same width: %s is %d bytes, "
+                      "%s %d", tj_dtype_name(from), tj_dtype_size(from), tj_dtype_name(to), tj_dtype_size(to));
+    return fe_emit_val(lw, b->op, tj_type_with_dtype(lw->c, x.type, to), &x.ref, 1);
 }
 
 /* maximum(a, b), minimum(a, b): promoted and broadcast like `+`. */

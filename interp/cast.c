@@ -89,3 +89,19 @@ int tj_exec_cast(tj_interp *st, tj_ref r)
     cast_slots(rv->dt, a->dt, rv->data, a->data, rv->n);
     return 0;
 }
+
+/* bitcast: each element written in its dtype's memory form and read back as
+ * the result's (the same width, checked by the verifier). Floats are held
+ * as doubles here, so a signaling NaN operand comes back quiet. */
+int tj_exec_bitcast(tj_interp *st, tj_ref r)
+{
+    tj_rval *rv = tj_val(st, r), *a = tj_opnd(st, r, 0);
+    if (a->n != rv->n || tj_dtype_size(a->dt) != tj_dtype_size(rv->dt))
+        return tj_interp_bad_ir(st, r, "operand shape or width differs from the result's");
+    for (uint32_t i = 0; i < rv->n; i++) {
+        uint64_t bits = 0;
+        tj_mem_write(a->dt, &bits, 0, a->data[i]);
+        rv->data[i] = tj_mem_read(rv->dt, &bits, 0);
+    }
+    return 0;
+}

@@ -181,6 +181,7 @@ tj_exec_fn tj_elementwise_handler(tj_op op)
     case TJ_OP_SELECT: return tj_exec_select;
     case TJ_OP_FMA: return tj_exec_fma;
     case TJ_OP_CAST: return tj_exec_cast;
+    case TJ_OP_BITCAST: return tj_exec_bitcast;
     default: return NULL;
     }
 }

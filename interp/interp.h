@@ -145,6 +145,7 @@ int tj_exec_unary(tj_interp *st, tj_ref r);    /* unary.c: neg not abs and math 
 int tj_exec_select(tj_interp *st, tj_ref r);   /* unary.c */
 int tj_exec_fma(tj_interp *st, tj_ref r);      /* unary.c */
 int tj_exec_cast(tj_interp *st, tj_ref r);     /* cast.c */
+int tj_exec_bitcast(tj_interp *st, tj_ref r);  /* cast.c */
 int tj_exec_broadcast(tj_interp *st, tj_ref r);/* shape.c */
 int tj_exec_permute(tj_interp *st, tj_ref r);  /* shape.c */
 int tj_exec_reduce(tj_interp *st, tj_ref r);   /* reduce.c: reduce_*, argmax, argmin */

@@ -111,6 +111,21 @@ static void check_cast(V *v, tj_ref r)
         tj_verify_fail(v, r, "a cast keeps the shape of its operand %s", TS(from));
 }
 
+/* bitcast: same shape, numbers of one width on both sides (bool has no bits
+ * of its own to read: its register form differs between targets). */
+static void check_bitcast(V *v, tj_ref r)
+{
+    tj_type from = arg_type(v, r, 0), to = inst(v, r)->type;
+    uint32_t errors = v->errors;
+    check_cast(v, r);
+    if (v->errors != errors)
+        return;
+    tj_dtype a = dtype_of(v, from), b = dtype_of(v, to);
+    if (a == TJ_DT_BOOL || b == TJ_DT_BOOL || tj_dtype_size(a) != tj_dtype_size(b))
+        tj_verify_fail(v, r, "bitcast reads a number's bits as a number of the same width, not %s as %s",
+                       tj_dtype_name(a), tj_dtype_name(b));
+}
+
 static void check_elementwise(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
@@ -120,6 +135,10 @@ static void check_elementwise(V *v, tj_ref r)
     }
     if (in->op == TJ_OP_CAST) {
         check_cast(v, r);
+        return;
+    }
+    if (in->op == TJ_OP_BITCAST) {
+        check_bitcast(v, r);
         return;
     }
     tj_type t = arg_type(v, r, 0);

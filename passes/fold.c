@@ -296,6 +296,8 @@ int tj_fold_elementwise(tj_op op, tj_dtype in, tj_dtype out, const tj_cval *a, t
     }
     if (op == TJ_OP_CAST)
         return fold_cast(in, out, a[0], res);
+    if (op == TJ_OP_BITCAST)
+        return 0; /* constants hold values, not bits (f16 as a double): left to run */
     const tj_op_info *info = tj_op_get(op);
     if (!(info->flags & TJ_OPF_ELEM))
         return 0;

@@ -151,6 +151,8 @@ static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x)
     switch (in->op) {
     case TJ_OP_SELECT: return LLVMBuildSelect(g->b, lg_truth(g, x[0]), x[1], x[2], "");
     case TJ_OP_CAST: return lg_cast(g, dt, xt, x[0]);
+    case TJ_OP_BITCAST: /* through the memory forms: f16/bf16 compute in f32 */
+        return lg_from_mem(g, dt, LLVMBuildBitCast(g->b, lg_to_mem(g, xt, x[0]), lg_mem_type(g, dt), ""));
     case TJ_OP_FMA: return lg_round(g, dt, fused(g, dt, x));
     default: break;
     }

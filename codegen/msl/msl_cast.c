@@ -1,7 +1,9 @@
 /* cast with the rules of docs/ir.md: float -> int truncates toward zero and
  * saturates, NaN gives 0 (explicit: out-of-range conversions are
  * undefined in MSL and C++); int -> int wraps; -> bool is != 0 (NaN
- * counts as non-zero); -> f16/bf16 rounds to nearest even in one step. */
+ * counts as non-zero); -> f16/bf16 rounds to nearest even in one step.
+ * bitcast is as_type: every dtype's variable type has its memory width
+ * (bf16 is its ushort bits), so the bits are read unchanged. */
 #include <stdio.h>
 
 #include "codegen/msl/msl.h"
@@ -85,7 +87,9 @@ int ms_emit_cast(msl_emitter *e, tj_ref r)
         return -1;
     for (int i = 0; i < w; i++) {
         msl_str x = ms_arg(e, r, 0, (uint32_t)i);
-        ms_line(e, "%s %s = %s;", ms_type(to), ms_var(e, r, (uint32_t)i).s, cast_component(e, to, from, x.s).s);
+        msl_str v = in->op == TJ_OP_BITCAST ? ms_fmt("as_type<%s>(%s)", ms_type(to), x.s)
+                                            : cast_component(e, to, from, x.s);
+        ms_line(e, "%s %s = %s;", ms_type(to), ms_var(e, r, (uint32_t)i).s, v.s);
     }
     return 0;
 }

@@ -1,7 +1,8 @@
 /* cast with the rules of docs/ir.md: float -> int truncates toward zero and
  * saturates, NaN gives 0 (PTX cvt.rzi does both for 32- and 64-bit
  * results; narrower ones are clamped after); int -> int wraps; -> bool is
- * != 0; -> f16/bf16 rounds to nearest even in one step. */
+ * != 0; -> f16/bf16 rounds to nearest even in one step. bitcast moves the
+ * bits unchanged. */
 #include "codegen/ptx/ptx.h"
 
 /* The cvt type of an integer in its register form. */
@@ -118,6 +119,19 @@ static void cast_component(ptx_emitter *e, tj_dtype to, tj_dtype from, ptx_reg d
         int_to_int(e, to, from, d, v);
 }
 
+/* bitcast: registers hold f16/bf16 as their b16 bits and 8- and 16-bit
+ * integers wrapped in b32, so only those change register size. */
+static void bitcast_component(ptx_emitter *e, tj_dtype to, ptx_reg d, ptx_reg v)
+{
+    if (d.cls == PX_B16 && v.cls == PX_B32)
+        px_ins(e, "cvt.u16.u32 %s, %s", RN(d), RN(v));
+    else if (d.cls == PX_B32 && v.cls == PX_B16)
+        px_ins(e, "cvt.u32.u16 %s, %s", RN(d), RN(v));
+    else if (d.cls != v.cls || d.idx != v.idx)
+        px_ins(e, "mov.b%d %s, %s", d.cls == PX_B16 ? 16 : d.cls == PX_B64 || d.cls == PX_F64 ? 64 : 32, RN(d), RN(v));
+    px_wrap_small(e, to, d);
+}
+
 int px_emit_cast(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
@@ -128,7 +142,12 @@ int px_emit_cast(ptx_emitter *e, tj_ref r)
     px_elem_type(e, px_inst(e, in->args[0])->type, &from);
     if (px_define(e, r, in->type))
         return -1;
-    for (int i = 0; i < w; i++)
-        cast_component(e, to, from, px_val(e, r, (uint32_t)i), px_operand(e, r, 0, (uint32_t)i));
+    for (int i = 0; i < w; i++) {
+        ptx_reg d = px_val(e, r, (uint32_t)i), v = px_operand(e, r, 0, (uint32_t)i);
+        if (in->op == TJ_OP_BITCAST)
+            bitcast_component(e, to, d, v);
+        else
+            cast_component(e, to, from, d, v);
+    }
     return 0;
 }
