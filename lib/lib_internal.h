@@ -67,11 +67,9 @@ void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int ze
 /* words u32 at data set to 0 by a kernel on the stream. */
 int lib_zero(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err);
 
-/* The inclusive scan of the 1-D tensors x into y with `combine` (as
- * tj_lib_scan: the single-pass look-back), for algorithms that hold l's
- * lock (the radix sort's digit offsets). */
-int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *combine, void *stream,
-                tj_rt_error *err);
+/* The inclusive cumsum of the 1-D tensors x into y (as tj_lib_cumsum), for
+ * algorithms that hold l's lock (the radix sort's digit offsets). */
+int lib_cumsum_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, void *stream, tj_rt_error *err);
 
 /* Arguments. */
 tj_arg lib_tensor_arg(const tj_tensor *t);

@@ -27,14 +27,38 @@ typedef struct scan_job {
     tj_lib *l;
     tj_tensor x, y; /* as [P, N, Q] */
     lib_lines ln;
-    lib_subst subst[2];
+    lib_subst subst[4];
+    char aggregate[80];
     void *stream;
     tj_rt_error *err;
 } scan_job;
 
+/* The unsigned integer of dt's width: the bits a look-back word carries. */
+static const char *unsigned_of(tj_dtype dt)
+{
+    int size = tj_dtype_size(dt);
+    return size == 2 ? "u16" : size == 4 ? "u32" : "u64";
+}
+
+/* scan.tj's substitutions: $T, $COMBINE, $U and $AGGREGATE, the look-back's
+ * aggregate of tile x of n elements: a sum for cumsum (`sum`, so published
+ * before the in-tile scan), otherwise the scan's last element (a combine has
+ * no reduction of its own). */
+static void set_kernels(scan_job *s, tj_dtype dt, const char *combine, int is_sum)
+{
+    if (is_sum)
+        snprintf(s->aggregate, sizeof s->aggregate, "%s(sum(where(arange(B) < n, x, 0)))", tj_dtype_name(dt));
+    else
+        snprintf(s->aggregate, sizeof s->aggregate, "last_of(scan(x, axis = 0, combine = combine), n)");
+    s->subst[0] = (lib_subst){"T", tj_dtype_name(dt)};
+    s->subst[1] = (lib_subst){"COMBINE", combine};
+    s->subst[2] = (lib_subst){"U", unsigned_of(dt)};
+    s->subst[3] = (lib_subst){"AGGREGATE", s->aggregate};
+}
+
 static tj_dispatch *kernel(scan_job *s, const char *name)
 {
-    return lib_dispatch(s->l, "scan", name, s->subst, 2, s->err);
+    return lib_dispatch(s->l, "scan", name, s->subst, 4, s->err);
 }
 
 /* A [P, N, 1] view as [P, N], as the kernels of lines take it: with the unit
@@ -65,15 +89,32 @@ static int scan_lines(scan_job *s)
            lib_launch(s->l, k3, args3, 3, s->stream, s->err);
 }
 
-/* Q == 1 in one launch: scan_lookback (scan.tj). Scratch, zeroed on the
- * stream: the tiles' flags S, the ticket counter C, then their aggregates A
- * and inclusive prefixes I (8-byte aligned). */
+/* Q == 1 in one launch, values of at most 32 bits: scan_lookback_packed
+ * (scan.tj). Scratch, zeroed on the stream: the tiles' words F (flag and
+ * value), then the ticket counter C. */
+static int scan_lines_packed(scan_job *s, int64_t g)
+{
+    char *a = lib_scratch_get(s->l, s->stream, (size_t)g * 8 + 8, 1, s->err);
+    tj_dispatch *k = kernel(s, "scan_lookback_packed");
+    if (!a || !k)
+        return 1;
+    tj_arg args[] = {line_arg(&s->x), line_arg(&s->y), lib_buffer_arg(a, TJ_DT_U64, 1, &g),
+                     lib_buffer_arg(a + (size_t)g * 8, TJ_DT_I32, 1, (int64_t[]){1})};
+    return lib_launch(s->l, k, args, 4, s->stream, s->err);
+}
+
+/* Q == 1 in one launch: scan_lookback_packed, or for 64-bit values
+ * scan_lookback (scan.tj), whose scratch, zeroed on the stream, holds the
+ * tiles' flags S, the ticket counter C, then their aggregates A and
+ * inclusive prefixes I (8-byte aligned). */
 static int scan_lines_lookback(scan_job *s)
 {
     int64_t nt = (s->ln.n + TILE_LINES - 1) / TILE_LINES, g = s->ln.p * nt;
     if (g >= INT32_MAX)
         return tj_rt_fail(s->err, "tilejit lib scan: too many tiles (%lld)", (long long)g);
     size_t size = (size_t)tj_dtype_size(s->x.dtype), values = ((size_t)g * 4 + 4 + 7) / 8 * 8;
+    if (size <= 4)
+        return scan_lines_packed(s, g);
     char *a = lib_scratch_get(s->l, s->stream, values + 2 * (size_t)g * size, 1, s->err);
     tj_dispatch *k = kernel(s, "scan_lookback");
     if (!a || !k)
@@ -119,7 +160,7 @@ static int lookback_here(const tj_lib *l)
 }
 
 static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, int axis,
-                    const char *combine, uint32_t flags, void *stream, tj_rt_error *err)
+                    const char *combine, int is_sum, uint32_t flags, void *stream, tj_rt_error *err)
 {
     if (!l || !x || !y || !combine)
         return tj_rt_fail(err, "%s: NULL library, tensor or combine", fn);
@@ -141,8 +182,7 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
         return 0;
     s.x = lib_as_lines(x, &s.ln);
     s.y = lib_as_lines(y, &s.ln);
-    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
-    s.subst[1] = (lib_subst){"COMBINE", combine};
+    set_kernels(&s, x->dtype, combine, is_sum);
     pthread_mutex_lock(&l->lock);
     int multi = flags & TJ_LIB_MULTI_PHASE || !lookback_here(l);
     int rc = s.ln.q > 1 ? scan_cols(&s) : multi ? scan_lines(&s) : scan_lines_lookback(&s);
@@ -150,15 +190,13 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     return rc;
 }
 
-int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *combine, void *stream,
-                tj_rt_error *err)
+int lib_cumsum_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, void *stream, tj_rt_error *err)
 {
     scan_job s = {.l = l, .stream = stream, .err = err, .x = *x, .y = *y};
     s.ln = (lib_lines){1, x->shape[0], 1, 0};
     s.x = lib_as_lines(x, &s.ln);
     s.y = lib_as_lines(y, &s.ln);
-    s.subst[0] = (lib_subst){"T", tj_dtype_name(x->dtype)};
-    s.subst[1] = (lib_subst){"COMBINE", combine};
+    set_kernels(&s, x->dtype, "a + b", 1);
     if (!s.ln.n)
         return 0;
     return lookback_here(l) ? scan_lines_lookback(&s) : scan_lines(&s);
@@ -167,13 +205,13 @@ int lib_scan_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, const char *c
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                   tj_rt_error *err)
 {
-    return run_scan(l, "tj_lib_cumsum", x, y, axis, "a + b", flags, stream, err);
+    return run_scan(l, "tj_lib_cumsum", x, y, axis, "a + b", 1, flags, stream, err);
 }
 
 int tj_lib_cummax(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                   tj_rt_error *err)
 {
-    return run_scan(l, "tj_lib_cummax", x, y, axis, "maximum(a, b)", flags, stream, err);
+    return run_scan(l, "tj_lib_cummax", x, y, axis, "maximum(a, b)", 0, flags, stream, err);
 }
 
 int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, const char *combine,
@@ -181,5 +219,5 @@ int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, con
 {
     if (combine && (strchr(combine, '\n') || strchr(combine, '$')))
         return tj_rt_fail(err, "tj_lib_scan: the combine must be one expression on one line, without '$'");
-    return run_scan(l, "tj_lib_scan", x, y, axis, combine, flags, stream, err);
+    return run_scan(l, "tj_lib_scan", x, y, axis, combine, 0, flags, stream, err);
 }

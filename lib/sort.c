@@ -136,7 +136,7 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat);
     tj_tensor of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
     return lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err) ||
-           lib_scan_1d(s->l, &hf, &of, "a + b", s->stream, s->err) ||
+           lib_cumsum_1d(s->l, &hf, &of, s->stream, s->err) ||
            lib_launch(s->l, rk->offsets, offsets, 4, s->stream, s->err) ||
            lib_launch(s->l, rk->scatter, scatter, 10, s->stream, s->err);
 }

@@ -336,7 +336,8 @@ static int uniform_carried(const lw *w, const tj_inst *a, uint8_t *visiting, int
 /* Whether scalar x is the same in every thread without a broadcast: made
  * by elementwise ops from constants, parameters, dims, program indices and
  * the results of ordered loads and atomics (their owner's values, given to
- * every replica), or a while's carried value that starts and stays so. A
+ * every replica) and of reductions to a scalar, or a while's carried value
+ * that starts and stays so. A
  * plain load is not (each thread reads for itself, perhaps while another
  * program writes), nor is anything else this does not know. A carried
  * value met again while it is being decided counts as uniform: the values
@@ -350,6 +351,8 @@ static int uniform_scalar(const lw *w, tj_ref x, uint8_t *visiting, int depth)
     case TJ_OP_CONST: case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS:
     case TJ_OP_LOAD_ACQUIRE: case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN:
         return 1;
+    case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX: case TJ_OP_REDUCE_MIN:
+        return in->imm < 0; /* over every axis: every thread combines the same partials alike (reduce.c) */
     case TJ_OP_ARG: {
         if (visiting[x])
             return 1;

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """The look-back cumsum's tile configurations on the GPU: lib/kernels/scan.tj's
-scan_lookback with its tile (B), window (W), warps (and K, tiles a program,
-in a kernel that has it) replaced, launched as lib/scan.c launches it (the
-flags and the ticket counter zeroed before each call, in the timed call),
-checked against torch.cumsum, beside torch's copy. --baseline FILE[@B,W,warps[,K]] ... times other scan.tj
-files' scan_lookback (an earlier commit's, a variant) the same way (B 8192
-when not given). --early adds, for each configuration, the kernel with its
-aggregate published before the in-tile scan (bench/NOTES.md's next step).
+scan_lookback_packed (the flag and value in one u64 word, the library's
+kernel for f32) with its tile (B), window (W) and warps replaced, launched as
+lib/scan.c launches it (the words and the ticket counter zeroed before each
+call, in the timed call), checked against torch.cumsum, beside torch's copy.
+--two-word B,W,warps ... times scan_lookback (separate flags and values, the
+library's kernel for 64-bit values, and for f32 before the packed words) the
+same way; --early adds, for each of those, the variant with its aggregate
+published before the in-tile scan. --baseline FILE[@B,W,warps[,K]] ... times
+other scan.tj files' scan_lookback (an earlier commit's, a variant) the same
+way (B 8192 when not given).
 
-    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--baseline FILE[@B,W,warps[,K]] ...]
-        [--early] [--lib-layout]
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--two-word 8192,256,8 ...]
+        [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--lib-layout]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -27,20 +30,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import tilejit  # noqa: E402
 
-DEFAULT = ["8192,256,8", "8192,32,8", "4096,128,4", "2048,64,2"]
+DEFAULT = ["8192,256,8", "8192,32,8", "16384,256,8", "4096,128,4", "2048,64,2"]
 
 
-def lookback_source(consts, path=None):
-    """scan.tj substituted as lib/scan.c does for a cumsum of f32 ($AGGREGATE:
-    the sum, for variants that reduce a tile before its look-back), with
-    scan_lookback's constants (a dict: B, W, warps, K) replaced"""
+def lookback_source(consts, path=None, kernel="scan_lookback"):
+    """scan.tj substituted as lib/scan.c does for a cumsum of f32 ($U the
+    bits' type, $AGGREGATE the tile's sum), with the constants of `kernel`
+    (a dict: B, W, warps, K) replaced"""
     with open(path or os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
-        src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b")
+        src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b").replace("$U", "u32")
     src = src.replace("$AGGREGATE", "f32(sum(where(arange(B) < n, x, 0)))")
-    head, kernel = src.split("kernel scan_lookback", 1)
+    head, body = src.split(f"kernel {kernel}(", 1)
     for name, value in consts.items():
-        kernel = re.sub(rf"const {name} = \d+", f"const {name} = {value}", kernel, count=1)
-    return head + "kernel scan_lookback" + kernel
+        body = re.sub(rf"const {name} = \d+", f"const {name} = {value}", body, count=1)
+    return head + f"kernel {kernel}(" + body
 
 
 def early_variant(src):
@@ -55,17 +58,19 @@ def early_variant(src):
              ("        s = combine(excl, s)\n    }\n    store(Y[p, i:i+B], s)",
               "    }\n    s = scan(x, axis = 0, combine = combine)\n    if t > 0 {\n        s = combine(excl, s)\n    }\n"
               "    store(Y[p, i:i+B], s)")]
+    head, body = src.split("kernel scan_lookback(", 1)
     for old, new in steps:
-        if src.count(old) != 1:
+        if body.count(old) != 1:
             raise ValueError(f"scan.tj's scan_lookback no longer has {old.strip()!r}")
-        src = src.replace(old, new)
-    return src
+        body = body.replace(old, new)
+    return head + "kernel scan_lookback(" + body
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
-    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps[,K]")
+    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps of scan_lookback_packed")
+    ap.add_argument("--two-word", nargs="*", default=[], help="B,W,warps[,K] of scan_lookback")
     ap.add_argument("--baseline", nargs="*", default=[],
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
     ap.add_argument("--early", action="store_true",
@@ -94,17 +99,24 @@ def main():
     for spec in args.baseline:
         path, _, cfg = spec.partition("@")
         consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(",")))) if cfg else {}
-        runs.append((f"{os.path.basename(path)} {cfg or 'as is'}", lookback_source(consts, path), consts.get("B", 8192)))
-    for cfg in args.configs:
+        runs.append((f"{os.path.basename(path)} {cfg or 'as is'}", lookback_source(consts, path), consts.get("B", 8192),
+                     "scan_lookback"))
+    for cfg in args.two_word:
         consts = dict(zip(["B", "W", "warps", "K"], map(int, cfg.split(","))))
-        label = " ".join(f"{k} {v}" for k, v in consts.items())
-        runs.append((label, lookback_source(consts), consts["B"]))
+        label = "two words, " + " ".join(f"{k} {v}" for k, v in consts.items())
+        runs.append((label, lookback_source(consts), consts["B"], "scan_lookback"))
         if args.early:
-            runs.append((label + " aggregate first", early_variant(lookback_source(consts)), consts["B"]))
-    for label, src, b in runs:
-        time_lookback(label, src, b, x, y, want, nbytes, copy, False)
-        if args.lib_layout:
-            time_lookback(label + " (the library's scratch)", src, b, x, y, want, nbytes, copy, True)
+            runs.append((label + " aggregate first", early_variant(lookback_source(consts)), consts["B"],
+                         "scan_lookback"))
+    for cfg in args.configs:
+        consts = dict(zip(["B", "W", "warps"], map(int, cfg.split(","))))
+        label = "packed, " + " ".join(f"{k} {v}" for k, v in consts.items())
+        runs.append((label, lookback_source(consts, kernel="scan_lookback_packed"), consts["B"],
+                     "scan_lookback_packed"))
+    for label, src, b, name in runs:
+        time_lookback(label, src, name, b, x, y, want, nbytes, copy, False)
+        if args.lib_layout and name == "scan_lookback":
+            time_lookback(label + " (the library's scratch)", src, name, b, x, y, want, nbytes, copy, True)
 
 
 def scratch(g, lib_layout):
@@ -120,18 +132,24 @@ def scratch(g, lib_layout):
     return f[values:values + g], f[values + g:], buf[:g], buf[g:g + 1], buf
 
 
-def time_lookback(label, src, b, x, y, want, nbytes, copy, lib_layout):
-    """one scan_lookback source compiled, checked against torch.cumsum and timed"""
+def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
+    """one look-back kernel (scan_lookback or scan_lookback_packed) compiled,
+    checked against torch.cumsum and timed"""
     n = x.numel()
     g = (n + b - 1) // b
-    a, i, s, c, zeroed = scratch(g, lib_layout)
+    if name == "scan_lookback_packed":  # lib/scan.c's scratch: the words, then the ticket counter
+        zeroed = torch.zeros(g + 1, device="cuda", dtype=torch.int64)
+        scratch_args = (zeroed[:g].view(torch.uint64), zeroed[g:].view(torch.int32)[:1])
+    else:
+        a, i, s, c, zeroed = scratch(g, lib_layout)
+        scratch_args = (a, i, s, c)
     try:
-        k = tilejit.Kernel(src, "scan_lookback", file="lib/kernels/scan.tj")
+        k = tilejit.Kernel(src, name, file="lib/kernels/scan.tj")
         x3, y3 = x.view(1, n), y.view(1, n)
 
         def call():
             zeroed.zero_()
-            k(x3, y3, a, i, s, c)
+            k(x3, y3, *scratch_args)
 
         y.zero_()
         call()

@@ -65,6 +65,10 @@ static inline char *ls_lib_source(const char *family, const char *subst)
     return out;
 }
 
+/* scan.tj's substitutions as lib/scan.c makes them: cumsum's aggregate is
+ * the tile's sum, any other combine's the scan's last element */
+#define LS_SCAN_SUM(T, U) "T=" T ";COMBINE=a + b;U=" U ";AGGREGATE=" T "(sum(where(arange(B) < n, x, 0)))"
+#define LS_SCAN(T, U, COMBINE) "T=" T ";COMBINE=" COMBINE ";U=" U ";AGGREGATE=last_of(scan(x, axis = 0, combine = combine), n)"
 typedef struct lib_case {
     const char *family, *subst, *kernel;
     const char *defines, *shapes, *scalars;

@@ -149,7 +149,7 @@ Test(lib_scan, lookback_combines_interp) { lookback_combines(TJ_DEVICE_INTERP); 
 Test(lib_scan, lookback_published_aggregates_interp)
 {
     enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
-    char *src = ls_lib_source("scan", "T=i32;COMBINE=a + b");
+    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
     cr_assert(src);
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
@@ -185,6 +185,55 @@ Test(lib_scan, lookback_published_aggregates_interp)
             int want = p == 0 && i < K * B ? 0 : acc; /* line 0's first K tiles: no program ran them */
             cr_assert_eq(y[p * N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * N + i], want);
         }
+    }
+    tj_fn_release(f);
+    tj_jit_close(j);
+    free(src);
+}
+
+/* The same set-up for scan_lookback_packed, the kernel of values of at most
+ * 32 bits: tiles 1..6 of line 0 publish words 1 << 32 | aggregate, tile 0
+ * 2 << 32 | its prefix; then the run goes on from ticket 7. */
+Test(lib_scan, lookback_packed_published_aggregates_interp)
+{
+    enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
+    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
+    cr_assert(src);
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    int32_t x[P * N], y[P * N] = {0}, ticket[1] = {K};
+    uint64_t words[G] = {0};
+    for (int i = 0; i < P * N; i++)
+        x[i] = 1 + (i * 7919) % 11; /* positive: a tile counted twice or missed shows */
+    for (int t = 0; t < K; t++) {
+        int32_t agg = 0;
+        for (int i = 0; i < B; i++)
+            agg += x[t * B + i];
+        words[t] = (uint64_t)(t ? 1 : 2) << 32 | (uint32_t)agg;
+    }
+    int64_t xs[] = {P, N}, gs[] = {G}, one[] = {1};
+    tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(words, TJ_DT_U64, 1, gs)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)}};
+    tj_binding params[] = {{"B", B}, {"W", 2}, {"warps", 1}};
+    tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
+                                                       .kernel = "scan_lookback_packed", .params = params,
+                                                       .nparams = 3, .args = args, .nargs = 4},
+                              &err);
+    cr_assert(f, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(f, args, 4, NULL, &err), 0, "%s", err.msg);
+    for (int p = 0; p < P; p++) {
+        int32_t acc = 0;
+        for (int i = 0; i < N; i++) {
+            acc += x[p * N + i];
+            int want = p == 0 && i < K * B ? 0 : acc; /* line 0's first K tiles: no program ran them */
+            cr_assert_eq(y[p * N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * N + i], want);
+        }
+        int32_t last = (int32_t)(uint32_t)words[p * NT + NT - 1];
+        cr_assert_eq(words[p * NT + NT - 1] >> 32, 2, "line %d's last tile published its prefix", p);
+        cr_assert_eq(last, acc, "line %d's last prefix %d, expected %d", p, last, acc);
     }
     tj_fn_release(f);
     tj_jit_close(j);

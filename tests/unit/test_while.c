@@ -66,21 +66,28 @@ Test(while_loops, lowered_like_the_interpreter)
     cr_assert(lc_check_tj(halve_src, "halve", &h));
 }
 
-/* The look-back scan of lib/kernels/scan.tj (tiles of 64: 5 a line over 3
- * lines of 300, a partial last tile), flags and ticket zero. */
+/* The look-back scans of lib/kernels/scan.tj (tiles of 64: 5 a line over 3
+ * lines of 300, a partial last tile), flags and ticket zero: the packed
+ * words of 32- and 16-bit values (a sum published before the in-tile scan,
+ * a maximum from it), the separate flags and values of 64-bit ones. */
 Test(while_loops, lookback_scan_lowered)
 {
-    const char *kinds[] = {"T=i32;COMBINE=a + b", "T=f32;COMBINE=maximum(a, b)", "T=i64;COMBINE=a * b"};
+    static const struct {
+        const char *subst, *kernel, *zeroed;
+    } kinds[] = {{LS_SCAN_SUM("i32", "u32"), "scan_lookback_packed", "F=0:1,C=0:1"},
+                 {LS_SCAN("f32", "u32", "maximum(a, b)"), "scan_lookback_packed", "F=0:1,C=0:1"},
+                 {LS_SCAN_SUM("u16", "u16"), "scan_lookback_packed", "F=0:1,C=0:1"},
+                 {LS_SCAN("i64", "u64", "a * b"), "scan_lookback", "S=0:1,C=0:1"}};
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-        char *src = ls_lib_source("scan", kinds[i]);
+        char *src = ls_lib_source("scan", kinds[i].subst);
         cr_assert(src);
         lc_opts o = lc_defaults();
         o.defines = "B=64";
         o.shapes = "P=3,N=300,G=15";
-        o.int_range = "S=0:1,C=0:1";
-        if (i == 2)
+        o.int_range = kinds[i].zeroed;
+        if (i == 3)
             o.ilo = -1, o.ihi = 2; /* products stay small and exact */
-        cr_assert(lc_check_tj(src, "scan_lookback", &o), "%s", kinds[i]);
+        cr_assert(lc_check_tj(src, kinds[i].kernel, &o), "%s", kinds[i].subst);
         free(src);
     }
 }
