@@ -111,11 +111,14 @@ def test_cuda_against_torch():
 
 @pytest.mark.skipif(_cuda() is None, reason="needs PyTorch with a CUDA device")
 @pytest.mark.parametrize("shape,dtype", [((1,), "float32"), ((8193,), "float64"), ((3 * 8192 + 5,), "int64"),
-                                         ((2 ** 22 + 3,), "float32"), ((7, 100003), "int32"), ((300, 8192), "float32")])
+                                         ((2 ** 22 + 3,), "float32"), ((7, 100003), "int32"), ((300, 8192), "float32"),
+                                         ((3, 3 * 8192 + 5), "float16"), ((4, 1000), "bfloat16")])
 def test_cuda_scans_against_torch(shape, dtype):
     """cumsum (the look-back where it runs, many tiles and lines in flight
-    at once) and the multi-phase kernels on the GPU; integer values, so f32
-    sums are exact and compared exactly"""
+    at once: packed words for values of at most 32 bits, two words for 64)
+    and the multi-phase kernels on the GPU; integer values, so sums are
+    exact (the f16 and bf16 walks stay below 2048 and 256) and compared
+    exactly"""
     torch = _cuda()
     g = torch.Generator(device="cuda").manual_seed(sum(shape))
     x = torch.randint(-3, 4, shape, device="cuda", generator=g).to(getattr(torch, dtype))
