@@ -353,6 +353,36 @@ def ssm_torch_loop(u, delta, A, B, C, D, z, delta_bias):
     return (torch.stack(ys, -1) + u * D[:, None]) * torch.nn.functional.silu(z.float())
 
 
+def mamba_peer():
+    """mamba_ssm's own forward kernel (bench/gpu/peers/mamba_ssm, built by its
+    build.sh) as a function of the inputs, or None with the reason printed"""
+    import ctypes
+    path = os.environ.get("TJ_MAMBA_PEER") or os.path.join(ROOT, "bench/gpu/peers/mamba_ssm/build/libmamba_ssm_peer.so")
+    if not os.path.exists(path):
+        print(f"# mamba_ssm peer: {path} not built (sh bench/gpu/peers/mamba_ssm/build.sh); its column stays empty")
+        return None
+    fwd = ctypes.CDLL(path).mamba_ssm_fwd
+    fwd.restype = ctypes.c_int
+    ptr = lambda t: ctypes.c_void_p(t.data_ptr() if t is not None else 0)  # noqa: E731
+
+    def prepare(u, delta, A, B, C, D, z, delta_bias):
+        nb, dm, length = u.shape
+        out, out_z = torch.empty_like(u), torch.empty_like(u)
+        x = torch.empty(nb, dm, (length + 2047) // 2048, A.shape[1] * 2, device="cuda")
+        dtype = {torch.float32: 0, torch.bfloat16: 1}[u.dtype]
+        args = [ctypes.c_int(v) for v in (dtype, nb, dm, length, A.shape[1])]
+        args += [ptr(t) for t in (u, delta, A, B, C, D, z, delta_bias)] + [ctypes.c_int(1)]
+        args += [ptr(out), ptr(out_z), ptr(x), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)]
+
+        def call():
+            rc = fwd(*args)
+            if rc:
+                raise RuntimeError(f"mamba_ssm_fwd failed: CUDA error {rc}")
+            return out_z
+        return call
+    return prepare
+
+
 def lib_ssm_rows(quick=False, shapes=None):
     """tilejit.lib.selective_scan (D, z, delta_bias, softplus: Mamba's use)
     at batch 1, dstate 16; the roofline is the bytes of u, delta, z, out, B,
@@ -361,6 +391,7 @@ def lib_ssm_rows(quick=False, shapes=None):
     torch column; at L 8192 it would take seconds a call)."""
     import tilejit.lib as tlib
     rows = []
+    mamba = mamba_peer()
     shapes = shapes or ([(2048, 1024)] if quick else [(2048, 1024), (4096, 1024), (2048, 8192), (4096, 8192)])
     for dtype in (torch.float32, torch.bfloat16):
         for dm, length in shapes:
@@ -389,12 +420,31 @@ def lib_ssm_rows(quick=False, shapes=None):
                 graph_note(row)
             except Exception as e:  # the row says what failed; the others still run
                 row.error = str(e).splitlines()[0][:200]
+            if mamba:
+                mamba_ssm_row(row, mamba(**x), call, tol)
             if length == 1024:
                 loop = lambda: ssm_torch_loop(**x)  # noqa: E731
                 loop()
                 row.times["torch"] = triton.testing.do_bench(loop, warmup=1, rep=1, return_mode="median")
             rows.append(row)
     return rows
+
+def mamba_ssm_row(row, peer, call, tol):
+    """times mamba_ssm's kernel on the row's inputs after checking that it and
+    tilejit agree; prints the ratio (the issue's target: 1.0x mamba_ssm)"""
+    try:
+        want, got = peer().float(), call().float()
+        err = ((got - want).norm() / want.norm()).item()
+        if not err <= tol:
+            raise AssertionError(f"tilejit and mamba_ssm differ: relative error {err:.3g}")
+        row.times["mamba_ssm"] = do_bench(peer)
+        t = row.times.get("tilejit")
+        print(f"# {row.name} {row.shape} {row.dtype}: mamba_ssm {row.times['mamba_ssm'] * 1e3:.1f} us, tilejit "
+              + (f"{t * 1e3:.1f} us, tj/mamba_ssm {row.times['mamba_ssm'] / t:.2f}x" if t else "failed")
+              + f" (relative difference {err:.2g})")
+    except Exception as e:
+        print(f"# {row.name} {row.shape} {row.dtype}: mamba_ssm peer failed: {str(e).splitlines()[0][:200]}")
+
 
 # ---- matrix products (TFLOP/s) ----------------------------------------------
 
@@ -450,11 +500,16 @@ MATMUL_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
 # rows that need not sweep everything again
 WGMMA_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                  for bm, bn, bk, w, s in ((128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
-                                          (128, 128, 64, 8, 3), (128, 128, 64, 4, 3), (256, 128, 64, 16, 3))]
-# skinny products (M = 64 .. 512): few row blocks, so narrow and deep tiles
+                                          (256, 128, 64, 8, 4), (128, 128, 64, 8, 3), (128, 128, 64, 8, 6),
+                                          (128, 128, 64, 4, 3), (256, 128, 64, 16, 3))]
+# skinny products (M = 64 .. 512): few row blocks, so narrow tiles and deep
+# rings (stages up to 8: the product is bound by B's bytes in flight), and
+# M = 512's one wave of the large tiles
 SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
-                  for bm, bn, bk, w, s in ((64, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 128, 64, 4, 6),
-                                           (64, 256, 64, 4, 4), (128, 64, 64, 8, 4), (128, 128, 64, 8, 4))]
+                  for bm, bn, bk, w, s in ((64, 64, 64, 4, 4), (64, 64, 64, 4, 8), (64, 128, 64, 4, 4),
+                                           (64, 128, 64, 4, 6), (64, 128, 64, 4, 8), (64, 256, 64, 4, 4),
+                                           (128, 64, 64, 8, 4), (128, 64, 64, 8, 8), (128, 128, 64, 8, 3),
+                                           (128, 128, 64, 8, 6), (128, 256, 64, 8, 4))]
 TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
