@@ -90,6 +90,7 @@ struct tj_graph {
     tj_array *free;  /* dead nodes' slots, for new nodes */
     uint32_t nfree, free_cap;
     char error[1024];
+    char compile_error[640];  /* tier.c: the last background compile's failure (a tj_rt_error and a preamble) */
     tj_graph_stats stats;
     pthread_mutex_t stats_lock; /* the compile counts (the JIT's event handler) */
     tj_kernel_entry *kernels; /* the kernel cache: a hash table by source */
@@ -100,6 +101,11 @@ struct tj_graph {
     uint32_t npool;
     size_t pool_bytes;
     struct tj_plan_memo *memo;     /* memo.c: plans by subgraph structure, or NULL */
+    /* eval.c, during a view or other.c step: the memo's record of its
+     * kernels being written, or the one being replayed (at: the next) */
+    struct tj_step_kernels *step_record;
+    const struct tj_step_kernels *step_replay;
+    uint32_t step_at;
 };
 
 static inline tj_anode *tj_anode_at(const tj_graph *g, tj_array a) { return &g->nodes[a]; }
@@ -256,8 +262,12 @@ void tj_emit_batch_indices(tj_buf *o, int nbatch);
 /* other.c: the ops that are a kernel of their own (gathers, scans, sorts,
  * concatenation). 0, or 1 with err. */
 int tj_eval_other(tj_graph *g, tj_group *grp, tj_rt_error *err);
-/* eval.c: runs kernel source src over tensors t (through the cache). */
-int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err);
+/* eval.c: runs the kernel `write` emits (into an empty buffer, from ctx)
+ * over tensors t, through the cache; a step the plan memo replays takes
+ * its recorded kernel instead and writes nothing. */
+typedef void (*tj_kernel_writer)(const void *ctx, tj_buf *out);
+int tj_graph_launch(tj_graph *g, tj_kernel_writer write, const void *ctx, const tj_tensor *t, uint32_t n,
+                    tj_rt_error *err);
 /* The graph's kernel entry for source src, made (*made = 1) if it has
  * none; valid until the next call (the entries may move). A lookup counts
  * a cache hit unless `ahead` (tj_graph_compile_ahead) made the entry or
@@ -277,8 +287,9 @@ int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_
 /* The dispatch a launch of entry e takes: the variant while the optimized
  * kernel compiles (or after its compile failed), else e's own. */
 tj_dispatch *tj_tier_pick(tj_graph *g, tj_kernel_entry *e);
-/* Waits for every background compile (the next launches take them). */
-void tj_tier_finish(tj_graph *g);
+/* Waits for every background compile (the next launches take them); the
+ * count of those that failed (each also counted and kept in g). */
+uint32_t tj_tier_finish(tj_graph *g);
 void tj_tier_free(tj_kernel_entry *e);
 /* compile_ahead.c: on CUDA, compiles the plan's new kernels for the shapes
  * they will run at, on worker threads at once, before the plan runs (its
@@ -318,10 +329,20 @@ typedef struct tj_plan_memo_key {
     uint32_t norder;
     uint32_t *pos;
 } tj_plan_memo_key;
+enum { TJ_STEP_KERNELS = 16 };
+/* The kernels a view or other.c step launched, in order (entries of
+ * g->kernels): what its replay launches without emitting their texts.
+ * overflow: more than fit, so the replay emits as before. */
+typedef struct tj_step_kernels {
+    int32_t entry[TJ_STEP_KERNELS];
+    uint32_t n;
+    int overflow;
+} tj_step_kernels;
 typedef struct tj_plan_memo_group {
     tj_group grp;
     tj_group_args args;
     int32_t kernel;
+    tj_step_kernels step;
 } tj_plan_memo_group;
 typedef struct tj_plan_memo_entry tj_plan_memo_entry;
 /* 0, or 1 out of memory (then nothing to free). */

@@ -59,6 +59,7 @@ tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int 
 {
     uint64_t h = tj_fnv1a(src->data, src->len);
     *made = 0;
+    g->stats.kernels_emitted++; /* every text emitted is looked up here */
     for (uint32_t i = 0; i < g->nkernels; i++)
         if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0)
             return found(g, &g->kernels[i], ahead);
@@ -121,6 +122,26 @@ static int launch_dispatch(tj_graph *g, tj_dispatch *d, const tj_tensor *t, uint
     return 0;
 }
 
+/* A view or other.c step's kernels (eval.c's run_step sets the record or
+ * the replay): entry `at` recorded in launch order; the one the replay
+ * launches next, or NULL where nothing is replayed (emit it). */
+static void step_record(tj_graph *g, uint32_t at)
+{
+    tj_step_kernels *r = g->step_record;
+    if (r && r->n < TJ_STEP_KERNELS)
+        r->entry[r->n++] = (int32_t)at;
+    else if (r)
+        r->overflow = 1;
+}
+
+static tj_kernel_entry *step_replayed(tj_graph *g)
+{
+    const tj_step_kernels *r = g->step_replay;
+    if (!r || g->step_at >= r->n)
+        return NULL;
+    return found(g, &g->kernels[r->entry[g->step_at++]], 0);
+}
+
 /* Source src's kernel over tensors t; a group's (grp, its arguments ga)
  * new to the cache may start as its fast tier (tier.c). */
 static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *ga, const tj_buf *src,
@@ -132,15 +153,24 @@ static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *
         return 1;
     uint32_t at = (uint32_t)(e - g->kernels);
     *entry = (int32_t)at;
+    step_record(g, at);
     if (made && grp && tj_tier_applies(g, grp) && tj_tier_start(g, at, grp, ga, err))
         return 1;
     return launch_dispatch(g, tj_tier_pick(g, &g->kernels[at]), t, n, err);
 }
 
-int tj_graph_launch(tj_graph *g, const tj_buf *src, const tj_tensor *t, uint32_t n, tj_rt_error *err)
+int tj_graph_launch(tj_graph *g, tj_kernel_writer write, const void *ctx, const tj_tensor *t, uint32_t n,
+                    tj_rt_error *err)
 {
+    tj_kernel_entry *e = step_replayed(g);
+    if (e)
+        return launch_dispatch(g, tj_tier_pick(g, e), t, n, err);
+    tj_buf src = {0};
+    write(ctx, &src);
     int32_t entry;
-    return launch_source(g, NULL, NULL, src, t, n, &entry, err);
+    int bad = launch_source(g, NULL, NULL, &src, t, n, &entry, err);
+    tj_buf_free(&src);
+    return bad;
 }
 
 /* Where operand o of a group's kernel (its inputs, then its root) starts,
@@ -181,9 +211,12 @@ static int launch_group(tj_graph *g, tj_group *grp, tj_plan_memo_group *rec, tj_
         bad = tj_tile(g, grp, args, err);
     const tj_anode *root = &g->nodes[grp->root];
     int empty = tj_shape_numel(root->rank, root->shape) == 0;
-    if (!bad && !empty)
+    tj_kernel_entry *replayed = bad || empty ? NULL : step_replayed(g); /* a copy a replayed step makes */
+    if (replayed)
+        bad = launch_dispatch(g, tj_tier_pick(g, replayed), args->t, args->nargs, err);
+    if (!bad && !empty && !replayed)
         bad = tj_emit_group(g, grp, args, &src, err);
-    if (!bad && !empty)
+    if (!bad && !empty && !replayed)
         bad = launch_source(g, grp, args, &src, args->t, args->nargs, &entry, err);
     if (!bad && rec)
         record(g, grp, args, entry, rec);
@@ -287,6 +320,24 @@ static int copy_then_view(tj_graph *g, tj_array v, tj_rt_error *err)
     return 0;
 }
 
+/* A view or other.c step (its kernels: copies, gathers), recording the
+ * kernels it launches into rec or launching mg's without emitting them
+ * (either may be NULL). The memo's key fixes every shape, dtype and
+ * stride such a step reads, so a replay launches the same kernels in the
+ * same order. */
+static int run_kernels_step(tj_graph *g, tj_group *grp, const tj_plan_memo_group *mg, tj_plan_memo_group *rec,
+                            tj_rt_error *err)
+{
+    g->step_record = rec ? &rec->step : NULL;
+    g->step_replay = mg && !mg->step.overflow ? &mg->step : NULL;
+    g->step_at = 0;
+    int bad = grp->kind == TJ_GROUP_VIEW ? tj_view_resolve(g, grp->root) && copy_then_view(g, grp->root, err)
+                                          : tj_eval_other(g, grp, err);
+    g->step_record = NULL;
+    g->step_replay = NULL;
+    return bad;
+}
+
 /* One step of a plan: from the memo's record mg, or recording into rec
  * (either may be NULL). */
 static int run_step(tj_graph *g, tj_group *grp, const tj_plan_memo_group *mg, tj_plan_memo_group *rec, tj_rt_error *err)
@@ -306,13 +357,13 @@ static int run_step(tj_graph *g, tj_group *grp, const tj_plan_memo_group *mg, tj
     }
     switch (grp->kind) {
     case TJ_GROUP_VIEW:
-        return tj_view_resolve(g, r) ? copy_then_view(g, r, err) : 0;
+        return run_kernels_step(g, grp, mg, rec, err);
     case TJ_GROUP_HOST:
         if (fill_host(g, r, err))
             return 1;
         break;
     case TJ_GROUP_OTHER:
-        if (tj_eval_other(g, grp, err))
+        if (run_kernels_step(g, grp, mg, rec, err))
             return 1;
         break;
     default:

@@ -56,27 +56,15 @@ static tj_tensor flat(const tj_anode *x)
     return t;
 }
 
-static void gather_head(tj_buf *o, const char *params, const char *index_load);
-
-/* A gather or scatter kernel over [BI, BQ] tiles of [P, NI, Q] with the
- * indices clamped into [0, NA) as j, run over t: params names the three
- * tensors (%s: the data's dtype, then the indices', then the data's again),
+/* A gather or scatter kernel's text: params names the three tensors,
  * index_load reads the indices, body does the rest. */
-static int run_gather(tj_graph *g, const tj_tensor *t, tj_dtype data, tj_dtype index, const char *params,
-                      const char *index_load, const char *body, tj_rt_error *err)
-{
-    char p[128];
-    snprintf(p, sizeof p, params, tj_dtype_name(data), tj_dtype_name(index), tj_dtype_name(data));
-    tj_buf src = {0};
-    gather_head(&src, p, index_load);
-    tj_buf_printf(&src, "%s}\n", body);
-    int bad = tj_graph_launch(g, &src, t, 3, err);
-    tj_buf_free(&src);
-    return bad;
-}
+typedef struct gather_text {
+    const char *params, *index_load, *body;
+} gather_text;
 
-static void gather_head(tj_buf *o, const char *params, const char *index_load)
+static void write_gather(const void *ctx, tj_buf *o)
 {
+    const gather_text *k = ctx;
     tj_buf_printf(o, "kernel fused(%s)\n"
                      "    grid (cdiv(Q, BQ), cdiv(NI, BI), P)\n"
                      "    tune BI in [16, 8, 32], BQ in [64, 32, 128]\n"
@@ -85,8 +73,23 @@ static void gather_head(tj_buf *o, const char *params, const char *index_load)
                      "    i = program_id(1) * BI\n"
                      "    p = program_id(2)\n"
                      "    ix = %s\n"
-                     "    j = i32(minimum(maximum(where(ix < 0, ix + NA, ix), 0), NA - 1))\n",
-                  params, index_load);
+                     "    j = i32(minimum(maximum(where(ix < 0, ix + NA, ix), 0), NA - 1))\n"
+                     "%s}\n",
+                  k->params, k->index_load, k->body);
+}
+
+/* A gather or scatter kernel over [BI, BQ] tiles of [P, NI, Q] with the
+ * indices clamped into [0, NA) as j, run over t: params names the three
+ * tensors (%s: the data's dtype, then the indices', then the data's again),
+ * index_load reads the indices, body does the rest. The text is written
+ * only where the plan memo does not replay the step. */
+static int run_gather(tj_graph *g, const tj_tensor *t, tj_dtype data, tj_dtype index, const char *params,
+                      const char *index_load, const char *body, tj_rt_error *err)
+{
+    char p[128];
+    snprintf(p, sizeof p, params, tj_dtype_name(data), tj_dtype_name(index), tj_dtype_name(data));
+    gather_text k = {p, index_load, body};
+    return tj_graph_launch(g, write_gather, &k, t, 3, err);
 }
 
 static int eval_take(tj_graph *g, tj_array r, tj_rt_error *err)

@@ -22,10 +22,14 @@
  * double), so it has an entry of its own in the graph's cache; the
  * background compile uses the arguments of the first launch. While it
  * runs, every launch of the kernel takes the variant; once it is done the
- * next launch joins the thread and takes the optimized kernel (a compile
- * that failed leaves the variant in place for good). */
+ * next launch joins the thread and takes the optimized kernel. A compile
+ * that failed leaves the variant in place for good; its message reaches no
+ * launch (the variant runs), so the join counts it in the graph's stats and
+ * keeps it (tj_graph_compile_error), and tj_graph_finish_compiles returns
+ * it. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +45,8 @@ struct tj_tier {
     pthread_t thread;
     int running; /* a thread to join */
     atomic_int done;
-    int ok; /* written by the thread before done */
+    int ok;              /* written by the thread before done */
+    tj_rt_error failure; /* likewise, where it failed */
 };
 
 int tj_tier_applies(const tj_graph *g, const tj_group *grp)
@@ -56,8 +61,7 @@ int tj_tier_applies(const tj_graph *g, const tj_group *grp)
 static void *compile_best(void *p)
 {
     tj_tier *t = p;
-    tj_rt_error err = {0};
-    tj_fn *f = tj_dispatch_fn(t->best, t->argv, t->nargs, &err);
+    tj_fn *f = tj_dispatch_fn(t->best, t->argv, t->nargs, &t->failure);
     t->ok = f != NULL;
     if (f)
         tj_fn_release(f);
@@ -115,16 +119,23 @@ int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_
     return 0;
 }
 
-static void join(tj_graph *g, tj_kernel_entry *e)
+/* Joins e's compile: 0 when the optimized kernel is taken, 1 when it
+ * failed (counted, and its message kept in g). */
+static int join(tj_graph *g, tj_kernel_entry *e)
 {
     tj_tier *t = e->tier;
     pthread_join(t->thread, NULL);
     t->running = 0;
-    if (t->ok) {
-        g->stats.kernels_swapped++;
-        free(t);
-        e->tier = NULL;
+    if (!t->ok) {
+        g->stats.compiles_failed++;
+        snprintf(g->compile_error, sizeof g->compile_error, "the optimized kernel of a fast-tier group "
+                 "failed to compile (its fast tier stays): %s", t->failure.msg[0] ? t->failure.msg : "no message");
+        return 1;
     }
+    g->stats.kernels_swapped++;
+    free(t);
+    e->tier = NULL;
+    return 0;
 }
 
 tj_dispatch *tj_tier_pick(tj_graph *g, tj_kernel_entry *e)
@@ -137,11 +148,13 @@ tj_dispatch *tj_tier_pick(tj_graph *g, tj_kernel_entry *e)
     return e->tier ? e->tier->fast : e->dispatch;
 }
 
-void tj_tier_finish(tj_graph *g)
+uint32_t tj_tier_finish(tj_graph *g)
 {
+    uint32_t failed = 0;
     for (uint32_t i = 0; i < g->nkernels; i++)
         if (g->kernels[i].tier && g->kernels[i].tier->running)
-            join(g, &g->kernels[i]);
+            failed += (uint32_t)join(g, &g->kernels[i]);
+    return failed;
 }
 
 void tj_tier_free(tj_kernel_entry *e)
@@ -154,6 +167,10 @@ int tj_graph_finish_compiles(tj_graph *g, tj_rt_error *err)
 {
     if (!g)
         return tj_rt_fail(err, "tj_graph_finish_compiles: NULL graph");
-    tj_tier_finish(g);
-    return 0;
+    uint32_t failed = tj_tier_finish(g);
+    return failed ? tj_rt_fail(err, "tj_graph_finish_compiles: %u background compile%s failed; the last: %s",
+                               failed, failed == 1 ? "" : "s", g->compile_error)
+                  : 0;
 }
+
+const char *tj_graph_compile_error(const tj_graph *g) { return g ? g->compile_error : ""; }

@@ -205,11 +205,21 @@ typedef struct tj_graph_stats {
     uint64_t kernels_fast;     /* new kernels launched first as their fast tier (docs/arrays.md) */
     uint64_t kernels_swapped;  /* of those, optimized kernels compiled in the background and taken */
     uint64_t plans_reused;     /* evaluations whose plan, tiles and kernels came from the plan memo */
+    uint64_t compiles_failed;  /* background compiles of optimized kernels that failed (their fast tier
+                                  stays; the message: tj_graph_compile_error) */
+    uint64_t kernels_emitted;  /* kernel texts written by emission (the plan memo skips it) */
 } tj_graph_stats;
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out);
+/* The message of the last background compile that failed ("" when none
+ * has): such a failure reaches no evaluation, whose kernel stays the fast
+ * tier, so it is kept here, counted in compiles_failed and returned by
+ * tj_graph_finish_compiles. Valid until the next evaluation or wait. */
+const char *tj_graph_compile_error(const tj_graph *g);
 /* Waits for the optimized kernels still compiling in the background, so
  * the next evaluation runs them (a benchmark calls it before timing warm
- * calls). 0, or 1 with err. */
+ * calls). 0, or 1 with err when one of the compiles it waited for failed
+ * (the evaluations keep that kernel's fast tier, which computes the same
+ * bits). */
 int tj_graph_finish_compiles(tj_graph *g, tj_rt_error *err);
 
 #ifdef __cplusplus

@@ -77,6 +77,13 @@ class Event(ctypes.Structure):
                 ("ms", ctypes.c_double)]
 
 
+class GraphStats(ctypes.Structure):  # tj_graph_stats (tilejit/array.h), field for field: the C side writes it whole
+    _fields_ = [(n, ctypes.c_uint64) for n in ("nodes", "evals", "groups", "kernels_compiled", "kernels_launched",
+                                               "cache_hits", "tunings")] + [("compile_ms", ctypes.c_double)] + [
+        (n, ctypes.c_uint64) for n in ("kernels_ahead", "kernels_fast", "kernels_swapped", "plans_reused",
+                                       "compiles_failed", "kernels_emitted")]
+
+
 PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(TuneResult))
 EVENT_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(Event))
 

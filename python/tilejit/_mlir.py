@@ -16,10 +16,7 @@ class ValueInfo(ctypes.Structure):
                 ("shape", ctypes.c_int64 * _lib.MAX_RANK)]
 
 
-class GraphStats(ctypes.Structure):  # tj_graph_stats (tilejit/array.h), field for field
-    _fields_ = [(n, ctypes.c_uint64) for n in ("nodes", "evals", "groups", "kernels_compiled",
-                                               "kernels_launched", "cache_hits", "tunings")] + [
-        ("compile_ms", ctypes.c_double), ("kernels_ahead", ctypes.c_uint64)]
+GraphStats = _lib.GraphStats  # tj_graph_stats, written whole by tj_graph_get_stats
 
 
 _SIGNATURES = {

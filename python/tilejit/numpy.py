@@ -42,13 +42,7 @@ class _Info(ctypes.Structure):
     _fields_ = [("op", _I), ("dtype", _I), ("rank", _I), ("shape", ctypes.c_int64 * _MAX_RANK), ("evaluated", _I)]
 
 
-class _Stats(ctypes.Structure):
-    _fields_ = [("nodes", ctypes.c_uint64), ("evals", ctypes.c_uint64), ("groups", ctypes.c_uint64),
-                ("kernels_compiled", ctypes.c_uint64), ("kernels_launched", ctypes.c_uint64),
-                ("cache_hits", ctypes.c_uint64), ("tunings", ctypes.c_uint64), ("compile_ms", ctypes.c_double),
-                ("kernels_ahead", ctypes.c_uint64), ("kernels_fast", ctypes.c_uint64),
-                ("kernels_swapped", ctypes.c_uint64),
-                ("plans_reused", ctypes.c_uint64)]
+_Stats = _lib.GraphStats
 
 
 _SIGNATURES = {
@@ -101,6 +95,7 @@ _SIGNATURES = {
     "tj_graph_plan": (_I, [_P, _U32P, _U32, ctypes.c_char_p, ctypes.POINTER(_Buf), _ERR]),
     "tj_graph_get_stats": (None, [_P, ctypes.POINTER(_Stats)]),
     "tj_graph_finish_compiles": (_I, [_P, _ERR]),
+    "tj_graph_compile_error": (ctypes.c_char_p, [_P]),
     "tj_buf_free": (None, [ctypes.POINTER(_Buf)]),
     "tj_tensor_from_dlpack": (ctypes.c_char_p, [_P, ctypes.POINTER(_lib.Tensor), ctypes.POINTER(ctypes.c_int32),
                                                 ctypes.POINTER(ctypes.c_int32)]),
@@ -1026,17 +1021,24 @@ def stats(device=None):
     nodes, compile_ms, kernels_ahead (compiled ahead on worker threads),
     kernels_fast (new kernels launched first as their fast tier, on CUDA),
     kernels_swapped (their optimized kernels, compiled in the background
-    and taken since), plans_reused (evaluations whose plan, tiles and
-    kernels came from the plan memo: a repeated graph's)."""
+    and taken since), compiles_failed (those background compiles that
+    failed: the fast tier stays) with last_compile_error (the message of
+    the last, "" when none), plans_reused (evaluations whose plan, tiles and
+    kernels came from the plan memo: a repeated graph's), kernels_emitted
+    (kernel texts written, which the memo skips)."""
     g = _graph(device)
     s = _Stats()
     g.lib.tj_graph_get_stats(g.handle, ctypes.byref(s))
-    return {name: getattr(s, name) for name, _ in _Stats._fields_}
+    out = {name: getattr(s, name) for name, _ in _Stats._fields_}
+    out["last_compile_error"] = g.lib.tj_graph_compile_error(g.handle).decode(errors="replace")
+    return out
 
 
 def finish_compiles(device=None):
     """Waits for the optimized kernels still compiling in the background
-    (the fast tier's, docs/arrays.md), so the next evaluations run them."""
+    (the fast tier's, docs/arrays.md), so the next evaluations run them;
+    raises TilejitError when one of them failed to compile (the
+    evaluations keep its fast tier, which gives the same bits)."""
     g = _graph(device)
     err = _lib.Error()
     if g.lib.tj_graph_finish_compiles(g.handle, ctypes.byref(err)):

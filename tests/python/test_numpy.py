@@ -669,3 +669,42 @@ def test_masked_attention_is_one_flash_kernel(mshape):
     p = np.exp(z - z.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     check(y, p @ v, rtol=1e-4, atol=1e-5)
+
+
+# ---- a failed background compile reaches tnp (the stand-in driver: tests/unit/fake_libcuda.c) ----
+
+_FAILED_COMPILE = """
+import tilejit.numpy as tnp, numpy as np
+from tilejit import TilejitError
+a = tnp.asarray(np.ones((64, 64), np.float32), device="cuda")
+tnp.eval(a @ a)  # an f32 matmul: its fast tier runs, the optimized kernel compiles on a thread
+s = tnp.stats("cuda")
+assert s["kernels_fast"] == 1 and s["compiles_failed"] == 0, s
+try:
+    tnp.finish_compiles("cuda")
+    raise SystemExit("finish_compiles did not report the failed compile")
+except TilejitError as e:
+    assert "cuModuleLoadDataEx" in str(e), e
+s = tnp.stats("cuda")
+assert s["compiles_failed"] == 1 and s["kernels_swapped"] == 0, s
+assert "cuModuleLoadDataEx" in s["last_compile_error"], s
+tnp.eval(a @ a)  # the fast tier stays
+print("ok", tnp.stats("cuda")["kernels_launched"])
+"""
+
+
+def test_a_failed_background_compile_reaches_stats_and_finish_compiles(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import tilejit
+    lib = os.environ.get("TILEJIT_LIB", "")
+    driver = os.path.join(os.path.dirname(lib), "tests", "fake_driver")
+    if not os.path.exists(os.path.join(driver, "libcuda.so.1")):
+        pytest.skip("no stand-in driver beside $TILEJIT_LIB (a build tree's tests/fake_driver)")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(tilejit.__file__)))
+    env = dict(os.environ, LD_LIBRARY_PATH=driver, TJ_FAKE_CUDA_FAIL_WORKER_LOADS="1",
+               TILEJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=package)
+    r = subprocess.run([sys.executable, "-c", _FAILED_COMPILE], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok 2"), r.stdout + r.stderr

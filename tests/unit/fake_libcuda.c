@@ -2,10 +2,15 @@
  * GPU (tests/unit/test_jit_disk.c and tests/cli/devices.sh find it through
  * LD_LIBRARY_PATH): TJ_FAKE_CUDA_DEVICES sm_90 devices (1 by default; the
  * first has 132 SMs, the others 66) whose modules load any image and whose
- * kernels do nothing. */
+ * kernels do nothing. With TJ_FAKE_CUDA_FAIL_WORKER_LOADS set, loads made
+ * on any thread but the process's first fail (a background compile's
+ * failure, tests/unit/test_array_ahead.c). */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../../runtime/cuda_internal.h"
 
@@ -56,9 +61,14 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c) { return (current_ctx = c), 0; }
 EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *c) { return (*c = current_ctx), (current_ctx = NULL), 0; }
 EXPORT CUresult cuCtxSynchronize(void) { return 0; }
 
+/* the main thread's id is the process's */
+static int on_a_worker_thread(void) { return (pid_t)syscall(SYS_gettid) != getpid(); }
+
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v)
 {
     (void)image, (void)n, (void)o, (void)v;
+    if (getenv("TJ_FAKE_CUDA_FAIL_WORKER_LOADS") && on_a_worker_thread())
+        return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     *m = (CUmodule)(void *)0x55;
     return 0;
 }

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tilejit/array.h"
 
@@ -104,6 +105,37 @@ Test(array_ahead, an_f32_matmul_starts_as_its_fast_tier_and_swaps)
     cr_assert_eq(warm.cache_hits, 1);
     cr_assert_eq(warm.kernels_fast, 1);
     cr_assert_eq(warm.kernels_swapped, 1);
+}
+
+/* The optimized kernel's compile fails in the background (the stand-in
+ * driver refuses loads off the main thread): the evaluations keep running
+ * the fast tier, and the failure is counted, kept and returned by the wait
+ * rather than dropped. */
+Test(array_ahead, a_failed_background_compile_is_reported)
+{
+    setenv("TJ_FAKE_CUDA_FAIL_WORKER_LOADS", "1", 1);
+    tj_array a = input(2, (int64_t[]){64, 64}), b = input(2, (int64_t[]){64, 64});
+    tj_array y = tj_array_matmul(g, a, b);
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "the fast tier ran: %s", err.msg);
+    cr_assert_eq(stats().kernels_fast, 1);
+    cr_assert_str_empty(tj_graph_compile_error(g));
+    tj_rt_error wait = {{0}};
+    cr_assert_eq(tj_graph_finish_compiles(g, &wait), 1, "the wait reports the failed compile");
+    cr_assert(strstr(wait.msg, "1 background compile failed"), "%s", wait.msg);
+    cr_assert(strstr(wait.msg, "cuModuleLoadDataEx"), "the driver's message is kept: %s", wait.msg);
+    tj_graph_stats failed = stats();
+    cr_assert_eq(failed.compiles_failed, 1);
+    cr_assert_eq(failed.kernels_swapped, 0);
+    cr_assert(strstr(tj_graph_compile_error(g), "cuModuleLoadDataEx"), "%s", tj_graph_compile_error(g));
+    /* later evaluations take the fast tier, compile nothing, and report nothing new */
+    tj_array again = tj_array_matmul(g, a, b);
+    cr_assert_eq(tj_array_eval(g, &again, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "nothing left running: %s", err.msg);
+    tj_graph_stats warm = stats();
+    cr_assert_eq(warm.kernels_compiled, failed.kernels_compiled);
+    cr_assert_eq(warm.compiles_failed, 1);
+    cr_assert_eq(warm.kernels_launched, 2);
+    unsetenv("TJ_FAKE_CUDA_FAIL_WORKER_LOADS");
 }
 
 /* Kernels whose bits depend on the warps are not tiered (a softmax's row

@@ -98,6 +98,7 @@ Test(array_memo, an_identical_graph_hits_and_compiles_nothing)
     cr_assert_eq(after.kernels_compiled, before.kernels_compiled);
     cr_assert_eq(after.cache_hits - before.cache_hits, 1);
     cr_assert_eq(after.kernels_launched - before.kernels_launched, 1);
+    cr_assert_eq(after.kernels_emitted, before.kernels_emitted, "a hit emits no kernel text");
     cr_assert_eq(memcmp(first, out, sizeof out), 0, "the same bits");
 }
 
@@ -133,4 +134,75 @@ Test(array_memo, a_shared_leaf_is_not_two_leaves)
     cr_assert_eq(tj_array_read(g, r, out, sizeof out, &err), 0, "%s", err.msg);
     for (int i = 0; i < M * N; i++)
         cr_assert(fabs(out[i] - (x[i] * x[i] + z[i] * 0.5)) < 1e-5, "[%d]", i);
+}
+
+/* The ops with kernels of their own (other.c: gathers, scans, sorts,
+ * concatenation) and the copies they make of non-contiguous operands are
+ * replayed from the memo too: the second evaluation emits no kernel text,
+ * compiles nothing and gives the same values. Over x.T (a copy first):
+ * concatenate([take(x.T, idx, axis=1), cumsum(x.T, axis=1), sort(x.T * 2, axis=1)], axis=0). */
+static int32_t idx[3] = {4, 0, -1}; /* -1 counts from the end, as NumPy's */
+
+static int run_others(float *got)
+{
+    tj_graph_stats before = stats();
+    tj_array ax = wrap(x, 2, (int64_t[]){M, N});
+    tj_tensor ti = tj_tensor_contiguous(idx, TJ_DT_I32, 1, (int64_t[]){3});
+    tj_array ai = tj_array_wrap(g, &ti);
+    tj_array xt = tj_array_transpose(g, ax, (int[]){1, 0});
+    tj_array two = tj_array_scalar(g, TJ_DT_F32, 2.0, 1);
+    tj_array parts[3] = {tj_array_take(g, xt, ai, 1), tj_array_cumsum(g, xt, 1),
+                         tj_array_sort(g, tj_array_binary(g, TJ_AOP_MULTIPLY, xt, two), 1)};
+    tj_array r = tj_array_concatenate(g, parts, 3, 1);
+    cr_assert(r, "build: %s", tj_graph_error(g));
+    cr_assert_eq(tj_array_eval(g, &r, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_array_read(g, r, got, sizeof(float) * M * (3 + 2 * N), &err), 0, "%s", err.msg);
+    tj_array made[] = {ax, ai, xt, two, parts[0], parts[1], parts[2], r};
+    for (unsigned i = 0; i < sizeof made / sizeof *made; i++)
+        tj_array_release(g, made[i]);
+    return stats().plans_reused - before.plans_reused == 1;
+}
+
+static void check_others(const float *got)
+{
+    const int w = 3 + 2 * N;
+    for (int i = 0; i < M; i++) { /* row i of x.T: column i of x */
+        float col[N], sorted[N], sum = 0;
+        for (int j = 0; j < N; j++)
+            col[j] = sorted[j] = x[j * N + i];
+        for (int j = 0; j < 3; j++) {
+            int k = idx[j] < 0 ? idx[j] + N : idx[j];
+            cr_assert_eq(got[i * w + j], col[k], "take [%d, %d]", i, j);
+        }
+        for (int j = 0; j < N; j++) {
+            sum += col[j];
+            cr_assert(fabsf(got[i * w + 3 + j] - sum) < 1e-5f, "cumsum [%d, %d]: %g, want %g", i, j,
+                      got[i * w + 3 + j], sum);
+        }
+        for (int a = 1; a < N; a++) /* insertion sort of the column, times two */
+            for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+                float t = sorted[b];
+                sorted[b] = sorted[b - 1];
+                sorted[b - 1] = t;
+            }
+        for (int j = 0; j < N; j++)
+            cr_assert_eq(got[i * w + 3 + N + j], 2 * sorted[j], "sort [%d, %d]", i, j);
+    }
+}
+
+Test(array_memo, gathers_scans_sorts_and_concatenation_replay_without_emitting)
+{
+    float first[M * (3 + 2 * N)], second[M * (3 + 2 * N)];
+    cr_assert_not(run_others(first), "a first evaluation has nothing to reuse");
+    check_others(first);
+    tj_graph_stats before = stats();
+    cr_assert_gt(before.kernels_emitted, 0);
+    cr_assert(run_others(second), "the same graph again: the memo's plan");
+    tj_graph_stats after = stats();
+    cr_assert_eq(after.kernels_emitted, before.kernels_emitted, "a replay emits no kernel text (%llu written)",
+                 (unsigned long long)(after.kernels_emitted - before.kernels_emitted));
+    cr_assert_eq(after.kernels_compiled, before.kernels_compiled);
+    cr_assert_eq(after.kernels_launched - before.kernels_launched, before.kernels_launched,
+                 "the same launches as the first evaluation");
+    cr_assert_eq(memcmp(first, second, sizeof first), 0, "the same bits");
 }
