@@ -34,6 +34,7 @@ typedef struct lc_opts {
     double rtol, atol;
     unsigned seed;
     int specials;          /* sprinkle NaN, inf, -0 and ties among floats */
+    int signed_zeros;      /* -0 and +0 differ (a sort must keep their order) */
     const char *int_range; /* "idx=0:40": a range for one integer tensor */
     int wgmma;             /* lower dot for sm_90a's wgmma (tj_lower_options.wgmma) */
     int no_tma;            /* its rings by cp.async only (tj_lower_options.no_tma) */
@@ -222,6 +223,8 @@ static inline int lc_same(tj_dtype dt, double a, double b, const lc_opts *o)
         return isnan(a) && isnan(b);
     if (isinf(a) || isinf(b))
         return a == b;
+    if (o->signed_zeros && a == 0 && b == 0)
+        return signbit(a) == signbit(b);
     double tol = o->atol + o->rtol * fabs(a);
     if (dt == TJ_DT_F16 || dt == TJ_DT_BF16)
         tol += (dt == TJ_DT_F16 ? 2e-3 : 1.6e-2) * fabs(a) + 1e-3;
