@@ -68,6 +68,7 @@ typedef struct lg {
     void *fields;                   /* tensor fields read in the prologue */
     uint64_t frame;                 /* bytes of allocas so far */
     int vector_bits;                /* the host's widest vector (128, 256, 512) */
+    int sort_net;                   /* keys alone sort by tj_cpu_sort_keys32 (the host has AVX2) */
     /* the innermost for being emitted (loop_iv 0: none): its induction
      * variable, step (i64) and body, for prefetching (llvm_prefetch.c) */
     tj_ref loop_iv;
@@ -224,6 +225,18 @@ int lg_emit_if(lg *g, tj_ref r);
  * pairs. Keys and indices are parallel arrays. */
 void tj_cpu_sort_pairs(uint64_t *keys, uint32_t *idx, uint32_t n, uint64_t *tmp_keys, uint32_t *tmp_idx);
 void tj_cpu_sort_pairs32(uint32_t *keys, uint32_t *idx, uint32_t n, uint32_t *tmp_keys, uint32_t *tmp_idx);
+/* The sorting network (llvm_sort_net.c), on x86-64 builds: sorts the n
+ * unsigned keys of v ascending into out; v and out hold cap keys (a power
+ * of two, at least 64), v's past n are overwritten. Generated code calls
+ * it only where the host has AVX2 (tj_cpu_sort_net_host). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TJ_CPU_SORT_NET 1
+void tj_cpu_sort_keys32(uint32_t *v, uint32_t n, uint32_t cap, uint32_t *out);
+#else
+#define TJ_CPU_SORT_NET 0
+#endif
+/* Whether the host (LLVM's feature string) runs the network. */
+int tj_cpu_sort_net_host(const char *features);
 /* counting_sort of n buckets (each < nb, at most 256): the stable order and
  * the count of each bucket */
 void tj_cpu_counting_sort(const uint32_t *bucket, uint32_t n, uint32_t nb, int32_t *order, int32_t *counts);
@@ -231,7 +244,7 @@ void tj_cpu_counting_sort(const uint32_t *bucket, uint32_t n, uint32_t nb, int32
 /* ---- llvm_emit.c: the whole kernel ---- */
 /* Adds "tj_programs", "tj_frame_bytes" and "tj_atomics" for Tile IR kernel k to mod
  * (whose data layout is set); 0, or -1 after a diagnostic. */
-int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits);
+int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits, int sort_net);
 /* The generated entry point: runs programs [begin, end) of the grid.
  * exclusive != 0: the caller holds its tj_cpu's launch lock and runs these
  * programs alone, so atomics may be plain read-modify-writes (llvm_mem.c). */

@@ -337,9 +337,9 @@ static void release(lg *g)
         LLVMDisposeBuilder(g->pro);
 }
 
-int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits)
+int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits, int sort_net)
 {
-    lg g = {.k = k, .ctx = k->ctx, .mod = mod, .vector_bits = vector_bits};
+    lg g = {.k = k, .ctx = k->ctx, .mod = mod, .vector_bits = vector_bits, .sort_net = sort_net};
     init_types(&g, LLVMGetModuleContext(mod));
     g.vals = calloc(k->ninsts, sizeof *g.vals);
     g.views = calloc(k->ninsts, sizeof *g.views);

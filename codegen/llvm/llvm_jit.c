@@ -240,7 +240,7 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(mod, dl);
     LLVMSetTarget(mod, cpu->triple);
-    int rc = lg_build_function(mod, k, cpu->vector_bits);
+    int rc = lg_build_function(mod, k, cpu->vector_bits, tj_cpu_sort_net_host(cpu->features));
     if (!rc)
         rc = check_frame(k, mod);
     double t1 = now_ms();
@@ -321,7 +321,11 @@ static LLVMErrorRef define_helpers(tj_cpu *cpu, LLVMOrcJITDylibRef jd)
         void (*fn)(void);
     } helpers[] = {{"tj_cpu_sort_pairs", (void (*)(void))tj_cpu_sort_pairs},
                    {"tj_cpu_sort_pairs32", (void (*)(void))tj_cpu_sort_pairs32},
-                   {"tj_cpu_counting_sort", (void (*)(void))tj_cpu_counting_sort}};
+                   {"tj_cpu_counting_sort", (void (*)(void))tj_cpu_counting_sort},
+#if TJ_CPU_SORT_NET
+                   {"tj_cpu_sort_keys32", (void (*)(void))tj_cpu_sort_keys32},
+#endif
+    };
     enum { NHELPERS = sizeof helpers / sizeof *helpers };
     LLVMOrcCSymbolMapPair syms[NHELPERS];
     for (int i = 0; i < NHELPERS; i++)
