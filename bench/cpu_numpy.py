@@ -6,7 +6,10 @@
 Runs BUILD_DIR/bench/bench_cpu for each mode and prints, per figure, the
 native time and NumPy's: memory-bound kernels as GB/s and as a fraction of
 the bandwidth a NumPy copy of the same bytes reaches; the f32 matmul as
-GFLOP/s against NumPy's (OpenBLAS); every example against the interpreter.
+GFLOP/s against NumPy's (OpenBLAS); every example against the interpreter,
+in wall time (medians) and in CPU time of all threads per run (the least
+of 5 batches: the figure the machine's other load moves least; with
+several threads it counts every core the native run kept busy).
 Threads: TILEJIT_CPU_THREADS (NumPy's own ops are single-threaded except
 the matmul, which uses OpenBLAS's threads)."""
 import math
@@ -108,17 +111,23 @@ def matmul(build, defines="BM=64,BN=64,BK=64"):
 
 
 def examples(build):
-    print(f"{'example':48} {'native us':>9} {'interp us':>9} {'speed-up':>8} {'compile ms':>10} {'(CPU ms)':>8}")
+    print(f"{'example':48} {'native us':>9} {'interp us':>9} {'speed-up':>8} {'compile ms':>10} {'(CPU ms)':>8} "
+          f"{'CPU: native us':>14} {'interp us':>9} {'speed-up':>8}")
     rows = bench(build, "examples")
     for row in rows:
-        _, f, k, shapes, nat, itp, ms, cms = row
-        nat = max(float(nat), 1e-7)
+        _, f, k, shapes, nat, itp, ms, cms, nat_cpu, itp_cpu = row
+        nat, nat_cpu = max(float(nat), 1e-7), max(float(nat_cpu), 1e-7)
         print(f"{f + ' ' + shapes:48} {nat * 1e6:9.1f} {float(itp) * 1e6:9.1f} "
-              f"{float(itp) / nat:8.0f} {float(ms):10.1f} {float(cms):8.1f}")
+              f"{float(itp) / nat:8.0f} {float(ms):10.1f} {float(cms):8.1f} "
+              f"{nat_cpu * 1e6:14.1f} {float(itp_cpu) * 1e6:9.1f} {float(itp_cpu) / nat_cpu:8.0f}")
     ms = sorted(float(r[6]) for r in rows)
     cms = sorted(float(r[7]) for r in rows)
+
+    def geomean(i, j):
+        return math.exp(sum(math.log(float(r[j]) / max(float(r[i]), 1e-7)) for r in rows) / len(rows))
+
     print(f"compile: median {ms[len(ms) // 2]:.1f} ms wall ({cms[len(cms) // 2]:.1f} ms CPU), max {ms[-1]:.1f} ms; "
-          f"speed-up geomean {math.exp(sum(math.log(float(r[5]) / max(float(r[4]), 1e-7)) for r in rows) / len(rows)):.0f}")
+          f"speed-up geomean {geomean(4, 5):.0f} (wall), {geomean(8, 9):.0f} (CPU time)")
 
 
 if __name__ == "__main__":
