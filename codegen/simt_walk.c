@@ -112,7 +112,7 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return SF_ATOMIC;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: case TJ_OP_BALLOT: return SF_SHUFFLE;
     case TJ_OP_EXTRACT: case TJ_OP_PACK: return SF_VECTOR;
-    case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: return SF_ORDERED;
+    case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: case TJ_OP_LD_RELAXED: case TJ_OP_ST_RELAXED: return SF_ORDERED;
     case TJ_OP_FOR: return SF_FOR;
     case TJ_OP_WHILE: return SF_WHILE;
     case TJ_OP_IF: return SF_IF;

@@ -48,7 +48,7 @@ typedef enum simt_family {
     SF_ATOMIC,
     SF_SHUFFLE,
     SF_VECTOR, /* pack, extract */
-    SF_ORDERED, /* ld_acquire, st_release */
+    SF_ORDERED, /* ld_acquire, st_release, ld_relaxed, st_relaxed */
     SF_FOR,
     SF_WHILE,
     SF_IF,

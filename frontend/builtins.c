@@ -27,6 +27,8 @@ static const fe_builtin builtins[] = {
     {"store", 2, 2, {"mask", "distinct"}, fe_bi_store, TJ_OP_STORE, 0},
     {"load_acquire", 1, 1, {"mask", "other"}, fe_bi_load, TJ_OP_LOAD_ACQUIRE, 0},
     {"store_release", 2, 2, {"mask"}, fe_bi_store, TJ_OP_STORE_RELEASE, 0},
+    {"load_relaxed", 1, 1, {"mask", "other"}, fe_bi_load, TJ_OP_LOAD_RELAXED, 0},
+    {"store_relaxed", 2, 2, {"mask"}, fe_bi_store, TJ_OP_STORE_RELAXED, 0},
     {"atomic_add", 2, 2, {"mask"}, fe_bi_atomic, TJ_OP_ATOMIC_ADD, 0},
     {"atomic_max", 2, 2, {"mask"}, fe_bi_atomic, TJ_OP_ATOMIC_MAX, 0},
     {"atomic_min", 2, 2, {"mask"}, fe_bi_atomic, TJ_OP_ATOMIC_MIN, 0},

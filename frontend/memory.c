@@ -242,11 +242,13 @@ static int mask_arg(fe_builder *lw, const fe_expr *call, tj_type tile, tj_ref *o
     return v.kind == V_VALUE;
 }
 
-/* load_acquire and store_release order single 4- or 8-byte numbers
- * (ld.acquire / st.release, LLVM's ordered accesses). */
+/* load_acquire, store_release, load_relaxed and store_relaxed access single
+ * 4- or 8-byte numbers (ld/st .acquire, .release, .relaxed; LLVM's atomic
+ * accesses). */
 static fe_val ordered_view(fe_builder *lw, const fe_expr *call, fe_val view, tj_op op)
 {
-    if (view.kind != V_VIEW || (op != TJ_OP_LOAD_ACQUIRE && op != TJ_OP_STORE_RELEASE))
+    if (view.kind != V_VIEW || (op != TJ_OP_LOAD_ACQUIRE && op != TJ_OP_STORE_RELEASE && op != TJ_OP_LOAD_RELAXED &&
+                                op != TJ_OP_STORE_RELAXED))
         return view;
     tj_dtype dt = fe_val_dtype(lw, view);
     if ((tj_dtype_is_int(dt) || tj_dtype_is_float(dt)) && (tj_dtype_size(dt) == 4 || tj_dtype_size(dt) == 8))

@@ -197,9 +197,11 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_DOT: return tj_exec_dot(st, r);
     case TJ_OP_VIEW: return tj_exec_view(st, r);
     case TJ_OP_LOAD:
-    case TJ_OP_LOAD_ACQUIRE: return tj_exec_load(st, r); /* programs run in order: every access is ordered */
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_LOAD_RELAXED: return tj_exec_load(st, r); /* programs run in order: every access is ordered */
     case TJ_OP_STORE:
-    case TJ_OP_STORE_RELEASE: return tj_exec_store(st, r);
+    case TJ_OP_STORE_RELEASE:
+    case TJ_OP_STORE_RELAXED: return tj_exec_store(st, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return tj_exec_atomic(st, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(tj_in(st, r)->op);

@@ -150,6 +150,8 @@ static tj_type_kind operand_kind(tj_op op, uint32_t a)
     case TJ_OP_STORE:
     case TJ_OP_LOAD_ACQUIRE:
     case TJ_OP_STORE_RELEASE:
+    case TJ_OP_LOAD_RELAXED:
+    case TJ_OP_STORE_RELAXED:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN: return a ? TJ_TK_TILE : TJ_TK_VIEW;
@@ -162,9 +164,11 @@ static int operand_optional(tj_op op, uint32_t a)
 {
     switch (op) {
     case TJ_OP_LOAD:
-    case TJ_OP_LOAD_ACQUIRE: return a >= 1; /* mask, other */
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_LOAD_RELAXED: return a >= 1; /* mask, other */
     case TJ_OP_STORE:
     case TJ_OP_STORE_RELEASE:
+    case TJ_OP_STORE_RELAXED:
     case TJ_OP_ATOMIC_ADD:
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:

@@ -402,9 +402,11 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_WHILE: return exec_while(s, r, depth);
     case TJ_OP_PROJ: return exec_proj(s, r);
     case TJ_OP_LD_GLOBAL:
-    case TJ_OP_LD_ACQUIRE: return tj_simt_load_global(s, r); /* programs run in order: every access is ordered */
+    case TJ_OP_LD_ACQUIRE:
+    case TJ_OP_LD_RELAXED: return tj_simt_load_global(s, r); /* programs run in order: every access is ordered */
     case TJ_OP_ST_GLOBAL:
-    case TJ_OP_ST_RELEASE: return tj_simt_store_global(s, r);
+    case TJ_OP_ST_RELEASE:
+    case TJ_OP_ST_RELAXED: return tj_simt_store_global(s, r);
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return tj_simt_atomic(s, r);
     case TJ_OP_LD_SHARED: return tj_simt_load_shared(s, r);
     case TJ_OP_ST_SHARED: return tj_simt_store_shared(s, r);

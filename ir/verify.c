@@ -50,8 +50,10 @@ static int optional_operand(tj_op op, uint32_t a)
     switch (op) {
     case TJ_OP_LOAD:
     case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_LOAD_RELAXED:
     case TJ_OP_LD_GLOBAL:
     case TJ_OP_LD_ACQUIRE:
+    case TJ_OP_LD_RELAXED:
         return a >= 1; /* mask or predicate, other */
     case TJ_OP_MMA_LOAD:
         return a == 2; /* where rows 8-15 start */
@@ -60,8 +62,10 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:
     case TJ_OP_STORE_RELEASE:
+    case TJ_OP_STORE_RELAXED:
     case TJ_OP_ST_GLOBAL:
     case TJ_OP_ST_RELEASE:
+    case TJ_OP_ST_RELAXED:
     case TJ_OP_ATOM_ADD:
     case TJ_OP_ATOM_MAX:
     case TJ_OP_ATOM_MIN:

@@ -121,7 +121,7 @@ static void check_update(V *v, tj_ref r, tj_type tile)
     tj_dtype dt = dtype_of(v, tile);
     if (inst(v, r)->flags & ~(uint32_t)(op == TJ_OP_STORE ? TJ_STORE_DISTINCT : 0))
         tj_verify_fail(v, r, "unknown flags 0x%x", inst(v, r)->flags);
-    else if (op == TJ_OP_STORE || op == TJ_OP_STORE_RELEASE)
+    else if (op == TJ_OP_STORE || op == TJ_OP_STORE_RELEASE || op == TJ_OP_STORE_RELAXED)
         tj_verify_result(v, r, TJ_TYPE_NONE);
     else if (!tj_dtype_is_int(dt) && !tj_dtype_is_float(dt))
         tj_verify_fail(v, r, "atomics take numbers, not %s", tj_dtype_name(dt));
@@ -129,7 +129,7 @@ static void check_update(V *v, tj_ref r, tj_type tile)
         tj_verify_result(v, r, tile);
 }
 
-/* What ld.acquire / st.release and LLVM's ordered accesses take. */
+/* What ld.acquire / st.release (and .relaxed) and LLVM's ordered accesses take. */
 static int ordered_dtype(tj_dtype dt)
 {
     return (tj_dtype_is_int(dt) || tj_dtype_is_float(dt)) && (tj_dtype_size(dt) == 4 || tj_dtype_size(dt) == 8);
@@ -147,10 +147,12 @@ void tj_verify_memory_op(V *v, tj_ref r)
         return;
     }
     tj_op op = inst(v, r)->op;
-    if ((op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_STORE_RELEASE) && !ordered_dtype(dtype_of(v, view_tile(v, view))))
+    int ordered = op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_STORE_RELEASE || op == TJ_OP_LOAD_RELAXED ||
+                  op == TJ_OP_STORE_RELAXED;
+    if (ordered && !ordered_dtype(dtype_of(v, view_tile(v, view))))
         tj_verify_fail(v, r, "ordered accesses take 4- or 8-byte numbers, not %s",
                        tj_dtype_name(dtype_of(v, view_tile(v, view))));
-    else if (op == TJ_OP_LOAD || op == TJ_OP_LOAD_ACQUIRE)
+    else if (op == TJ_OP_LOAD || op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_LOAD_RELAXED)
         check_load(v, r, view_tile(v, view));
     else
         check_update(v, r, view_tile(v, view));

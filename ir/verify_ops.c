@@ -443,7 +443,7 @@ void tj_verify_op(V *v, tj_ref r)
     case TJ_OP_DOT: check_dot(v, r); break;
     case TJ_OP_VIEW: case TJ_OP_LOAD: case TJ_OP_STORE:
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN:
-    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE:
+    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: case TJ_OP_LOAD_RELAXED: case TJ_OP_STORE_RELAXED:
         tj_verify_memory_op(v, r);
         break;
     case TJ_OP_FOR: case TJ_OP_IF: case TJ_OP_WHILE: tj_verify_control_op(v, r); break;

@@ -143,7 +143,7 @@ static void check_ld_global(V *v, tj_ref r)
  * 4- or 8-byte number (the targets order single accesses only) */
 static void check_ordered(V *v, tj_ref r)
 {
-    int load = inst(v, r)->op == TJ_OP_LD_ACQUIRE;
+    int load = inst(v, r)->op == TJ_OP_LD_ACQUIRE || inst(v, r)->op == TJ_OP_LD_RELAXED;
     tj_type t = load ? inst(v, r)->type : arg_type(v, r, 1), other = load ? arg_type(v, r, 2) : TJ_TYPE_NONE;
     tj_dtype dt = dtype_of(v, t);
     if (!expect_scalar(v, r, 0, TJ_DT_U64, "the address") || !expect_pred(v, r, load ? 1 : 2))
@@ -443,7 +443,9 @@ void tj_verify_simt_op(V *v, tj_ref r)
         break;
     case TJ_OP_TENSOR_PTR: case TJ_OP_STRIDE: check_tensor_query(v, r); break;
     case TJ_OP_LD_GLOBAL: check_ld_global(v, r); break;
-    case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: check_ordered(v, r); break;
+    case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: case TJ_OP_LD_RELAXED: case TJ_OP_ST_RELAXED:
+        check_ordered(v, r);
+        break;
     case TJ_OP_LD_SHARED:
         if (expect_scalar(v, r, 0, TJ_DT_U32, "the address") && !is_simt_value(v, inst(v, r)->type))
             tj_verify_fail(v, r, "loads a scalar or a vector of at most %d bytes", SIMT_VECTOR_BYTES);

@@ -25,9 +25,11 @@ static int kind_of(tj_op op)
 {
     switch (op) {
     case TJ_OP_LOAD:
-    case TJ_OP_LOAD_ACQUIRE: return GA_READ;
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_LOAD_RELAXED: return GA_READ;
     case TJ_OP_STORE:
-    case TJ_OP_STORE_RELEASE: return GA_WRITE;
+    case TJ_OP_STORE_RELEASE:
+    case TJ_OP_STORE_RELAXED: return GA_WRITE;
     case TJ_OP_ATOMIC_ADD: return GA_ADD;
     case TJ_OP_ATOMIC_MAX: return GA_MAX;
     case TJ_OP_ATOMIC_MIN: return GA_MIN;

@@ -349,7 +349,8 @@ static int uniform_scalar(const lw *w, tj_ref x, uint8_t *visiting, int depth)
         return 0;
     switch (in->op) {
     case TJ_OP_CONST: case TJ_OP_PARAM: case TJ_OP_DIM: case TJ_OP_PROGRAM_ID: case TJ_OP_NUM_PROGRAMS:
-    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN:
+    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_LOAD_RELAXED: case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX:
+    case TJ_OP_ATOMIC_MIN:
         return 1;
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX: case TJ_OP_REDUCE_MIN:
         return in->imm < 0; /* over every axis: every thread combines the same partials alike (reduce.c) */
@@ -530,7 +531,9 @@ static int lower_inst(lw *w, tj_ref r)
     case TJ_OP_ATOMIC_MAX:
     case TJ_OP_ATOMIC_MIN:
     case TJ_OP_LOAD_ACQUIRE:
-    case TJ_OP_STORE_RELEASE: return lw_lower_memory(w, r);
+    case TJ_OP_STORE_RELEASE:
+    case TJ_OP_LOAD_RELAXED:
+    case TJ_OP_STORE_RELAXED: return lw_lower_memory(w, r);
     default: break;
     }
     if (info->flags & TJ_OPF_ELEM)

@@ -9,7 +9,10 @@
  * is the same in every thread), with a barrier after the acquires (the
  * broadcast's own, when there are replicas) and before the releases: with
  * bar.sync's cumulativity, every thread's accesses are ordered with them,
- * not only the accessing thread's. */
+ * not only the accessing thread's. load_relaxed and store_relaxed are
+ * accessed the same way, one element by its owner, without those barriers
+ * (they order nothing); a relaxed load's replicas still take the owner's
+ * value. */
 #include "passes/facts.h"
 #include "lower/lower.h"
 #include "passes/pass_util.h"
@@ -239,8 +242,8 @@ static int lower_load(lw *w, tj_ref r)
     if ((in->args[1] && !mask) || (tile_other && !other))
         return 1;
     lw_hazard_access(w, m.param, in->op);
-    int acquire = in->op == TJ_OP_LOAD_ACQUIRE;
-    int vw = acquire ? 1 : access_width(w, &m, 0);
+    int acquire = in->op == TJ_OP_LOAD_ACQUIRE, relaxed = in->op == TJ_OP_LOAD_RELAXED;
+    int vw = acquire || relaxed ? 1 : access_width(w, &m, 0);
     tj_ref *regs = lw_new_regs(w, l->nregs);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
@@ -249,11 +252,12 @@ static int lower_load(lw *w, tj_ref r)
         tj_ref pred, addr = reg_address(w, &m, r0, &pred);
         int select_after = vw > 1 && (mask || other);
         tj_ref dflt = other ? other[r0] : uni_other;
-        if (acquire)
+        if (acquire || relaxed)
             pred = lw_and(w, lw_owner(w, l, r0), pred);
         tj_ref args[3] = {addr, select_after ? pred : lw_and(w, pred, mask ? mask[r0] : TJ_NONE),
                           select_after || !dflt ? TJ_NONE : lw_cast(w, dflt, m.memdt)};
-        tj_ref v = lw_emit(w, acquire ? TJ_OP_LD_ACQUIRE : TJ_OP_LD_GLOBAL, vec_type(w, m.memdt, vw), args, 3);
+        tj_op ld = acquire ? TJ_OP_LD_ACQUIRE : relaxed ? TJ_OP_LD_RELAXED : TJ_OP_LD_GLOBAL;
+        tj_ref v = lw_emit(w, ld, vec_type(w, m.memdt, vw), args, 3);
         for (int j = 0; j < vw; j++) {
             tj_ref x = v;
             if (vw > 1) {
@@ -269,8 +273,8 @@ static int lower_load(lw *w, tj_ref r)
             regs[group[j]] = x;
         }
     }
-    if (acquire && tj_layout_has_replicas(l))
-        lw_refresh_replicas(w, l, regs, -1); /* its barrier follows every owner's acquire */
+    if ((acquire || relaxed) && tj_layout_has_replicas(l))
+        lw_refresh_replicas(w, l, regs, -1); /* its barrier follows every owner's access */
     else if (acquire)
         lw_barrier(w);
     lw_set_regs(w, r, l, regs);
@@ -421,8 +425,8 @@ static int lower_store(lw *w, tj_ref r)
     if (in->args[2] && !mask)
         return 1;
     tj_ref *dup = m.gpos >= 0 && !(in->flags & TJ_STORE_DISTINCT) ? later_duplicates(w, &m, mask) : NULL;
-    int release = in->op == TJ_OP_STORE_RELEASE;
-    int vw = dup || release ? 1 : access_width(w, &m, mask != NULL);
+    int release = in->op == TJ_OP_STORE_RELEASE, relaxed = in->op == TJ_OP_STORE_RELAXED;
+    int vw = dup || release || relaxed ? 1 : access_width(w, &m, mask != NULL);
     if (release)
         lw_barrier(w);
     lw_hazard_access(w, m.param, in->op);
@@ -439,7 +443,7 @@ static int lower_store(lw *w, tj_ref r)
             parts[j] = lw_cast(w, val->regs[group[j]], m.memdt);
         v = vw > 1 ? lw_emit(w, TJ_OP_PACK, vec_type(w, m.memdt, vw), parts, (uint32_t)vw) : parts[0];
         tj_ref args[3] = {addr, v, pred};
-        lw_emit(w, release ? TJ_OP_ST_RELEASE : TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, args, 3);
+        lw_emit(w, release ? TJ_OP_ST_RELEASE : relaxed ? TJ_OP_ST_RELAXED : TJ_OP_ST_GLOBAL, TJ_TYPE_NONE, args, 3);
     }
     return 0;
 }
@@ -476,9 +480,11 @@ int lw_lower_memory(lw *w, tj_ref r)
 {
     switch (w->src->insts[r].op) {
     case TJ_OP_LOAD:
-    case TJ_OP_LOAD_ACQUIRE: return lower_load(w, r);
+    case TJ_OP_LOAD_ACQUIRE:
+    case TJ_OP_LOAD_RELAXED: return lower_load(w, r);
     case TJ_OP_STORE:
-    case TJ_OP_STORE_RELEASE: return lower_store(w, r);
+    case TJ_OP_STORE_RELEASE:
+    case TJ_OP_STORE_RELAXED: return lower_store(w, r);
     default: return lower_atomic(w, r);
     }
 }

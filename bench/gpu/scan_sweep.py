@@ -4,7 +4,9 @@ scan_lookback_packed (the flag and value in one u64 word, the library's
 kernel for f32) with its tile (B), window (W) and warps replaced, launched as
 lib/scan.c launches it (the words and the ticket counter zeroed before each
 call, in the timed call), checked against torch.cumsum, beside torch's copy.
---two-word B,W,warps ... times scan_lookback (separate flags and values, the
+--ordered adds, for each packed configuration, the kernel with its words
+written by store_release and read by load_acquire (the packed kernel as
+first written). --two-word B,W,warps ... times scan_lookback (separate flags and values, the
 library's kernel for 64-bit values, and for f32 before the packed words) the
 same way; --early adds, for each of those, the variant with its aggregate
 published before the in-tile scan. --baseline FILE[@B,W,warps[,K]] ... times
@@ -12,7 +14,7 @@ other scan.tj files' scan_lookback (an earlier commit's, a variant) the same
 way (B 8192 when not given).
 
     python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--two-word 8192,256,8 ...]
-        [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--lib-layout]
+        [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--ordered] [--lib-layout]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -66,6 +68,17 @@ def early_variant(src):
     return head + "kernel scan_lookback(" + body
 
 
+def ordered_variant(src):
+    """scan_lookback_packed with its relaxed accesses of the words made acquire
+    loads and release stores (fails loudly if the kernel has none)"""
+    head, body = src.split("kernel scan_lookback_packed(", 1)
+    body, sep, tail = body.partition("\nkernel ")
+    if body.count("store_relaxed") != 3 or body.count("load_relaxed") != 1:
+        raise ValueError("scan.tj's scan_lookback_packed no longer has 3 relaxed stores and 1 relaxed load")
+    body = body.replace("store_relaxed", "store_release").replace("load_relaxed", "load_acquire")
+    return head + "kernel scan_lookback_packed(" + body + sep + tail
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
@@ -75,6 +88,8 @@ def main():
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
     ap.add_argument("--early", action="store_true",
                     help="time each configuration also with its aggregate published before the in-tile scan")
+    ap.add_argument("--ordered", action="store_true",
+                    help="time each packed configuration also with acquire loads and release stores of its words")
     ap.add_argument("--lib-layout", action="store_true",
                     help="time each also with lib/scan.c's scratch (one buffer, zeroed whole)")
     args = ap.parse_args()
@@ -111,8 +126,10 @@ def main():
     for cfg in args.configs:
         consts = dict(zip(["B", "W", "warps"], map(int, cfg.split(","))))
         label = "packed, " + " ".join(f"{k} {v}" for k, v in consts.items())
-        runs.append((label, lookback_source(consts, kernel="scan_lookback_packed"), consts["B"],
-                     "scan_lookback_packed"))
+        src = lookback_source(consts, kernel="scan_lookback_packed")
+        runs.append((label, src, consts["B"], "scan_lookback_packed"))
+        if args.ordered:
+            runs.append((label + " acquire/release", ordered_variant(src), consts["B"], "scan_lookback_packed"))
     for label, src, b, name in runs:
         time_lookback(label, src, name, b, x, y, want, nbytes, copy, False)
         if args.lib_layout and name == "scan_lookback":

@@ -198,7 +198,8 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);
     case TJ_OP_STORE: return lg_emit_store(g, r);
-    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: return lg_emit_ordered(g, r);
+    case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: case TJ_OP_LOAD_RELAXED: case TJ_OP_STORE_RELAXED:
+        return lg_emit_ordered(g, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return lg_emit_atomic(g, r);
     default:
         if (tj_op_get(op)->flags & TJ_OPF_ELEM)

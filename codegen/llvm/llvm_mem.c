@@ -293,14 +293,19 @@ static LLVMValueRef guard_end(lg *g, guard *gd, LLVMValueRef v, LLVMValueRef oth
 }
 
 /* load_acquire and store_release: atomic accesses with acquire / release
- * ordering (LLVM requires them aligned to their size); other accesses stay. */
+ * ordering, load_relaxed and store_relaxed monotonic ones (LLVM requires
+ * them aligned to their size); other accesses stay. */
 static LLVMValueRef ordered(lg *g, tj_ref r, LLVMValueRef access, tj_dtype dt)
 {
-    tj_op op = lg_in(g, r)->op;
-    if (op == TJ_OP_LOAD_ACQUIRE || op == TJ_OP_STORE_RELEASE) {
-        LLVMSetOrdering(access, op == TJ_OP_LOAD_ACQUIRE ? LLVMAtomicOrderingAcquire : LLVMAtomicOrderingRelease);
-        LLVMSetAlignment(access, (unsigned)tj_dtype_size(dt));
+    LLVMAtomicOrdering order;
+    switch (lg_in(g, r)->op) {
+    case TJ_OP_LOAD_ACQUIRE: order = LLVMAtomicOrderingAcquire; break;
+    case TJ_OP_STORE_RELEASE: order = LLVMAtomicOrderingRelease; break;
+    case TJ_OP_LOAD_RELAXED: case TJ_OP_STORE_RELAXED: order = LLVMAtomicOrderingMonotonic; break;
+    default: return access;
     }
+    LLVMSetOrdering(access, order);
+    LLVMSetAlignment(access, (unsigned)tj_dtype_size(dt));
     return access;
 }
 
@@ -585,7 +590,7 @@ int lg_emit_store(lg *g, tj_ref r)
 int lg_emit_ordered(lg *g, tj_ref r)
 {
     const lg_view *v = view_of(g, r);
-    int load = lg_in(g, r)->op == TJ_OP_LOAD_ACQUIRE;
+    int load = lg_in(g, r)->op == TJ_OP_LOAD_ACQUIRE || lg_in(g, r)->op == TJ_OP_LOAD_RELAXED;
     if (!v)
         return -1;
     if (load)

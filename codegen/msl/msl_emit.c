@@ -131,8 +131,9 @@ static int emit_inst(void *target, tj_ref r, int depth)
     case SF_WHILE: return ms_emit_while(e, r, depth);
     case SF_ORDERED: /* Metal's device atomics are relaxed only: no acquire or release to map them to */
         return ms_fail(e, r, "'%s' has no Metal form: Metal's device atomics are relaxed only, so an acquire or "
-                       "release on device memory cannot be expressed (the library keeps its multi-phase path "
-                       "on Metal)", tj_op_get(op)->name);
+                       "release on device memory cannot be expressed, and the relaxed accesses (which need no "
+                       "more) are not emitted for Metal either (the library keeps its multi-phase path on "
+                       "Metal)", tj_op_get(op)->name);
     case SF_IF: return ms_emit_if(e, r, depth);
     case SF_PROJ: return ms_emit_proj(e, r);
     case SF_MMA: return ms_emit_mma(e, r);

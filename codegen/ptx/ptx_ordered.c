@@ -1,9 +1,10 @@
 /* Ordered global memory: ld_acquire as ld.acquire.gpu, st_release as
  * st.release.gpu (PTX ISA memory consistency model: device scope, so a
  * program of another CTA that acquires a value released here sees every
- * write ordered before the release). One 4- or 8-byte element each; the
- * predicate guards the access, and a load whose predicate is off leaves
- * the default (or 0). */
+ * write ordered before the release); ld_relaxed and st_relaxed as
+ * ld/st.relaxed.gpu (strong accesses: never torn, seen by other CTAs, no
+ * fence). One 4- or 8-byte element each; the predicate guards the access,
+ * and a load whose predicate is off leaves the default (or 0). */
 #include <stdio.h>
 
 #include "codegen/ptx/ptx.h"
@@ -40,7 +41,7 @@ static int address_of(ptx_emitter *e, tj_ref r, uint32_t pred_at, ptx_reg *addr)
     return 0;
 }
 
-static int emit_acquire(ptx_emitter *e, tj_ref r)
+static int emit_ordered_load(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_dtype dt;
@@ -53,23 +54,24 @@ static int emit_acquire(ptx_emitter *e, tj_ref r)
         px_mov(e, d, px_operand(e, r, 2, 0));
     else
         px_zero(e, d);
-    px_ins(e, "%sld.acquire.gpu.global.b%d %s, [%s]", guard_of(e, r, 1).s, 8 * tj_dtype_size(dt), RN(d), RN(addr));
+    px_ins(e, "%sld.%s.gpu.global.b%d %s, [%s]", guard_of(e, r, 1).s, in->op == TJ_OP_LD_ACQUIRE ? "acquire" : "relaxed",
+           8 * tj_dtype_size(dt), RN(d), RN(addr));
     return 0;
 }
 
-static int emit_release(ptx_emitter *e, tj_ref r)
+static int emit_ordered_store(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_dtype dt;
     ptx_reg addr;
     if (!in->args[1])
-        return px_fail(e, r, "st_release needs a value");
+        return px_fail(e, r, "%s needs a value", tj_op_get(in->op)->name);
     if (ordered_value(e, r, px_inst(e, in->args[1])->type, &dt) || address_of(e, r, 2, &addr) ||
         px_operand_check(e, r, 1, 1, dt))
         return -1;
     e->defined[r] = 1;
-    px_ins(e, "%sst.release.gpu.global.b%d [%s], %s", guard_of(e, r, 2).s, 8 * tj_dtype_size(dt), RN(addr),
-           RN(px_val(e, in->args[1], 0)));
+    px_ins(e, "%sst.%s.gpu.global.b%d [%s], %s", guard_of(e, r, 2).s, in->op == TJ_OP_ST_RELEASE ? "release" : "relaxed",
+           8 * tj_dtype_size(dt), RN(addr), RN(px_val(e, in->args[1], 0)));
     return 0;
 }
 
@@ -77,5 +79,6 @@ int px_emit_ordered(ptx_emitter *e, tj_ref r)
 {
     if (px_inst(e, r)->nargs != 3)
         return px_fail(e, r, "%s takes 3 operands", tj_op_get(px_inst(e, r)->op)->name);
-    return px_inst(e, r)->op == TJ_OP_LD_ACQUIRE ? emit_acquire(e, r) : emit_release(e, r);
+    tj_op op = px_inst(e, r)->op;
+    return op == TJ_OP_LD_ACQUIRE || op == TJ_OP_LD_RELAXED ? emit_ordered_load(e, r) : emit_ordered_store(e, r);
 }

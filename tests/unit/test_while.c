@@ -1,4 +1,5 @@
-/* while loops and ordered accesses (load_acquire, store_release) through
+/* while loops and ordered accesses (load_acquire, store_release,
+ * load_relaxed, store_relaxed) through
  * every executing layer: the reference interpreter, the SIMT lowering with
  * the SIMT interpreter (lower_check.h: against the reference), and the
  * native cpu back end (tj_jit, programs run concurrently there). A wait on
@@ -28,6 +29,24 @@ static const char *chain_src = "kernel chain(F: i32[N], V: f32[N], O: f32[N])\n"
                                "    store(O[t], acc)\n"
                                "    store_release(F[t], 1)\n"
                                "}\n";
+
+/* The chain through relaxed words alone: program t waits until F[t - 1] =
+ * 1 << 32 | running sum (its low half the i32 bits), and publishes its own;
+ * nothing else passes between programs, so nothing needs ordering. */
+static const char *relaxed_chain_src = "kernel relaxed_chain(F: u64[N], V: i32[N], O: i32[N])\n"
+                                       "    grid (N)\n"
+                                       "{\n"
+                                       "    t = program_id(0)\n"
+                                       "    acc = load(V[t])\n"
+                                       "    waiting = t > 0\n"
+                                       "    while waiting {\n"
+                                       "        word = load_relaxed(F[t - 1], mask = t > 0)\n"
+                                       "        waiting = (word >> 32) == 0\n"
+                                       "        acc = load(V[t]) + bitcast(u32(word & 0xFFFFFFFF), i32)\n"
+                                       "    }\n"
+                                       "    store(O[t], acc)\n"
+                                       "    store_relaxed(F[t], (u64(1) << 32) | u64(bitcast(acc, u32)))\n"
+                                       "}\n";
 
 /* Program 0 waits on program 1, which runs after it. */
 static const char *backwards_src = "kernel backwards(F: i32[2])\n"
@@ -64,6 +83,11 @@ Test(while_loops, lowered_like_the_interpreter)
     lc_opts h = lc_defaults();
     h.lo = 0, h.hi = 40;
     cr_assert(lc_check_tj(halve_src, "halve", &h));
+    lc_opts r = lc_defaults();
+    r.shapes = "N=37";
+    r.int_range = "F=0:1";
+    r.ilo = -1000, r.ihi = 1000;
+    cr_assert(lc_check_tj(relaxed_chain_src, "relaxed_chain", &r));
 }
 
 /* The look-back scans of lib/kernels/scan.tj (tiles of 64: 5 a line over 3
@@ -130,6 +154,38 @@ static void run_chain(tj_device_kind kind)
 
 Test(while_loops, chain_native) { run_chain(TJ_DEVICE_CPU); }
 Test(while_loops, chain_interp) { run_chain(TJ_DEVICE_INTERP); }
+
+/* The relaxed chain on a device: O is the running sum of V (negative
+ * values too: the low half carries the i32 bits), F every program's word. */
+static void run_relaxed_chain(tj_device_kind kind)
+{
+    enum { N = 300 };
+    static uint64_t f[N];
+    static int32_t v[N], out[N];
+    memset(f, 0, sizeof f);
+    for (int i = 0; i < N; i++)
+        v[i] = i % 7 - 4;
+    int64_t n = N;
+    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(f, TJ_DT_U64, 1, &n)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(v, TJ_DT_I32, 1, &n)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(out, TJ_DT_I32, 1, &n)}};
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(kind, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    tj_fn *fn = compile(j, relaxed_chain_src, "relaxed_chain", args, 3, &err);
+    cr_assert(fn, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(fn, args, 3, NULL, &err), 0, "%s", err.msg);
+    int32_t acc = 0;
+    for (int i = 0; i < N; i++) {
+        acc += v[i];
+        cr_assert_eq(out[i], acc, "O[%d] = %d, expected %d", i, out[i], acc);
+        cr_assert_eq(f[i], (uint64_t)1 << 32 | (uint32_t)acc, "F[%d]", i);
+    }
+    tj_jit_close(j);
+}
+
+Test(while_loops, relaxed_chain_native) { run_relaxed_chain(TJ_DEVICE_CPU); }
+Test(while_loops, relaxed_chain_interp) { run_relaxed_chain(TJ_DEVICE_INTERP); }
 
 Test(while_loops, wait_on_a_later_program_is_reported)
 {
