@@ -122,7 +122,7 @@ simt_family simt_op_family(tj_op op)
         return SF_MMA;
     case TJ_OP_CP_ASYNC: case TJ_OP_CP_ASYNC_COMMIT: case TJ_OP_CP_ASYNC_WAIT: return SF_ASYNC;
     case TJ_OP_WGMMA_DESC: case TJ_OP_WGMMA: case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT:
-    case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC:
+    case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC: case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE:
         return SF_WGMMA;
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
     case TJ_OP_MBAR_ARRIVE: case TJ_OP_TMA_LOAD:

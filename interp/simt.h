@@ -13,6 +13,8 @@
 
 #include "interp/interp.h"
 
+enum { TJ_SIMT_NAMED_BARRIERS = 16 }; /* bar.sync's barriers of a program, 0 among them */
+
 /* The bytes a tensor argument may be accessed in: [lo, hi). */
 typedef struct tj_simt_extent {
     uintptr_t lo, hi;
@@ -46,6 +48,9 @@ typedef struct tj_simt {
     uint32_t *wg_group_aend;  /* per committed group in flight: its end in wg_aregs */
     uint32_t wg_group_acap;
     struct tj_simt_tma *tma;  /* mbarriers and TMA copies in flight (simt_tma.c) */
+    uint32_t bar_arrived[TJ_SIMT_NAMED_BARRIERS]; /* named barriers (simt_turns.c): arrivals of the */
+    uint32_t bar_count[TJ_SIMT_NAMED_BARRIERS];   /* current phase, the count it completes at and */
+    uint32_t bar_warps[TJ_SIMT_NAMED_BARRIERS];   /* the warps arrived (bit w: warp w) */
     void *storage;
 } tj_simt;
 
@@ -110,6 +115,11 @@ int tj_simt_tma_load(tj_simt *s, tj_ref r);
 int tj_simt_tma_end(tj_simt *s);   /* a program's end: no copy left in flight */
 void tj_simt_tma_reset(tj_simt *s); /* a new program */
 void tj_simt_tma_free(tj_simt *s);
+
+/* simt_turns.c: bar_sync and bar_arrive (arrivals counted per phase) */
+int tj_simt_named_barrier(tj_simt *s, tj_ref r);
+int tj_simt_named_end(tj_simt *s);    /* a program's end: no phase left part-full */
+void tj_simt_named_reset(tj_simt *s); /* a new program */
 
 /* simt_async.c: cp_async, its groups and waits */
 int tj_simt_cp_async(tj_simt *s, tj_ref r);

@@ -397,6 +397,15 @@ static void check_mbarrier(V *v, tj_ref r)
     tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
+/* bar_sync(id, count, pred), bar_arrive(id, count, pred): the values are
+ * checked where they are known, by the interpreter (simt_turns.c) */
+static void check_named_barrier(V *v, tj_ref r)
+{
+    if (expect_scalar(v, r, 0, TJ_DT_U32, "the barrier") && expect_scalar(v, r, 1, TJ_DT_U32, "the count") &&
+        expect_pred(v, r, 2))
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
 /* tma_load(tensor, dst, bar, c0, c1, pred) {cols, rows, swizzle, pair}: a
  * rank-2 tensor parameter of 2- or 4-byte elements, rows of exactly
  * `swizzle` bytes; with pair, two blocks of rows (a power of two) */
@@ -487,6 +496,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
         check_mbarrier(v, r);
         break;
     case TJ_OP_TMA_LOAD: check_tma_load(v, r); break;
+    case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: check_named_barrier(v, r); break;
     default: break;
     }
 }

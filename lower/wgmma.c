@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "lower/lower.h"
+#include "lower/wgmma_turns.h"
 #include "passes/pass_util.h"
 
 enum {
@@ -342,7 +343,10 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
         lw_barrier(w);
     }
     tj_ref adesc = aregs ? TJ_NONE : a_descriptor(w, p, abuf, ashift);
-    issue_group(w, p, adesc, aregs, descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0)), c);
+    tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
+    lw_wgmma_take_turn(w, r); /* warpgroups in turns where the loop's dots take them (wgmma_turns.c) */
+    issue_group(w, p, adesc, aregs, bdesc, c);
+    lw_wgmma_pass_turn(w, r);
     lw_ring_issue(w); /* a later tile's copies go while the products run */
     if (!carried && !staged && deferrable(w, r)) {
         struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);

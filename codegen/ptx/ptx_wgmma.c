@@ -1,5 +1,6 @@
 /* Warpgroup tensor cores (sm_90a): wgmma_desc, wgmma, wgmma_fence /
- * commit / wait and fence_proxy_async (docs/simt.md, "wgmma").
+ * commit / wait, fence_proxy_async and the named barriers of the
+ * warpgroups' turns (docs/simt.md, "wgmma").
  *
  * wgmma.mma_async's d operand is read and written in place while the
  * product runs asynchronously, and ptxas serializes the pipeline (or the
@@ -17,6 +18,8 @@
  * fragment (16-bit: 4 .b32 registers, the a fragment of mma.m16n8k16 per
  * warp) takes the register form, `{a0, a1, a2, a3}` and no transpose of a;
  * those registers too are read until the group's wait. */
+#include <stdio.h>
+
 #include "codegen/ptx/ptx.h"
 
 enum { C_PARTS = 4, A_PARTS = 4, MAX_FRAGMENTS = 32 };
@@ -127,6 +130,21 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* bar_sync / bar_arrive: bar.sync / bar.arrive id, count, under the
+ * predicate where there is one (uniform over each warp: the lowering's
+ * tests of the warpgroup and the iteration). */
+static int emit_named_barrier(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    char guard[32] = "";
+    if (in->args[2])
+        snprintf(guard, sizeof guard, "@%s ", RN(px_val(e, in->args[2], 0)));
+    e->defined[r] = 1;
+    px_ins(e, "%sbar.%s %s, %s", guard, in->op == TJ_OP_BAR_SYNC ? "sync" : "arrive", RN(px_val(e, in->args[0], 0)),
+           RN(px_val(e, in->args[1], 0)));
+    return 0;
+}
+
 int px_emit_wgmma(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
@@ -137,6 +155,8 @@ int px_emit_wgmma(ptx_emitter *e, tj_ref r)
     if (in->op == TJ_OP_FENCE_PROXY_ASYNC ? e->sm < 90 : !e->wgmma)
         return px_fail(e, r, "'%s' needs sm_90%s", tj_op_get(in->op)->name,
                        in->op == TJ_OP_FENCE_PROXY_ASYNC ? " or later" : "a");
+    if (in->op == TJ_OP_BAR_SYNC || in->op == TJ_OP_BAR_ARRIVE)
+        return emit_named_barrier(e, r);
     e->defined[r] = 1;
     switch (in->op) {
     case TJ_OP_WGMMA_FENCE: px_ins(e, "wgmma.fence.sync.aligned"); return 0;

@@ -706,3 +706,35 @@ Test(lower_wgmma, interpreter_catches_register_a_read_in_flight)
               tj_diag_render(c));
     tj_ctx_free(c);
 }
+
+/* Two warpgroups take turns issuing attention's products
+ * (lower/wgmma_turns.c): a bar_sync before each group and a bar_arrive
+ * after it, none with one warpgroup or in a matmul's loop of one product.
+ * The interpreter finds every phase of the named barriers complete at the
+ * program's end, and reports a protocol that loses a hand-over or waits
+ * for one the first turn never gets (on a GPU: a hang). */
+Test(lower_wgmma, warpgroups_take_turns)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=64,warps=8,stages=2", *shapes = "B=1,H=2,S=256,D=64";
+    tj_kernel *k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC), 2);
+    cr_expect_eq(count_op(k, TJ_OP_BAR_ARRIVE), 2);
+    cr_assert_str_eq(run_attention(c, k), "");
+
+    k = lower_kernel(c, ATTENTION, "attention", "BM=64,BN=64,warps=4,stages=2", shapes, 1, 0);
+    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE), 0, "one warpgroup");
+    k = lower_config(c, "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", 1);
+    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE), 0, "one product a loop");
+
+    k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    remove_inst(k, find_op(k, TJ_OP_BAR_ARRIVE, 0));
+    cr_expect(strstr(run_attention(c, k), "arrives twice in one phase of named barrier 2"), "%s",
+              tj_diag_render(c));
+
+    k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0); /* the first turn waits like the others */
+    k->insts[find_op(k, TJ_OP_BAR_SYNC, 0)].args[2] = k->insts[find_op(k, TJ_OP_BAR_SYNC, 1)].args[2];
+    cr_expect(strstr(run_attention(c, k), "ends with named barrier 1 at 128 of its 256"), "%s",
+              tj_diag_render(c));
+    tj_ctx_free(c);
+}
