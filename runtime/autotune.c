@@ -187,7 +187,7 @@ static int prepare(void *arg)
     if (enumerate(t))
         return -1;
     t->todo = tj_alloc(t->c, sizeof *t->todo * (t->nitems + 1));
-    int may_time = req->mode != TJ_TUNE_STORED && t->dev && t->dev->load && t->dev->time;
+    int may_time = req->mode != TJ_TUNE_STORED && t->dev && ((t->dev->load && t->dev->time) || t->dev->time_config);
     for (uint32_t i = 0; i < t->nitems; i++)
         if (examine(t, &t->items[i], may_time))
             return -1;
@@ -247,10 +247,34 @@ static void measure(tune_run *t, tune_item *it, tj_tune_report *out)
     settle(t, it);
 }
 
+/* The cpu: the device compiles and times each configuration itself, one
+ * after another on this thread; outcomes stored as measure's. */
+static void time_configs_here(tune_run *t, tj_tune_report *out)
+{
+    for (uint32_t i = 0; i < t->ntodo; i++) {
+        tune_item *it = &t->items[t->todo[i]];
+        tj_rt_error err = {{0}};
+        out->timed++;
+        if (t->dev->time_config(t->dev, it->r->config, it->r->nconfig, &it->r->seconds, &err)) {
+            it->r->status = TJ_TUNE_FAILED; /* not stored: it may work another time */
+            tj_tune_note(it->r->note, sizeof it->r->note, err.msg);
+        } else {
+            it->r->status = TJ_TUNE_OK;
+            tj_tune_record_store(t, it);
+        }
+        settle(t, it);
+    }
+    out->built = t->ntodo;
+}
+
 static int time_all(tune_run *t, tj_tune_report *out)
 {
     if (!t->ntodo)
         return 0;
+    if (t->dev->time_config) {
+        time_configs_here(t, out);
+        return 0;
+    }
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->ready, NULL);
     int rc = tj_tune_build_start(t);

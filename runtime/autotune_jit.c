@@ -1,7 +1,8 @@
 /* The tuner inside tj_jit_compile: tile parameters a request leaves
  * unbound take the stored winner for the device and shape bucket
  * (TJ_TUNE_STORED, the default: a lookup, no timing), or the winner of a
- * tuning run that times what has no stored time (TJ_TUNE_MISSING). */
+ * tuning run that times what has no stored time (TJ_TUNE_MISSING; CUDA
+ * only: the cpu times through tj_dispatch_tune, and its compiles look up). */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +38,7 @@ static tj_tune_device lookup_device(const tj_jit_cache *jc, const tj_cuda_props 
  * 0, with params set (left as they are when no configuration has a time).
  * -1: no such summary, or (TJ_TUNE_MISSING) one with configurations left
  * to time. */
-static int stored_winner(tj_jit_cache *jc, const tj_tune_device *dev, tj_ctx *c, const tj_program *p, int kernel,
+static int stored_winner(tj_cache *disk, const tj_tune_device *dev, tj_ctx *c, const tj_program *p, int kernel,
                          const tj_tune_request *tr, const tj_binding **params, uint32_t *nparams)
 {
     tj_binding *dims, *config;
@@ -46,7 +47,7 @@ static int stored_winner(tj_jit_cache *jc, const tj_tune_device *dev, tj_ctx *c,
     tj_cache_key k;
     tj_tune_bucket(dims, ndims, bucket, sizeof bucket);
     tj_tune_winner_key(tr, dev->id, bucket, &k);
-    int complete, found = tj_tune_winner_load(tj_jit_cache_disk(jc), &k, c, p, kernel, &config, &nconfig, &complete);
+    int complete, found = tj_tune_winner_load(disk, &k, c, p, kernel, &config, &nconfig, &complete);
     if (found < 0 || (tr->mode == TJ_TUNE_MISSING && !complete))
         return -1;
     if (found == 1)
@@ -80,7 +81,7 @@ int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_progr
         .file = req->file, .source = req->source, .len = req->len, .kernel = req->kernel,
         .params = req->params, .nparams = req->nparams, .args = req->args, .nargs = req->nargs, .mode = mode,
     };
-    if (stored_winner(jc, &lookup, c, p, kernel, &tr, params, nparams) == 0)
+    if (stored_winner(tj_jit_cache_disk(jc), &lookup, c, p, kernel, &tr, params, nparams) == 0)
         return 0;
     tj_tune_device *dev = mode == TJ_TUNE_MISSING
                               ? tj_tune_device_cuda(cu, tj_jit_cache_arch(jc, req), req->args, req->nargs, &err)
@@ -105,4 +106,27 @@ int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_progr
         return 1;
     }
     return 0;
+}
+
+int tj_jit_cpu_tuned_params(tj_cache *disk, const char *device_id, tj_tune_mode mode, tj_ctx *c, const tj_program *p,
+                            int kernel, const tj_compile_request *req, const tj_binding **params, uint32_t *nparams)
+{
+    if (mode == TJ_TUNE_OFF || !disk || !device_id[0] || !leaves_tunable(p, kernel, req))
+        return 0;
+    tj_tune_device lookup = {.id = device_id, .arch = "llvm-cpu"};
+    tj_tune_request tr = {
+        .file = req->file, .source = req->source, .len = req->len, .kernel = req->kernel,
+        .params = req->params, .nparams = req->nparams, .args = req->args, .nargs = req->nargs,
+        .mode = TJ_TUNE_STORED,
+    };
+    if (stored_winner(disk, &lookup, c, p, kernel, &tr, params, nparams) == 0)
+        return 0;
+    /* No summary of the current records: the records themselves (and a
+     * new summary), as on CUDA; nothing is timed. */
+    tj_tune_report rep;
+    tj_rt_error err = {{0}};
+    if (tj_tune(&lookup, disk, &tr, &rep, &err) == 0 && rep.results[rep.best].status == TJ_TUNE_OK)
+        copy_winner(c, &rep.results[rep.best], params, nparams);
+    tj_tune_report_free(&rep);
+    return 0; /* a failed lookup leaves the choice to tj_select_config, which reports what is wrong */
 }

@@ -109,6 +109,15 @@ int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void 
  * reporting into c. */
 int tj_jit_tuned_params(tj_jit_cache *jc, tj_cuda *cu, tj_ctx *c, const tj_program *p, int kernel,
                         const tj_compile_request *req, const tj_binding **params, uint32_t *nparams);
+/* The same on the native cpu, from the records in disk under device_id
+ * (tj_jit_cpu_tune_id): a lookup in either mode but TJ_TUNE_OFF (the cpu
+ * times through tj_dispatch_tune). */
+int tj_jit_cpu_tuned_params(tj_cache *disk, const char *device_id, tj_tune_mode mode, tj_ctx *c, const tj_program *p,
+                            int kernel, const tj_compile_request *req, const tj_binding **params, uint32_t *nparams);
+/* The native cpu's id in the tuner's records: "cpu/NAME/THREADSt/HASH"
+ * (the host CPU's name, the pool's threads, a hash of its features: the
+ * times depend on all three); "" without the native back end. */
+void tj_jit_cpu_tune_id(const tj_jit *j, char *buf, size_t n);
 
 /* ---- the build steps the jit and the tuner share ---- */
 

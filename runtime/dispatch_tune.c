@@ -1,12 +1,14 @@
-/* tj_dispatch_tune: times a signature's configurations (CUDA: the tuner
- * of tilejit/autotune.h; the cpu: its native code, or the interpreter) and keeps the
- * fastest in the signature's entry. */
+/* tj_dispatch_tune: times a signature's configurations (the tuner of
+ * tilejit/autotune.h; on the cpu through a device that compiles and times
+ * each one's native code, or the interpreter's run) and keeps the fastest
+ * in the signature's entry. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "runtime/cache_jit.h"
 #include "runtime/dispatch_internal.h"
 
 typedef void (*progress_fn)(void *, uint32_t, uint32_t, const tj_tune_result *);
@@ -108,58 +110,67 @@ static int time_fn(tj_fn *f, const tj_arg *args, uint32_t nargs, double *seconds
     return 0;
 }
 
-static void time_config(tj_dispatch *d, const tj_arg *args, uint32_t nargs, tj_tune_result *r, tj_tune_report *out)
+/* The tuner's cpu device: compiles a configuration (tj_jit_compile, so the
+ * winner is then in the memory cache) and times it on the copies. */
+typedef struct cpu_tuner {
+    tj_tune_device dev;
+    tj_dispatch *d;
+    const tj_arg *args; /* the copies */
+    uint32_t nargs;
+    char id[160];
+} cpu_tuner;
+
+static int time_config(tj_tune_device *dev, const tj_binding *config, uint32_t nconfig, double *seconds,
+                       tj_rt_error *err)
 {
-    char config[256], reason[300];
-    tj_tune_config_text(r->config, r->nconfig, config, sizeof config);
-    snprintf(reason, sizeof reason, "tuning: configuration %s", config);
-    tj_compile_request req = d->req;
-    req.params = r->config;
-    req.nparams = r->nconfig;
-    req.args = args;
-    req.nargs = nargs;
+    cpu_tuner *ct = dev->self;
+    char text[256], reason[300];
+    tj_tune_config_text(config, nconfig, text, sizeof text);
+    snprintf(reason, sizeof reason, "tuning: configuration %s", text);
+    tj_compile_request req = ct->d->req;
+    req.params = config;
+    req.nparams = nconfig;
+    req.args = ct->args;
+    req.nargs = ct->nargs;
     req.reason = reason;
-    tj_rt_error err = {{0}};
-    tj_fn *f = tj_jit_compile(d->jit, &req, &err);
-    out->built++;
-    if (!f || time_fn(f, args, nargs, &r->seconds, &err)) {
-        r->status = TJ_TUNE_FAILED;
-        snprintf(r->note, sizeof r->note, "%.*s", (int)sizeof r->note - 1, err.msg);
-    } else {
-        r->status = TJ_TUNE_OK;
-        out->timed++;
-    }
+    tj_fn *f = tj_jit_compile(ct->d->jit, &req, err);
+    int rc = !f || time_fn(f, ct->args, ct->nargs, seconds, err);
     tj_fn_release(f);
+    return rc;
 }
 
+/* The configurations without a stored time are timed; with the native
+ * back end, every outcome and the winner are stored in its disk cache
+ * under the cpu's id (tj_jit_cpu_tune_id), so a later process (tilejit
+ * run, tj_jit_compile) takes the winner and a second tuning times nothing.
+ * Times of the interpreter, when it stands in, are not stored. */
 static int tune_cpu(tj_dispatch *d, const tj_arg *args, uint32_t nargs, progress_fn progress, void *ud,
                     tj_tune_report *out, tj_rt_error *err)
 {
-    tj_tune_request tr = tune_request(d, args, nargs, NULL, NULL);
-    if (tj_tune(NULL, NULL, &tr, out, err)) /* enumerated and pruned, nothing timed */
-        return 1;
     tj_arg *copy = malloc(sizeof *copy * (nargs + 1));
     void **bufs = calloc(nargs + 1, sizeof *bufs);
     int rc = !copy || !bufs || copy_tensors(args, nargs, copy, bufs);
-    for (uint32_t i = 0; !rc && i < out->nresults; i++) {
-        tj_tune_result *r = &out->results[i];
-        if (r->status == TJ_TUNE_UNTIMED)
-            time_config(d, copy, nargs, r, out);
-        if (r->status == TJ_TUNE_OK && (out->best < 0 || out->results[out->best].status != TJ_TUNE_OK ||
-                                        r->seconds < out->results[out->best].seconds))
-            out->best = (int)i;
-        if (progress)
-            progress(ud, i + 1, out->nresults, r);
+    if (rc) {
+        *out = (tj_tune_report){.best = -1};
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+    } else {
+        cpu_tuner ct = {.dev = {.arch = "llvm-cpu", .time_config = time_config}, .d = d, .args = copy, .nargs = nargs};
+        ct.dev.self = &ct;
+        ct.dev.id = ct.id;
+        tj_jit_cpu_tune_id(d->jit, ct.id, sizeof ct.id);
+        tj_cache *disk = ct.id[0] ? tj_jit_disk_cache(d->jit) : NULL;
+        tj_tune_request tr = tune_request(d, args, nargs, progress, ud);
+        rc = tj_tune(&ct.dev, disk, &tr, out, err);
+        if (!rc && out->results[out->best].status != TJ_TUNE_OK) { /* none timed, none stored */
+            snprintf(err->msg, sizeof err->msg, "no configuration of kernel '%s' ran: %s", d->req.kernel,
+                     out->results[out->best].note);
+            rc = 1;
+        }
     }
     for (uint32_t i = 0; bufs && i < nargs; i++)
         free(bufs[i]);
     free(bufs);
     free(copy);
-    if (rc)
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-    else if ((rc = out->results[out->best].status != TJ_TUNE_OK))
-        snprintf(err->msg, sizeof err->msg, "no configuration of kernel '%s' ran: %s", d->req.kernel,
-                 out->results[out->best].note);
     return rc;
 }
 

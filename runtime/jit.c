@@ -209,7 +209,20 @@ const char *tj_fn_ptx(const tj_fn *f) { return f ? f->ptx : NULL; }
 const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f) { return f && f->module ? &f->function : NULL; }
 uint32_t tj_fn_threads(const tj_fn *f) { return f ? f->nthreads : 0; }
 uint32_t tj_fn_smem_bytes(const tj_fn *f) { return f ? f->smem_bytes : 0; }
-tj_cache *tj_jit_disk_cache(tj_jit *j) { return j ? tj_jit_cache_disk(j->cache) : NULL; }
+tj_cache *tj_jit_disk_cache(tj_jit *j) { return !j ? NULL : j->cpu ? j->cpu_disk : tj_jit_cache_disk(j->cache); }
+
+void tj_jit_cpu_tune_id(const tj_jit *j, char *buf, size_t n)
+{
+    if (!n)
+        return;
+    buf[0] = 0;
+    if (!j || !j->cpu)
+        return;
+    const char *target = tj_cpu_target(j->cpu), *space = strchr(target, ' ');
+    int name_len = space ? (int)(space - target) : (int)strlen(target);
+    snprintf(buf, n, "cpu/%.*s/%dt/%016llx", name_len, target, tj_cpu_threads(j->cpu),
+             (unsigned long long)tj_hash64(target, strlen(target), 0));
+}
 tj_tune_mode tj_jit_tune_mode(tj_jit *j) { return j ? tj_jit_cache_tune_mode(j->cache) : TJ_TUNE_STORED; }
 int tj_jit_ordinal(const tj_jit *j) { return j ? j->ordinal : -1; }
 
@@ -269,6 +282,11 @@ static tj_kernel *build_tile_ir(tj_jit *j, tj_ctx *c, const tj_compile_request *
     const tj_binding *given = req->params;
     uint32_t ngiven = req->nparams;
     if (j->cuda && tj_jit_tuned_params(j->cache, j->cuda, c, p, k, req, &given, &ngiven))
+        return NULL;
+    char cpu_id[160];
+    tj_jit_cpu_tune_id(j, cpu_id, sizeof cpu_id);
+    if (j->cpu && tj_jit_cpu_tuned_params(j->cpu_disk, cpu_id, tj_jit_cache_tune_mode(j->cache), c, p, k, req, &given,
+                                          &ngiven))
         return NULL;
     if (tj_select_config(c, p, k, given, ngiven, dims, ndims, &config, &nconfig))
         return NULL;

@@ -86,6 +86,11 @@ struct tj_tune_device {
     int (*time)(tj_tune_device *d, void *loaded, const tj_tune_variant *v, double *seconds, tj_rt_error *err);
     void (*unload)(tj_tune_device *d, void *loaded);
     void (*destroy)(tj_tune_device *d); /* may be NULL */
+    /* The cpu (load and time NULL, arch "llvm-cpu"): compiles and times one
+     * configuration itself, no variant built; NULL for CUDA. The records
+     * and the winner are stored as for CUDA, under the device's id. */
+    int (*time_config)(tj_tune_device *d, const tj_binding *config, uint32_t nconfig, double *seconds,
+                       tj_rt_error *err);
 };
 
 /* The CUDA device: launches on copies of the example arguments, made in

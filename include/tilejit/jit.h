@@ -137,7 +137,8 @@ typedef struct tj_jit_stats {
     uint64_t tunings;     /* compiles that ran the tuner */
 } tj_jit_stats;
 void tj_jit_get_stats(tj_jit *j, tj_jit_stats *out);
-/* The disk cache (NULL on the cpu), e.g. for its warning handler. */
+/* The disk cache (on the cpu: its object code and tuning records; NULL
+ * without the native back end), e.g. for its warning handler. */
 tj_cache *tj_jit_disk_cache(tj_jit *j);
 /* The compiled CUDA function (NULL on the cpu), e.g. for its attributes. */
 const tj_cuda_function *tj_fn_cuda_function(const tj_fn *f);

@@ -1,6 +1,7 @@
 /* The contract (a compiled function refuses shapes outside the where
  * clauses that chose it) and tj_dispatch (one kernel at every shape), on
  * the cpu device. */
+#define _DEFAULT_SOURCE /* mkdtemp, setenv */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,13 +38,23 @@ static const char rows_src[] =
 
 static tj_jit *jit;
 static tj_rt_error err;
+static char cache_dir[64]; /* each test's own disk cache (criterion runs each in a process) */
 
 static void open_jit(void)
 {
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/tj_dispatch_XXXXXX");
+    cr_assert(mkdtemp(cache_dir));
+    setenv("TILEJIT_CACHE_DIR", cache_dir, 1); /* tuning outcomes stored by earlier runs would be reused */
     jit = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
     cr_assert(jit, "%s", err.msg);
 }
-static void close_jit(void) { tj_jit_close(jit); }
+static void close_jit(void)
+{
+    tj_jit_close(jit);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+    cr_expect_eq(system(cmd), 0);
+}
 
 static tj_compile_request request(const char *src, const char *kernel)
 {
@@ -300,6 +311,115 @@ Test(dispatch, tuning_times_the_valid_configurations_and_keeps_the_fastest, .ini
     check_softmax(d, 2, 3000);
     free_pair(&p);
     tj_dispatch_free(d);
+}
+
+/* The first configuration (REPS = 64) adds x 64 times, the second once:
+ * only a stored winner makes a compile that leaves REPS open take 1. */
+static const char reps_src[] =
+    "kernel reps(X: f32[N], Y: f32[N], Z: f32[N])\n"
+    "    grid (cdiv(N, BLOCK))\n"
+    "    tune REPS in [64, 1], BLOCK in [1024]\n"
+    "{\n"
+    "    o = program_id(0) * BLOCK\n"
+    "    x = load(X[o:o+BLOCK], other = 0.0)\n"
+    "    acc = zeros(f32[BLOCK])\n"
+    "    for i in range(0, REPS) {\n"
+    "        acc = acc + x\n"
+    "    }\n"
+    "    store(Y[o:o+BLOCK], x * 2.0)\n"
+    "    store(Z[o:o+BLOCK], acc)\n"
+    "}\n";
+
+enum { REPS_N = 1 << 20 };
+
+typedef struct reps_args {
+    float *x, *y, *z;
+    tj_arg args[3];
+} reps_args;
+
+static reps_args make_reps_args(void)
+{
+    reps_args a = {calloc(REPS_N, sizeof(float)), calloc(REPS_N, sizeof(float)), calloc(REPS_N, sizeof(float)), {{0}}};
+    for (int i = 0; i < REPS_N; i++)
+        a.x[i] = (float)(i % 97) - 48.0f;
+    int64_t shape[1] = {REPS_N};
+    float *data[3] = {a.x, a.y, a.z};
+    for (int i = 0; i < 3; i++)
+        a.args[i] = (tj_arg){.is_tensor = 1, .tensor = tj_tensor_contiguous(data[i], TJ_DT_F32, 1, shape)};
+    return a;
+}
+
+/* A tuning in one process, from the records in another (nothing timed),
+ * and a plain compile in a third that takes the stored winner. */
+Test(dispatch, cpu_tuning_stores_the_winner_for_later_processes, .init = open_jit, .fini = close_jit)
+{
+    if (!tj_jit_native_cpu(jit))
+        cr_skip_test("the interpreter stands in: nothing is stored (%s)", tj_jit_cpu_fallback(jit));
+    reps_args a = make_reps_args();
+    tj_tune_report first, second;
+    tj_dispatch *d = new_dispatch(reps_src, "reps");
+    cr_assert_eq(tj_dispatch_tune(d, a.args, 3, NULL, NULL, &first, &err), 0, "%s", err.msg);
+    tj_dispatch_free(d);
+    cr_assert_eq(first.nresults, 2);
+    cr_expect_eq(first.timed, 2);
+    cr_assert_eq(first.results[first.best].status, TJ_TUNE_OK);
+    cr_expect_eq(first.results[first.best].config[0].value, 1, "REPS = 1 adds 64 times less");
+    for (uint32_t i = 0; i < 2; i++)
+        cr_expect(!first.results[i].stored, "result %u came from a record in a fresh cache", i);
+
+    tj_jit_close(jit); /* another process: only the disk cache is shared */
+    jit = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    cr_assert(jit, "%s", err.msg);
+    d = new_dispatch(reps_src, "reps");
+    cr_assert_eq(tj_dispatch_tune(d, a.args, 3, NULL, NULL, &second, &err), 0, "%s", err.msg);
+    tj_dispatch_free(d);
+    cr_expect_eq(second.timed, 0, "the second tuning timed a configuration again");
+    for (uint32_t i = 0; i < 2; i++) {
+        cr_expect(second.results[i].stored, "result %u", i);
+        double t1 = first.results[i].seconds, t2 = second.results[i].seconds; /* stored to 7 digits */
+        cr_expect(fabs(t2 - t1) <= 1e-6 * t1, "result %u: %g stored, %g timed", i, t2, t1);
+    }
+    cr_expect_eq(second.best, first.best);
+
+    tj_jit_close(jit);
+    jit = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
+    cr_assert(jit, "%s", err.msg);
+    tj_compile_request req = request(reps_src, "reps");
+    req.args = a.args;
+    req.nargs = 3;
+    tj_fn *f = tj_jit_compile(jit, &req, &err);
+    cr_assert(f, "%s", err.msg);
+    cr_expect_eq(config_value(f, "REPS"), 1, "the compile did not take the stored winner");
+    cr_assert_eq(tj_fn_launch(f, a.args, 3, NULL, &err), 0, "%s", err.msg);
+    for (int i = 0; i < REPS_N; i++)
+        cr_assert_eq(a.y[i], 2 * a.x[i], "Y[%d]", i);
+    tj_fn_release(f);
+    tj_tune_report_free(&first);
+    tj_tune_report_free(&second);
+    free(a.x), free(a.y), free(a.z);
+}
+
+/* Tuning off: a compile takes the first valid configuration even with a
+ * stored winner. */
+Test(dispatch, tune_mode_off_ignores_the_stored_winner, .init = open_jit, .fini = close_jit)
+{
+    if (!tj_jit_native_cpu(jit))
+        cr_skip_test("the interpreter stands in: nothing is stored (%s)", tj_jit_cpu_fallback(jit));
+    reps_args a = make_reps_args();
+    tj_tune_report rep;
+    tj_dispatch *d = new_dispatch(reps_src, "reps");
+    cr_assert_eq(tj_dispatch_tune(d, a.args, 3, NULL, NULL, &rep, &err), 0, "%s", err.msg);
+    tj_dispatch_free(d);
+    tj_tune_report_free(&rep);
+    tj_jit_set_tune_mode(jit, TJ_TUNE_OFF);
+    tj_compile_request req = request(reps_src, "reps");
+    req.args = a.args;
+    req.nargs = 3;
+    tj_fn *f = tj_jit_compile(jit, &req, &err);
+    cr_assert(f, "%s", err.msg);
+    cr_expect_eq(config_value(f, "REPS"), 64);
+    tj_fn_release(f);
+    free(a.x), free(a.y), free(a.z);
 }
 
 /* ---- DLPack ------------------------------------------------------------------------------ */

@@ -183,9 +183,10 @@ static int open_device(tj_ctx *c, const run_state *rs, uint32_t n, tj_cuda **cu,
 }
 
 /* The cpu: the dispatcher's tuner (tj_dispatch_tune) times each
- * configuration's native code on copies of the arguments (the interpreter
- * stands in without LLVM, saying why); the winner is kept for this
- * process's dispatch only, not stored for later runs. */
+ * configuration's native code on copies of the arguments, storing the
+ * outcomes and the winner in the disk cache for later runs (tilejit run,
+ * tj_jit_compile); a second run times only what is new. Without LLVM the
+ * interpreter stands in, saying why, and nothing is stored. */
 static int tune_cpu(const cli_kernel *k, const cli_opts *o, const run_state *rs, tj_tune_report *rep,
                     char *device, size_t cap, tj_rt_error *err)
 {
@@ -198,8 +199,9 @@ static int tune_cpu(const cli_kernel *k, const cli_opts *o, const run_state *rs,
                               .params = o->defines, .nparams = o->ndefines};
     tj_dispatch *d = tj_dispatch_new(j, &req, err);
     int rc = !d || tj_dispatch_tune(d, rs->args, k->nparams, isatty(2) ? progress : NULL, NULL, rep, err);
-    snprintf(device, cap, "cpu (%s; winners are not stored)",
-             tj_jit_native_cpu(j) ? "native code" : "the reference interpreter");
+    snprintf(device, cap, "cpu (%s)",
+             tj_jit_native_cpu(j) ? "native code; outcomes stored"
+                                  : "the reference interpreter; outcomes not stored");
     tj_dispatch_free(d);
     tj_jit_close(j);
     return rc;
