@@ -169,6 +169,30 @@ void px_log(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a)
 
 /* ---- tanh, sigmoid, erf ---------------------------------------------------------------- */
 
+/* 1/a for a >= 1 (what tanh, sigmoid and erf divide by): f32 as
+ * rcp.approx (1 ulp) and one Newton step r + r*(1 - a*r), within about
+ * half an ulp, rather than rcp.rn.f32, which ptxas assembles as a
+ * subroutine with a slow path and which cost 12-16 ms of gelu's 36-47 ms of
+ * ptxas (bench/NOTES.md). The step is NaN only where r is exact (a
+ * infinite: r = 0) or NaN itself. ftz (results flushed below 2^-126) where
+ * the caller's result does not depend on such a reciprocal (tanh: 1 - 2r);
+ * f64 keeps rcp.rn. */
+static void rcp_ge1(ptx_emitter *e, int ftz, ptx_reg d, ptx_reg a)
+{
+    if (a.cls != PX_F32) {
+        px_ins(e, "rcp.rn.%s %s, %s", FT(a), RN(d), RN(a));
+        return;
+    }
+    ptx_reg r = tmp(e, a), na = tmp(e, a), rest = tmp(e, a), nr = tmp(e, a);
+    ptx_reg nan = px_tmp(e, PX_PRED);
+    px_ins(e, "rcp.approx%s.f32 %s, %s", ftz ? ".ftz" : "", RN(r), RN(a));
+    px_ins(e, "neg.f32 %s, %s", RN(na), RN(a));
+    px_ins(e, "fma.rn.f32 %s, %s, %s, 0f3F800000", RN(rest), RN(na), RN(r));
+    px_ins(e, "fma.rn.f32 %s, %s, %s, %s", RN(nr), RN(r), RN(rest), RN(r));
+    px_ins(e, "setp.nan.f32 %s, %s, %s", RN(nan), RN(nr), RN(nr));
+    px_ins(e, "selp.f32 %s, %s, %s, %s", RN(d), RN(r), RN(nr), RN(nan));
+}
+
 static const double tanh32[] = {-0.3333333134651184, 0.13333113491535187, -0.05390942841768265,
                                 0.021309388801455498, -0.00661022774875164};
 static const double tanh64[] = {-0.3333333333333333, 0.13333333333332714, -0.053968253967434016,
@@ -191,7 +215,7 @@ static void tanh_any(ptx_emitter *e, ptx_reg d, ptx_reg a)
     px_ins(e, "add.rn.%s %s, %s, %s", FT(a), RN(big), RN(ax), RN(ax));
     exp_any(e, 0, ex, big);
     px_ins(e, "add.rn.%s %s, %s, %s", FT(a), RN(ex), RN(ex), px_fimm(a.cls, 1.0).s);
-    px_ins(e, "rcp.rn.%s %s, %s", FT(a), RN(ex), RN(ex));
+    rcp_ge1(e, 1, ex, ex); /* 1 - 2r: an r below 2^-126 leaves 1 */
     px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(a), RN(big), RN(ex), px_fimm(a.cls, -2.0).s, px_fimm(a.cls, 1.0).s);
     px_ins(e, "copysign.%s %s, %s, %s", FT(a), RN(big), RN(a), RN(big));
     px_ins(e, "selp.%s %s, %s, %s, %s", FT(a), RN(d), RN(small), RN(big), RN(is_small));
@@ -204,7 +228,10 @@ static void sigmoid_any(ptx_emitter *e, int fast, ptx_reg d, ptx_reg a)
     px_ins(e, "neg.%s %s, %s", FT(a), RN(n), RN(a));
     exp_any(e, fast, ex, n);
     px_ins(e, "add.rn.%s %s, %s, %s", FT(a), RN(ex), RN(ex), px_fimm(a.cls, 1.0).s);
-    px_ins(e, "rcp.%s.%s %s, %s", fast ? "approx" : "rn", FT(a), RN(d), RN(ex));
+    if (fast)
+        px_ins(e, "rcp.approx.f32 %s, %s", RN(d), RN(ex));
+    else
+        rcp_ge1(e, 0, d, ex); /* the result itself: subnormals kept */
 }
 
 static const double erf32[] = {1.1283791065216064, -0.3761261999607086, 0.11283386498689651,
@@ -236,7 +263,7 @@ static void erf_any(ptx_emitter *e, ptx_reg d, ptx_reg a)
     px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(small), RN(a), RN(p));
     px_ins(e, "min.%s %s, %s, %s", FT(a), RN(ax), RN(ax), px_fimm(a.cls, 6.0).s);
     px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(a), RN(t), RN(ax), px_fimm(a.cls, 0.5).s, px_fimm(a.cls, 1.0).s);
-    px_ins(e, "rcp.rn.%s %s, %s", FT(a), RN(t), RN(t));
+    rcp_ge1(e, 1, t, t); /* t in [0.25, 1] */
     px_horner(e, p, t, f32 ? erfc32 : erfc64, f32 ? 10 : 18);
     px_ins(e, "neg.%s %s, %s", FT(a), RN(nx), RN(ax));
     px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(a), RN(y), RN(nx), RN(ax), RN(p));
