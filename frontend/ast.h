@@ -152,7 +152,7 @@ enum {
     /* what the back end supports; the front end cannot see its headers,
      * test_frontend checks these against them */
     FE_MAX_WARPS = 32,        /* TJ_MAX_WARPS: warps of 32 threads, 1024 threads */
-    FE_MAX_STAGES = 4,        /* TJ_MAX_STAGES: slots of a copy ring */
+    FE_MAX_STAGES = 8,        /* TJ_MAX_STAGES: slots of a copy ring */
 };
 
 /* Bytes of a source file: token offsets and columns are 32-bit. */

@@ -382,9 +382,13 @@ void lw_ring_end(lw *w, tj_ref loop);          /* after it: no copy left in flig
  * slot of this iteration, awaited (1); 0 when no ring holds it. */
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift);
 int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot */
-/* Its rings have the slot more that lets dot's wgmma group stay in flight
- * into the next iteration. */
+/* Its rings let dot's wgmma group stay in flight into the next iteration
+ * (by cp_async: a slot more). */
 int lw_ring_keeps_group(const lw *w, tj_ref dot);
+/* They do by TMA: the copies of the tile d ahead go into the slot that the
+ * wait for the previous group releases, so lw_ring_issue comes after
+ * lw_ring_release. */
+int lw_ring_refills_late(const lw *w, tj_ref dot);
 /* Issues the copies of the tile d iterations ahead, when they are pending:
  * after the first fragment loads of the dot that awaited its slots. */
 void lw_ring_issue(lw *w);

@@ -30,9 +30,9 @@
  * hold its swizzled tiles (lw_copy_async with the tile), a
  * fence_proxy_async between the wait and the barrier hands the copies'
  * bytes to the tensor cores, and where its group stays in flight into the
- * next iteration the ring has S = d + 2 slots: the copies of iteration n go
- * to the slot of tile n - 2, whose group every thread waited for before
- * the barrier of iteration n.
+ * next iteration the cp_async ring has S = d + 2 slots: the copies of
+ * iteration n go to the slot of tile n - 2, whose group every thread
+ * waited for before the barrier of iteration n.
  *
  * Where every ring of a loop feeds wgmma and its loads fit TMA boxes
  * (lower/tma.c), thread 0 copies the tiles by tma_load instead. Slot s has
@@ -48,6 +48,19 @@
  *                       of empty[t % S]; expect_tx(full[t % S]); tma tile t
  *                       wgmma_wait {p}; lane 0 of each warp, n >= p: arrive on empty[(n - p) % S]
  *     after the loop:   barrier; invalidate the mbarriers
+ *
+ * where the group stays in flight (p = 1: a carried accumulator, both
+ * operands in the loop's rings) the refill comes after the arrival, so
+ * that tile n + d goes into the slot of tile n - 1 that the wait just
+ * retired, and S = d + 1 slots keep a group in flight:
+ *
+ *     iteration n:      wait for full[n % S]; the products on slot n % S; commit
+ *                       wgmma_wait {1}; lane 0 of each warp, n >= 1: arrive on empty[(n - 1) % S]
+ *                       tile t = n + d in range, thread 0: wait for the release of tile
+ *                       t - S = n - 1; expect_tx(full[t % S]); tma tile t
+ *
+ * Thread 0 then waits for the other warps' retirement of group n - 1 while
+ * its own group n runs.
  *
  * No barrier of all warps is left in the loop: a warp waits only for the
  * tile it multiplies, and thread 0 only for the release of the tile its
@@ -77,7 +90,9 @@ struct lw_ring {
     int wg;             /* the dot runs on wgmma: slots hold `tile` (lower/wgmma_smem.c) */
     lw_wg_tile tile;
     uint32_t nslots;    /* depth + 1, or depth + 2 when the dot's wgmma group stays in
-                           flight into the next iteration (it still reads its slot) */
+                           flight into the next iteration (it still reads its slot) and
+                           the copies are cp_async */
+    int keeps_group;    /* the dot's wgmma group stays in flight into the next iteration */
     int tma;            /* the loop's rings land by TMA (lower/tma.c) */
     uint32_t bars;      /* tma: shared offset of slot 0's "full" mbarrier, while the loop is lowered;
                            the S "empty" ones follow the S full ones */
@@ -166,7 +181,7 @@ static int find_ring(lw *w, tj_ref loop, tj_ref d, int o, const lw_mma *p, const
     int64_t ld = o == 0 ? p->lda : p->ldb;
     *out = (lw_ring){loop, d, o, (uint32_t)first, depth, next, ld,
                      (uint32_t)((rows * ld * p->size + 15) / 16 * 16), 0, p->wg, o == 0 ? p->wa : p->wb, depth + 1,
-                     0, 0};
+                     0, 0, 0};
     if (p->wg)
         out->slot_bytes = out->tile.bytes;
     return 1;
@@ -204,6 +219,56 @@ static int tma_loop(lw *w, uint32_t start)
     return 1;
 }
 
+/* The dots the loop's rings feed: each releases a slot once per warp. */
+static uint32_t ring_dots(const lw *w, tj_ref loop)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < w->nrings; i++) {
+        int seen = w->rings[i].loop != loop;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = w->rings[j].loop == loop && w->rings[j].dot == w->rings[i].dot;
+        n += !seen;
+    }
+    return n;
+}
+
+/* Shared memory of the rings [start, nrings) (each wgmma ring's slots 1024-aligned). */
+static uint64_t ring_bytes(const lw *w, uint32_t start)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = start; i < w->nrings; i++)
+        bytes += (uint64_t)w->rings[i].nslots * w->rings[i].slot_bytes + (w->rings[i].wg ? 1024 : 0);
+    return bytes;
+}
+
+/* The wgmma dots of a carried accumulator with both operands in rings
+ * [start, nrings) keep their group in flight into the next iteration.
+ * With `late` (TMA rings of one dot) the slot a group still reads is
+ * refilled only after its release (lw_ring_refills_late), so S = d + 1
+ * slots do. Otherwise (cp_async, whose only release is the barrier at the
+ * top of an iteration, or TMA rings of several dots, whose refill goes
+ * before the later dots' releases) the group's slot needs one more, taken
+ * only where it costs no program an SM could hold by shared memory
+ * (measured: the group in flight did not pay for halving them,
+ * bench/NOTES.md). */
+static void keep_groups(lw *w, tj_ref loop, uint32_t start, int late)
+{
+    uint64_t bytes = ring_bytes(w, start);
+    for (uint32_t i = start; i + 1 < w->nrings; i++) {
+        lw_ring *a = &w->rings[i], *b = &w->rings[i + 1];
+        if (a->dot != b->dot || !a->wg || !pipelined(w, loop, a->dot))
+            continue;
+        uint64_t more = a->slot_bytes + b->slot_bytes;
+        int extra = !late && bytes + more <= w->smem_limit && w->smem_limit / bytes == w->smem_limit / (bytes + more);
+        if (!late && !extra)
+            continue;
+        a->keeps_group = b->keeps_group = 1;
+        a->nslots += (uint32_t)extra;
+        b->nslots += (uint32_t)extra;
+        bytes += extra ? more : 0;
+    }
+}
+
 /* Loops with a constant positive step (iteration numbers by a shift or a
  * multiplication, not a division). */
 static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
@@ -212,7 +277,6 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
     tj_block_id body = tj_region_of(k, loop, 0);
     const tj_block *blk = body ? &k->blocks[body] : NULL;
     uint32_t start = w->nrings;
-    uint64_t bytes = 0;
     tj_cval step;
     if (!blk || blk->ninsts < 2 || !tj_const_value(k, k->insts[loop].args[2], &step) || step.i <= 0 ||
         step.i > INT32_MAX)
@@ -222,32 +286,20 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
         lw_mma p;
         if (k->insts[d].op != TJ_OP_DOT || !lw_mma_plan(w, d, &p) || p.batch != 1)
             continue;
-        uint32_t first = w->nrings;
         for (int o = 0; o < 2; o++) {
             lw_ring *g = &w->rings[w->nrings];
             if (w->nrings < MAX_RINGS && find_ring(w, loop, d, o, &p, uses, g))
                 w->nrings++;
         }
-        uint64_t without = bytes, more = 0;
-        for (uint32_t i = first; i < w->nrings; i++) {
-            without += (uint64_t)w->rings[i].nslots * w->rings[i].slot_bytes + (w->rings[i].wg ? 1024 : 0);
-            more += w->rings[i].slot_bytes;
-        }
-        /* both operands in rings: the wgmma of a carried accumulator keeps
-         * its group in flight, one slot more each, when that costs no
-         * program an SM could hold by shared memory (measured: the group in
-         * flight did not pay for halving them, bench/NOTES.md) */
-        int extra = w->nrings == first + 2 && p.wg && pipelined(w, loop, d) && without + more <= w->smem_limit &&
-                    w->smem_limit / without == w->smem_limit / (without + more);
-        for (uint32_t i = first; i < w->nrings; i++)
-            w->rings[i].nslots += (uint32_t)extra;
-        bytes = without + (extra ? more : 0);
     }
     /* one wait serves the loop's rings when they run equally far ahead */
+    uint64_t bytes = ring_bytes(w, start);
     for (uint32_t i = start; i < w->nrings; i++)
         if (w->rings[i].depth != w->rings[start].depth || bytes > w->smem_limit)
             w->nrings = start;
-    int tma = tma_loop(w, start);
+    int late = tma_loop(w, start) && ring_dots(w, loop) == 1;
+    keep_groups(w, loop, start, late);
+    int tma = late || tma_loop(w, start); /* slots alike after the extra ones */
     for (uint32_t i = start; i < w->nrings; i++)
         w->rings[i].tma = tma;
 }
@@ -287,7 +339,16 @@ int lw_ring_slot(const lw *w, tj_ref loop, uint32_t k)
 int lw_ring_keeps_group(const lw *w, tj_ref dot)
 {
     for (uint32_t i = 0; i < w->nrings; i++)
-        if (w->rings[i].dot == dot && w->rings[i].nslots > w->rings[i].depth + 1)
+        if (w->rings[i].dot == dot && w->rings[i].keeps_group)
+            return 1;
+    return 0;
+}
+
+int lw_ring_refills_late(const lw *w, tj_ref dot)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].dot == dot && w->rings[i].keeps_group && w->rings[i].tma &&
+            w->rings[i].nslots == w->rings[i].depth + 1)
             return 1;
     return 0;
 }
@@ -356,19 +417,6 @@ static tj_ref slot_bar(lw *w, const lw_ring *g, tj_ref s, int empty)
 static tj_ref const_bar(lw *w, const lw_ring *g, uint32_t s, int empty)
 {
     return lw_const_int(w, TJ_DT_U32, g->bars + ((empty ? g->nslots : 0) + s) * MBAR_BYTES);
-}
-
-/* The dots the loop's rings feed: each releases a slot once per warp. */
-static uint32_t ring_dots(const lw *w, tj_ref loop)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < w->nrings; i++) {
-        int seen = w->rings[i].loop != loop;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = w->rings[j].loop == loop && w->rings[j].dot == w->rings[i].dot;
-        n += !seen;
-    }
-    return n;
 }
 
 /* Tile `ahead` iterations past the one at `from` is in the loop's range

@@ -347,20 +347,25 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     lw_wgmma_take_turn(w, r); /* warpgroups in turns where the loop's dots take them (wgmma_turns.c) */
     issue_group(w, p, adesc, aregs, bdesc, c);
     lw_wgmma_pass_turn(w, r);
-    lw_ring_issue(w); /* a later tile's copies go while the products run */
+    /* carried, its ring keeping the group: it stays in flight into the
+     * next iteration, the last one is waited for after the loop
+     * (lw_mma_fragments_out) */
+    int64_t pending = carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0;
+    /* by TMA the refill goes into the slot the wait below releases */
+    int refill_late = pending && lw_ring_refills_late(w, r);
+    if (!refill_late)
+        lw_ring_issue(w); /* a later tile's copies go while the products run */
     if (!carried && !staged && deferrable(w, r)) {
         struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);
         *d = (struct lw_wg_defer){r, l, c, *p};
         w->wg_defer = d;
         return 0;
     }
-    /* carried, with the ring's slot more: this group stays in flight into
-     * the next iteration, the last one is waited for after the loop
-     * (lw_mma_fragments_out) */
-    int64_t pending = carried && !staged && lw_ring_keeps_group(w, r) ? 1 : 0;
     emit0(w, TJ_OP_WGMMA_WAIT, pending); /* retires a deferred group too: it is older */
     finish_deferred(w);
     lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
+    if (refill_late)
+        lw_ring_issue(w); /* this group's products still run */
     if (staged)
         lw_smem_end(w);
     if (carried) {

@@ -39,7 +39,8 @@ int tj_pass_specialize(tj_kernel *k);
  * (the config's `stages`, default 2, at most TJ_MAX_STAGES). The pipeline
  * runs it just before the lowering to SIMT IR, which turns what it moved
  * ahead into copy rings or registers in flight. */
-enum { TJ_MAX_STAGES = 4 }; /* the default: TJ_DEFAULT_STAGES (ir.h) */
+enum { TJ_MAX_STAGES = 8 }; /* the default: TJ_DEFAULT_STAGES (ir.h); a ring of 7 tiles in flight is
+                               cp_async's largest wait (TJ_CP_ASYNC_MAX_PENDING) */
 int tj_pass_prefetch(tj_kernel *k);
 
 #ifdef __cplusplus

@@ -118,11 +118,11 @@ Test(limits, the_front_end_takes_the_warps_the_lowering_takes)
 Test(limits, declared_warps_stages_and_fastmath_are_checked_where_written)
 {
     cr_assert_null(parse("kernel k(X: f32[N]) grid (1)\n"
-                         "  tune warps in [4, 3], stages in [0, 4, 5]\n"
+                         "  tune warps in [4, 3], stages in [0, 8, 9]\n"
                          "  const fastmath = -1\n{ }\n"));
     cr_assert(diag_has("t.tj:2:21: error: warps = 3 is not supported: warps must be a power of two from 1 to 32"));
-    cr_assert(diag_has("t.tj:2:36: error: stages = 0 is not supported: stages must be from 1 to 4"));
-    cr_assert(diag_has("t.tj:2:42: error: stages = 5 is not supported"));
+    cr_assert(diag_has("t.tj:2:36: error: stages = 0 is not supported: stages must be from 1 to 8"));
+    cr_assert(diag_has("t.tj:2:42: error: stages = 9 is not supported"));
     cr_assert(diag_has("t.tj:3:20: error: fastmath = -1 is not supported: fastmath must be 0 or 1"));
     cr_assert_eq(tj_error_count(ctx), 4);
 }

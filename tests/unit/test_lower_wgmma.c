@@ -29,10 +29,10 @@ static lc_opts wg_opts(const char *defines, const char *shapes)
 
 /* One and two warpgroups; 128-byte (BK = 64) and 64-byte (BK = 32)
  * swizzles on a; b 64 to 256 columns (one to four swizzle blocks); rings
- * of 2 and 3 tiles; a partial last tile on every axis. 128 x 256 x 64 at
- * stages 3 takes the slot more that keeps a group in flight across
- * iterations (wait_group 1; with both operands in rings: N = 256 whole).
- * Rows of 144 and 176 elements are 16-element multiples: the rings land
+ * of 2 and 3 tiles; a partial last tile on every axis. By TMA every
+ * group stays in flight across iterations (wait_group 1; a slot refilled
+ * after its release); by cp.async only 128 x 256 x 64 at stages 3, which
+ * takes the slot more (with both operands in rings: N = 256 whole). Rows of 144 and 176 elements are 16-element multiples: the rings land
  * by TMA (and by cp.async where it is turned off); rows of 136 are not:
  * cp.async. */
 Test(lower_wgmma, matmul_rings)
@@ -68,9 +68,9 @@ Test(lower_wgmma, matmul_granule_pairs)
 }
 
 /* A long loop (K = 1040: 17 iterations) takes each slot's full and empty
- * mbarriers through several phases: 3 slots, each group waited for in its
- * iteration (128 x 128), and 4, the group in flight into the next
- * iteration (128 x 256 at stages 3), whose release is a slot behind. */
+ * mbarriers through several phases: 3 slots, the group in flight into the
+ * next iteration, whose release is a slot behind and comes before the
+ * refill of its slot (128 x 128 and 128 x 256 at stages 3). */
 Test(lower_wgmma, tma_phases_wrap)
 {
     static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=256,BK=64,stages=3"};
@@ -81,6 +81,25 @@ Test(lower_wgmma, tma_phases_wrap)
         o.warps[1] = 0;
         cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s", defines[d]);
     }
+}
+
+/* Deep rings (stages 6 and 8: 5 and 7 tiles in flight), by TMA and by
+ * cp_async, one and two warpgroups, through more than two rounds of their
+ * slots (K = 1040: 17 iterations); by TMA each group stays in flight with
+ * S = d + 1 slots (its refill after the release). */
+Test(lower_wgmma, deep_rings)
+{
+    static const char *const defines[] = {"BM=64,BN=64,BK=64,stages=8", "BM=128,BN=128,BK=64,stages=6",
+                                          "BM=128,BN=64,BK=64,stages=8"};
+    static const int warps[] = {4, 8, 8};
+    for (int d = 0; d < 3; d++)
+        for (int no_tma = 0; no_tma < 2; no_tma++) {
+            lc_opts o = wg_opts(defines[d], "M=136,N=144,K=1040");
+            o.warps[0] = warps[d];
+            o.warps[1] = 0;
+            o.no_tma = no_tma;
+            cr_assert(lc_check_tj(MATMUL, "matmul", &o), "%s%s", defines[d], no_tma ? " without TMA" : "");
+        }
 }
 
 /* K = 0: the loop runs no iteration, so no TMA tile is in range and none
@@ -577,9 +596,13 @@ Test(lower_wgmma, interpreter_catches_broken_pipelines)
     remove_inst(k, find_op(k, TJ_OP_FENCE_PROXY_ASYNC, 0));
     cr_expect(strstr(run_simt(c, k), "with no fence_proxy_async since"), "%s", tj_diag_render(c));
 
-    for (int no_tma = 0; no_tma < 2; no_tma++) { /* three slots: only a wait per iteration is safe */
+    /* three slots: by cp_async only a wait per iteration is safe, by TMA
+     * one group in flight, whose slot the refill after its release skips */
+    for (int no_tma = 0; no_tma < 2; no_tma++) {
         k = lower_config_tma(c, cfg, shapes, 1, no_tma);
-        k->insts[find_op(k, TJ_OP_WGMMA_WAIT, 0)].imm = 1;
+        tj_ref wait = find_op(k, TJ_OP_WGMMA_WAIT, 0);
+        cr_assert_eq(k->insts[wait].imm, no_tma ? 0 : 1);
+        k->insts[wait].imm++;
         cr_expect(strstr(run_simt(c, k), "which a wgmma group in flight reads"), "%s", tj_diag_render(c));
     }
     tj_ctx_free(c);
