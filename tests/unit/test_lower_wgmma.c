@@ -32,7 +32,8 @@ static lc_opts wg_opts(const char *defines, const char *shapes)
  * of 2 and 3 tiles; a partial last tile on every axis. By TMA every
  * group stays in flight across iterations (wait_group 1; a slot refilled
  * after its release); by cp.async only 128 x 256 x 64 at stages 3, which
- * takes the slot more (with both operands in rings: N = 256 whole). Rows of 144 and 176 elements are 16-element multiples: the rings land
+ * takes the slot more (with both operands in rings: N = 256 whole).
+ * Rows of 144 and 176 elements are 16-element multiples: the rings land
  * by TMA (and by cp.async where it is turned off); rows of 136 are not:
  * cp.async. */
 Test(lower_wgmma, matmul_rings)
