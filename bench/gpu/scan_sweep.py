@@ -4,7 +4,12 @@ scan_lookback_packed (the flag and value in one u64 word, the library's
 kernel for f32) with its tile (B), window (W) and warps replaced, launched as
 lib/scan.c launches it (the words and the ticket counter zeroed before each
 call, in the timed call), checked against torch.cumsum, beside torch's copy.
---ordered adds, for each packed configuration, the kernel with its words
+--diagnostics adds, for each packed configuration, two kernels that are not
+cumsums (timed, not checked, labelled so): "no look-back" (the loop never
+runs: the ticket, loads, sum, publication, scan and stores alone: the bound
+of this structure) and "tiles by program id" (no ticket: a tile's index is
+its program's, which relies on the GPU starting programs in order, so it is
+no kernel to ship). --ordered adds, for each packed configuration, the kernel with its words
 written by store_release and read by load_acquire (the packed kernel as
 first written). --two-word B,W,warps ... times scan_lookback (separate flags and values, the
 library's kernel for 64-bit values, and for f32 before the packed words) the
@@ -14,7 +19,7 @@ other scan.tj files' scan_lookback (an earlier commit's, a variant) the same
 way (B 8192 when not given).
 
     python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--two-word 8192,256,8 ...]
-        [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--ordered] [--lib-layout]
+        [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--ordered] [--diagnostics] [--lib-layout]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
 one line per configuration: ms, TB/s (the input read and the output written
@@ -68,15 +73,24 @@ def early_variant(src):
     return head + "kernel scan_lookback(" + body
 
 
-def ordered_variant(src):
-    """scan_lookback_packed with its relaxed accesses of the words made acquire
-    loads and release stores (fails loudly if the kernel has none)"""
+DIAGNOSTICS = [("no look-back", "        looking = true\n", "        looking = false\n"),
+               ("tiles by program id", "    g = atomic_add(C[0], 1)\n", "    g = program_id(1) * cdiv(N, B) + program_id(0)\n")]
+
+
+def packed_variant(src, old, new, count=1):
+    """src with `old` replaced by `new` inside scan_lookback_packed only, where
+    it must occur `count` times (fails loudly if the kernel has moved)"""
     head, body = src.split("kernel scan_lookback_packed(", 1)
     body, sep, tail = body.partition("\nkernel ")
-    if body.count("store_relaxed") != 3 or body.count("load_relaxed") != 1:
-        raise ValueError("scan.tj's scan_lookback_packed no longer has 3 relaxed stores and 1 relaxed load")
-    body = body.replace("store_relaxed", "store_release").replace("load_relaxed", "load_acquire")
-    return head + "kernel scan_lookback_packed(" + body + sep + tail
+    if body.count(old) != count:
+        raise ValueError(f"scan.tj's scan_lookback_packed no longer has {count} of {old.strip()!r}")
+    return head + "kernel scan_lookback_packed(" + body.replace(old, new) + sep + tail
+
+
+def ordered_variant(src):
+    """scan_lookback_packed with its relaxed accesses of the words made acquire
+    loads and release stores"""
+    return packed_variant(packed_variant(src, "store_relaxed", "store_release", 3), "load_relaxed", "load_acquire")
 
 
 def main():
@@ -90,6 +104,8 @@ def main():
                     help="time each configuration also with its aggregate published before the in-tile scan")
     ap.add_argument("--ordered", action="store_true",
                     help="time each packed configuration also with acquire loads and release stores of its words")
+    ap.add_argument("--diagnostics", action="store_true",
+                    help="time each packed configuration also without its look-back and without its ticket (unchecked)")
     ap.add_argument("--lib-layout", action="store_true",
                     help="time each also with lib/scan.c's scratch (one buffer, zeroed whole)")
     args = ap.parse_args()
@@ -130,6 +146,10 @@ def main():
         runs.append((label, src, consts["B"], "scan_lookback_packed"))
         if args.ordered:
             runs.append((label + " acquire/release", ordered_variant(src), consts["B"], "scan_lookback_packed"))
+        if args.diagnostics:
+            for what, old, new in DIAGNOSTICS:
+                runs.append((f"{label} (diagnostic, not a cumsum: {what})", packed_variant(src, old, new),
+                             consts["B"], "scan_lookback_packed unchecked"))
     for label, src, b, name in runs:
         time_lookback(label, src, name, b, x, y, want, nbytes, copy, False)
         if args.lib_layout and name == "scan_lookback":
@@ -154,6 +174,7 @@ def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
     checked against torch.cumsum and timed"""
     n = x.numel()
     g = (n + b - 1) // b
+    name, _, unchecked = name.partition(" ")
     if name == "scan_lookback_packed":  # lib/scan.c's scratch: the words, then the ticket counter
         zeroed = torch.zeros(g + 1, device="cuda", dtype=torch.int64)
         scratch_args = (zeroed[:g].view(torch.uint64), zeroed[g:].view(torch.int32)[:1])
@@ -171,7 +192,7 @@ def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
         y.zero_()
         call()
         torch.cuda.synchronize()
-        if not torch.equal(y, want):
+        if not unchecked and not torch.equal(y, want):
             bad = (y != want).nonzero()[0].item()
             raise AssertionError(f"differs from torch.cumsum first at {bad}: {y[bad].item()} != {want[bad].item()}")
         ms = triton.testing.do_bench(call, warmup=25, rep=200, return_mode="median")
