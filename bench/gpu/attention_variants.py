@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Attention kernels of bench/gpu/kernels.tj.in and examples/ against SDPA
+(cuDNN / flash) in one process, a few configurations each (issue 16):
+
+    TILEJIT_LIB=.../libtilejit.so python3 bench/gpu/attention_variants.py [--only NAME,...] [--dims 128,64]
+        [--tag TAG] [--json OUT]
+
+rows            attention_rows: [B*H*S, D] views, K and V by TMA rings (fastmath)
+exp2            attention_rows_exp2: the softmax in base 2, scale * log2(e) folded into the scores (fastmath)
+exp2_accurate   the same without fastmath (exp2 is ex2.approx; exp would add its rounding correction)
+pipelined       attention_rows_pipelined: exp2, the next scores in flight over this block's softmax
+example         examples/attention.tj, [B, H, S, D] by cp.async rings (fastmath)
+causal          examples/attention_causal.tj (fastmath; FLOPs counted as half)
+
+Every result is checked against SDPA (max error 2e-2 of the largest |value|)
+before it is timed; SDPA is timed in the same process for every shape. With
+--small the kernels run once at B1 H2 S512 (for compute-sanitizer).
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (do_bench, fastest, close_enough, source, example; imports tilejit)
+
+ROWS = [dict(BM=128, BN=128, warps=8, stages=2), dict(BM=128, BN=64, warps=8, stages=2),
+        dict(BM=128, BN=64, warps=8, stages=3)]
+VARIANTS = {  # name: (kernel, where it is, extra params, configurations)
+    "rows": ("attention_rows", "kernels", {}, ROWS),
+    "exp2": ("attention_rows_exp2", "kernels", {"fastmath": 1}, ROWS),
+    "exp2_accurate": ("attention_rows_exp2", "kernels", {"fastmath": 0}, ROWS[:2]),
+    "pipelined": ("attention_rows_pipelined", "kernels", {"fastmath": 1}, ROWS),
+    "example": ("attention", "examples", {}, ROWS[:2]),
+    "causal": ("attention_causal", "examples", {}, ROWS[:2]),
+}
+SMALL = dict(BM=128, BN=64, warps=8, stages=2)
+
+
+def source_of(kernel, where):
+    if where == "kernels":
+        return bench.source().replace("{T}", "bf16"), "bench/gpu/kernels.tj"
+    plain = bench.example(kernel + ".tj")
+    tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
+    return plain.replace(tune, tune + "\n    const fastmath = 1"), f"examples/{kernel}.tj"
+
+
+def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
+    kernel, where, extra, _ = VARIANTS[name]
+    causal = kernel == "attention_causal"
+    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = torch.empty_like(q)
+    scale = dim ** -0.5
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ref = sdpa(q, k, v, is_causal=causal)
+    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq] if where == "kernels" else [q, k, v, o, scale]
+    src, file = source_of(kernel, where)
+
+    def attempt(params):
+        fn = jit.compile(src, kernel, *args, params=dict(params, **extra), file=file)
+        fn(*args)
+        torch.cuda.synchronize()
+        bench.close_enough(kernel, o, ref, 2e-2)
+        if not repeat:
+            return 0.0
+        t = bench.do_bench(lambda: fn(*args))
+        print(f"  {name} D{dim} {params}: {t:.3f} ms", flush=True)
+        return t
+
+    best, error = bench.fastest(configs, attempt)
+    peer = bench.do_bench(lambda: sdpa(q, k, v, is_causal=causal)) if repeat else None
+    flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)
+    row = dict(name=name, kernel=kernel, shape=f"B{batch} H{heads} S{seq} D{dim}", error=error)
+    if best:
+        row.update(ms=best[0], config=best[1])
+    if best and peer:
+        row.update(tflops=flops / best[0] / 1e9, sdpa_ms=peer, sdpa_tflops=flops / peer / 1e9,
+                   ratio=peer / best[0])
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=",".join(VARIANTS))
+    ap.add_argument("--dims", default="128")
+    ap.add_argument("--configs", type=int, default=3, help="at most this many configurations a variant")
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    jit = bench.tilejit.Jit("cuda")
+    rows = []
+    for name in args.only.split(","):
+        for dim in map(int, args.dims.split(",")):
+            if args.small:
+                rows.append(run(jit, name, 1, 2, 512, dim, [SMALL], repeat=False))
+            else:
+                rows.append(run(jit, name, 4, 32, 4096, dim, VARIANTS[name][3][:args.configs]))
+            r = rows[-1]
+            print(f"{args.tag} {r['name']:14} {r['shape']:22} " +
+                  (f"{r.get('tflops', 0):7.1f} TFLOP/s  SDPA {r.get('sdpa_tflops', 0):7.1f}  "
+                   f"ratio {r.get('ratio', 0):.3f}  {r['config']}" if "config" in r else f"FAILED {r['error']}"),
+                  flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(tag=args.tag, device=torch.cuda.get_device_name(), rows=rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
