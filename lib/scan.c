@@ -148,9 +148,9 @@ static int scan_cols(scan_job *s)
 }
 
 /* On CUDA the look-back is correct (checked on the H200) but slower than the
- * multi-phase kernels (0.35 against 0.40 of copy, bench/RESULTS.md): until
- * it is faster, CUDA keeps them unless TILEJIT_LIB_LOOKBACK=1 asks for the
- * look-back (the benchmark does). */
+ * multi-phase kernels (0.53 against 0.61 of copy on packed words,
+ * bench/RESULTS.md): until it is faster, CUDA keeps them unless
+ * TILEJIT_LIB_LOOKBACK=1 asks for the look-back (the benchmark does). */
 static int lookback_here(const tj_lib *l)
 {
     if (tj_jit_device(l->jit) != TJ_DEVICE_CUDA)
