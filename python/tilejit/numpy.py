@@ -183,6 +183,7 @@ class _Graph:
             raise TilejitError(err.text())
         self.device = device
         self.kind = kind
+        self.scalars = {}  # _scalar's weak 0-d arrays by (type, value bits)
 
     def check(self, a, what):
         if a:
@@ -593,10 +594,21 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, device=None):
 
 # ---- operands ----
 
+_SCALARS_KEPT = 256  # a graph's cached Python scalars (a warm call's gelu reads 4 a call)
+
+
 def _scalar(g, v):
-    """A Python scalar as a weak 0-d array; a NumPy scalar as a strong one."""
+    """A Python scalar as a weak 0-d array, one per graph and value (a
+    constant node is never evaluated or changed, so every expression can
+    read the same one: a warm call makes and releases none); a NumPy scalar
+    as a strong one."""
     if isinstance(v, _np.generic):
         return ndarray(g, g.check(g.lib.tj_array_full(g.handle, _tj_dtype(v.dtype), 0, None, float(v)), "scalar"))
+    t = type(v)
+    key = (t, v.hex()) if t is float else (t, v)  # float: by bits (-0.0 is not 0.0)
+    a = g.scalars.get(key)
+    if a is not None:
+        return a
     if isinstance(v, builtins.bool):
         dt = "bool"
     elif isinstance(v, int):
@@ -605,7 +617,11 @@ def _scalar(g, v):
         dt = "f64"
     else:
         raise TilejitError(f"unsupported operand {type(v).__name__}")
-    return ndarray(g, g.check(g.lib.tj_array_scalar(g.handle, _DT_NAMES.index(dt), float(v), 1), "scalar"))
+    a = ndarray(g, g.check(g.lib.tj_array_scalar(g.handle, _DT_NAMES.index(dt), float(v), 1), "scalar"))
+    if len(g.scalars) >= _SCALARS_KEPT:
+        g.scalars.clear()
+    g.scalars[key] = a
+    return a
 
 
 def _operands(*xs):
