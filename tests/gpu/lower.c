@@ -44,13 +44,18 @@ static const gpu_case cases[] = {
     {MATMUL, "matmul", "BM=128,BN=128,BK=64,stages=3", "M=200,N=136,K=160", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     {MATMUL, "matmul", "BM=128,BN=256,BK=32,stages=4", "M=130,N=264,K=96", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     {MATMUL, "matmul", "BM=128,BN=64,BK=64,stages=1", "M=130,N=64,K=128", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
-    /* a group in flight across iterations: 4 slots of 48 KiB, wait_group 1 */
+    /* a group in flight across iterations (wait_group 1): 3 slots of 48 KiB
+     * by TMA, the slot refilled after its release */
     {MATMUL, "matmul", "BM=128,BN=256,BK=64,stages=3", "M=200,N=256,K=160", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     /* rings by TMA (lower/tma.c; rows of 16-element multiples, partial
      * tiles zero-filled by the copy engine): 128- and 64-byte swizzles, 2 to 4 slots */
     {MATMUL, "matmul", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     {MATMUL, "matmul", "BM=128,BN=128,BK=32,stages=4", "M=260,N=144,K=208", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     {MATMUL, "matmul", "BM=128,BN=256,BK=64,stages=2", "M=130,N=272,K=80", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
+    /* deep TMA rings (stages 6 and 8), each group in flight with S = d + 1
+     * slots, through more than two rounds of them (17 iterations) */
+    {MATMUL, "matmul", "BM=64,BN=64,BK=64,stages=8", "M=136,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
+    {MATMUL, "matmul", "BM=128,BN=128,BK=64,stages=6", "M=200,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4},
     /* f32 dot rounds its inputs to tf32 on the GPU (10-bit mantissas) */
     {MM32, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 1e-2, 2e-2, 0, 0, 0},
     {MM32_IEEE, "mm", "", "M=40,N=20,K=19", "", NULL, 0, 0, 0, 0, 0, 0},
