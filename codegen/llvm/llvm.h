@@ -217,7 +217,7 @@ int lg_emit_atomic(lg *g, tj_ref r);
 /* llvm_ctrl.c: for, if, proj */
 int lg_emit_for(lg *g, tj_ref r);
 int lg_emit_while(lg *g, tj_ref r);
-int lg_emit_ordered(lg *g, tj_ref r); /* load_acquire, store_release (llvm_mem.c) */
+int lg_emit_ordered(lg *g, tj_ref r); /* load_acquire, store_release, load/store_relaxed (llvm_mem.c) */
 int lg_emit_if(lg *g, tj_ref r);
 
 /* ---- llvm_sort.c: the helper the generated code calls ---- */

@@ -110,8 +110,8 @@ void cli_written_params(const tj_kernel *k, unsigned char *written)
     memset(written, 0, k->nparams);
     for (tj_ref r = 1; r < k->ninsts; r++) {
         const tj_inst *in = &k->insts[r];
-        if (in->op != TJ_OP_STORE && in->op != TJ_OP_STORE_RELEASE && in->op != TJ_OP_ATOMIC_ADD &&
-            in->op != TJ_OP_ATOMIC_MAX && in->op != TJ_OP_ATOMIC_MIN)
+        if (in->op != TJ_OP_STORE && in->op != TJ_OP_STORE_RELEASE && in->op != TJ_OP_STORE_RELAXED &&
+            in->op != TJ_OP_ATOMIC_ADD && in->op != TJ_OP_ATOMIC_MAX && in->op != TJ_OP_ATOMIC_MIN)
             continue;
         int p = in->nargs ? stored_param(k, in->args[0]) : -1;
         if (p < 0) { /* not traceable: assume every tensor may change */
