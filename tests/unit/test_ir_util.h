@@ -145,6 +145,7 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
 
     /* elementwise: every op on a type its class takes */
     tj_ref fx = x, ix = op1(k, b, TJ_OP_CAST, tile(c, TJ_DT_I32, 2, 32, 64), x);
+    op1(k, b, TJ_OP_BITCAST, tile(c, TJ_DT_U32, 2, 32, 64), x);
     tj_op num2[] = {TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL, TJ_OP_DIV, TJ_OP_REM, TJ_OP_POW, TJ_OP_MAX, TJ_OP_MIN};
     for (unsigned i = 0; i < sizeof num2 / sizeof *num2; i++)
         fx = op2(k, b, num2[i], m, fx, x);
@@ -237,6 +238,8 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     op3(k, sb2, TJ_OP_ATOMIC_MIN, m, vo, fx, TJ_NONE);
     op3(k, sb2, TJ_OP_LOAD_ACQUIRE, m, vo, mask, TJ_NONE);
     op3(k, sb2, TJ_OP_STORE_RELEASE, TJ_TYPE_NONE, vo, fx, mask);
+    op3(k, sb2, TJ_OP_LOAD_RELAXED, m, vo, mask, TJ_NONE);
+    op3(k, sb2, TJ_OP_STORE_RELAXED, TJ_TYPE_NONE, vo, fx, mask);
     yield_n(k, sb2, NULL, 0);
     yield_n(k, eb2, NULL, 0);
     finish_body(k);
@@ -269,6 +272,8 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op3(k, b, TJ_OP_ATOM_MIN, f32, ptr, s, TJ_NONE);
     op3(k, b, TJ_OP_LD_ACQUIRE, f32, ptr, pred, s);
     op3(k, b, TJ_OP_ST_RELEASE, TJ_TYPE_NONE, ptr, s, pred);
+    op3(k, b, TJ_OP_LD_RELAXED, f32, ptr, pred, s);
+    op3(k, b, TJ_OP_ST_RELAXED, TJ_TYPE_NONE, ptr, s, pred);
     tj_ref at = const_i(k, b, TJ_DT_U32, 0);
     op2(k, b, TJ_OP_ST_SHARED, TJ_TYPE_NONE, at, v4);
     tj_ref copy = op3(k, b, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 16), ptr, const_i(k, b, TJ_DT_U32, 8));
