@@ -178,3 +178,26 @@ Test(cpu_memory, a_row_is_copied_once_for_its_readers)
     CC_REQUIRE_LLVM();
     cr_assert(same_at(SHARED, "shared", "M=9,N=64", "M=7,N=50"));
 }
+
+/* Stores of rows without a mask run over the part of the row inside its
+ * dim alone (llvm_mem.c walk_row): rows starting before 0 and ending past
+ * N, rows wholly left or right of the tensor, 1-D and 2-D views; every
+ * other element of Y keeps its value. */
+static const char *const CLIPPED = "kernel clipped(X: f32[M, N], Y: f32[M, N], Z: f32[M, N], W: f32[N])\n"
+                                   "    grid (cdiv(M, BM), 3)\n"
+                                   "    const BM = 4, BN = 64\n"
+                                   "{\n"
+                                   "    m = program_id(0) * BM\n"
+                                   "    c = program_id(1) * 40 - 50\n"
+                                   "    x = load(X[m:m+BM, c:c+BN], other = 1.0)\n"
+                                   "    store(Y[m:m+BM, c:c+BN], x * 2.0 + 1.0)\n"
+                                   "    d = c + 7\n"
+                                   "    store(Z[m, d:d+BN], sum(x, axis = 0))\n"
+                                   "    store(W[d:d+BN], load(X[0, d:d+BN], other = 2.0) * 0.5)\n"
+                                   "}\n";
+
+Test(cpu_memory, unmasked_stores_write_the_part_of_each_row_inside)
+{
+    CC_REQUIRE_LLVM();
+    cr_assert(same_at(CLIPPED, "clipped", "M=10,N=50", "M=3,N=9"));
+}
