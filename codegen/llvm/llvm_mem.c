@@ -187,6 +187,14 @@ static int inner_axis(const lg_view *v)
 }
 
 static void store_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go);
+static void load_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go);
+
+/* Element flat of a load's `other` (0 without one). */
+static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
+{
+    tj_ref other = lg_in(g, r)->args[2];
+    return other ? lg_elem(g, other, flat) : LLVMConstNull(lg_type(g, lg_ti(g, r)->dtype));
+}
 
 /* The part [*lo, *hi) of a row of extent len whose inner coordinates
  * (start + j along axis a) lie inside the dim. */
@@ -204,26 +212,33 @@ static void row_span(lg *g, const lg_view *v, int a, int32_t len, LLVMValueRef *
 
 /* One row of the checked walk: the innermost group at the outer groups'
  * coordinates gc (gc[n - 1] is set here); outside: no element may touch
- * memory. A store of a row without a mask runs over the row's elements
- * inside their dim alone, unchecked: the per-element check
- * vectorized into masked stores, which AVX2 hosts without AVX-512 run as
- * microcode (vmaskmovps: about 40 cycles per 8 floats on Zen 3), so that
- * every row of 1000 in a tile of 1024 took longer to store than to compute;
- * now plain vector stores and a scalar tail. Loads keep the check (masked
- * loads are not slow, and the elements outside must read `other`), and so
- * do atomics (scalar; their old values outside are 0). */
+ * memory. A store or load of a row without a mask runs over the row's
+ * elements inside their dim alone, unchecked (a load first gives every
+ * element `other`): the per-element check vectorized into masked accesses
+ * with i64 index lanes, and masked stores are microcode on AVX2 hosts
+ * without AVX-512 (vmaskmovps on this build machine's znver3, about 40
+ * cycles per 8 floats), so rows of 1000 in tiles of 1024 took longer to
+ * move than to compute; now plain vector accesses and a scalar tail.
+ * Atomics keep the check (scalar; their old values outside are 0). */
 static void walk_row(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn, LLVMValueRef *gc, int n,
                      const int32_t *len, LLVMValueRef row_flat, int outside, int inner)
 {
-    int clip = !outside && !mask && fn == store_elem;
+    int clip = !outside && !mask && (fn == store_elem || fn == load_elem);
     LLVMValueRef lo = lg_i64(g, 0), hi = lg_i64(g, len[n - 1]);
+    LLVMValueRef first = LLVMBuildNSWMul(g->b, row_flat, lg_i64(g, len[n - 1]), "");
+    if (clip && fn == load_elem) {
+        lg_loop f = lg_loop_begin(g, lo, hi, "other");
+        LLVMValueRef flat = LLVMBuildNSWAdd(g->b, first, f.i, "");
+        lg_set_elem(g, r, flat, load_other(g, r, flat));
+        lg_loop_end(g, &f);
+    }
     if (clip)
         row_span(g, v, inner, len[n - 1], &lo, &hi);
     lg_loop l = lg_loop_begin(g, lo, hi, "row");
     view_walk w;
     gc[n - 1] = l.i;
     view_point(g, v, gc, !clip, &w);
-    w.flat = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, row_flat, lg_i64(g, len[n - 1]), ""), l.i, "");
+    w.flat = LLVMBuildNSWAdd(g->b, first, l.i, "");
     fn(g, r, v, &w, outside ? LLVMConstInt(g->i1, 0, 0) : clip ? NULL : element_go(g, mask, &w));
     lg_loop_end(g, &l);
 }
@@ -338,7 +353,6 @@ static LLVMValueRef ordered(lg *g, tj_ref r, LLVMValueRef access, tj_dtype dt)
 
 static void load_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValueRef go)
 {
-    const tj_inst *in = lg_in(g, r);
     tj_dtype dt = lg_ti(g, r)->dtype;
     LLVMValueRef val;
     if (!go) {
@@ -346,7 +360,7 @@ static void load_elem(lg *g, tj_ref r, const lg_view *v, view_walk *w, LLVMValue
         lg_set_elem(g, r, w->flat, lg_from_mem(g, dt, val));
         return;
     }
-    LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], w->flat) : LLVMConstNull(lg_type(g, dt));
+    LLVMValueRef other = load_other(g, r, w->flat);
     guard gd = guard_begin(g, go);
     val = ordered(g, r, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w->off), ""), dt);
     lg_set_elem(g, r, w->flat, guard_end(g, &gd, lg_from_mem(g, dt, val), other));
@@ -457,7 +471,7 @@ LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
     LLVMValueRef go = element_go(g, in->args[1], &w); /* NULL: unmasked and inside */
     if (!go)
         return lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), addr, ""));
-    LLVMValueRef other = in->args[2] ? lg_elem(g, in->args[2], i) : LLVMConstNull(lg_type(g, dt));
+    LLVMValueRef other = load_other(g, r, i);
     guard gd = guard_begin(g, go);
     LLVMValueRef val = lg_from_mem(g, dt, LLVMBuildLoad2(g->b, lg_mem_type(g, dt), addr, ""));
     return guard_end(g, &gd, val, other);
@@ -519,6 +533,41 @@ static int row_not_shareable(lg *g, tj_ref x)
 /* 1 for a row that no earlier reader copied. */
 static int row_not_ready(lg *g, tj_ref x) { return !lg_val(g, x)->row; }
 
+/* The copy of a fused row, element by element checked (a masked load). */
+static void checked_row_copy(lg *g, tj_ref x, LLVMValueRef copy, uint64_t n)
+{
+    lg_loop l;
+    g->version = LG_CHECKED; /* the checked load, its loop not interleaved */
+    LLVMValueRef i = lg_each_begin(g, &l, n);
+    LLVMBuildStore(g->b, lg_fused_load(g, x, i), lg_elem_ptr(g, lg_ti(g, x)->dtype, copy, i));
+    lg_each_end(g, &l, n);
+    g->version = LG_ANY;
+}
+
+/* The copy of an unmasked fused row: `other` everywhere, then the part of
+ * the row inside its dim (none when its index axes are outside) read
+ * without checks: plain vector accesses where the checked copy took i64
+ * index lanes and masked loads (walk_row says why). */
+static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef copy, uint64_t n)
+{
+    tj_dtype dt = lg_ti(g, x)->dtype;
+    lg_loop l = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)n), "other");
+    LLVMBuildStore(g->b, load_other(g, x, l.i), lg_elem_ptr(g, dt, copy, l.i));
+    lg_loop_end(g, &l);
+    int inner = inner_axis(v);
+    LLVMValueRef zero = lg_i64(g, 0), c[TJ_MAX_RANK], lo, hi;
+    view_coords(g, v, &zero, c);
+    LLVMValueRef rows_in = coords_inside(g, v, c, inner);
+    row_span(g, v, inner, (int32_t)n, &lo, &hi);
+    hi = LLVMBuildSelect(g->b, rows_in, hi, lo, "");
+    l = lg_loop_begin(g, lo, hi, "row_copy");
+    view_walk w;
+    view_point(g, v, &l.i, 0, &w);
+    LLVMValueRef val = LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), "");
+    LLVMBuildStore(g->b, lg_from_mem(g, dt, val), lg_elem_ptr(g, dt, copy, l.i));
+    lg_loop_end(g, &l);
+}
+
 /* x's row for the shared reader: in the tensor where the row lies wholly
  * inside it, else a checked copy of it (masked-off and outside elements
  * hold `other`) made once per program for all of x's readers. */
@@ -541,12 +590,10 @@ static int row_begin(lg *g, tj_ref x)
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "row_ready");
     LLVMBuildCondBr(g->b, view_inside(g, v), done, fill);
     LLVMPositionBuilderAtEnd(g->b, fill);
-    lg_loop l;
-    g->version = LG_CHECKED; /* the checked load, its loop not interleaved */
-    LLVMValueRef i = lg_each_begin(g, &l, n);
-    LLVMBuildStore(g->b, lg_fused_load(g, x, i), lg_elem_ptr(g, dt, lx->row_copy, i));
-    lg_each_end(g, &l, n);
-    g->version = LG_ANY;
+    if (lg_in(g, x)->args[1] || inner_axis(v) < 0)
+        checked_row_copy(g, x, lx->row_copy, n);
+    else
+        clipped_row_copy(g, x, v, lx->row_copy, n);
     LLVMBasicBlockRef filled = LLVMGetInsertBlock(g->b);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, done);
