@@ -640,6 +640,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
     w->wgmma = opt && opt->target == TJ_LOWER_CUDA && opt->wgmma;
     w->no_tma = opt && opt->no_tma;
+    w->wgmma_turns = opt && opt->wgmma_turns;
     w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (copy_grid(w))

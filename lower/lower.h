@@ -109,6 +109,7 @@ typedef struct lw {
     int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
     struct lw_wg_defer *wg_defer; /* a wgmma dot whose group a later dot's wait retires (lower/wgmma.c) */
     int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
+    int wgmma_turns;       /* warpgroups take turns (tj_lower_options, lower/wgmma_turns.c) */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;

@@ -33,7 +33,12 @@
  * already (it is ahead, and was let through only once all arrived) or
  * reaches before its next turn. Loops whose wgmma dots sit in nested
  * regions take no turns (a dot under an `if` would make the first and
- * last turns depend on the branch). */
+ * last turns depend on the branch).
+ *
+ * Only where tj_lower_options.wgmma_turns asks: on the H200 the turns
+ * made attention slower (B4 H32 S4096 D128, 128 x 128 / 8 warps: 2.60 ->
+ * 3.17 ms by TMA rings, 2.76 -> 3.13 by cp.async; bench/NOTES.md), so
+ * the JIT does not ask. */
 #include "lower/wgmma_turns.h"
 
 enum { GROUP_WARPS = 4, GROUP_THREADS = 128, FIRST_BARRIER = 1 };
@@ -44,13 +49,14 @@ static int is_wgmma_dot(lw *w, tj_ref d)
     return w->src->insts[d].op == TJ_OP_DOT && lw_mma_plan(w, d, &p) && p.wg;
 }
 
-/* Whether the innermost loop takes turns: two warpgroups or more, two
+/* Whether the innermost loop takes turns: asked for (tj_lower_options;
+ * measured slower on the H200, bench/NOTES.md), two warpgroups or more, two
  * wgmma dots or more at the top level of its body and none deeper; its
  * first and last such dot. */
 static int turns(lw *w, tj_ref *first, tj_ref *last)
 {
     int groups = w->nwarps / GROUP_WARPS;
-    if (!w->loop || !w->wgmma || w->target != TJ_LOWER_CUDA || groups < 2 || w->nwarps % GROUP_WARPS)
+    if (!w->wgmma_turns || !w->loop || !w->wgmma || w->target != TJ_LOWER_CUDA || groups < 2 || w->nwarps % GROUP_WARPS)
         return 0;
     tj_block_id body = w->loop->src_body;
     int n = 0;

@@ -229,8 +229,8 @@ static int count_op(const tj_kernel *k, tj_op op)
 
 /* MATMUL lowered for one configuration, as the JIT does for contiguous
  * tensors of those shapes (vector accesses: copy rings). */
-static tj_kernel *lower_kernel(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
-                               int wgmma, int no_tma)
+static tj_kernel *lower_with(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
+                             const tj_pipeline_options *po)
 {
     tj_binding defs[8], dims[4];
     uint32_t nd = lc_bindings(c, defines, defs, 8);
@@ -240,10 +240,16 @@ static tj_kernel *lower_kernel(tj_ctx *c, const char *src, const char *name, con
     tj_kernel *k = ki >= 0 ? tj_build_kernel(c, prog, ki, defs, nd, dims, ns) : NULL;
     cr_assert(k, "%s", tj_diag_render(c));
     cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
-    tj_pipeline_options po = {.lower.wgmma = wgmma, .lower.no_tma = no_tma, .verify = 1};
-    tj_kernel *simt = tj_compile_simt(k, &po);
+    tj_kernel *simt = tj_compile_simt(k, po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
+}
+
+static tj_kernel *lower_kernel(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
+                               int wgmma, int no_tma)
+{
+    tj_pipeline_options po = {.lower.wgmma = wgmma, .lower.no_tma = no_tma, .verify = 1};
+    return lower_with(c, src, name, defines, shapes, &po);
 }
 
 static tj_kernel *lower_config_tma(tj_ctx *c, const char *defines, const char *shapes, int wgmma, int no_tma)
@@ -731,32 +737,42 @@ Test(lower_wgmma, interpreter_catches_register_a_read_in_flight)
     tj_ctx_free(c);
 }
 
-/* Two warpgroups take turns issuing attention's products
- * (lower/wgmma_turns.c): a bar_sync before each group and a bar_arrive
- * after it, none with one warpgroup or in a matmul's loop of one product.
- * The interpreter finds every phase of the named barriers complete at the
- * program's end, and reports a protocol that loses a hand-over or waits
- * for one the first turn never gets (on a GPU: a hang). */
+/* Two warpgroups take turns issuing attention's products where asked
+ * (tj_lower_options.wgmma_turns, lower/wgmma_turns.c): a bar_sync before
+ * each group and a bar_arrive after it; none unasked, with one warpgroup
+ * or in a matmul's loop of one product. The interpreter finds every phase
+ * of the named barriers complete at the program's end, and reports a
+ * protocol that loses a hand-over or waits for one the first turn never
+ * gets (on a GPU: a hang). */
+static tj_kernel *attention_in_turns(tj_ctx *c, const char *cfg)
+{
+    tj_pipeline_options po = {.lower.wgmma = 1, .lower.wgmma_turns = 1, .verify = 1};
+    return lower_with(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", &po);
+}
+
+static int turn_ops(const tj_kernel *k) { return count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE); }
+
 Test(lower_wgmma, warpgroups_take_turns)
 {
     tj_ctx *c = tj_ctx_new();
-    const char *cfg = "BM=128,BN=64,warps=8,stages=2", *shapes = "B=1,H=2,S=256,D=64";
-    tj_kernel *k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    const char *cfg = "BM=128,BN=64,warps=8,stages=2";
+    tj_kernel *k = attention_in_turns(c, cfg);
     cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC), 2);
     cr_expect_eq(count_op(k, TJ_OP_BAR_ARRIVE), 2);
     cr_assert_str_eq(run_attention(c, k), "");
 
-    k = lower_kernel(c, ATTENTION, "attention", "BM=64,BN=64,warps=4,stages=2", shapes, 1, 0);
-    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE), 0, "one warpgroup");
-    k = lower_config(c, "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", 1);
-    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE), 0, "one product a loop");
+    cr_expect_eq(turn_ops(lower_kernel(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", 1, 0)), 0, "unasked");
+    cr_expect_eq(turn_ops(attention_in_turns(c, "BM=64,BN=64,warps=4,stages=2")), 0, "one warpgroup");
+    tj_pipeline_options po = {.lower.wgmma = 1, .lower.wgmma_turns = 1, .verify = 1};
+    k = lower_with(c, MATMUL, "matmul", "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", &po);
+    cr_expect_eq(turn_ops(k), 0, "one product a loop");
 
-    k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    k = attention_in_turns(c, cfg);
     remove_inst(k, find_op(k, TJ_OP_BAR_ARRIVE, 0));
     cr_expect(strstr(run_attention(c, k), "arrives twice in one phase of named barrier 2"), "%s",
               tj_diag_render(c));
 
-    k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0); /* the first turn waits like the others */
+    k = attention_in_turns(c, cfg); /* the first turn waits like the others */
     k->insts[find_op(k, TJ_OP_BAR_SYNC, 0)].args[2] = k->insts[find_op(k, TJ_OP_BAR_SYNC, 1)].args[2];
     cr_expect(strstr(run_attention(c, k), "ends with named barrier 1 at 128 of its 256"), "%s",
               tj_diag_render(c));
