@@ -137,6 +137,8 @@ static int emit_named_barrier(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     char guard[32] = "";
+    if (in->nargs != 3 || !in->args[0] || !in->args[1])
+        return px_fail(e, r, "%s takes an id, a count and a predicate", in->op == TJ_OP_BAR_SYNC ? "bar_sync" : "bar_arrive");
     if (in->args[2])
         snprintf(guard, sizeof guard, "@%s ", RN(px_val(e, in->args[2], 0)));
     e->defined[r] = 1;
