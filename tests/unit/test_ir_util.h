@@ -324,6 +324,8 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op2(k, b, TJ_OP_MBAR_ARRIVE, TJ_TYPE_NONE, bar, pred);
     op3(k, b, TJ_OP_MBAR_WAIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 1), pred);
     op2(k, b, TJ_OP_MBAR_INVAL, TJ_TYPE_NONE, bar, pred);
+    op3(k, b, TJ_OP_BAR_ARRIVE, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 1), const_i(k, b, TJ_DT_U32, 128), pred);
+    op3(k, b, TJ_OP_BAR_SYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 1), const_i(k, b, TJ_DT_U32, 128), pred);
     finish_body(k);
     return k;
 }
