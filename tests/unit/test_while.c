@@ -124,6 +124,19 @@ static tj_fn *compile(tj_jit *j, const char *src, const char *kernel, const tj_a
                           err);
 }
 
+/* Compiles kernel for args on a device of that kind and launches it once. */
+static void launch_once(tj_device_kind kind, const char *src, const char *kernel, const tj_arg *args,
+                        uint32_t nargs)
+{
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(kind, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    tj_fn *fn = compile(j, src, kernel, args, nargs, &err);
+    cr_assert(fn, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(fn, args, nargs, NULL, &err), 0, "%s", err.msg);
+    tj_jit_close(j);
+}
+
 /* The chain on a device: O is the running sum of V. */
 static void run_chain(tj_device_kind kind)
 {
@@ -137,19 +150,13 @@ static void run_chain(tj_device_kind kind)
     tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(f, TJ_DT_I32, 1, &n)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(v, TJ_DT_F32, 1, &n)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(out, TJ_DT_F32, 1, &n)}};
-    tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(kind, 0, &err);
-    cr_assert(j, "%s", err.msg);
-    tj_fn *fn = compile(j, chain_src, "chain", args, 3, &err);
-    cr_assert(fn, "%s", err.msg);
-    cr_assert_eq(tj_fn_launch(fn, args, 3, NULL, &err), 0, "%s", err.msg);
+    launch_once(kind, chain_src, "chain", args, 3);
     float acc = 0;
     for (int i = 0; i < N; i++) {
         acc += v[i];
         cr_assert_eq(out[i], acc, "O[%d] = %g, expected %g", i, out[i], acc);
         cr_assert_eq(f[i], 1);
     }
-    tj_jit_close(j);
 }
 
 Test(while_loops, chain_native) { run_chain(TJ_DEVICE_CPU); }
@@ -169,19 +176,13 @@ static void run_relaxed_chain(tj_device_kind kind)
     tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(f, TJ_DT_U64, 1, &n)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(v, TJ_DT_I32, 1, &n)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(out, TJ_DT_I32, 1, &n)}};
-    tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(kind, 0, &err);
-    cr_assert(j, "%s", err.msg);
-    tj_fn *fn = compile(j, relaxed_chain_src, "relaxed_chain", args, 3, &err);
-    cr_assert(fn, "%s", err.msg);
-    cr_assert_eq(tj_fn_launch(fn, args, 3, NULL, &err), 0, "%s", err.msg);
+    launch_once(kind, relaxed_chain_src, "relaxed_chain", args, 3);
     int32_t acc = 0;
     for (int i = 0; i < N; i++) {
         acc += v[i];
         cr_assert_eq(out[i], acc, "O[%d] = %d, expected %d", i, out[i], acc);
         cr_assert_eq(f[i], (uint64_t)1 << 32 | (uint32_t)acc, "F[%d]", i);
     }
-    tj_jit_close(j);
 }
 
 Test(while_loops, relaxed_chain_native) { run_relaxed_chain(TJ_DEVICE_CPU); }
