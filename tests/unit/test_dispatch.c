@@ -61,6 +61,17 @@ static tj_compile_request request(const char *src, const char *kernel)
     return (tj_compile_request){.file = "test.tj", .source = src, .len = strlen(src), .kernel = kernel};
 }
 
+/* compiles `kernel` for these arguments (the facts of their shapes) on the test's jit */
+static tj_fn *compile_for(const char *src, const char *kernel, tj_arg *args, uint32_t nargs)
+{
+    tj_compile_request req = request(src, kernel);
+    req.args = args;
+    req.nargs = nargs;
+    tj_fn *f = tj_jit_compile(jit, &req, &err);
+    cr_assert(f, "%s", err.msg);
+    return f;
+}
+
 /* Two M x N tensors: X filled with a pattern, Y with NaN. */
 typedef struct pair {
     float *x, *y;
@@ -120,11 +131,7 @@ static int64_t config_value(const tj_fn *f, const char *name)
 Test(contract, a_function_for_n_200_refuses_n_1000_naming_the_where_clause, .init = open_jit, .fini = close_jit)
 {
     pair small = make_pair(4, 200), big = make_pair(4, 1000);
-    tj_compile_request req = request(softmax_src, "softmax");
-    req.args = small.args;
-    req.nargs = 2;
-    tj_fn *f = tj_jit_compile(jit, &req, &err);
-    cr_assert(f, "%s", err.msg);
+    tj_fn *f = compile_for(softmax_src, "softmax", small.args, 2);
     cr_expect_eq(config_value(f, "BLOCK"), 256);
     cr_assert_eq(tj_fn_launch(f, small.args, 2, NULL, &err), 0, "%s", err.msg);
     cr_expect_lt(softmax_error(&small, 4, 200), 1e-6);
@@ -384,11 +391,7 @@ Test(dispatch, cpu_tuning_stores_the_winner_for_later_processes, .init = open_ji
     tj_jit_close(jit);
     jit = tj_jit_open(TJ_DEVICE_CPU, 0, &err);
     cr_assert(jit, "%s", err.msg);
-    tj_compile_request req = request(reps_src, "reps");
-    req.args = a.args;
-    req.nargs = 3;
-    tj_fn *f = tj_jit_compile(jit, &req, &err);
-    cr_assert(f, "%s", err.msg);
+    tj_fn *f = compile_for(reps_src, "reps", a.args, 3);
     cr_expect_eq(config_value(f, "REPS"), 1, "the compile did not take the stored winner");
     cr_assert_eq(tj_fn_launch(f, a.args, 3, NULL, &err), 0, "%s", err.msg);
     for (int i = 0; i < REPS_N; i++)
@@ -412,11 +415,7 @@ Test(dispatch, tune_mode_off_ignores_the_stored_winner, .init = open_jit, .fini 
     tj_dispatch_free(d);
     tj_tune_report_free(&rep);
     tj_jit_set_tune_mode(jit, TJ_TUNE_OFF);
-    tj_compile_request req = request(reps_src, "reps");
-    req.args = a.args;
-    req.nargs = 3;
-    tj_fn *f = tj_jit_compile(jit, &req, &err);
-    cr_assert(f, "%s", err.msg);
+    tj_fn *f = compile_for(reps_src, "reps", a.args, 3);
     cr_expect_eq(config_value(f, "REPS"), 64);
     tj_fn_release(f);
     free(a.x), free(a.y), free(a.z);

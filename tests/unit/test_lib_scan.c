@@ -137,6 +137,59 @@ static void lookback_combines(tj_device_kind kind)
 Test(lib_scan, lookback_combines_native) { lookback_combines(TJ_DEVICE_CPU); }
 Test(lib_scan, lookback_combines_interp) { lookback_combines(TJ_DEVICE_INTERP); }
 
+/* The two look-back tests' shared shape: P lines of NT tiles of B i32 in
+ * the interpreter, the ticket counter starting at K (tiles 0..K-1 of line 0
+ * published by hand, never run). */
+enum { LB_P = 2, LB_B = 16, LB_NT = 20, LB_N = LB_NT * LB_B, LB_K = 7, LB_G = LB_P * LB_NT + LB_K };
+
+static void lookback_input(int32_t *x)
+{
+    for (int i = 0; i < LB_P * LB_N; i++)
+        x[i] = 1 + (i * 7919) % 11; /* positive: a tile counted twice or missed shows */
+}
+
+static int32_t tile_sum(const int32_t *x, int t)
+{
+    int32_t sum = 0;
+    for (int i = 0; i < LB_B; i++)
+        sum += x[t * LB_B + i];
+    return sum;
+}
+
+/* compiles `kernel` of the library's scan.tj at tiles of LB_B, windows of 2,
+ * and launches it once in the interpreter */
+static void launch_lookback_interp(const char *kernel, tj_arg *args, int nargs)
+{
+    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
+    cr_assert(src);
+    tj_rt_error err = {{0}};
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
+    cr_assert(j, "%s", err.msg);
+    tj_binding params[] = {{"B", LB_B}, {"W", 2}, {"warps", 1}};
+    tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
+                                                       .kernel = kernel, .params = params, .nparams = 3,
+                                                       .args = args, .nargs = nargs},
+                              &err);
+    cr_assert(f, "%s", err.msg);
+    cr_assert_eq(tj_fn_launch(f, args, nargs, NULL, &err), 0, "%s", err.msg);
+    tj_fn_release(f);
+    tj_jit_close(j);
+    free(src);
+}
+
+/* checks line p's running sums (line 0's first K tiles: no program ran
+ * them, so they stay 0) and returns the line's total */
+static int32_t check_lookback_line(const int32_t *x, const int32_t *y, int p)
+{
+    int32_t acc = 0;
+    for (int i = 0; i < LB_N; i++) {
+        acc += x[p * LB_N + i];
+        int32_t want = p == 0 && i < LB_K * LB_B ? 0 : acc;
+        cr_assert_eq(y[p * LB_N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * LB_N + i], want);
+    }
+    return acc;
+}
+
 /* scan_lookback itself (tiles of 16, look-back windows of W = 2: the
  * library's are 8192 and 256) in the interpreter, where programs run in
  * ticket order, so that a look-back meets what a GPU's many running tiles
@@ -148,47 +201,24 @@ Test(lib_scan, lookback_combines_interp) { lookback_combines(TJ_DEVICE_INTERP); 
  * write nothing: their line is out of bounds). i32 sums, exact. */
 Test(lib_scan, lookback_published_aggregates_interp)
 {
-    enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
-    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
-    cr_assert(src);
-    tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
-    cr_assert(j, "%s", err.msg);
-    int32_t x[P * N], y[P * N] = {0}, agg[G] = {0}, inc[G] = {0}, flags[G + 1] = {0};
-    for (int i = 0; i < P * N; i++)
-        x[i] = 1 + (i * 7919) % 11; /* positive: a tile counted twice or missed shows */
-    for (int t = 0; t < K; t++) {
-        for (int i = 0; i < B; i++)
-            agg[t] += x[t * B + i];
+    int32_t x[LB_P * LB_N], y[LB_P * LB_N] = {0}, agg[LB_G] = {0}, inc[LB_G] = {0}, flags[LB_G + 1] = {0};
+    lookback_input(x);
+    for (int t = 0; t < LB_K; t++) {
+        agg[t] = tile_sum(x, t);
         flags[t] = t ? 1 : 2;
         inc[t] = t ? -1000000 : agg[t]; /* a prefix that is not published is never read */
     }
-    flags[G] = K;
-    int64_t xs[] = {P, N}, gs[] = {G}, one[] = {1};
+    flags[LB_G] = LB_K;
+    int64_t xs[] = {LB_P, LB_N}, gs[] = {LB_G}, one[] = {1};
     tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(agg, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(inc, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags, TJ_DT_I32, 1, gs)},
-                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + G, TJ_DT_I32, 1, one)}};
-    tj_binding params[] = {{"B", B}, {"W", 2}, {"warps", 1}};
-    tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
-                                                       .kernel = "scan_lookback", .params = params, .nparams = 3,
-                                                       .args = args, .nargs = 6},
-                              &err);
-    cr_assert(f, "%s", err.msg);
-    cr_assert_eq(tj_fn_launch(f, args, 6, NULL, &err), 0, "%s", err.msg);
-    for (int p = 0; p < P; p++) {
-        int32_t acc = 0;
-        for (int i = 0; i < N; i++) {
-            acc += x[p * N + i];
-            int want = p == 0 && i < K * B ? 0 : acc; /* line 0's first K tiles: no program ran them */
-            cr_assert_eq(y[p * N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * N + i], want);
-        }
-    }
-    tj_fn_release(f);
-    tj_jit_close(j);
-    free(src);
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + LB_G, TJ_DT_I32, 1, one)}};
+    launch_lookback_interp("scan_lookback", args, 6);
+    for (int p = 0; p < LB_P; p++)
+        check_lookback_line(x, y, p);
 }
 
 /* The same set-up for scan_lookback_packed, the kernel of values of at most
@@ -196,51 +226,26 @@ Test(lib_scan, lookback_published_aggregates_interp)
  * 2 << 32 | its prefix; then the run goes on from ticket 7. */
 Test(lib_scan, lookback_packed_published_aggregates_interp)
 {
-    enum { P = 2, B = 16, NT = 20, N = NT * B, K = 7, G = P * NT + K };
-    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
-    cr_assert(src);
-    tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
-    cr_assert(j, "%s", err.msg);
-    int32_t x[P * N], y[P * N] = {0}, ticket[1] = {K};
-    uint64_t words[G] = {0};
-    for (int i = 0; i < P * N; i++)
-        x[i] = 1 + (i * 7919) % 11; /* positive: a tile counted twice or missed shows */
-    for (int t = 0; t < K; t++) {
-        int32_t agg = 0;
-        for (int i = 0; i < B; i++)
-            agg += x[t * B + i];
-        words[t] = (uint64_t)(t ? 1 : 2) << 32 | (uint32_t)agg;
-    }
-    int64_t xs[] = {P, N}, gs[] = {G}, one[] = {1};
+    int32_t x[LB_P * LB_N], y[LB_P * LB_N] = {0}, ticket[1] = {LB_K};
+    uint64_t words[LB_G] = {0};
+    lookback_input(x);
+    for (int t = 0; t < LB_K; t++)
+        words[t] = (uint64_t)(t ? 1 : 2) << 32 | (uint32_t)tile_sum(x, t);
+    int64_t xs[] = {LB_P, LB_N}, gs[] = {LB_G}, one[] = {1};
     tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(words, TJ_DT_U64, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)}};
-    tj_binding params[] = {{"B", B}, {"W", 2}, {"warps", 1}};
-    tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
-                                                       .kernel = "scan_lookback_packed", .params = params,
-                                                       .nparams = 3, .args = args, .nargs = 4},
-                              &err);
-    cr_assert(f, "%s", err.msg);
-    cr_assert_eq(tj_fn_launch(f, args, 4, NULL, &err), 0, "%s", err.msg);
-    for (int p = 0; p < P; p++) {
-        int32_t acc = 0;
-        for (int i = 0; i < N; i++) {
-            acc += x[p * N + i];
-            int want = p == 0 && i < K * B ? 0 : acc; /* line 0's first K tiles: no program ran them */
-            cr_assert_eq(y[p * N + i], want, "y[%d, %d] = %d, expected %d", p, i, y[p * N + i], want);
-        }
-        int32_t last = (int32_t)(uint32_t)words[p * NT + NT - 1];
-        cr_assert_eq(words[p * NT + NT - 1] >> 32, 2, "line %d's last tile published its prefix", p);
-        cr_assert_eq(last, acc, "line %d's last prefix %d, expected %d", p, last, acc);
+    launch_lookback_interp("scan_lookback_packed", args, 4);
+    for (int p = 0; p < LB_P; p++) {
+        int32_t acc = check_lookback_line(x, y, p);
+        uint64_t last = words[p * LB_NT + LB_NT - 1];
+        cr_assert_eq(last >> 32, 2, "line %d's last tile published its prefix", p);
+        cr_assert_eq((int32_t)(uint32_t)last, acc, "line %d's last prefix %d, expected %d", p,
+                     (int32_t)(uint32_t)last, acc);
     }
-    tj_fn_release(f);
-    tj_jit_close(j);
-    free(src);
 }
 
-/* cummax and a custom combine down the columns of a [R, C] f32 array */
 Test(lib_scan, columns_and_combines)
 {
     tj_jit *j;
