@@ -7,7 +7,7 @@
 
 /* What the back end is asked for: part of the key. Change it whenever the
  * cpu compile takes new options. */
-static const char cpu_options[] = "pipeline=default;llvm=O2,no-unroll";
+static const char cpu_options[] = "pipeline=default;llvm=O2,no-unroll;vectors=widest";
 
 void tj_jit_cpu_key(const tj_kernel *spec, const char *target, tj_cache_key *out)
 {

@@ -264,6 +264,20 @@ static void add_attr(lg *g, LLVMValueRef fn, unsigned idx, const char *name)
     LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(g->lc, kind, 0));
 }
 
+/* The vectorizer and instruction selection use the host's widest vectors:
+ * LLVM's tuning for Intel's AVX-512 server cores (icelake-server, skx...)
+ * prefers 256 bits (for the frequency drop of older cores), which halved
+ * every loop's lanes on an Ice Lake, and the dot's and scans' 16-lane
+ * vectors were split in two. What clang's -mprefer-vector-width=512 sets. */
+static void prefer_widest_vectors(lg *g)
+{
+    if (g->vector_bits < 512)
+        return;
+    static const char key[] = "prefer-vector-width", val[] = "512";
+    LLVMAddAttributeAtIndex(g->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(g->lc, key, sizeof key - 1, val, sizeof val - 1));
+}
+
 /* The function, its prologue and the loop over the programs; the builder
  * is left at the start of one program's body. */
 static lg_loop begin_programs(lg *g, LLVMBasicBlockRef *prologue)
@@ -274,6 +288,7 @@ static lg_loop begin_programs(lg *g, LLVMBasicBlockRef *prologue)
     add_attr(g, g->fn, 1, "readonly");
     add_attr(g, g->fn, 4, "readonly");
     add_attr(g, g->fn, LLVMAttributeFunctionIndex, "nounwind");
+    prefer_widest_vectors(g);
     g->args = LLVMGetParam(g->fn, 0);
     g->entry = LLVMAppendBasicBlockInContext(g->lc, g->fn, "entry");
     *prologue = LLVMAppendBasicBlockInContext(g->lc, g->fn, "prologue");

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu_check.h"
 #include "lower_kernels.h"
@@ -314,6 +315,53 @@ Test(cpu_jit, atomics_stay_atomic_across_concurrent_launches)
     for (int b = 0; b < BINS; b++)
         cr_expect_eq(h[b], want[b], "H[%d] = %d, want %d", b, h[b], want[b]);
     free(x);
+    tj_ctx_free(c);
+    tj_cpu_free(cpu);
+}
+
+/* On an AVX-512 host the kernel's loops use 512-bit vectors: LLVM's tuning
+ * for Intel's AVX-512 server cores prefers 256 bits unless the function
+ * says otherwise (an Ice Lake ran every loop at 8 lanes). The optimized
+ * module, printed by TJ_DUMP_LLVM on stderr, is read back from a file. */
+Test(cpu_jit, avx512_hosts_vectorize_at_512_bits)
+{
+    CC_REQUIRE_LLVM();
+    char err[256], path[] = "/tmp/tj_cpu_dump_XXXXXX";
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    const char *f = strstr(tj_cpu_target(cpu), "+avx512f");
+    if (!f || (f[8] && f[8] != ',')) {
+        tj_cpu_free(cpu);
+        cr_skip_test("no AVX-512 on this host");
+    }
+    tj_ctx *c;
+    tj_kernel *k = tile_ir(&c, "kernel add(X: f32[N], Y: f32[N])\n"
+                               "    grid (cdiv(N, 1024))\n"
+                               "{\n"
+                               "    i = program_id(0) * 1024\n"
+                               "    store(Y[i:i+1024], load(X[i:i+1024]) * 2.0 + 1.0)\n"
+                               "}\n", "add", "N=5000");
+    int fd = mkstemp(path), saved = dup(2);
+    cr_assert(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    setenv("TJ_DUMP_LLVM", "1", 1);
+    tj_buf obj = {0};
+    int rc = tj_cpu_compile_object(cpu, k, &obj, NULL);
+    unsetenv("TJ_DUMP_LLVM");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    cr_assert_eq(rc, 0, "%s", tj_diag_render(c));
+    off_t n = lseek(fd, 0, SEEK_END);
+    char *text = calloc((size_t)n + 1, 1);
+    cr_assert(text && pread(fd, text, (size_t)n, 0) == n);
+    close(fd);
+    unlink(path);
+    cr_expect(strstr(text, "\"prefer-vector-width\"=\"512\""), "the function does not ask for 512-bit vectors");
+    cr_expect(strstr(text, "<16 x float>"), "no 16-lane f32 vector in the optimized loops");
+    free(text);
+    tj_buf_free(&obj);
     tj_ctx_free(c);
     tj_cpu_free(cpu);
 }
