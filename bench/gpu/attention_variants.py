@@ -9,14 +9,22 @@ rows            attention_rows: [B*H*S, D] views, K and V by TMA rings (fastmath
 exp2            attention_rows_exp2: the softmax in base 2, scale * log2(e) folded into the scores (fastmath)
 exp2_accurate   the same without fastmath (exp2 is ex2.approx; exp would add its rounding correction)
 pipelined       attention_rows_pipelined: exp2, the next scores in flight over this block's softmax
-example         examples/attention.tj, [B, H, S, D] by cp.async rings (fastmath)
+example         examples/attention.tj, [B, H, S, D] by cp.async rings, as written (base 2; fastmath)
+example_accurate  the same without fastmath
+example_base_e  examples/attention.tj put back in base e (exp, the scores times scale alone: the
+                form before the examples took base 2), for an A/B in one process (fastmath)
+example_base_e_accurate  the same without fastmath
 causal          examples/attention_causal.tj (fastmath; FLOPs counted as half)
+causal_accurate the same without fastmath
+gqa             examples/attention_gqa.tj, G = 8 K/V heads for H = 32 (fastmath)
+gqa_accurate    the same without fastmath
 
 Every result is checked against SDPA (max error 2e-2 of the largest |value|)
 before it is timed; SDPA is timed in the same process for every shape. With
 --small the kernels run once at B1 H2 S512 (for compute-sanitizer).
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -28,38 +36,68 @@ import bench  # noqa: E402  (do_bench, fastest, close_enough, source, example; i
 
 ROWS = [dict(BM=128, BN=128, warps=8, stages=2), dict(BM=128, BN=64, warps=8, stages=2),
         dict(BM=128, BN=64, warps=8, stages=3)]
-VARIANTS = {  # name: (kernel, where it is, extra params, configurations)
+FAST, ACCURATE, BASE_E = {"fastmath": 1}, {"fastmath": 0}, {"fastmath": 1, "base_e": 1}
+# name: (kernel, where it is, extra params (examples: edits of their text), configurations)
+VARIANTS = {
     "rows": ("attention_rows", "kernels", {}, ROWS),
-    "exp2": ("attention_rows_exp2", "kernels", {"fastmath": 1}, ROWS),
-    "exp2_accurate": ("attention_rows_exp2", "kernels", {"fastmath": 0}, ROWS[:2]),
-    "pipelined": ("attention_rows_pipelined", "kernels", {"fastmath": 1}, ROWS),
-    "example": ("attention", "examples", {}, ROWS[:2]),
-    "causal": ("attention_causal", "examples", {}, ROWS[:2]),
+    "exp2": ("attention_rows_exp2", "kernels", FAST, ROWS),
+    "exp2_accurate": ("attention_rows_exp2", "kernels", ACCURATE, ROWS[:2]),
+    "pipelined": ("attention_rows_pipelined", "kernels", FAST, ROWS),
+    "example": ("attention", "examples", FAST, ROWS[:2]),
+    "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),
+    "example_base_e": ("attention", "examples", BASE_E, ROWS[:2]),
+    "example_base_e_accurate": ("attention", "examples", dict(BASE_E, fastmath=0), ROWS[:2]),
+    "causal": ("attention_causal", "examples", FAST, ROWS[:2]),
+    "causal_accurate": ("attention_causal", "examples", ACCURATE, ROWS[:2]),
+    "gqa": ("attention_gqa", "examples", FAST, ROWS[:2]),
+    "gqa_accurate": ("attention_gqa", "examples", ACCURATE, ROWS[:2]),
 }
 SMALL = dict(BM=128, BN=64, warps=8, stages=2)
+KV_HEADS = 8  # gqa: B4 H32 G8, as bench.py's grouped-query row
+LOG2E = "scale2 = scale * 1.4426950408889634"
 
 
-def source_of(kernel, where):
+def replaced(text, old, new):
+    """text with old made new; an error where old is not there, so that a
+    variant never times an unedited kernel under another name."""
+    if old not in text:
+        raise ValueError(f"{old!r} is not in the example")
+    return text.replace(old, new)
+
+
+def base_e(text):
+    """An example in base e, the form it had before base 2: the scores times
+    scale alone, exp for p and alpha."""
+    return replaced(replaced(text, LOG2E, "scale2 = scale"), "exp2(", "exp(")
+
+
+def source_of(kernel, where, extra):
     if where == "kernels":
         return bench.source().replace("{T}", "bf16"), "bench/gpu/kernels.tj"
     plain = bench.example(kernel + ".tj")
+    if extra.get("base_e"):
+        plain = base_e(plain)
     tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
-    return plain.replace(tune, tune + "\n    const fastmath = 1"), f"examples/{kernel}.tj"
+    return replaced(plain, tune, tune + f"\n    const fastmath = {extra['fastmath']}"), f"examples/{kernel}.tj"
 
 
 def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
     kernel, where, extra, _ = VARIANTS[name]
     causal = kernel == "attention_causal"
-    q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    kv_heads = KV_HEADS if kernel == "attention_gqa" else heads
+    q = torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(batch, kv_heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     o = torch.empty_like(q)
     scale = dim ** -0.5
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-    ref = sdpa(q, k, v, is_causal=causal)
+    sdpa = functools.partial(torch.nn.functional.scaled_dot_product_attention, is_causal=causal,
+                             **(dict(enable_gqa=True) if kv_heads != heads else {}))
+    ref = sdpa(q, k, v)
     args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq] if where == "kernels" else [q, k, v, o, scale]
-    src, file = source_of(kernel, where)
+    src, file = source_of(kernel, where, extra)
+    tuned = extra if where == "kernels" else {}  # an example's fastmath is a const in its text
 
     def attempt(params):
-        fn = jit.compile(src, kernel, *args, params=dict(params, **extra), file=file)
+        fn = jit.compile(src, kernel, *args, params=dict(params, **tuned), file=file)
         fn(*args)
         torch.cuda.synchronize()
         bench.close_enough(kernel, o, ref, 2e-2)
@@ -70,9 +108,10 @@ def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
         return t
 
     best, error = bench.fastest(configs, attempt)
-    peer = bench.do_bench(lambda: sdpa(q, k, v, is_causal=causal)) if repeat else None
+    peer = bench.do_bench(lambda: sdpa(q, k, v)) if repeat else None
     flops = 4 * batch * heads * seq * seq * dim // (2 if causal else 1)
-    row = dict(name=name, kernel=kernel, shape=f"B{batch} H{heads} S{seq} D{dim}", error=error)
+    shape = f"B{batch} H{heads}" + (f" G{kv_heads}" if kv_heads != heads else "") + f" S{seq} D{dim}"
+    row = dict(name=name, kernel=kernel, shape=shape, error=error)
     if best:
         row.update(ms=best[0], config=best[1])
     if best and peer:
