@@ -97,6 +97,14 @@ int tj_dispatch_launch_dlpack(tj_dispatch *d, tj_arg *args, const void *const *d
 enum { TJ_DISPATCH_OTHER_DEVICE = 2 };
 int tj_dispatch_launch_exchange(tj_dispatch *d, const void *api, void *const *objects, tj_arg *args,
                                 uint32_t nargs, tj_rt_error *err);
+/* The same view for callers of the library's entries (tilejit/lib.h), which
+ * take tj_tensors: out[i] describes objects[i] (untouched where objects[i]
+ * is NULL), all on one DLPack device (*device_type, *device_id: the first
+ * object's; 0, 0 when none), and *stream is the producer's current stream
+ * there (NULL on the host). At most 64 objects; the caller holds the GIL.
+ * 0, or 1 with err (a producer that fails has set a Python exception). */
+int tj_tensors_from_exchange(const void *api, void *const *objects, uint32_t n, tj_tensor *out, int32_t *device_type,
+                             int32_t *device_id, void **stream, tj_rt_error *err);
 
 #ifdef __cplusplus
 }

@@ -65,11 +65,19 @@ def _device_of(array):
     except AttributeError:
         raise TilejitError(f"expected an array with __dlpack__ (NumPy, PyTorch, CuPy, JAX), "
                            f"got {type(array).__name__}") from None
+    device = device_of_dlpack(dtype, ordinal)
+    if device is None:
+        raise TilejitError(f"arrays on DLPack device type {dtype} are not supported (cpu and cuda are)")
+    return device
+
+
+def device_of_dlpack(dtype, ordinal):
+    """(kind, ordinal) of the tilejit device for a DLPack device, or None."""
     if dtype in (_DL_CPU, _DL_CUDA_HOST):
         return (_lib.DEVICE_CPU, 0)
     if dtype in (_DL_CUDA, _DL_CUDA_MANAGED):
         return (_lib.DEVICE_CUDA, int(ordinal))
-    raise TilejitError(f"arrays on DLPack device type {dtype} are not supported (cpu and cuda are)")
+    return None
 
 
 def _stream_query(kind):

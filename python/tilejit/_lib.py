@@ -162,6 +162,10 @@ def load():
         lib.gil = ctypes.PyDLL(path)
         lib.gil.tj_dispatch_launch_exchange.restype = _I
         lib.gil.tj_dispatch_launch_exchange.argtypes = [_P, _P, ctypes.POINTER(_P), ctypes.POINTER(Arg), _U32, _ERR]
+        lib.gil.tj_tensors_from_exchange.restype = _I
+        lib.gil.tj_tensors_from_exchange.argtypes = [_P, ctypes.POINTER(_P), _U32, ctypes.POINTER(Tensor),
+                                                     ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32),
+                                                     ctypes.POINTER(_P), _ERR]
         return lib
     raise TilejitError("libtilejit.so not found (pip install ., or build it with cmake and set "
                        "TILEJIT_LIB); looked at: " + ", ".join(tried))

@@ -550,6 +550,45 @@ Test(dispatch, the_exchange_api_says_when_the_tensors_are_on_another_device, .in
     tj_dispatch_free(d);
 }
 
+/* tj_tensors_from_exchange: the library's entries' view of the same objects
+ * (strides filled where the producer gives none, the stream asked on CUDA
+ * only, mixed devices and undescribable dtypes refused by index). */
+Test(dispatch, the_exchange_api_describes_tensors_for_the_library)
+{
+    float x[60], y[40];
+    int64_t xs[2] = {3, 20}, ys[1] = {40}, ystride[1] = {1};
+    dl_tensor dx = {x, {2, 1}, 2, {2, 32, 1}, xs, NULL, 8}, dy = {y, {2, 1}, 1, {4, 16, 1}, ys, ystride, 0};
+    void *objects[3] = {&dx, NULL, &dy};
+    tj_tensor t[3] = {{0}};
+    int32_t type, id;
+    void *stream = (void *)1;
+    exchange_api api = {{1, 3}, NULL, NULL, NULL, NULL, view_object, current_stream};
+    views_made = streams_asked = 0;
+    cr_assert_eq(tj_tensors_from_exchange(&api, objects, 3, t, &type, &id, &stream, &err), 0, "%s", err.msg);
+    cr_expect(type == 2 && id == 1 && views_made == 2 && streams_asked == 1 && stream == NULL);
+    cr_expect(t[0].data == (char *)x + 8 && t[0].dtype == TJ_DT_F32 && t[0].rank == 2);
+    cr_expect(t[0].shape[1] == 20 && t[0].strides[0] == 20 && t[0].strides[1] == 1);
+    cr_expect(t[2].dtype == TJ_DT_BF16 && t[2].shape[0] == 40 && t[2].data == y);
+    cr_expect_eq(t[1].data, NULL, "a NULL object's tensor is left alone");
+    dx.device.type = dy.device.type = 1; /* kDLCPU: no stream to ask for */
+    streams_asked = 0;
+    cr_assert_eq(tj_tensors_from_exchange(&api, objects, 3, t, &type, &id, &stream, &err), 0, "%s", err.msg);
+    cr_expect(type == 1 && streams_asked == 0 && stream == NULL);
+    dy.device.id = 3;
+    cr_expect_neq(tj_tensors_from_exchange(&api, objects, 3, t, &type, &id, &stream, &err), 0);
+    cr_expect(strstr(err.msg, "array 2") && strstr(err.msg, "1:3"), "%s", err.msg);
+    dy.device.id = 1;
+    dy.dtype.bits = 24;
+    cr_expect_neq(tj_tensors_from_exchange(&api, objects, 3, t, &type, &id, &stream, &err), 0);
+    cr_expect(strstr(err.msg, "array 2") && strstr(err.msg, "dtype"), "%s", err.msg);
+    dy.dtype.bits = 16;
+    dx.ndim = -1;
+    cr_expect_neq(tj_tensors_from_exchange(&api, objects, 3, t, &type, &id, &stream, &err), 0);
+    cr_expect(strstr(err.msg, "array 0") && strstr(err.msg, "producer"), "%s", err.msg);
+    cr_expect_neq(tj_tensors_from_exchange(NULL, objects, 3, t, &type, &id, &stream, &err), 0);
+    cr_expect_neq(tj_tensors_from_exchange(&api, objects, 3, t, NULL, &id, &stream, &err), 0);
+}
+
 /* The native cpu code specializes on 16-byte aligned bases too: the same
  * shapes at a misaligned address must compile another function, not hit
  * the memo and fail the launch's alignment check. */

@@ -105,13 +105,41 @@ def invoke(entry, x, *arrays):
     """entry(lib, handle, tensors, stream, err) on x's device, tensors the
     tilejit Tensors of x and arrays (their arrays kept alive through the
     call), err by reference; raises TilejitError when it returns nonzero."""
-    device = _kernel._device_of(x)
-    lib, h = _kernel._library(), handle(device)
-    cuda = device[0] == _lib.DEVICE_CUDA
-    stream = (_kernel._current_stream(x, device[1]) or 1) if cuda else None
-    keep = [_tensor_of(a, stream) for a in (x, *arrays)]
-    err = _lib.Error()
-    rc = entry(lib, h, [t for t, _ in keep], stream if stream != 1 else None, ctypes.byref(err))
+    lib, err = _kernel._library(), _lib.Error()
+    viewed = _exchange_view(lib, x, arrays, err)
+    if viewed:
+        device, tensors, stream = viewed
+        keep = None
+    else:
+        device = _kernel._device_of(x)
+        cuda = device[0] == _lib.DEVICE_CUDA
+        stream = (_kernel._current_stream(x, device[1]) or 1) if cuda else None
+        keep = [_tensor_of(a, stream) for a in (x, *arrays)]
+        tensors, stream = [t for t, _ in keep], (stream if stream != 1 else None)
+    rc = entry(lib, handle(device), tensors, stream, ctypes.byref(err))
     del keep
     if rc:
         raise TilejitError(err.text())
+
+
+def _exchange_view(lib, x, arrays, err):
+    """(device, tensors, stream) of x and arrays through their type's DLPack
+    exchange API (PyTorch), viewed in one C call with no capsule per array
+    (a capsule costs a few us each: selective_scan takes ten arrays), or
+    None where the type has none or mixes with others, or the view fails:
+    then the capsules say what is wrong."""
+    kind = type(x)
+    api = _kernel.exchange_api(kind)
+    if not api or any(type(a) is not kind for a in arrays) or len(arrays) >= 64:
+        return None
+    n = 1 + len(arrays)
+    objects = (ctypes.c_void_p * n)(id(x), *map(id, arrays))
+    tensors, dl_type, ordinal, stream = (_lib.Tensor * n)(), ctypes.c_int32(), ctypes.c_int32(), ctypes.c_void_p()
+    try:
+        if lib.gil.tj_tensors_from_exchange(api, objects, n, tensors, ctypes.byref(dl_type), ctypes.byref(ordinal),
+                                            ctypes.byref(stream), ctypes.byref(err)):
+            return None
+    except Exception:  # the producer raised: the capsule path reports it
+        return None
+    device = _kernel.device_of_dlpack(dl_type.value, ordinal.value)
+    return (device, list(tensors), stream.value) if device else None
