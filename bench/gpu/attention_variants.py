@@ -14,6 +14,11 @@ example_accurate  the same without fastmath
 example_base_e  examples/attention.tj put back in base e (exp, the scores times scale alone: the
                 form before the examples took base 2), for an A/B in one process (fastmath)
 example_base_e_accurate  the same without fastmath
+example_fma     diagnostic: examples/attention.tj with FlashAttention-3's order, the row maxima of the raw
+                scores times scale * log2(e) and p = exp2(fma(s, scale2, -m)) (one FFMA an element for
+                the multiply and the subtraction; right only for scale > 0) (fastmath)
+example_unmasked  diagnostic: examples/attention.tj without the key mask (right only where BN divides S,
+                as at S = 4096): what the mask's compares and selects cost (fastmath)
 causal          examples/attention_causal.tj (fastmath; FLOPs counted as half)
 causal_accurate the same without fastmath
 gqa             examples/attention_gqa.tj, G = 8 K/V heads for H = 32 (fastmath)
@@ -36,7 +41,7 @@ import bench  # noqa: E402  (do_bench, fastest, close_enough, source, example; i
 
 ROWS = [dict(BM=128, BN=128, warps=8, stages=2), dict(BM=128, BN=64, warps=8, stages=2),
         dict(BM=128, BN=64, warps=8, stages=3)]
-FAST, ACCURATE, BASE_E = {"fastmath": 1}, {"fastmath": 0}, {"fastmath": 1, "base_e": 1}
+FAST, ACCURATE = {"fastmath": 1}, {"fastmath": 0}
 # name: (kernel, where it is, extra params (examples: edits of their text), configurations)
 VARIANTS = {
     "rows": ("attention_rows", "kernels", {}, ROWS),
@@ -45,8 +50,10 @@ VARIANTS = {
     "pipelined": ("attention_rows_pipelined", "kernels", FAST, ROWS),
     "example": ("attention", "examples", FAST, ROWS[:2]),
     "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),
-    "example_base_e": ("attention", "examples", BASE_E, ROWS[:2]),
-    "example_base_e_accurate": ("attention", "examples", dict(BASE_E, fastmath=0), ROWS[:2]),
+    "example_base_e": ("attention", "examples", dict(FAST, edit="base_e"), ROWS[:2]),
+    "example_base_e_accurate": ("attention", "examples", dict(ACCURATE, edit="base_e"), ROWS[:2]),
+    "example_fma": ("attention", "examples", dict(FAST, edit="fma"), ROWS[:2]),
+    "example_unmasked": ("attention", "examples", dict(FAST, edit="unmasked"), ROWS[:2]),
     "causal": ("attention_causal", "examples", FAST, ROWS[:2]),
     "causal_accurate": ("attention_causal", "examples", ACCURATE, ROWS[:2]),
     "gqa": ("attention_gqa", "examples", FAST, ROWS[:2]),
@@ -71,12 +78,27 @@ def base_e(text):
     return replaced(replaced(text, LOG2E, "scale2 = scale"), "exp2(", "exp(")
 
 
+def fma_order(text):
+    """The maxima of the raw scores, scaled (the same maxima for scale > 0),
+    and the scale's multiply fused with the subtraction of the maximum."""
+    text = replaced(text, "0:D]))) * scale2\n", "0:D])))\n")
+    text = replaced(text, "max(s, axis = 1))", "max(s, axis = 1) * scale2)")
+    return replaced(text, "exp2(s - m_new[:, None])", "exp2(fma(s, scale2, -m_new[:, None]))")
+
+
+def unmasked(text):
+    return replaced(text, "        s = where((j + arange(BN))[None, :] < S, s, -inf)\n", "")
+
+
+EDITS = {"base_e": base_e, "fma": fma_order, "unmasked": unmasked}
+
+
 def source_of(kernel, where, extra):
     if where == "kernels":
         return bench.source().replace("{T}", "bf16"), "bench/gpu/kernels.tj"
     plain = bench.example(kernel + ".tj")
-    if extra.get("base_e"):
-        plain = base_e(plain)
+    if "edit" in extra:
+        plain = EDITS[extra["edit"]](plain)
     tune = next(line for line in plain.splitlines() if line.lstrip().startswith("tune "))
     return replaced(plain, tune, tune + f"\n    const fastmath = {extra['fastmath']}"), f"examples/{kernel}.tj"
 
