@@ -60,7 +60,7 @@ VARIANTS = {
     "gqa_accurate": ("attention_gqa", "examples", ACCURATE, ROWS[:2]),
 }
 SMALL = dict(BM=128, BN=64, warps=8, stages=2)
-KV_HEADS = 8  # gqa: B4 H32 G8, as bench.py's grouped-query row
+GROUP = 4  # gqa: query heads a K/V head (H32 G8, as bench.py's grouped-query row; --small: H2 G1)
 LOG2E = "scale2 = scale * 1.4426950408889634"
 
 
@@ -106,7 +106,7 @@ def source_of(kernel, where, extra):
 def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
     kernel, where, extra, _ = VARIANTS[name]
     causal = kernel == "attention_causal"
-    kv_heads = KV_HEADS if kernel == "attention_gqa" else heads
+    kv_heads = max(1, heads // GROUP) if kernel == "attention_gqa" else heads
     q = torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(batch, kv_heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     o = torch.empty_like(q)
