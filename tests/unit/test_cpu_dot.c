@@ -36,6 +36,29 @@ static const char *const NARROW =
     "    store(o7[0:BM, 0:BN], dot(load(s[0:BM, 0:BK]), load(t[0:BK, 0:BN])))\n"
     "}\n";
 
+/* A carried accumulator read only by the product is summed into in place:
+ * o1 above; here one read again after the product (which must see the old
+ * value), and two carried tiles swapped by the yield, one of them summed
+ * into in place. */
+static const char *const CARRIED =
+    "kernel carried(a: f32[M, K], b: f32[K, N], o1: f32[M, N], o2: f32[M, N], o3: f32[M, N])\n"
+    "    grid (1)\n"
+    "    const BM = 8, BN = 32, BK = 16\n"
+    "{\n"
+    "    acc = zeros(f32[BM, BN])\n"
+    "    for k in range(0, K, BK) {\n"
+    "        acc = dot(load(a[0:BM, k:k+BK]), load(b[k:k+BK, 0:BN]), acc, precision = \"ieee\") - acc * 0.5\n"
+    "    }\n"
+    "    store(o1[0:BM, 0:BN], acc)\n"
+    "    x = zeros(f32[BM, BN]) + 1.0\n"
+    "    y = zeros(f32[BM, BN])\n"
+    "    for k in range(0, K, BK) {\n"
+    "        x, y = dot(load(a[0:BM, k:k+BK]), load(b[k:k+BK, 0:BN]), y, precision = \"ieee\"), x\n"
+    "    }\n"
+    "    store(o2[0:BM, 0:BN], x)\n"
+    "    store(o3[0:BM, 0:BN], y)\n"
+    "}\n";
+
 Test(cpu_dot, register_blocks_and_the_loop_nest)
 {
     CC_REQUIRE_LLVM();
@@ -44,4 +67,5 @@ Test(cpu_dot, register_blocks_and_the_loop_nest)
     o.ilo = -5, o.ihi = 5;
     cr_assert(cc_check_tj(FLOATS, "floats", &o));
     cr_assert(cc_check_tj(NARROW, "narrow", &o));
+    cr_assert(cc_check_tj(CARRIED, "carried", &o));
 }
