@@ -19,6 +19,8 @@ example_fma     diagnostic: examples/attention.tj with FlashAttention-3's order,
                 the multiply and the subtraction; right only for scale > 0) (fastmath)
 example_unmasked  diagnostic: examples/attention.tj without the key mask (right only where BN divides S,
                 as at S = 4096): what the mask's compares and selects cost (fastmath)
+example_last_masked  examples/attention.tj with the key mask under `if j + BN > S` (only a last, partial
+                key block is masked, as FlashAttention does; right for every S) (fastmath)
 causal          examples/attention_causal.tj (fastmath; FLOPs counted as half)
 causal_accurate the same without fastmath
 gqa             examples/attention_gqa.tj, G = 8 K/V heads for H = 32 (fastmath)
@@ -54,6 +56,7 @@ VARIANTS = {
     "example_base_e_accurate": ("attention", "examples", dict(ACCURATE, edit="base_e"), ROWS[:2]),
     "example_fma": ("attention", "examples", dict(FAST, edit="fma"), ROWS[:2]),
     "example_unmasked": ("attention", "examples", dict(FAST, edit="unmasked"), ROWS[:2]),
+    "example_last_masked": ("attention", "examples", dict(FAST, edit="last_masked"), ROWS[:2]),
     "causal": ("attention_causal", "examples", FAST, ROWS[:2]),
     "causal_accurate": ("attention_causal", "examples", ACCURATE, ROWS[:2]),
     "gqa": ("attention_gqa", "examples", FAST, ROWS[:2]),
@@ -86,11 +89,18 @@ def fma_order(text):
     return replaced(text, "exp2(s - m_new[:, None])", "exp2(fma(s, scale2, -m_new[:, None]))")
 
 
+MASK = "        s = where((j + arange(BN))[None, :] < S, s, -inf)\n"
+
+
 def unmasked(text):
-    return replaced(text, "        s = where((j + arange(BN))[None, :] < S, s, -inf)\n", "")
+    return replaced(text, MASK, "")
 
 
-EDITS = {"base_e": base_e, "fma": fma_order, "unmasked": unmasked}
+def last_masked(text):
+    return replaced(text, MASK, "        if j + BN > S {\n    " + MASK + "        }\n")
+
+
+EDITS = {"base_e": base_e, "fma": fma_order, "unmasked": unmasked, "last_masked": last_masked}
 
 
 def source_of(kernel, where, extra):
