@@ -37,9 +37,9 @@ static void lines_end(lg *g, line_loops *ll)
 /* ---- cumsum and cumprod on whole vectors ----
  * Along contiguous lines (the last axis) of a tile in a buffer, W lanes at
  * a time: an inclusive scan inside the register (log2 W shifted combines),
- * then the running total of the line's earlier blocks, broadcast from the
- * last lane; the dependency between blocks is one combine and one
- * broadcast instead of one combine per element. Floats then add in a tree
+ * then the running total of the line's earlier blocks; the dependency
+ * between blocks is one combine (the block's own total, broadcast from its
+ * last lane, is combined into the carry) instead of one per element. Floats then add in a tree
  * within each block (as the reductions reassociate: the last bits may
  * differ from the interpreter's order); integers wrap the same either way.
  * f16/bf16 and bool, which round every output, stay on the scalar loop. */
@@ -88,13 +88,17 @@ static void scan_blocks(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, LLVMVa
     LLVMValueRef at = LLVMBuildNSWAdd(g->b, base, LLVMBuildNSWMul(g->b, j.i, lg_i64(g, w), ""), "");
     LLVMValueRef in = LLVMBuildLoad2(g->b, vt, lg_elem_ptr(g, dt, lg_val(g, x)->v, at), "");
     LLVMSetAlignment(in, esize);
-    LLVMValueRef v = scan_in_register(g, op, dt, in, ident, w);
-    v = lg_binary(g, op, dt, v, LLVMBuildLoad2(g->b, vt, carry, ""));
+    LLVMValueRef local = scan_in_register(g, op, dt, in, ident, w), before = LLVMBuildLoad2(g->b, vt, carry, "");
+    LLVMValueRef v = lg_binary(g, op, dt, local, before);
     LLVMValueRef out = LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, lg_val(g, r)->v, at));
     LLVMSetAlignment(out, esize);
     for (unsigned i = 0; i < w; i++)
         lanes[i] = lg_i32(g, w - 1);
-    LLVMBuildStore(g->b, LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), LLVMConstVector(lanes, w), ""), carry);
+    /* the next carry is v's last lane everywhere, computed as carry OP the
+     * block's own total (the same operands, so the same bits): the chain
+     * from block to block is the one combine, the broadcast is off it */
+    LLVMValueRef own = LLVMBuildShuffleVector(g->b, local, LLVMGetPoison(vt), LLVMConstVector(lanes, w), "");
+    LLVMBuildStore(g->b, lg_binary(g, op, dt, own, before), carry);
     lg_loop_end(g, &j);
     LLVMValueRef total = LLVMBuildExtractElement(g->b, LLVMBuildLoad2(g->b, vt, carry, ""), lg_i32(g, 0), "");
     LLVMBuildStore(g->b, total, acc);
