@@ -48,16 +48,6 @@ static LLVMValueRef scale_exp(lg *g, LLVMValueRef n, LLVMValueRef r)
     return LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, p, pow2i(g, n1), ""), pow2i(g, n2), "");
 }
 
-/* Clamped to where e^x (2^x) is neither inf nor 0; outside, the scaling
- * overflows or underflows to them. NaN is put back at the end. */
-static LLVMValueRef clamp(lg *g, LLVMValueRef x, double lo, double hi)
-{
-    LLVMValueRef a[2] = {x, cf(g, lo)};
-    a[0] = lg_intrinsic(g, "llvm.maxnum", a, 2);
-    a[1] = cf(g, hi);
-    return lg_intrinsic(g, "llvm.minnum", a, 2);
-}
-
 static LLVMValueRef keep_nan(lg *g, LLVMValueRef x, LLVMValueRef v)
 {
     return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""), x, v, "");
@@ -80,10 +70,19 @@ static LLVMValueRef zero_under(lg *g, LLVMValueRef u, LLVMValueRef v)
     return LLVMBuildSelect(g->b, u, cf(g, 0.0), v, "");
 }
 
+/* The argument the scaling can take: at most hi, where the result is inf
+ * already (NaN becomes hi too, and is put back at the end), 0 in the lanes
+ * under the range (u), which replaces a lower clamp. */
+static LLVMValueRef in_range(lg *g, LLVMValueRef x, LLVMValueRef u, double hi)
+{
+    LLVMValueRef a[2] = {x, cf(g, hi)};
+    return zero_under(g, u, lg_intrinsic(g, "llvm.minnum", a, 2));
+}
+
 static LLVMValueRef expf_ir(lg *g, LLVMValueRef x)
 {
     LLVMValueRef u = under(g, x, -104.0);
-    LLVMValueRef c = zero_under(g, u, clamp(g, x, -104.0, 89.0));
+    LLVMValueRef c = in_range(g, x, u, 89.0);
     LLVMValueRef t = LLVMBuildFMul(g->b, c, cf(g, 1.4426950408889634), "");
     LLVMValueRef n = lg_intrinsic(g, "llvm.rint", &t, 1);
     LLVMValueRef a[3] = {n, cf(g, -0.693145751953125), c}; /* ln2 in two parts: n * hi is exact */
@@ -96,7 +95,7 @@ static LLVMValueRef expf_ir(lg *g, LLVMValueRef x)
 static LLVMValueRef exp2f_ir(lg *g, LLVMValueRef x)
 {
     LLVMValueRef u = under(g, x, -151.0);
-    LLVMValueRef c = zero_under(g, u, clamp(g, x, -151.0, 129.0));
+    LLVMValueRef c = in_range(g, x, u, 129.0);
     LLVMValueRef n = lg_intrinsic(g, "llvm.rint", &c, 1);
     LLVMValueRef r = LLVMBuildFMul(g->b, LLVMBuildFSub(g->b, c, n, ""), cf(g, 0.6931471805599453), "");
     return keep_nan(g, x, zero_under(g, u, scale_exp(g, n, r)));
