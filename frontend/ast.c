@@ -18,6 +18,10 @@ int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
     } else if (!strcmp(name, TJ_PARAM_STAGES) && (v < 1 || v > FE_MAX_STAGES)) {
         snprintf(buf, sizeof buf, "from 1 to %d (1 prefetches nothing)", FE_MAX_STAGES);
         rule = buf;
+    } else if (!strcmp(name, TJ_PARAM_VEC) && (v < 1 || v > FE_MAX_VEC || (v & (v - 1)))) {
+        snprintf(buf, sizeof buf, "a power of two from 1 to %d (elements a thread owns along the last axis)",
+                 FE_MAX_VEC);
+        rule = buf;
     } else if (!strcmp(name, TJ_PARAM_FASTMATH) && v != 0 && v != 1) {
         rule = "0 or 1";
     }

@@ -592,14 +592,28 @@ static int copy_grid(lw *w)
     return 0;
 }
 
-/* 16 bytes of the narrowest dtype the kernel's tensors hold. */
-static int pick_vec(const tj_kernel *k)
+/* The canonical layout's elements a thread owns along the last axis: the
+ * kernel's `vec` where it declares one (so that a scan over a thread's
+ * consecutive elements, as the selective scan's steps, stays in the
+ * thread), else 16 bytes of the narrowest dtype the kernel's tensors hold
+ * (one vector access). */
+static int pick_vec(lw *w)
 {
+    const tj_kernel *k = w->src;
+    int64_t asked = tj_config_value(k, TJ_PARAM_VEC, INT64_MIN);
+    if (asked != INT64_MIN) {
+        if (asked < 1 || asked > TJ_MAX_VEC || (asked & (asked - 1)))
+            return lw_error(w, "vec = %lld: the lowering needs a power of two from 1 to %d", (long long)asked,
+                            TJ_MAX_VEC);
+        w->vec = (int)asked;
+        return 0;
+    }
     int size = 4;
     for (uint32_t p = 0; p < k->nparams; p++)
         if (k->params[p].rank > 0 && tj_dtype_size(k->params[p].dtype) < size)
             size = tj_dtype_size(k->params[p].dtype);
-    return 16 / (size ? size : 1);
+    w->vec = 16 / (size ? size : 1);
+    return 0;
 }
 
 static int pick_warps(lw *w, const tj_lower_options *opt)
@@ -634,14 +648,13 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     if (w->src->level != TJ_LEVEL_TILE || !w->src->body || !w->src->grid)
         return lw_fail(w, "not a Tile IR kernel");
     const tj_kernel *k = w->src;
-    if (pick_warps(w, opt))
+    if (pick_warps(w, opt) || pick_vec(w))
         return NULL;
     w->target = opt ? opt->target : TJ_LOWER_CUDA;
     w->smem_limit = w->target == TJ_LOWER_METAL ? TJ_SMEM_LIMIT_METAL : TJ_SMEM_LIMIT_CUDA;
     w->wgmma = opt && opt->target == TJ_LOWER_CUDA && opt->wgmma;
     w->no_tma = opt && opt->no_tma;
     w->wgmma_turns = opt && opt->wgmma_turns;
-    w->vec = pick_vec(k);
     w->dst = new_simt_kernel(w);
     if (copy_grid(w))
         return NULL;

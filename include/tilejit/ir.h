@@ -280,12 +280,15 @@ typedef struct tj_kernel {
 
 /* The tile parameters the compiler reads itself (docs/language.md): warps
  * and stages are reserved, every kernel has them (the front end binds the
- * defaults where a kernel declares neither); fastmath a kernel may
- * declare. */
+ * defaults where a kernel declares neither); fastmath and vec a kernel may
+ * declare (vec: the consecutive elements a thread owns along a tile's last
+ * axis in the GPU lowering's canonical layout, a power of two up to
+ * TJ_MAX_VEC; without it 16 bytes of the kernel's narrowest tensor dtype). */
 #define TJ_PARAM_WARPS "warps"
 #define TJ_PARAM_STAGES "stages"
 #define TJ_PARAM_FASTMATH "fastmath"
-enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2 };
+#define TJ_PARAM_VEC "vec"
+enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
 static inline int64_t tj_config_warps(const tj_kernel *k)
