@@ -2,6 +2,9 @@
  * exact algebraic identities, shape-op chains, and the canonical operand
  * order of commutative ops (a constant goes on the right).
  *
+ * Integer eq/ne fold where the operands' known low bits differ (a thread's
+ * register index base + j against 0 or the last index).
+ *
  * Float identities are applied only where IEEE 754 makes them exact:
  * x * 1.0, x / 1.0, x - 0.0 and x + -0.0 give x for every x (NaN and -0.0
  * included), but x + 0.0 turns -0.0 into 0.0, and x * 0.0 is not 0.0 for
@@ -170,6 +173,96 @@ static tj_ref same_operands(tj_canon *cx, tj_ref r, tj_dtype dt)
     }
 }
 
+/* ---- known low bits ------------------------------------------------------------ */
+
+/* What is known of an integer value's low bits: it is `residue` modulo
+ * 2^bits (bits 0: nothing). The lowering's per-register indices are a
+ * thread's base (lanes and warps times a power of two) plus a register's
+ * constant offset, so their low bits are known though the value is not. */
+typedef struct low {
+    int bits;
+    uint64_t residue;
+} low;
+
+enum { LOW_DEPTH = 8 };
+
+static uint64_t low_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+static int trailing_zeros(low x)
+{
+    int n = 0;
+    while (n < x.bits && !((x.residue >> n) & 1))
+        n++;
+    return n;
+}
+
+static low known(int bits, uint64_t residue)
+{
+    bits = bits < 0 ? 0 : bits > 64 ? 64 : bits;
+    return (low){bits, residue & low_mask(bits)};
+}
+
+static int min_bits(int a, int b) { return a < b ? a : b; }
+
+static low low_bits(const tj_canon *cx, tj_ref r, int depth)
+{
+    tj_cval c;
+    tj_dtype dt = r ? tj_value_dtype(cx->k, r) : TJ_DT_BOOL;
+    if (!r || !tj_dtype_is_int(dt))
+        return known(0, 0);
+    int width = 8 * tj_dtype_size(dt);
+    if (tj_const_value(cx->k, r, &c))
+        return known(width, (uint64_t)c.i);
+    const tj_inst *in = inst(cx, r);
+    if (depth >= LOW_DEPTH || !(tj_op_get(in->op)->flags & TJ_OPF_ELEM) || in->nargs < 1 || in->nargs > 2)
+        return known(0, 0);
+    low x = low_bits(cx, in->args[0], depth + 1), y = in->nargs == 2 ? low_bits(cx, in->args[1], depth + 1) : x;
+    int cap = width;
+    switch (in->op) {
+    case TJ_OP_ADD: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue + y.residue);
+    case TJ_OP_SUB: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue - y.residue);
+    case TJ_OP_MUL: /* (rx + 2^nx a)(ry + 2^ny b): the cross terms are multiples of 2^(nx + tz(y)), 2^(ny + tz(x)) */
+        return known(min_bits(min_bits(x.bits + trailing_zeros(y), y.bits + trailing_zeros(x)), cap),
+                     x.residue * y.residue);
+    case TJ_OP_AND: { /* a bit known 0 in either operand is 0 */
+        int bits = min_bits(x.bits, y.bits);
+        bits = trailing_zeros(x) > bits ? trailing_zeros(x) : bits;
+        bits = trailing_zeros(y) > bits ? trailing_zeros(y) : bits;
+        return known(min_bits(bits, cap), x.residue & y.residue);
+    }
+    case TJ_OP_OR: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue | y.residue);
+    case TJ_OP_SHL:
+        if (y.bits < width || y.residue >= (uint64_t)width)
+            return known(0, 0);
+        return known(min_bits(x.bits + (int)y.residue, cap), x.residue << y.residue);
+    case TJ_OP_CAST: { /* integer to integer: the low bits stay */
+        tj_dtype from = tj_value_dtype(cx->k, in->args[0]);
+        return tj_dtype_is_int(from) ? known(min_bits(x.bits, cap), x.residue) : known(0, 0);
+    }
+    default: return known(0, 0);
+    }
+}
+
+/* Whether integers a and b are known to differ in a low bit. */
+static int residues_differ(const tj_canon *cx, tj_ref a, tj_ref b)
+{
+    low x = low_bits(cx, a, 0);
+    if (!x.bits)
+        return 0;
+    low y = low_bits(cx, b, 0);
+    int bits = min_bits(x.bits, y.bits);
+    return bits > 0 && ((x.residue ^ y.residue) & low_mask(bits)) != 0;
+}
+
+/* eq/ne of integers whose low bits differ: false/true. */
+static tj_ref fold_unequal(tj_canon *cx, tj_ref r)
+{
+    const tj_inst *in = inst(cx, r);
+    if ((in->op != TJ_OP_EQ && in->op != TJ_OP_NE) || !residues_differ(cx, in->args[0], in->args[1]))
+        return TJ_NONE;
+    return tj_cursor_const(cx->k, &cx->at, result_type(cx, r), (tj_cval){.i = in->op == TJ_OP_NE});
+}
+
 static tj_ref simplify_binary(tj_canon *cx, tj_ref r)
 {
     put_constant_right(cx, r);
@@ -180,6 +273,9 @@ static tj_ref simplify_binary(tj_canon *cx, tj_ref r)
         return TJ_NONE;
     if (x == c)
         return same_operands(cx, r, dt);
+    tj_ref unequal = fold_unequal(cx, r);
+    if (unequal)
+        return unequal;
     if (tj_dtype_is_float(dt))
         return float_identity(cx, in->op, c) ? x : TJ_NONE;
     switch (int_identity(cx, in->op, dt, c)) {
