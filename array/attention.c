@@ -233,6 +233,14 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     return 0;
 }
 
+/* The kernel takes the softmax in base 2, as examples/attention.tj does:
+ * exp(x) = exp2(x * log2(e)), so the scores are multiplied by s * log2(e)
+ * (by log2(e) after the mask is added, where there is one) and p and alpha
+ * are exp2s; exp would multiply by log2(e) again and, without fastmath,
+ * correct that product's rounding (about 7 instructions an element on CUDA).
+ * The weights, li and acc / li are those of base e. */
+static const double LOG2E = 1.4426950408889634;
+
 int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *o)
 {
     (void)args;
@@ -261,13 +269,15 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
     tj_buf_printf(o, "    mi = full(f32[BM, 1], -inf)\n    li = zeros(f32[BM, 1])\n    acc = zeros(f32[BM, BE])\n");
     tj_buf_printf(o, "    for j in range(0, N, BN) {\n");
     tj_buf_printf(o, "        s = dot(tq, load(XK[%s0:BD, j:j+BN])%s) * ", bi, prec);
-    tj_emit_literal(o, TJ_DT_F32, grp->scale);
-    if (masked) /* z = qk * s + mask, as the graph rounds it */
-        tj_buf_printf(o, "\n        s = f32(%s(s) + load(XM[%sm:m+BM, j:j+BN]))", dt, bi);
+    tj_emit_literal(o, TJ_DT_F32, masked ? grp->scale : grp->scale * LOG2E);
+    if (masked) { /* z = qk * s + mask, as the graph rounds it, then in base 2 */
+        tj_buf_printf(o, "\n        s = f32(%s(s) + load(XM[%sm:m+BM, j:j+BN])) * ", dt, bi);
+        tj_emit_literal(o, TJ_DT_F32, LOG2E);
+    }
     tj_buf_printf(o, "\n        s = where(arange(BN)[None, :] + j < N, s, -inf)\n"
                      "        mn = maximum(mi, max(s, 1)[:, None])\n"
-                     "        p = exp(s - mn)\n"
-                     "        alpha = exp(mi - mn)\n"
+                     "        p = exp2(s - mn)\n"
+                     "        alpha = exp2(mi - mn)\n"
                      "        li = li * alpha + sum(p, 1)[:, None]\n");
     tj_buf_printf(o, "        acc = acc * alpha + dot(%s(p), load(XV[%sj:j+BN, 0:BE])%s)\n", dt, bi, prec);
     tj_buf_printf(o, "        mi = mn\n    }\n    store(Y[%sm:m+BM, 0:BE], %s(acc / li))\n}\n", bi, dt);
