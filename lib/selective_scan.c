@@ -1,8 +1,11 @@
 /* Mamba's selective scan (tilejit/lib.h) from lib/kernels/selective_scan.tj:
  * the sequence cut into segments, scanned in two phases (the state each
  * segment leaves; then each segment's entering state from those before it,
- * and its outputs), the state in registers (docs/library.md). */
+ * and its outputs), the state in registers (docs/library.md); or, asked
+ * with TILEJIT_LIB_SSM=chunked[,W,TT], the one-pass chunked scan
+ * (ss_chunked: a program per channel, chunks of 32 W TT steps). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/lib_internal.h"
@@ -104,9 +107,11 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
                          {"HAS_BIAS", s->delta_bias ? "1" : "0"},
                          {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
                          {"SEG", seg_text},
-                         {"TTS", "4, 2"}}; /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
-    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 7, err);
-    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 7, err) : NULL;
+                         {"TTS", "4, 2"}, /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
+                         {"W", "4"},     /* ss_chunked's, unused here (the source must parse) */
+                         {"TT", "16"}};
+    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 9, err);
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 9, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
     float *hs = k2 ? lib_scratch_get(l, stream, 2 * states * 4, 0, err) : NULL;
     if (!hs)
@@ -125,16 +130,93 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     return lib_launch(l, k1, a1, 7, stream, err) || lib_launch(l, k2, a2, 11, stream, err);
 }
 
+/* TILEJIT_LIB_SSM: unset or "segments" for the two phases, "chunked" (16
+ * steps a thread, up to 4 warps) or "chunked,W,TT" (warps a power of two to
+ * 32, steps a thread a power of two to 64) for the one pass; anything else
+ * is an error. Until an H200 run shows the one pass faster, the two phases
+ * stay the default (bench/NOTES.md). */
+typedef struct ssm_path {
+    int chunked, warps, tt; /* warps 0: chosen from L (chunk_warps) */
+} ssm_path;
+
+/* chunks of up to 2048 steps (mamba_ssm's), 16 a thread: 17.5 SASS
+ * instructions a (state, step) at 4 warps against 26 at 8 steps a thread */
+enum { CHUNK_WARPS = 4, CHUNK_TT = 16 };
+
+/* The most warps (to CHUNK_WARPS) whose chunk is no longer than L: at L
+ * 1024 two warps, not a chunk half past the end. */
+static int chunk_warps(int64_t len, int tt)
+{
+    int w = CHUNK_WARPS;
+    while (w > 1 && (int64_t)32 * w * tt > len)
+        w /= 2;
+    return w;
+}
+
+static int pow2_upto(long v, long most) { return v >= 1 && v <= most && !(v & (v - 1)); }
+
+static int ssm_path_of(ssm_path *p, tj_rt_error *err)
+{
+    const char *ask = getenv("TILEJIT_LIB_SSM");
+    *p = (ssm_path){0, 0, CHUNK_TT};
+    if (!ask || !*ask || !strcmp(ask, "segments"))
+        return 0;
+    long w = 0, tt = CHUNK_TT;
+    char tail = 0;
+    int plain = !strcmp(ask, "chunked");
+    int given = !plain && !strncmp(ask, "chunked,", 8) && sscanf(ask + 8, "%ld,%ld%c", &w, &tt, &tail) == 2;
+    if (!plain && (!given || !pow2_upto(w, 32) || !pow2_upto(tt, TJ_MAX_VEC)))
+        return tj_rt_fail(err, "%s: TILEJIT_LIB_SSM=%s: expected segments, chunked or chunked,W,TT (W a power of "
+                          "two to 32 warps, TT one to %d steps a thread)", fn, ask, TJ_MAX_VEC);
+    *p = (ssm_path){1, (int)w, (int)tt};
+    return 0;
+}
+
+/* The one pass: ss_chunked, H the state each chunk leaves ([NB, DM, N] f32
+ * scratch, read by the next chunk of the same program). */
+static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, const ssm_path *p, void *stream,
+                          tj_rt_error *err)
+{
+    int64_t nb = s->u->shape[0], dm = s->u->shape[1], ns = s->A->shape[1];
+    char w_text[16], tt_text[16];
+    snprintf(w_text, sizeof w_text, "%d", p->warps ? p->warps : chunk_warps(s->u->shape[2], p->tt));
+    snprintf(tt_text, sizeof tt_text, "%d", p->tt);
+    lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
+                         {"HAS_D", s->D ? "1" : "0"},
+                         {"HAS_Z", s->z ? "1" : "0"},
+                         {"HAS_BIAS", s->delta_bias ? "1" : "0"},
+                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
+                         {"W", w_text},
+                         {"TT", tt_text},
+                         {"TTS", "4"},
+                         {"SEG", "32"}}; /* the two phases' kernels in the same source must parse */
+    tj_dispatch *k = lib_dispatch(l, "selective_scan", "ss_chunked", subst, 9, err);
+    float *h = k ? lib_scratch_get(l, stream, (size_t)(nb * dm * ns) * 4, 0, err) : NULL;
+    if (!h)
+        return 1;
+    tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
+    tj_tensor t_h = f32_buffer(h, 3, (int64_t[]){nb, dm, ns});
+    const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
+    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A),
+                  lib_tensor_arg(s->B), lib_tensor_arg(s->C), lib_tensor_arg(s->D ? s->D : &one_f32),
+                  lib_tensor_arg(s->z ? s->z : s->u), lib_tensor_arg(bias), lib_tensor_arg(&t_h),
+                  lib_tensor_arg(out)};
+    return lib_launch(l, k, a, 10, stream, err);
+}
+
 int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
 {
     if (!l || !s || !s->u || !s->delta || !s->A || !s->B || !s->C || !out)
         return tj_rt_fail(err, "%s: NULL library, tensor (u, delta, A, B, C, out are required) or arguments", fn);
     if (check(s, out, err))
         return 1;
+    ssm_path path;
+    if (ssm_path_of(&path, err))
+        return 1;
     if (lib_numel(out) == 0)
         return 0;
     pthread_mutex_lock(&l->lock);
-    int rc = launch(l, s, out, stream, err);
+    int rc = path.chunked ? launch_chunked(l, s, out, &path, stream, err) : launch(l, s, out, stream, err);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

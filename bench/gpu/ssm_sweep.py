@@ -7,6 +7,13 @@ against tilejit.lib.selective_scan and timed replayed from a CUDA graph (the
 GPU's time, no host cost), beside the library's own call (eager and graph).
 
     python3 bench/gpu/ssm_sweep.py [--shapes 2048x1024 4096x8192] [--segs 32 64 128] [--tts 2 4] [--warps 512-2048]
+                                   [--chunked auto 2,16 4,8] [--mamba]
+
+--chunked times the one pass (ss_chunked) through the library with
+TILEJIT_LIB_SSM=chunked,W,TT ('auto': chunked, the library's own W and TT),
+each checked against the two phases; --mamba adds mamba_ssm's kernel
+(bench.py's peer, where built). `--segs` with no values skips the
+segment sweep.
 
 The roofline: u, delta, z and out at (batch, dim, L), B and C at (batch,
 dstate, L), A and D read or written once, at the copy's TB/s.
@@ -22,15 +29,15 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tilejit  # noqa: E402
 import tilejit.lib as tlib  # noqa: E402
-from bench import do_bench, graph_ms, ssm_inputs  # noqa: E402
+from bench import do_bench, graph_ms, mamba_peer, ssm_inputs  # noqa: E402
 
 
 def source(dtype, seg, tt):
     with open(os.path.join(ROOT, "lib", "kernels", "selective_scan.tj")) as f:
         src = f.read()
-    subst = {"$TTS": str(tt), "$T": "f32" if dtype == torch.float32 else "bf16", "$HAS_D": "1", "$HAS_Z": "1",
-             "$HAS_BIAS": "1", "$SOFTPLUS": "1", "$SEG": str(seg)}
-    for k, v in subst.items():  # $TTS before $T
+    subst = {"$TTS": str(tt), "$TT": "16", "$T": "f32" if dtype == torch.float32 else "bf16", "$HAS_D": "1",
+             "$HAS_Z": "1", "$HAS_BIAS": "1", "$SOFTPLUS": "1", "$SEG": str(seg), "$W": "4"}
+    for k, v in subst.items():  # $TTS, then $TT (ss_chunked's, unused here), before $T
         src = src.replace(k, v)
     return src
 
@@ -58,6 +65,24 @@ def two_phase(x, seg, tt):
     return call
 
 
+def chunked(cfg, lib, want, roof_us):
+    """the library's one pass with TILEJIT_LIB_SSM=chunked[,cfg]"""
+    os.environ["TILEJIT_LIB_SSM"] = "chunked" if cfg == "auto" else "chunked," + cfg
+    try:
+        got = lib().float()
+        torch.cuda.synchronize()
+        err = ((got - want).norm() / want.norm()).item()
+        if not err <= 1e-3:
+            raise AssertionError(f"relative error {err:.3g} against the two phases")
+        eager, g = do_bench(lib), graph_ms(lib)
+        print(f"  {os.environ['TILEJIT_LIB_SSM']}: {eager * 1e3:.1f} us a call, {g * 1e3:.1f} us replayed, "
+              f"{roof_us / (g * 1e3):.3f} of the roofline (relative difference {err:.2g})", flush=True)
+    except Exception as e:  # noqa: BLE001 (the other configurations still run)
+        print(f"  chunked {cfg}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+    finally:
+        os.environ["TILEJIT_LIB_SSM"] = "segments"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", nargs="*", default=["2048x1024", "4096x1024", "2048x8192", "4096x8192"])
@@ -65,7 +90,10 @@ def main():
     ap.add_argument("--warps", default="512-2048", help="only segment lengths that give this many one-warp programs")
     ap.add_argument("--tts", nargs="*", type=int, default=[2, 4])
     ap.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
+    ap.add_argument("--chunked", nargs="*", default=[], help="the one pass's W,TT to time ('auto': the library's)")
+    ap.add_argument("--mamba", action="store_true", help="also time mamba_ssm's kernel")
     args = ap.parse_args()
+    mamba = mamba_peer() if args.mamba else None
     a = torch.empty(2 ** 29, device="cuda")
     b = torch.empty_like(a)
     copy = 2 * a.numel() * 4 / (do_bench(lambda: b.copy_(a)) * 1e-3) / 1e12
@@ -80,11 +108,19 @@ def main():
             nbytes = 4 * dm * length * es + 2 * 16 * length * es + dm * 16 * 4 + dm * 4
             roof_us = nbytes / (copy * 1e12) * 1e6
             lib = lambda: tlib.selective_scan(**x, delta_softplus=True)  # noqa: E731
+            os.environ["TILEJIT_LIB_SSM"] = "segments"
             want = lib().float()
             eager, graph = do_bench(lib), graph_ms(lib)
             print(f"{dname} D{dm} L{length}: roofline {roof_us:.1f} us; library {eager * 1e3:.1f} us a call, "
                   f"{graph * 1e3 if graph else float('nan'):.1f} us replayed ({roof_us / (graph * 1e3) if graph else 0:.2f} "
                   f"of the roofline)", flush=True)
+            if mamba:
+                peer = mamba(**x)
+                err = ((peer().float() - want).norm() / want.norm()).item()
+                # a call only: its stream is fixed when prepared, so a capture on another would hold nothing
+                print(f"  mamba_ssm: {do_bench(peer) * 1e3:.1f} us a call (relative difference {err:.2g})", flush=True)
+            for cfg in args.chunked:
+                chunked(cfg, lib, want, roof_us)
             for seg in args.segs:
                 lo, hi = map(int, args.warps.split("-"))
                 if seg > length or not lo <= (dm // 32) * ((length + seg - 1) // seg) <= hi:

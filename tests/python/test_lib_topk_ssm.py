@@ -86,10 +86,17 @@ def ssm_inputs(nb, dm, length, ns, seed=0):
                 delta_bias=f(dm) * 0.1)
 
 
+# the two phases (the default), the one pass in chunks of 2048 steps and of
+# 128 (1 warp, 4 steps a thread: several chunks at these L)
+SSM_PATHS = ["segments", "chunked", "chunked,1,4"]
+
+
 @pytest.mark.parametrize("nb,dm,length,ns", [(2, 5, 300, 16), (1, 33, 77, 3), (1, 1, 1, 1), (1, 7, 1029, 16),
                                              (2, 3, 64, 64), (1, 0, 5, 16), (1, 4, 0, 16)])
 @pytest.mark.parametrize("optional", ["all", "none", "z only"])
-def test_selective_scan(nb, dm, length, ns, optional):
+@pytest.mark.parametrize("path", SSM_PATHS)
+def test_selective_scan(nb, dm, length, ns, optional, path, monkeypatch):
+    monkeypatch.setenv("TILEJIT_LIB_SSM", path)
     x = ssm_inputs(nb, dm, length, ns, seed=dm + length)
     kw = dict(delta_softplus=True) if optional == "all" else {}
     if optional == "all":
@@ -103,8 +110,12 @@ def test_selective_scan(nb, dm, length, ns, optional):
     assert np.linalg.norm(out - want) <= 1e-5 * np.linalg.norm(want) + 1e-30
 
 
-def test_selective_scan_errors():
+def test_selective_scan_errors(monkeypatch):
     x = ssm_inputs(1, 4, 8, 16)
+    monkeypatch.setenv("TILEJIT_LIB_SSM", "chunked,3,4")
+    with pytest.raises(tilejit.TilejitError, match="expected segments, chunked or chunked,W,TT"):
+        tl.selective_scan(x["u"], x["delta"], x["A"], x["B"], x["C"])
+    monkeypatch.delenv("TILEJIT_LIB_SSM")
     with pytest.raises(tilejit.TilejitError, match=r"D must be \[dim\], got \[5\]"):
         tl.selective_scan(x["u"], x["delta"], x["A"], x["B"], x["C"], D=np.zeros(5, np.float32))
     with pytest.raises(tilejit.TilejitError, match="A is f64, expected f32"):
@@ -120,7 +131,9 @@ def test_topk_strided_views():
         np.testing.assert_array_equal(v, np.take_along_axis(view, want, axis))
 
 
-def test_selective_scan_strided_views():
+@pytest.mark.parametrize("path", SSM_PATHS)
+def test_selective_scan_strided_views(path, monkeypatch):
+    monkeypatch.setenv("TILEJIT_LIB_SSM", path)
     x = ssm_inputs(2, 12, 200, 16, seed=3)
     wide = ssm_inputs(2, 12, 400, 16, seed=4)
     u = wide["u"][:, :, ::2]                      # a step of 2 along L

@@ -89,12 +89,21 @@ typedef struct lib_case {
 #define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60, NULL}
 /* the slots: columns of the row */
 #define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300, NULL}
-#define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
-#define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2"
-#define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"
+#define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4;W=1;TT=4"
+#define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2;W=1;TT=4"
+#define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4;W=1;TT=4"
 /* 40 channels (a partial group of 32), segments of 16 (3) or 32 (2) steps over L = 45 */
 #define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
 #define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0, NULL}
+/* the one pass (ss_chunked, its own W warps and TT steps a thread: chunks of
+ * 32 W TT): L = 150 in chunks of 32 to 128 (2 to 5, the last partial) or in
+ * one of 512 or 2048 (the library's TT 16, across warps); 3
+ * channels; inputs below 0.25, so that exp(dt * A) over 150 steps stays finite */
+#define LS_SSM_CHUNK_F32(w, tt) "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_BF16(w, tt) "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_PLAIN(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_DIMS "NB=2,DM=3,L=150,N=5,DB=3,DD=3,ZB=2,ZD=3,ZL=150,BB=3,NSP=8,NSEG=1"
+#define LS_SSM_CHUNK(kind) {"selective_scan", kind, "ss_chunked", "", LS_SSM_CHUNK_DIMS, "", 0, -1, 0.25, 0, 0, NULL}
 
 /* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
  * partial; a key pass, and a segment pass whose flat indices are P's. The
@@ -123,6 +132,10 @@ static const lib_case ls_cases[] = {
     LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=4", "3"),
     LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=4", "3"), LS_SSM(LS_SSM_BF16, "ss_segment_out", "TT=2", "3"),
     LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_out", "TT=2", "2"),
+    LS_SSM_CHUNK(LS_SSM_CHUNK_F32("1", "2")), LS_SSM_CHUNK(LS_SSM_CHUNK_F32("2", "2")),
+    LS_SSM_CHUNK(LS_SSM_CHUNK_F32("1", "4")), LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("1", "2")),
+    LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("1", "4")), LS_SSM_CHUNK(LS_SSM_CHUNK_PLAIN("2", "1")),
+    LS_SSM_CHUNK(LS_SSM_CHUNK_F32("4", "16")), LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("2", "8")), /* the library's */
     LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
     LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
     LS_RADIX_OFFSETS,

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* setenv */
 /* tilejit lib's selective scan (tilejit/lib.h) on the cpu, native code and
  * the reference interpreter, against selective_scan_fn's recurrence run
  * step by step in double. */
@@ -167,6 +168,47 @@ static void problems(tj_device_kind kind, int64_t scale)
 
 Test(lib_selective_scan, native) { problems(TJ_DEVICE_CPU, 4); }
 Test(lib_selective_scan, interp) { problems(TJ_DEVICE_INTERP, 1); }
+
+/* The one pass (TILEJIT_LIB_SSM=chunked): its default 16 steps a thread
+ * (chunks of 512 to 2048 steps by L: every L here in one, partial, L 1200
+ * in two at 1024), and chunks of 128 and 64 steps (L 1200 in 10 and 19,
+ * the last partial; L 1 and 77 in one or two). */
+Test(lib_selective_scan, chunked_native)
+{
+    const char *paths[] = {"chunked", "chunked,1,4", "chunked,2,1"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        setenv("TILEJIT_LIB_SSM", paths[i], 1);
+        problems(TJ_DEVICE_CPU, 4);
+    }
+}
+
+Test(lib_selective_scan, chunked_interp)
+{
+    setenv("TILEJIT_LIB_SSM", "chunked,1,4", 1);
+    problems(TJ_DEVICE_INTERP, 1);
+}
+
+Test(lib_selective_scan, path_errors)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(TJ_DEVICE_CPU, &j);
+    static float buf[6][64];
+    tj_tensor u = tj_tensor_contiguous(buf[0], TJ_DT_F32, 3, (int64_t[]){1, 2, 8});
+    tj_tensor a = tj_tensor_contiguous(buf[1], TJ_DT_F32, 2, (int64_t[]){2, 4});
+    tj_tensor b = tj_tensor_contiguous(buf[2], TJ_DT_F32, 3, (int64_t[]){1, 4, 8});
+    tj_tensor out = tj_tensor_contiguous(buf[3], TJ_DT_F32, 3, (int64_t[]){1, 2, 8});
+    tj_lib_ssm s = {&u, &u, &a, &b, &b, NULL, NULL, NULL, 0};
+    const char *bad[] = {"chunk",          "chunkedx", "chunked,", "chunked,3,4", "chunked,4",
+                         "chunked,4,128", "chunked,4,16,1", "chunked,64,1", "chunked,4,16x", "Chunked"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        tj_rt_error err = {{0}};
+        setenv("TILEJIT_LIB_SSM", bad[i], 1);
+        cr_assert_neq(tj_lib_selective_scan(l, &s, &out, NULL, &err), 0, "TILEJIT_LIB_SSM=%s was taken", bad[i]);
+        cr_assert(strstr(err.msg, "expected segments, chunked or chunked,W,TT"), "%s: %s", bad[i], err.msg);
+    }
+    tj_lib_close(l);
+    tj_jit_close(j);
+}
 
 static void expect_error(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, const char *needle)
 {
