@@ -65,18 +65,21 @@ def two_phase(x, seg, tt):
     return call
 
 
-def chunked(cfg, lib, want, roof_us):
-    """the library's one pass with TILEJIT_LIB_SSM=chunked[,cfg]"""
+def chunked(cfg, lib, want, roof_us, tol):
+    """the library's one pass with TILEJIT_LIB_SSM=chunked[,cfg] (tol: its
+    difference from the two phases, whose bf16 outputs may round the other
+    way)"""
     os.environ["TILEJIT_LIB_SSM"] = "chunked" if cfg == "auto" else "chunked," + cfg
     try:
         got = lib().float()
         torch.cuda.synchronize()
         err = ((got - want).norm() / want.norm()).item()
-        if not err <= 1e-3:
+        if not err <= tol:
             raise AssertionError(f"relative error {err:.3g} against the two phases")
         eager, g = do_bench(lib), graph_ms(lib)
-        print(f"  {os.environ['TILEJIT_LIB_SSM']}: {eager * 1e3:.1f} us a call, {g * 1e3:.1f} us replayed, "
-              f"{roof_us / (g * 1e3):.3f} of the roofline (relative difference {err:.2g})", flush=True)
+        replay = f"{g * 1e3:.1f} us replayed, {roof_us / (g * 1e3):.3f} of the roofline" if g else "no graph"
+        print(f"  {os.environ['TILEJIT_LIB_SSM']}: {eager * 1e3:.1f} us a call, {replay} "
+              f"(relative difference {err:.2g})", flush=True)
     except Exception as e:  # noqa: BLE001 (the other configurations still run)
         print(f"  chunked {cfg}: failed: {str(e).splitlines()[0][:300]}", flush=True)
     finally:
@@ -120,7 +123,7 @@ def main():
                 # a call only: its stream is fixed when prepared, so a capture on another would hold nothing
                 print(f"  mamba_ssm: {do_bench(peer) * 1e3:.1f} us a call (relative difference {err:.2g})", flush=True)
             for cfg in args.chunked:
-                chunked(cfg, lib, want, roof_us)
+                chunked(cfg, lib, want, roof_us, 1e-3 if dtype == torch.float32 else 2e-2)
             for seg in args.segs:
                 lo, hi = map(int, args.warps.split("-"))
                 if seg > length or not lo <= (dm // 32) * ((length + seg - 1) // seg) <= hi:
