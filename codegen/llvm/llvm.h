@@ -121,6 +121,8 @@ typedef struct lg_loop {
 /* for (i = lo; i < hi; i++): the builder is left in the body. */
 lg_loop lg_loop_begin(lg *g, LLVMValueRef lo, LLVMValueRef hi, const char *name);
 void lg_loop_end(lg *g, lg_loop *l);
+/* The same for a loop that should stay scalar (llvm.loop.vectorize.enable false). */
+void lg_loop_end_scalar(lg *g, lg_loop *l);
 /* Elements of a tile, 0..n-1: a loop, or the one element of a scalar. */
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n);
 void lg_each_end(lg *g, lg_loop *l, uint64_t n);

@@ -1,6 +1,7 @@
 /* Tile buffers, element access and counted loops: what every op family
  * builds its loops from. */
 #include <llvm-c/DebugInfo.h>
+#include <string.h>
 
 #include "codegen/llvm/llvm.h"
 
@@ -87,30 +88,41 @@ lg_loop lg_loop_begin(lg *g, LLVMValueRef lo, LLVMValueRef hi, const char *name)
     return l;
 }
 
-/* A loop of the checked copy of a fused-row reader (lg_emit_inside) runs
- * only in the edge programs: vectorized but not interleaved, which halves
- * the machine code that copy costs to compile (the vectorizer interleaved
- * it 4 times, the masked loads' index lanes and compares with it). */
-static void hint_not_interleaved(lg *g, LLVMValueRef latch_br)
+/* The loop's ID (llvm.loop metadata naming itself) with one hint. */
+static void hint_loop(lg *g, LLVMValueRef latch_br, const char *name, LLVMValueRef value)
 {
     LLVMMetadataRef self = LLVMTemporaryMDNode(g->lc, NULL, 0);
-    LLVMMetadataRef hint[2] = {LLVMMDStringInContext2(g->lc, "llvm.loop.interleave.count", 26),
-                               LLVMValueAsMetadata(lg_i32(g, 1))};
+    LLVMMetadataRef hint[2] = {LLVMMDStringInContext2(g->lc, name, strlen(name)), LLVMValueAsMetadata(value)};
     LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(g->lc, hint, 2)};
     LLVMMetadataRef id = LLVMMDNodeInContext2(g->lc, ops, 2);
     LLVMMetadataReplaceAllUsesWith(self, id); /* the loop ID names itself */
     LLVMSetMetadata(latch_br, LLVMGetMDKindIDInContext(g->lc, "llvm.loop", 9), LLVMMetadataAsValue(g->lc, id));
 }
 
-void lg_loop_end(lg *g, lg_loop *l)
+static LLVMValueRef close_loop(lg *g, lg_loop *l)
 {
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     l->next = LLVMBuildNSWAdd(g->b, l->i, lg_i64(g, 1), "");
     LLVMValueRef br = LLVMBuildBr(g->b, l->head);
-    if (g->version == LG_CHECKED)
-        hint_not_interleaved(g, br);
     LLVMAddIncoming(l->i, &l->next, &latch, 1);
     LLVMPositionBuilderAtEnd(g->b, l->exit);
+    return br;
+}
+
+/* A loop of the checked copy of a fused-row reader (lg_emit_inside) runs
+ * only in the edge programs: vectorized but not interleaved, which halves
+ * the machine code that copy costs to compile (the vectorizer interleaved
+ * it 4 times, the masked loads' index lanes and compares with it). */
+void lg_loop_end(lg *g, lg_loop *l)
+{
+    LLVMValueRef br = close_loop(g, l);
+    if (g->version == LG_CHECKED)
+        hint_loop(g, br, "llvm.loop.interleave.count", lg_i32(g, 1));
+}
+
+void lg_loop_end_scalar(lg *g, lg_loop *l)
+{
+    hint_loop(g, close_loop(g, l), "llvm.loop.vectorize.enable", LLVMConstInt(g->i1, 0, 0));
 }
 
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n)

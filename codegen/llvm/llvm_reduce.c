@@ -37,11 +37,110 @@ static LLVMValueRef identity(lg *g, tj_op op, tj_dtype dt)
     return LLVMConstInt(t, v, 0);
 }
 
+/* ---- float max/min along a line ----
+ * llvm.maximum (NaN wins, +0 above -0) is six vector ops a block with
+ * AVX-512 (five with AVX2), and its horizontal step ends in scalar code.
+ * Along a line it is instead maxnum/minnum that may assume no NaN (one
+ * vmaxps) with whether any element is NaN beside it (a compare and a mask
+ * or): a NaN makes the running value poison, which is frozen and replaced
+ * by NaN after the line. A zero result, whose sign maxnum does not keep,
+ * is settled by a scalar pass over the line that looks for a zero of the
+ * wanted sign (+0 for max, -0 for min): rare, and off the hot loop. */
+typedef struct extreme_acc {
+    LLVMValueRef val, nan; /* one-element buffers */
+    int max;
+} extreme_acc;
+
+static int float_extreme(tj_op op, tj_dtype dt) { return tj_dtype_is_float(dt) && (op == TJ_OP_MAX || op == TJ_OP_MIN); }
+
+static extreme_acc extreme_begin(lg *g, tj_dtype dt, int max)
+{
+    extreme_acc a = {lg_buffer(g, lg_type(g, dt), 1), lg_buffer(g, g->i1, 1), max};
+    return a;
+}
+
+static void extreme_reset(lg *g, const extreme_acc *a, tj_dtype dt)
+{
+    LLVMBuildStore(g->b, LLVMConstReal(lg_type(g, dt), a->max ? -INFINITY : INFINITY), a->val);
+    LLVMBuildStore(g->b, LLVMConstInt(g->i1, 0, 0), a->nan);
+}
+
+static void extreme_step(lg *g, const extreme_acc *a, tj_dtype dt, LLVMValueRef v)
+{
+    LLVMValueRef mv[2] = {LLVMBuildLoad2(g->b, lg_type(g, dt), a->val, ""), v};
+    LLVMValueRef m = lg_intrinsic(g, a->max ? "llvm.maxnum" : "llvm.minnum", mv, 2);
+    LLVMSetFastMathFlags(m, LLVMFastMathNoNaNs | LLVMFastMathNoSignedZeros | LLVMFastMathAllowReassoc);
+    LLVMBuildStore(g->b, m, a->val);
+    LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, v, v, "");
+    LLVMBuildStore(g->b, LLVMBuildOr(g->b, LLVMBuildLoad2(g->b, g->i1, a->nan, ""), nan, ""), a->nan);
+}
+
+/* Whether the line held a NaN; then its running extreme is poison, which
+ * nothing may branch on or freeze (InstCombine would push a freeze into the
+ * loop and drop the nnan that vectorizes it): selects pass over it. */
+static LLVMValueRef extreme_saw_nan(lg *g, const extreme_acc *a)
+{
+    return LLVMBuildLoad2(g->b, g->i1, a->nan, "");
+}
+
+/* The line's extreme, NaN where an element was. */
+static LLVMValueRef extreme_result(lg *g, const extreme_acc *a, tj_dtype dt)
+{
+    LLVMValueRef v = LLVMBuildLoad2(g->b, lg_type(g, dt), a->val, "");
+    return LLVMBuildSelect(g->b, extreme_saw_nan(g, a), LLVMConstReal(lg_type(g, dt), NAN), v, "");
+}
+
+/* A zero extreme becomes the wanted zero when the line [base, base + len)
+ * of x holds one (its bits: 0 for +0, the sign bit alone for -0), the
+ * other zero otherwise; a scalar loop (not vectorized: it rarely runs,
+ * and would only cost compile time). */
+static void extreme_zero_sign(lg *g, const extreme_acc *a, tj_ref x, tj_dtype dt, LLVMValueRef base, uint64_t len)
+{
+    LLVMTypeRef t = lg_type(g, dt), it = t == g->f64 ? g->i64 : g->i32;
+    LLVMValueRef v = LLVMBuildLoad2(g->b, t, a->val, "");
+    LLVMValueRef is_zero = LLVMBuildFCmp(g->b, LLVMRealOEQ, v, LLVMConstReal(t, 0.0), "");
+    LLVMBasicBlockRef zero = LLVMAppendBasicBlockInContext(g->lc, g->fn, "zero_sign");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sign_done");
+    LLVMBuildCondBr(g->b, LLVMBuildSelect(g->b, extreme_saw_nan(g, a), LLVMConstInt(g->i1, 0, 0), is_zero, ""), zero, done);
+    LLVMPositionBuilderAtEnd(g->b, zero);
+    LLVMValueRef want = LLVMConstInt(it, a->max ? 0 : 1ull << (it == g->i64 ? 63 : 31), 0);
+    LLVMValueRef seen = lg_buffer(g, g->i1, 1);
+    LLVMBuildStore(g->b, LLVMConstInt(g->i1, 0, 0), seen);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)len), "zeros");
+    LLVMValueRef bits = LLVMBuildBitCast(g->b, lg_elem(g, x, LLVMBuildNSWAdd(g->b, base, j.i, "")), it, "");
+    LLVMValueRef hit = LLVMBuildICmp(g->b, LLVMIntEQ, bits, want, "");
+    LLVMBuildStore(g->b, LLVMBuildOr(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), hit, ""), seen);
+    lg_loop_end_scalar(g, &j);
+    LLVMValueRef pz = LLVMConstReal(t, 0.0), nz = LLVMConstReal(t, -0.0);
+    LLVMValueRef wanted = a->max ? pz : nz, other = a->max ? nz : pz;
+    LLVMBuildStore(g->b, LLVMBuildSelect(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), wanted, other, ""), a->val);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 /* One line per result element along the last axis: acc in a register,
  * from the identity over the whole line (a trip count the vector width
  * divides, for the usual power-of-two tiles). */
+static void extreme_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
+{
+    extreme_acc a = extreme_begin(g, dt, op == TJ_OP_MAX);
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
+    LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
+    extreme_reset(g, &a, dt);
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "line");
+    extreme_step(g, &a, dt, lg_elem(g, x, LLVMBuildNSWAdd(g->b, base, j.i, "")));
+    lg_loop_end(g, &j);
+    extreme_zero_sign(g, &a, x, dt, base, l.len);
+    lg_set_elem(g, r, o.i, lg_round(g, dt, extreme_result(g, &a, dt)));
+    lg_loop_end(g, &o);
+}
+
 static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
+    if (float_extreme(op, dt)) {
+        extreme_lines(g, r, x, op, dt, l);
+        return;
+    }
     LLVMValueRef acc = lg_buffer(g, lg_type(g, dt), 1);
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
     LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
