@@ -212,17 +212,29 @@ static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_line
     LLVMTypeRef t = lg_type(g, dt);
     /* indices as i32 (tiles hold fewer than 2^31 elements): twice the lanes of i64 */
     LLVMValueRef ext = lg_buffer(g, t, 1), where = lg_buffer(g, g->i32, 1), len = lg_i32(g, (int64_t)l.len);
-    LLVMValueRef base;
+    LLVMValueRef base, found;
+    /* a float argmax needs the maximum and whether there is a NaN, not the
+     * sign of a zero maximum (the matches compare equal): maxnum and a flag */
+    int flagged = max && tj_dtype_is_float(dt);
+    extreme_acc fa = flagged ? extreme_begin(g, dt, 1) : (extreme_acc){0};
     lg_loop o = lg_lines_begin(g, l, &base);
-    LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
+    if (flagged)
+        extreme_reset(g, &fa, dt);
+    else
+        LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
     /* from 0, not 1: max/min of x[0] with itself changes nothing, and a trip
      * count the vector divides leaves no scalar tail of NaN-aware maxima */
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "extreme");
-    LLVMValueRef e = extreme_of(g, max, dt, LLVMBuildLoad2(g->b, t, ext, ""), lg_elem(g, x, at(g, base, l.inner, j.i)));
-    lg_allow_reassoc(e);
-    LLVMBuildStore(g->b, e, ext);
+    LLVMValueRef v = lg_elem(g, x, at(g, base, l.inner, j.i));
+    if (flagged) {
+        extreme_step(g, &fa, dt, v);
+    } else {
+        LLVMValueRef e = extreme_of(g, max, dt, LLVMBuildLoad2(g->b, t, ext, ""), v);
+        lg_allow_reassoc(e);
+        LLVMBuildStore(g->b, e, ext);
+    }
     lg_loop_end(g, &j);
-    LLVMValueRef found = LLVMBuildLoad2(g->b, t, ext, "");
+    found = flagged ? extreme_result(g, &fa, dt) : LLVMBuildLoad2(g->b, t, ext, "");
     LLVMBuildStore(g->b, len, where);
     j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "first");
     LLVMValueRef hit = matches(g, max, dt, lg_elem(g, x, at(g, base, l.inner, j.i)), found);

@@ -3,13 +3,14 @@
  * second look for the sign of a zero result (codegen/llvm/llvm_reduce.c):
  * lines with NaN, lines whose extreme is a zero of either sign (the sign
  * must be the interpreter's: +0 above -0), infinities, in buffered 2-D
- * tiles, fused rows and whole tiles, for f32, f64 and bf16. */
+ * tiles, fused rows and whole tiles, for f32, f64 and bf16; argmax (the
+ * first NaN, else the first maximum, -0 and +0 tied) and argmin. */
 #include <criterion/criterion.h>
 
 #include "cpu_check.h"
 
 static const char *const LINES = "kernel lines(x: f32[M, N], d: f64[M, N], h: bf16[M, N],\n"
-                                 "              a: f32[M], b: f32[M], c: f64[M], e: bf16[M], f: f32[M])\n"
+                                 "              a: f32[M], b: f32[M], c: f64[M], e: bf16[M], f: f32[M], i: i32[M], j: i32[M])\n"
                                  "    grid (cdiv(M, BM))\n"
                                  "    const BM = 4, BN = 8\n"
                                  "{\n"
@@ -20,6 +21,8 @@ static const char *const LINES = "kernel lines(x: f32[M, N], d: f64[M, N], h: bf
                                  "    store(c[m:m+BM], max(load(d[m:m+BM, 0:BN], other = -inf), axis = 1))\n"
                                  "    store(e[m:m+BM], min(load(h[m:m+BM, 0:BN], other = inf), axis = 1))\n"
                                  "    store(f[m:m+1], reshape(max(t), [1]))\n"
+                                 "    store(i[m:m+BM], argmax(t, axis = 1))\n"
+                                 "    store(j[m:m+BM], argmin(t, axis = 1))\n"
                                  "}\n";
 
 static const char *const ROWS = "kernel rows(x: f32[M, N], y: f32[M], z: f32[M])\n"
