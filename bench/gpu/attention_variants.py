@@ -184,7 +184,7 @@ def main():
             else:
                 rows.append(run(jit, name, 4, 32, 4096, dim, VARIANTS[name][3][:args.configs]))
             r = rows[-1]
-            print(f"{args.tag} {r['name']:14} {r['shape']:22} " +
+            print(f"{args.tag} {r['name']:24} {r['shape']:26} " +
                   (f"{r.get('tflops', 0):7.1f} TFLOP/s  SDPA {r.get('sdpa_tflops', 0):7.1f}  "
                    f"ratio {r.get('ratio', 0):.3f}  {r['config']}" if "config" in r else f"FAILED {r['error']}"),
                   flush=True)
