@@ -92,28 +92,30 @@ static LLVMValueRef extreme_result(lg *g, const extreme_acc *a, tj_dtype dt)
 
 /* A zero extreme becomes the wanted zero when the line [base, base + len)
  * of x holds one (its bits: 0 for +0, the sign bit alone for -0), the
- * other zero otherwise; a scalar loop (not vectorized: it rarely runs,
- * and would only cost compile time). */
+ * other zero otherwise: a scalar search that stops at the first (rows of
+ * a tile's padding are all +0, e.g. attention's scores past S). */
 static void extreme_zero_sign(lg *g, const extreme_acc *a, tj_ref x, tj_dtype dt, LLVMValueRef base, uint64_t len)
 {
     LLVMTypeRef t = lg_type(g, dt), it = t == g->f64 ? g->i64 : g->i32;
     LLVMValueRef v = LLVMBuildLoad2(g->b, t, a->val, "");
     LLVMValueRef is_zero = LLVMBuildFCmp(g->b, LLVMRealOEQ, v, LLVMConstReal(t, 0.0), "");
     LLVMBasicBlockRef zero = LLVMAppendBasicBlockInContext(g->lc, g->fn, "zero_sign");
+    LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(g->lc, g->fn, "zero_found");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->lc, g->fn, "zero_next");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "sign_done");
     LLVMBuildCondBr(g->b, LLVMBuildSelect(g->b, extreme_saw_nan(g, a), LLVMConstInt(g->i1, 0, 0), is_zero, ""), zero, done);
     LLVMPositionBuilderAtEnd(g->b, zero);
     LLVMValueRef want = LLVMConstInt(it, a->max ? 0 : 1ull << (it == g->i64 ? 63 : 31), 0);
-    LLVMValueRef seen = lg_buffer(g, g->i1, 1);
-    LLVMBuildStore(g->b, LLVMConstInt(g->i1, 0, 0), seen);
+    LLVMValueRef pz = LLVMConstReal(t, 0.0), nz = LLVMConstReal(t, -0.0);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)len), "zeros");
     LLVMValueRef bits = LLVMBuildBitCast(g->b, lg_elem(g, x, LLVMBuildNSWAdd(g->b, base, j.i, "")), it, "");
-    LLVMValueRef hit = LLVMBuildICmp(g->b, LLVMIntEQ, bits, want, "");
-    LLVMBuildStore(g->b, LLVMBuildOr(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), hit, ""), seen);
-    lg_loop_end_scalar(g, &j);
-    LLVMValueRef pz = LLVMConstReal(t, 0.0), nz = LLVMConstReal(t, -0.0);
-    LLVMValueRef wanted = a->max ? pz : nz, other = a->max ? nz : pz;
-    LLVMBuildStore(g->b, LLVMBuildSelect(g->b, LLVMBuildLoad2(g->b, g->i1, seen, ""), wanted, other, ""), a->val);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, bits, want, ""), found, next);
+    LLVMPositionBuilderAtEnd(g->b, next);
+    lg_loop_end_scalar(g, &j); /* at the loop's exit: none found */
+    LLVMBuildStore(g->b, a->max ? nz : pz, a->val);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, found);
+    LLVMBuildStore(g->b, a->max ? pz : nz, a->val);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, done);
 }
