@@ -151,7 +151,30 @@ static double process_cpu_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The median of `reps` runs after one warm-up, in seconds; NAN when a
+/* Warm-up before timing: runs for at least WARM_US of wall time (and
+ * once). On Intel's AVX-512 cores, vector code right after scalar code
+ * (the compile) runs slow for a few hundred microseconds while the core
+ * changes its frequency licence: add.tj took 1.8 us a launch for its
+ * first ~50 launches after the compile and 0.5 us after 300 us of
+ * anything busy (a 1 ms sleep did not help), which put the short
+ * examples' wall medians at 2-4 times their CPU-time figures. Both
+ * sides, native and interpreter, warm up the same way. */
+enum { WARM_US = 2000 };
+
+static int warm_up(int (*run)(void *), void *p)
+{
+    double t0 = bench_now_us();
+    do
+        if (run(p))
+            return -1;
+    while (bench_now_us() - t0 < WARM_US);
+    return 0;
+}
+
+static int run_native_once(void *p);
+static int run_interp_once(void *p);
+
+/* The median of `reps` runs after the warm-up, in seconds; NAN when a
  * run fails (a failed launch returns at once: timing it would be bogus).
  * *cpu_s (may be NULL): the median CPU time the threads spent per run,
  * which other processes on a busy machine do not inflate. */
@@ -159,8 +182,13 @@ static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps, double *cpu_s
 {
     double t[64], c[64];
     char err[256];
+    void *fb[2] = {f, b};
     reps = reps < 64 ? reps : 64;
-    for (int i = -1; i < reps; i++) {
+    if (warm_up(run_native_once, fb)) {
+        fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err) ? err : "");
+        return NAN;
+    }
+    for (int i = 0; i < reps; i++) {
         double c0 = cpu_s ? process_cpu_s() : 0, t0 = bench_now_us(); /* a CPU clock read is a syscall: outside */
         int rc = tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
         double t1 = bench_now_us(), c1 = cpu_s ? process_cpu_s() : 0;
@@ -168,10 +196,8 @@ static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps, double *cpu_s
             fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, err);
             return NAN;
         }
-        if (i >= 0) {
-            t[i] = (t1 - t0) * 1e-6;
-            c[i] = c1 - c0;
-        }
+        t[i] = (t1 - t0) * 1e-6;
+        c[i] = c1 - c0;
     }
     if (cpu_s)
         *cpu_s = bench_median(c, reps);
@@ -183,6 +209,10 @@ static double time_interp(bench_kernel *b, int reps)
 {
     double t[16];
     reps = reps < 16 ? reps : 16;
+    if (warm_up(run_interp_once, b)) {
+        fprintf(stderr, "bench_cpu: %s (interpreter): %s", b->tile->name, tj_diag_render(b->c));
+        return NAN;
+    }
     for (int i = 0; i < reps; i++) {
         double t0 = bench_now_us();
         if (tj_interp_run(b->tile, b->args, b->nargs)) {
