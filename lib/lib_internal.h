@@ -26,6 +26,7 @@ typedef struct lib_subst {
 typedef struct lib_kernel {
     char *source; /* the substituted text */
     char *name;
+    char *key;    /* family, kernel and substitutions (lib_dispatch's lookup: no text built per call) */
     tj_dispatch *d;
 } lib_kernel;
 
