@@ -1,6 +1,7 @@
 /* Tiered compiles (CUDA): a new kernel whose result does not depend on its
  * warps first runs as a variant at twice the cost model's warps, which
- * compiles in about half the time, while the model's (or the tuner's)
+ * compiles faster (half the time for a matmul, a fifth less for gelu's
+ * elementwise chain), while the model's (or the tuner's)
  * configuration compiles on a thread of its own; the launches take it once
  * it is ready.
  *
@@ -14,7 +15,12 @@
  * accumulating over k in order whatever thread holds it (lower/dot.c), and
  * the prologue and epilogue are elementwise, so both tiers compute the
  * same bits (tests/unit/test_array_tier.c checks this on the SIMT
- * interpreter). Reductions split across threads by the layout (softmax,
+ * interpreter). And elementwise groups of two or more elements a thread:
+ * every element is the same straight-line code whoever computes it (the
+ * PTX's mul.rn/add.rn are never contracted into FMAs), and at 4 elements
+ * a thread it is most of ptxas's time (gelu(x*y+z)'s tile of 1024: 17 ms
+ * of nvJitLink at 8 warps, 14 at 16, of which ~6 are any compile's floor;
+ * bench/NOTES.md). Reductions split across threads by the layout (softmax,
  * layer norm, attention) and the matrix atom's products (f16, bf16) are
  * not tiered. Neither is a tuning, nor the cpu.
  *
@@ -35,7 +41,8 @@
 
 #include "array/array_internal.h"
 
-enum { MAX_WARPS = 8 /* emit.c's tune list for matmuls */, MIN_THREAD_ELEMS = 16 };
+/* emit.c's tune lists end at 8 warps for matmuls, 16 for the others */
+enum { MAX_WARPS = 8, MIN_THREAD_ELEMS = 16, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2 };
 
 struct tj_tier {
     tj_dispatch *fast; /* the variant's (another entry of the graph's cache) */
@@ -51,11 +58,13 @@ struct tj_tier {
 
 int tj_tier_applies(const tj_graph *g, const tj_group *grp)
 {
-    if (g->device != TJ_DEVICE_CUDA || g->tuning || grp->kind != TJ_GROUP_MATMUL ||
-        g->nodes[grp->core].dtype != TJ_DT_F32)
+    if (g->device != TJ_DEVICE_CUDA || g->tuning)
         return 0;
     int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
-    return grp->warps * 2 <= MAX_WARPS && per_thread >= MIN_THREAD_ELEMS;
+    if (grp->kind == TJ_GROUP_ELEMWISE)
+        return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS;
+    return grp->kind == TJ_GROUP_MATMUL && g->nodes[grp->core].dtype == TJ_DT_F32 && grp->warps * 2 <= MAX_WARPS &&
+           per_thread >= MIN_THREAD_ELEMS;
 }
 
 static void *compile_best(void *p)

@@ -138,6 +138,30 @@ Test(array_ahead, a_failed_background_compile_is_reported)
     unsetenv("TJ_FAKE_CUDA_FAIL_WORKER_LOADS");
 }
 
+/* An elementwise chain of 4 elements a thread (64 x 64: a 16 x 64 tile at
+ * 8 warps) first runs at 16 warps, 2 a thread, then swaps; one of a
+ * single element a thread is not tiered. */
+Test(array_ahead, an_elementwise_chain_starts_as_its_fast_tier_and_swaps)
+{
+    tj_array x = input(2, (int64_t[]){64, 64}), small = input(1, (int64_t[]){100});
+    tj_array y = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats first = stats();
+    cr_assert_eq(first.kernels_fast, 1);
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "%s", err.msg);
+    tj_graph_stats done = stats();
+    cr_assert_eq(done.kernels_compiled, 2);
+    cr_assert_eq(done.kernels_swapped, 1);
+    tj_array again = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    tj_array s = tj_array_unary(g, TJ_AOP_EXP, small);
+    cr_assert_eq(tj_array_eval(g, &again, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_array_eval(g, &s, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats warm = stats();
+    cr_assert_eq(warm.kernels_compiled, 3, "the small kernel compiled once, untiered");
+    cr_assert_eq(warm.kernels_fast, 1);
+    cr_assert_eq(warm.cache_hits, 1);
+}
+
 /* Kernels whose bits depend on the warps are not tiered (a softmax's row
  * reductions), nor f32 matmuls whose threads hold few outputs (16 x 16: 2
  * a thread at 4 warps; the tier is for 16 and more). */
@@ -154,10 +178,10 @@ Test(array_ahead, reductions_and_small_matmuls_are_not_tiered)
 }
 
 /* A plan of one kernel compiles at its launch (nothing to overlap), and
- * counts the same way. */
+ * counts the same way (8 x 16: one element a thread, not tiered). */
 Test(array_ahead, a_single_kernel_counts_as_before)
 {
-    tj_array x = input(2, (int64_t[]){32, 64});
+    tj_array x = input(2, (int64_t[]){8, 16});
     tj_array y = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
     cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s", err.msg);
     tj_graph_stats cold = stats();
