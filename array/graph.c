@@ -258,6 +258,12 @@ void tj_array_release(tj_graph *g, tj_array a)
     maybe_free(g, a);
 }
 
+void tj_array_release_n(tj_graph *g, const tj_array *a, uint32_t n)
+{
+    for (uint32_t i = 0; a && i < n; i++)
+        tj_array_release(g, a[i]);
+}
+
 void tj_graph_get_stats(const tj_graph *g, tj_graph_stats *out)
 {
     if (g && out)

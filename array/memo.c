@@ -104,7 +104,7 @@ int tj_plan_memo_key_make(const tj_graph *g, const tj_array *roots, uint32_t n, 
         tj_plan_memo_key_free(k);
         return 1;
     }
-    k->hash = tj_fnv1a(k->text.data, k->text.len);
+    k->hash = tj_hash_bytes(k->text.data, k->text.len);
     return 0;
 }
 

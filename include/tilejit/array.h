@@ -163,6 +163,9 @@ int tj_array_read(tj_graph *g, tj_array a, void *dst, size_t bytes, tj_rt_error 
  * index may then name a later node, so it must not be used again. */
 void tj_array_retain(tj_graph *g, tj_array a);
 void tj_array_release(tj_graph *g, tj_array a);
+/* Releases each of a[0..n) in order, as tj_array_release: one call for the
+ * nodes a binding let go of since its last evaluation (tilejit.numpy). */
+void tj_array_release_n(tj_graph *g, const tj_array *a, uint32_t n);
 
 /* ---- text: the graph prints and parses back ---- */
 

@@ -219,6 +219,29 @@ Test(array, release_frees_what_nothing_needs)
     cr_assert_eq(tj_array_get_info(g, a, &info), 0, "a is still held");
 }
 
+Test(array, release_n_releases_each_in_order)
+{
+    static float x[8];
+    fill(x, 8, 1.0f);
+    tj_array a = wrap_f32(x, 1, (int64_t[]){8});
+    tj_array b = tj_array_unary(g, TJ_AOP_EXP, a);
+    tj_array c = tj_array_binary(g, TJ_AOP_ADD, b, b);
+    tj_array d = tj_array_unary(g, TJ_AOP_NEGATIVE, c);
+    tj_array_retain(g, c);
+    tj_array dead[] = {b, c, 0, 9999}; /* 0 and an index past the arena are ignored, as by tj_array_release */
+    tj_array_release_n(g, dead, 4);
+    tj_array_release_n(g, NULL, 3);
+    tj_array_info info;
+    cr_assert_eq(tj_array_get_info(g, c, &info), 0, "c keeps its second hold");
+    tj_array_release_n(g, &c, 1);
+    eval1(d);
+    float out[8];
+    cr_assert_eq(tj_array_read(g, d, out, sizeof out, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(out[3], -2 * expf(x[3]), 1e-5);
+    cr_assert_neq(tj_array_get_info(g, b, &info), 0, "b died once d was evaluated");
+    cr_assert_neq(tj_array_get_info(g, c, &info), 0, "c too");
+}
+
 Test(array, text_round_trip_rebuilds_the_graph)
 {
     static float x[6];
