@@ -4,9 +4,7 @@ scan_lookback_packed (the flag and value in one u64 word, the library's
 kernel for f32) with its tile (B), window (W) and warps replaced, launched as
 lib/scan.c launches it (the words and the ticket counter zeroed before each
 call, in the timed call), checked against torch.cumsum, beside torch's copy.
-A configuration's fourth number is TPP, the tiles a program takes (each
-loaded before the look-back of the one before it; default 1, a program a
-tile). --diagnostics adds, for each packed configuration, two kernels that are not
+--diagnostics adds, for each packed configuration, two kernels that are not
 cumsums (timed, not checked, labelled so): "no look-back" (the loop never
 runs: the ticket, loads, sum, publication, scan and stores alone: the bound
 of this structure) and "tiles by program id" (no ticket: a tile's index is
@@ -20,7 +18,7 @@ published before the in-tile scan. --baseline FILE[@B,W,warps[,K]] ... times
 other scan.tj files' scan_lookback (an earlier commit's, a variant) the same
 way (B 8192 when not given).
 
-    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4,8 ...] [--two-word 8192,256,8 ...]
+    python3 bench/gpu/scan_sweep.py [--log2n 28] [--configs 8192,256,8 4096,128,4 ...] [--two-word 8192,256,8 ...]
         [--baseline FILE[@B,W,warps[,K]] ...] [--early] [--ordered] [--diagnostics] [--lib-layout]
 
 Prints the library's look-back and multi-phase cumsum and torch.cumsum, then
@@ -75,7 +73,7 @@ def early_variant(src):
     return head + "kernel scan_lookback(" + body
 
 
-DIAGNOSTICS = [("no look-back", "            looking = true\n", "            looking = false\n"),
+DIAGNOSTICS = [("no look-back", "        looking = true\n", "        looking = false\n"),
                ("tiles by program id", "    g = atomic_add(C[0], 1)\n", "    g = program_id(1) * cdiv(N, B) + program_id(0)\n")]
 
 
@@ -98,7 +96,7 @@ def ordered_variant(src):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--log2n", type=int, default=28)
-    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps[,TPP] of scan_lookback_packed")
+    ap.add_argument("--configs", nargs="*", default=DEFAULT, help="B,W,warps of scan_lookback_packed")
     ap.add_argument("--two-word", nargs="*", default=[], help="B,W,warps[,K] of scan_lookback")
     ap.add_argument("--baseline", nargs="*", default=[],
                     help="other scan.tj files whose scan_lookback to time: FILE (as is) or FILE@B,W,warps[,K]")
@@ -142,7 +140,7 @@ def main():
             runs.append((label + " aggregate first", early_variant(lookback_source(consts)), consts["B"],
                          "scan_lookback"))
     for cfg in args.configs:
-        consts = dict(zip(["B", "W", "warps", "TPP"], map(int, cfg.split(","))))
+        consts = dict(zip(["B", "W", "warps"], map(int, cfg.split(","))))
         label = "packed, " + " ".join(f"{k} {v}" for k, v in consts.items())
         src = lookback_source(consts, kernel="scan_lookback_packed")
         runs.append((label, src, consts["B"], "scan_lookback_packed"))

@@ -156,19 +156,18 @@ static int32_t tile_sum(const int32_t *x, int t)
     return sum;
 }
 
-/* compiles `kernel` of the library's scan.tj (i32 sums) at tiles of LB_B,
- * windows of 2 and `tpp` tiles a program (scan_lookback_packed's TPP; 0:
- * the kernel has none), and launches it once on `kind` */
-static void launch_lookback(tj_device_kind kind, const char *kernel, int tpp, tj_arg *args, int nargs)
+/* compiles `kernel` of the library's scan.tj at tiles of LB_B, windows of 2,
+ * and launches it once in the interpreter */
+static void launch_lookback_interp(const char *kernel, tj_arg *args, int nargs)
 {
     char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
     cr_assert(src);
     tj_rt_error err = {{0}};
-    tj_jit *j = tj_jit_open(kind, 0, &err);
+    tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);
     cr_assert(j, "%s", err.msg);
-    tj_binding params[] = {{"B", LB_B}, {"W", 2}, {"warps", 1}, {"TPP", tpp}};
+    tj_binding params[] = {{"B", LB_B}, {"W", 2}, {"warps", 1}};
     tj_fn *f = tj_jit_compile(j, &(tj_compile_request){.file = "scan.tj", .source = src, .len = strlen(src),
-                                                       .kernel = kernel, .params = params, .nparams = tpp ? 4 : 3,
+                                                       .kernel = kernel, .params = params, .nparams = 3,
                                                        .args = args, .nargs = nargs},
                               &err);
     cr_assert(f, "%s", err.msg);
@@ -217,7 +216,7 @@ Test(lib_scan, lookback_published_aggregates_interp)
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(inc, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + LB_G, TJ_DT_I32, 1, one)}};
-    launch_lookback(TJ_DEVICE_INTERP, "scan_lookback", 0, args, 6);
+    launch_lookback_interp("scan_lookback", args, 6);
     for (int p = 0; p < LB_P; p++)
         check_lookback_line(x, y, p);
 }
@@ -237,7 +236,7 @@ Test(lib_scan, lookback_packed_published_aggregates_interp)
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(words, TJ_DT_U64, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)}};
-    launch_lookback(TJ_DEVICE_INTERP, "scan_lookback_packed", 1, args, 4);
+    launch_lookback_interp("scan_lookback_packed", args, 4);
     for (int p = 0; p < LB_P; p++) {
         int32_t acc = check_lookback_line(x, y, p);
         uint64_t last = words[p * LB_NT + LB_NT - 1];
@@ -246,38 +245,6 @@ Test(lib_scan, lookback_packed_published_aggregates_interp)
                      (int32_t)(uint32_t)last, acc);
     }
 }
-
-/* Programs that take several tiles (TPP), each loading its next tile
- * before it looks back: every tile of every line summed once, whatever
- * order the native cpu's concurrent programs take their tickets in. */
-static void lookback_several_tiles_a_program(tj_device_kind kind, int repeats)
-{
-    int tpps[] = {2, 3, 7, 64};
-    for (int r = 0; r < repeats; r++)
-        for (size_t c = 0; c < sizeof tpps / sizeof *tpps; c++) {
-            int32_t x[LB_P * LB_N], y[LB_P * LB_N], ticket[1] = {0};
-            uint64_t words[LB_G] = {0};
-            lookback_input(x);
-            memset(y, 0, sizeof y);
-            int64_t xs[] = {LB_P, LB_N}, gs[] = {LB_G}, one[] = {1};
-            tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
-                             {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
-                             {.is_tensor = 1, .tensor = tj_tensor_contiguous(words, TJ_DT_U64, 1, gs)},
-                             {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)}};
-            launch_lookback(kind, "scan_lookback_packed", tpps[c], args, 4);
-            for (int p = 0; p < LB_P; p++) {
-                int32_t acc = 0;
-                for (int i = 0; i < LB_N; i++) {
-                    acc += x[p * LB_N + i];
-                    cr_assert_eq(y[p * LB_N + i], acc, "TPP %d: y[%d, %d] = %d, expected %d", tpps[c], p, i,
-                                 y[p * LB_N + i], acc);
-                }
-            }
-        }
-}
-
-Test(lib_scan, lookback_several_tiles_a_program_native) { lookback_several_tiles_a_program(TJ_DEVICE_CPU, 10); }
-Test(lib_scan, lookback_several_tiles_a_program_interp) { lookback_several_tiles_a_program(TJ_DEVICE_INTERP, 1); }
 
 Test(lib_scan, columns_and_combines)
 {
