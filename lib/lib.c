@@ -109,21 +109,32 @@ static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
     return 0;
 }
 
-/* family, kernel and every key and value, each as "LENGTH:BYTES" (so no
- * two requests share a key unless they substitute the same text): what a
- * call compares instead of building the substituted source, which for the
- * longer families is ~15 KiB copied byte by byte (20-30 us a call on the
- * host). NULL when out of memory. */
-static char *request_key(const char *family, const char *kernel, const lib_subst *subst, uint32_t nsubst)
+/* family, kernel and every key and value, each with its terminating NUL
+ * (so no two requests share a key unless they substitute the same text),
+ * its length in *len: what a call compares instead of building the
+ * substituted source, which for the longer families is ~15 KiB copied byte
+ * by byte (20-30 us a call on the host). NULL when out of memory. */
+static char *request_key(const char *family, const char *kernel, const lib_subst *subst, uint32_t nsubst,
+                         size_t *len)
 {
-    size_t cap = strlen(family) + strlen(kernel) + 48;
-    for (uint32_t i = 0; i < nsubst; i++)
-        cap += strlen(subst[i].key) + strlen(subst[i].value) + 48;
-    char *key = malloc(cap);
-    size_t len = key ? (size_t)snprintf(key, cap, "%zu:%s%zu:%s", strlen(family), family, strlen(kernel), kernel) : 0;
-    for (uint32_t i = 0; key && i < nsubst && len < cap; i++)
-        len += (size_t)snprintf(key + len, cap - len, "%zu:%s%zu:%s", strlen(subst[i].key), subst[i].key,
-                                strlen(subst[i].value), subst[i].value);
+    const char *parts[2 + 2 * 64];
+    uint32_t n = 0;
+    parts[n++] = family;
+    parts[n++] = kernel;
+    for (uint32_t i = 0; i < nsubst && n + 2 <= sizeof parts / sizeof *parts; i++) {
+        parts[n++] = subst[i].key;
+        parts[n++] = subst[i].value;
+    }
+    size_t cap = 0;
+    for (uint32_t i = 0; i < n; i++)
+        cap += strlen(parts[i]) + 1;
+    char *key = n == 2 + 2 * nsubst ? malloc(cap) : NULL; /* more than 64 substitutions: none of the families */
+    for (size_t at = 0, i = 0; key && i < n; i++) {
+        size_t k = strlen(parts[i]) + 1;
+        memcpy(key + at, parts[i], k);
+        at += k;
+    }
+    *len = cap;
     return key;
 }
 
@@ -135,13 +146,14 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
         tj_rt_fail(err, "tilejit lib: no kernel family '%s' built in", family);
         return NULL;
     }
-    char *key = request_key(family, kernel, subst, nsubst);
+    size_t klen = 0;
+    char *key = request_key(family, kernel, subst, nsubst, &klen);
     if (!key) {
-        tj_rt_fail(err, "tilejit lib: out of memory");
+        tj_rt_fail(err, "tilejit lib: out of memory or more than 64 substitutions");
         return NULL;
     }
     for (uint32_t i = 0; i < l->nkernels; i++)
-        if (!strcmp(l->kernels[i].key, key)) {
+        if (l->kernels[i].key_len == klen && !memcmp(l->kernels[i].key, key, klen)) {
             free(key);
             return l->kernels[i].d;
         }
@@ -165,7 +177,7 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
         return NULL;
     }
     strcpy(name, kernel);
-    l->kernels[l->nkernels++] = (lib_kernel){text, name, key, d};
+    l->kernels[l->nkernels++] = (lib_kernel){text, name, key, klen, d};
     return d;
 }
 

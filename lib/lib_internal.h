@@ -27,6 +27,7 @@ typedef struct lib_kernel {
     char *source; /* the substituted text */
     char *name;
     char *key;    /* family, kernel and substitutions (lib_dispatch's lookup: no text built per call) */
+    size_t key_len;
     tj_dispatch *d;
 } lib_kernel;
 
