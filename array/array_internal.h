@@ -283,6 +283,9 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv);
  * and the optimized kernel of entry `at` compiling on a thread of its own
  * (nothing started without a thread). 0, or 1 with err. */
 int tj_tier_applies(const tj_graph *g, const tj_group *grp);
+/* Whether the host has the cores an elementwise group's fast tier needs
+ * (its optimized compile runs beside it): 4 or more online. */
+int tj_tier_spare_cores(void);
 int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_args *args, tj_rt_error *err);
 /* The dispatch a launch of entry e takes: the variant while the optimized
  * kernel compiles (or after its compile failed), else e's own. */

@@ -33,16 +33,29 @@
  * launch (the variant runs), so the join counts it in the graph's stats and
  * keeps it (tj_graph_compile_error), and tj_graph_finish_compiles returns
  * it. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array/array_internal.h"
 
 /* emit.c's tune lists end at 8 warps for matmuls, 16 for the others */
-enum { MAX_WARPS = 8, MIN_THREAD_ELEMS = 16, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2 };
+enum { MAX_WARPS = 8, MIN_THREAD_ELEMS = 16, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2, ELEM_MIN_CPUS = 4 };
+
+/* The elementwise tier saves a fifth of one compile and takes a second
+ * core for a whole one: where cores are few it costs more than it saves
+ * (on the 2-core build machine at load ~5, three alternating runs: a cold
+ * gelu took 81-136 ms tiered against 25-81 untiered, its two compiles
+ * sharing the cores). A matmul's fast tier halves its compile and stays. */
+int tj_tier_spare_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= ELEM_MIN_CPUS;
+}
 
 struct tj_tier {
     tj_dispatch *fast; /* the variant's (another entry of the graph's cache) */
@@ -62,7 +75,7 @@ int tj_tier_applies(const tj_graph *g, const tj_group *grp)
         return 0;
     int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
     if (grp->kind == TJ_GROUP_ELEMWISE)
-        return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS;
+        return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS && tj_tier_spare_cores();
     return grp->kind == TJ_GROUP_MATMUL && g->nodes[grp->core].dtype == TJ_DT_F32 && grp->warps * 2 <= MAX_WARPS &&
            per_thread >= MIN_THREAD_ELEMS;
 }
