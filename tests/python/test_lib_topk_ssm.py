@@ -86,8 +86,9 @@ def ssm_inputs(nb, dm, length, ns, seed=0):
                 delta_bias=f(dm) * 0.1)
 
 
-# the two phases (the default), the one pass in chunks of 2048 steps and of
-# 128 (1 warp, 4 steps a thread: several chunks at these L)
+# the two phases (CUDA's default), the one pass (the cpu's) in chunks of up
+# to 2048 steps and of 128 (1 warp, 4 steps a thread: several chunks at
+# these L)
 SSM_PATHS = ["segments", "chunked", "chunked,1,4"]
 
 

@@ -166,8 +166,21 @@ static void problems(tj_device_kind kind, int64_t scale)
     tj_jit_close(j);
 }
 
+/* The cpu's default (the one pass), and the two phases (CUDA's default) */
 Test(lib_selective_scan, native) { problems(TJ_DEVICE_CPU, 4); }
 Test(lib_selective_scan, interp) { problems(TJ_DEVICE_INTERP, 1); }
+
+Test(lib_selective_scan, segments_native)
+{
+    setenv("TILEJIT_LIB_SSM", "segments", 1);
+    problems(TJ_DEVICE_CPU, 4);
+}
+
+Test(lib_selective_scan, segments_interp)
+{
+    setenv("TILEJIT_LIB_SSM", "segments", 1);
+    problems(TJ_DEVICE_INTERP, 1);
+}
 
 /* The one pass (TILEJIT_LIB_SSM=chunked): its default 16 steps a thread
  * (chunks of 512 to 2048 steps by L: every L here in one, partial, L 1200
