@@ -146,6 +146,8 @@ void tj_emit_literal(tj_buf *out, tj_dtype dt, double v)
             tj_buf_printf(out, "%s(nan)", name);
         else if (isinf(v))
             tj_buf_printf(out, "%s(%sinf)", name, v < 0 ? "-" : "");
+        else if (v == 0 && signbit(v)) /* "-0" would be the integer 0: x * -0.0 gave +0 for x > 0 */
+            tj_buf_printf(out, "%s(-0.0)", name);
         else
             tj_buf_printf(out, "%s(%.17g)", name, v);
     } else if (v <= -9223372036854775807.0)

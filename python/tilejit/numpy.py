@@ -640,7 +640,10 @@ def _scalar(g, v):
     if isinstance(v, _np.generic):
         return ndarray(g, g.check(g.lib.tj_array_full(g.handle, _tj_dtype(v.dtype), 0, None, float(v)), "scalar"))
     t = type(v)
-    key = (t, v.hex()) if t is float else (t, v)  # float: by bits (-0.0 is not 0.0)
+    if t is float and v == v and v != 0.0:
+        key = v  # a float other than NaN and the zeros: its value says its bits (and no int key is a float)
+    else:
+        key = (t, v.hex()) if t is float else (t, v)  # by bits: -0.0 is not 0.0, NaN is not equal to itself
     a = g.scalars.get(key)
     if a is not None:
         return a
@@ -744,8 +747,17 @@ def _binary(name):
         nonlocal code
         if code < 0:
             code = _op(name)
-        if type(x) is ndarray and type(y) is ndarray and x._g is y._g:
-            g, a, b = x._g, x, y
+        if type(x) is ndarray:
+            g, a, ty = x._g, x, type(y)
+            if ty is ndarray and y._g is g:
+                b = y
+            elif ty in _PY_SCALARS:
+                b = _scalar(g, y)
+            else:
+                g, a, b = _pair(x, y)
+        elif type(y) is ndarray and type(x) in _PY_SCALARS:  # 0.5 * x: the reflected operators
+            g, b = y._g, y
+            a = _scalar(g, x)
         else:
             g, a, b = _pair(x, y)
         h = g.lib.tj_array_binary(g.handle, code, a._h, b._h)

@@ -101,3 +101,15 @@ def test_eval_of_many_arrays_past_the_scratch_arrays():
     tnp.eval(*rs)
     for i in (0, 57, 99):
         np.testing.assert_allclose(np.asarray(rs[i]), np.asarray(x) * i, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_negative_zero_scalar_keeps_its_sign(dtype):
+    """-0.0 is its own cached scalar (by bits) and its own literal in the kernel text ("-0" would
+    be the integer 0, which made x * -0.0 give +0 for x > 0)."""
+    a = np.array([1.0, -2.0, 0.0, 3.5], dtype)
+    x = tnp.asarray(a)
+    for got, want in ((x * -0.0, a * -0.0), (-0.0 * x, -0.0 * a), (x * 0.0, a * 0.0)):
+        g = np.asarray(got)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(want))
+        np.testing.assert_array_equal(g, want)
