@@ -23,8 +23,8 @@ example_last_masked  examples/attention.tj with the key mask under `if j + BN > 
                 key block is masked, as FlashAttention does; right for every S) (fastmath)
 causal          examples/attention_causal.tj (fastmath; FLOPs counted as half)
 causal_accurate the same without fastmath
-causal_last_masked  examples/attention_causal.tj with its mask under `if j + BN > minimum(q0 + 1, S)`
-                (only the blocks that cross the diagonal or the end masked; right for every S) (fastmath)
+causal_every_block  examples/attention_causal.tj with its mask on every key block, the form before it
+                masked only the blocks that cross the diagonal or the end, for an A/B (fastmath)
 gqa             examples/attention_gqa.tj, G = 8 K/V heads for H = 32 (fastmath)
 gqa_accurate    the same without fastmath
 
@@ -61,7 +61,7 @@ VARIANTS = {
     "example_last_masked": ("attention", "examples", dict(FAST, edit="last_masked"), ROWS[:2]),
     "causal": ("attention_causal", "examples", FAST, ROWS[:2]),
     "causal_accurate": ("attention_causal", "examples", ACCURATE, ROWS[:2]),
-    "causal_last_masked": ("attention_causal", "examples", dict(FAST, edit="causal_last_masked"), ROWS[:2]),
+    "causal_every_block": ("attention_causal", "examples", dict(FAST, edit="causal_every_block"), ROWS[:2]),
     "gqa": ("attention_gqa", "examples", FAST, ROWS[:2]),
     "gqa_accurate": ("attention_gqa", "examples", ACCURATE, ROWS[:2]),
 }
@@ -103,18 +103,19 @@ def last_masked(text):
     return replaced(text, MASK, "        if j + BN > S {\n    " + MASK + "        }\n")
 
 
-CAUSAL_MASK = ("        cols = j + arange(BN)\n"
-               "        s = where(cols[None, :] <= rows[:, None] && cols[None, :] < S, s, -inf)\n")
+CAUSAL_MASK = ("            cols = j + arange(BN)\n"
+               "            s = where(cols[None, :] <= rows[:, None] && cols[None, :] < S, s, -inf)\n")
+CAUSAL_IF = "        if j + BN > minimum(q0 + 1, S) { # only blocks crossing the diagonal or the end need the mask\n"
 
 
-def causal_last_masked(text):
-    """A key block wholly at or left of the diagonal (j + BN - 1 <= q0) and inside S needs no mask."""
-    inner = "".join("    " + line + "\n" for line in CAUSAL_MASK.splitlines())
-    return replaced(text, CAUSAL_MASK, "        if j + BN > minimum(q0 + 1, S) {\n" + inner + "        }\n")
+def causal_every_block(text):
+    """The causal example with its mask on every key block (the if around it dropped)."""
+    outer = "".join(line[4:] + "\n" for line in CAUSAL_MASK.splitlines())
+    return replaced(text, CAUSAL_IF + CAUSAL_MASK + "        }\n", outer)
 
 
 EDITS = {"base_e": base_e, "fma": fma_order, "unmasked": unmasked, "last_masked": last_masked,
-         "causal_last_masked": causal_last_masked}
+         "causal_every_block": causal_every_block}
 
 
 def source_of(kernel, where, extra):
