@@ -126,7 +126,7 @@ def _hot():
     if _state["hot"] is None:
         raw = ctypes.CDLL(_c()._name)
         for name, restype in (("tj_array_unary", _U32), ("tj_array_binary", _U32), ("tj_array_release", None),
-                              ("tj_array_release_n", None)):
+                              ("tj_array_release_n", None), ("tj_array_eval", _I), ("tj_array_tune", _I)):
             fn = getattr(raw, name)
             fn.restype, fn.argtypes = restype, None
         _state["hot"] = raw
@@ -205,6 +205,7 @@ class _Graph:
         self.hv = ctypes.c_void_p(self.handle)  # the handle as _hot's calls take it
         self.unary, self.binary = hot.tj_array_unary, hot.tj_array_binary
         self.release, self.release_n = hot.tj_array_release, hot.tj_array_release_n
+        self.evaluate = {"tj_array_eval": hot.tj_array_eval, "tj_array_tune": hot.tj_array_tune}
         # Releases of op results made since the last evaluation, sent in one call (release_dead) at the
         # next evaluation, plan or release of anything else, or once _DEAD_KEPT wait: a warm gelu call
         # drops 10 and made 10 calls for them. Such a node has no buffer (nothing evaluated it), so the
@@ -1106,8 +1107,7 @@ def _evaluate(arrays, entry):
     for g, hs in by_graph.values():
         g.before_plan()
         err = _lib.Error()
-        arr = g.u32(hs)
-        if getattr(g.lib, entry)(g.handle, arr, len(hs), ctypes.byref(err)):
+        if g.evaluate[entry](g.hv, g.u32(hs), len(hs), ctypes.byref(err)):
             raise TilejitError(err.text())
 
 
