@@ -18,9 +18,9 @@
  * interpreter). And elementwise groups of two or more elements a thread:
  * every element is the same straight-line code whoever computes it (the
  * PTX's mul.rn/add.rn are never contracted into FMAs), and at 4 elements
- * a thread it is most of ptxas's time (gelu(x*y+z)'s tile of 1024: 17 ms
- * of nvJitLink at 8 warps, 14 at 16, of which ~6 are any compile's floor;
- * bench/NOTES.md). Reductions split across threads by the layout (softmax,
+ * a thread it is most of ptxas's time (gelu(x*y+z)'s tile of 1024: 17.5
+ * ms of nvJitLink at 8 warps, 14 at 16; 512 at 16 warps, one a thread,
+ * 12; ~6 of each are any compile's floor; bench/NOTES.md). Reductions split across threads by the layout (softmax,
  * layer norm, attention) and the matrix atom's products (f16, bf16) are
  * not tiered. Neither is a tuning, nor the cpu.
  *
@@ -104,11 +104,20 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv)
     }
 }
 
-/* The variant's kernel: grp's source at twice its warps. */
+/* The variant's kernel: grp's source at twice its warps; an elementwise
+ * group's also with its tile cut to one element a thread (rows halved
+ * first, then columns), which nvJitLink assembles in another ~12% less
+ * than two (gelu: a 512-element tile at 16 warps against 1024). */
 static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
 {
     tj_group fast = *grp;
     fast.warps = grp->warps * 2;
+    while (fast.kind == TJ_GROUP_ELEMWISE && fast.bm * fast.bn > (int64_t)fast.warps * 32) {
+        if (fast.bm > 1)
+            fast.bm /= 2;
+        else
+            fast.bn /= 2;
+    }
     tj_buf src = {0};
     int made;
     tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, &made, err);

@@ -140,7 +140,7 @@ Test(array_ahead, a_failed_background_compile_is_reported)
 }
 
 /* An elementwise chain of 4 elements a thread (64 x 64: a 16 x 64 tile at
- * 8 warps) first runs at 16 warps, 2 a thread, then swaps, where the host
+ * 8 warps) first runs at 16 warps, 1 a thread, then swaps, where the host
  * has 4 or more cores (array/tier.c; on fewer it compiles once, untiered);
  * one of a single element a thread is never tiered. */
 Test(array_ahead, an_elementwise_chain_starts_as_its_fast_tier_and_swaps)

@@ -63,15 +63,16 @@ static const char elementwise_gelu[] = "kernel fused(X0: f32[M, N], X1: f32[M, N
                                        "}\n";
 
 typedef struct kernel_case {
-    const char *source, *config; /* the tile parameters but warps */
+    const char *source, *config, *fast_config; /* the tile parameters but warps: the model's, the fast tier's */
 } kernel_case;
 
-static const kernel_case matmul = {matmul_gelu, "BM=64,BN=64,BK=32,stages=2"};
-static const kernel_case elementwise = {elementwise_gelu, "BM=1,BN=1024"};
+static const kernel_case matmul = {matmul_gelu, "BM=64,BN=64,BK=32,stages=2", "BM=64,BN=64,BK=32,stages=2"};
+/* the fast tier: one element a thread (array/tier.c's variant) */
+static const kernel_case elementwise = {elementwise_gelu, "BM=1,BN=1024", "BM=1,BN=512"};
 
 /* Y of the kernel at these shapes, lowered at `warps`, on the SIMT
  * interpreter over the same random arguments (seed 1), into out. */
-static void run_at(const kernel_case *kc, const char *shapes, int warps, float *out, size_t cap)
+static void run_at(const kernel_case *kc, int fast, const char *shapes, int warps, float *out, size_t cap)
 {
     lc_opts o = lc_defaults();
     o.shapes = shapes;
@@ -82,7 +83,7 @@ static void run_at(const kernel_case *kc, const char *shapes, int warps, float *
     run.nparams = tj_kernel_params(prog, ki, &run.params);
     cr_assert(lc_make_args(&run, &o));
     tj_binding defs[LC_MAX_BIND + 1], dims[LC_MAX_BIND], *config;
-    uint32_t ndefs = lc_bindings(run.c, kc->config, defs, LC_MAX_BIND), nconfig;
+    uint32_t ndefs = lc_bindings(run.c, fast ? kc->fast_config : kc->config, defs, LC_MAX_BIND), nconfig;
     uint32_t ndims = lc_bindings(run.c, shapes, dims, LC_MAX_BIND);
     defs[ndefs] = (tj_binding){"warps", warps};
     cr_assert_eq(tj_select_config(run.c, prog, ki, defs, ndefs + 1, dims, ndims, &config, &nconfig), 0, "%s",
@@ -98,14 +99,14 @@ static void run_at(const kernel_case *kc, const char *shapes, int warps, float *
     tj_ctx_free(run.c);
 }
 
-/* The kernel at `warps` (the cost model's) and at twice them (the fast tier's). */
+/* The kernel at `warps` (the cost model's) and at twice them with the fast tier's tile. */
 static void same_bits(const kernel_case *kc, const char *shapes, int warps, size_t n)
 {
     static float best[128 * 128], fast[128 * 128];
     memset(best, 0, sizeof best);
     memset(fast, 0xff, sizeof fast);
-    run_at(kc, shapes, warps, best, sizeof best);
-    run_at(kc, shapes, warps * 2, fast, sizeof fast);
+    run_at(kc, 0, shapes, warps, best, sizeof best);
+    run_at(kc, 1, shapes, warps * 2, fast, sizeof fast);
     size_t nonzero = 0;
     for (size_t i = 0; i < n; i++) {
         cr_assert_eq(memcmp(&best[i], &fast[i], sizeof(float)), 0, "%s: Y[%zu] is %.9g at %d warps, %.9g at %d",
@@ -122,7 +123,7 @@ Test(array_tier, an_f32_matmul_gives_the_same_bits_at_4_and_8_warps)
 
 Test(array_tier, the_same_bits_over_whole_tiles) { same_bits(&matmul, "M=64,N=128,K=64", 4, 64 * 128); }
 
-/* a ragged last tile (masked columns) and two rows */
+/* a ragged last tile (masked columns) and two rows: 1024 at 8 warps, 512 at 16 */
 Test(array_tier, an_elementwise_chain_gives_the_same_bits_at_8_and_16_warps)
 {
     same_bits(&elementwise, "M=2,N=3000", 8, 2 * 3000);
