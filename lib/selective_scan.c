@@ -133,10 +133,14 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
 /* TILEJIT_LIB_SSM: "segments" for the two phases, "chunked" (16 steps a
  * thread, up to 4 warps) or "chunked,W,TT" (warps a power of two to 32,
  * steps a thread a power of two to 64) for the one pass; anything else is
- * an error. Unset: the one pass, except on CUDA, where the two phases stay
- * the default until an H200 run shows the one pass faster (bench/NOTES.md);
- * on the native cpu the one pass takes 0.30-0.33 of the two phases' time
- * (f32 D256 L2048 21.6 against 65.7 ms, D1024 L4096 337 against 1125). */
+ * an error. Unset: the one pass, except for f32 on CUDA. On the native cpu
+ * the one pass takes 0.30-0.33 of the two phases' time (f32 D256 L2048
+ * 21.6 against 65.7 ms, D1024 L4096 337 against 1125). On the H200 (batch
+ * 1, dstate 16, bench/RESULTS.md) it re-reads B and C from L2 for every
+ * channel, which bounds it: bf16 0.69-1.0 of the two phases' time (L 1024
+ * 51.9 against 75.0 us, L 8192 697.6 against 735.9 at D4096), f32 0.96 at
+ * D2048 L1024 but 1.1-1.6x at the rest (1174 against 753 us at D4096
+ * L8192). */
 typedef struct ssm_path {
     int chunked, warps, tt; /* warps 0: chosen from L (chunk_warps) */
 } ssm_path;
@@ -157,12 +161,12 @@ static int chunk_warps(int64_t len, int tt)
 
 static int pow2_upto(long v, long most) { return v >= 1 && v <= most && !(v & (v - 1)); }
 
-static int ssm_path_of(const tj_lib *l, ssm_path *p, tj_rt_error *err)
+static int ssm_path_of(const tj_lib *l, tj_dtype dt, ssm_path *p, tj_rt_error *err)
 {
     const char *ask = getenv("TILEJIT_LIB_SSM");
     *p = (ssm_path){0, 0, CHUNK_TT};
     if (!ask || !*ask) {
-        p->chunked = tj_jit_device(l->jit) != TJ_DEVICE_CUDA;
+        p->chunked = tj_jit_device(l->jit) != TJ_DEVICE_CUDA || dt != TJ_DT_F32;
         return 0;
     }
     if (!strcmp(ask, "segments"))
@@ -217,7 +221,7 @@ int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
     if (check(s, out, err))
         return 1;
     ssm_path path;
-    if (ssm_path_of(l, &path, err))
+    if (ssm_path_of(l, s->u->dtype, &path, err))
         return 1;
     if (lib_numel(out) == 0)
         return 0;
