@@ -124,13 +124,21 @@ def _hot():
     costs 0.35 us a call less than converting through argtypes (build machine: a binary op and its
     release 1.33 -> 0.68 us). Another CDLL of the same library, so tnp's own prototypes stay."""
     if _state["hot"] is None:
-        raw = ctypes.CDLL(_c()._name)
-        for name, restype in (("tj_array_unary", _U32), ("tj_array_binary", _U32), ("tj_array_release", None),
-                              ("tj_array_release_n", None), ("tj_array_eval", _I), ("tj_array_tune", _I)):
-            fn = getattr(raw, name)
+        # the ops and releases through PyDLL, which keeps the GIL (a few us of work: giving it up and
+        # taking it back cost more); the evaluations, which may compile for 100 ms, give it up
+        ops, evals = ctypes.PyDLL(_c().path), ctypes.CDLL(_c().path)
+        for lib, name, restype in ((ops, "tj_array_unary", _U32), (ops, "tj_array_binary", _U32),
+                                   (ops, "tj_array_release", None), (ops, "tj_array_release_n", None),
+                                   (evals, "tj_array_eval", _I), (evals, "tj_array_tune", _I)):
+            fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, None
-        _state["hot"] = raw
+            setattr(_HotCalls, name, fn)
+        _state["hot"] = _HotCalls
     return _state["hot"]
+
+
+class _HotCalls:
+    """_hot's functions, by their C names."""
 
 
 # ---- dtypes ----
