@@ -122,7 +122,7 @@ def _hot():
     c_void_p it is given and each other argument as a 32-bit C int, masked to it (only op codes and
     node handles go there, uint32 values the library returned, whose bits pass unchanged), which
     costs 0.35 us a call less than converting through argtypes (build machine: a binary op and its
-    release 1.33 -> 0.68 us). Another CDLL of the same library, so tnp's own prototypes stay."""
+    release 1.33 -> 0.68 us). Other handles of the same library, so tnp's own prototypes stay."""
     if _state["hot"] is None:
         # the ops and releases through PyDLL, which keeps the GIL (a few us of work: giving it up and
         # taking it back cost more); the evaluations, which may compile for 100 ms, give it up
