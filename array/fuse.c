@@ -1,7 +1,9 @@
 /* Fusion: the groups that evaluate a set of roots, each one kernel.
  *
- * Roots, nodes the caller holds and nodes read by something that is not
- * fused (views, gathers, matmul operands) are materialized. Every other
+ * Roots, nodes the planner marks (force_root: a copy) and nodes read by
+ * something that is not fused (views, gathers, matmul operands) are
+ * materialized. A node the caller still holds is not: fused into its
+ * consumers now, it is computed again if it is evaluated later. Every other
  * node joins the group of its consumers when all of them are in one group
  * and the group's kind accepts it: elementwise ops anywhere; reductions
  * (as a reduce group: a prologue before them, an epilogue after) when they
