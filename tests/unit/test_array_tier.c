@@ -8,6 +8,21 @@
 
 #include "lower_check.h"
 
+/* The tanh gelu of v1 and its store, as the array front end emits it after
+ * either producer of v1 (a product plus x2, or x0 * x1 + x2). */
+#define GELU_OF_V1                                                                                                     \
+    "    v2 = f32(f32(0.5) * v1)\n"                                                                                    \
+    "    v3 = f32(f32(0.044714999999999998) * v1)\n"                                                                   \
+    "    v4 = f32(v3 * v1)\n"                                                                                          \
+    "    v5 = f32(v4 * v1)\n"                                                                                          \
+    "    v6 = f32(v1 + v5)\n"                                                                                          \
+    "    v7 = f32(f32(0.79788456080286541) * v6)\n"                                                                    \
+    "    v8 = f32(tanh(v7))\n"                                                                                         \
+    "    v9 = f32(f32(1) + v8)\n"                                                                                      \
+    "    v10 = f32(v2 * v9)\n"                                                                                         \
+    "    store(Y[m:m+BM, n:n+BN], v10)\n"                                                                              \
+    "}\n"
+
 /* ln -> matmul -> bias -> gelu's matmul kernel (tanh form), as the array
  * front end emits it (tests/lit/array/emit.tja prints the same shape) */
 static const char matmul_gelu[] = "kernel fused(X0: f32[M, K], X1: f32[K, N], X2: f32[M, N], Y: f32[M, N])\n"
@@ -26,17 +41,7 @@ static const char matmul_gelu[] = "kernel fused(X0: f32[M, K], X1: f32[K, N], X2
                                   "    v0 = f32(acc)\n"
                                   "    x2 = load(X2[m:m+BM, n:n+BN])\n"
                                   "    v1 = f32(v0 + x2)\n"
-                                  "    v2 = f32(f32(0.5) * v1)\n"
-                                  "    v3 = f32(f32(0.044714999999999998) * v1)\n"
-                                  "    v4 = f32(v3 * v1)\n"
-                                  "    v5 = f32(v4 * v1)\n"
-                                  "    v6 = f32(v1 + v5)\n"
-                                  "    v7 = f32(f32(0.79788456080286541) * v6)\n"
-                                  "    v8 = f32(tanh(v7))\n"
-                                  "    v9 = f32(f32(1) + v8)\n"
-                                  "    v10 = f32(v2 * v9)\n"
-                                  "    store(Y[m:m+BM, n:n+BN], v10)\n"
-                                  "}\n";
+                                  GELU_OF_V1;
 
 /* gelu(x*y+z) over f32[67108864], as the array front end emits it */
 static const char elementwise_gelu[] = "kernel fused(X0: f32[M, N], X1: f32[M, N], X2: f32[M, N], Y: f32[M, N])\n"
@@ -50,17 +55,7 @@ static const char elementwise_gelu[] = "kernel fused(X0: f32[M, N], X1: f32[M, N
                                        "    x2 = load(X2[m:m+BM, n:n+BN])\n"
                                        "    v0 = f32(x0 * x1)\n"
                                        "    v1 = f32(v0 + x2)\n"
-                                       "    v2 = f32(f32(0.5) * v1)\n"
-                                       "    v3 = f32(f32(0.044714999999999998) * v1)\n"
-                                       "    v4 = f32(v3 * v1)\n"
-                                       "    v5 = f32(v4 * v1)\n"
-                                       "    v6 = f32(v1 + v5)\n"
-                                       "    v7 = f32(f32(0.79788456080286541) * v6)\n"
-                                       "    v8 = f32(tanh(v7))\n"
-                                       "    v9 = f32(f32(1) + v8)\n"
-                                       "    v10 = f32(v2 * v9)\n"
-                                       "    store(Y[m:m+BM, n:n+BN], v10)\n"
-                                       "}\n";
+                                       GELU_OF_V1;
 
 typedef struct kernel_case {
     const char *source, *config, *fast_config; /* the tile parameters but warps: the model's, the fast tier's */
