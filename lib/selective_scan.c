@@ -93,6 +93,17 @@ static tj_tensor over_channels(const tj_tensor *t, int64_t dm)
     return v;
 }
 
+/* t with a trailing axis of n elements of stride 0 (ss_chunked_rows' per-
+ * channel values as [.., CH] tiles) */
+static tj_tensor along_steps(const tj_tensor *t, int64_t n)
+{
+    tj_tensor v = *t;
+    v.shape[v.rank] = n;
+    v.strides[v.rank] = 0;
+    v.rank++;
+    return v;
+}
+
 static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *stream, tj_rt_error *err)
 {
     int64_t nb = s->u->shape[0], dm = s->u->shape[1], len = s->u->shape[2], nsp = 1;
@@ -141,9 +152,14 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
  * 51.9 against 75.0 us, L 8192 697.6 against 735.9 at D4096), f32 0.96 at
  * D2048 L1024 but 1.1-1.6x at the rest (1174 against 753 us at D4096
  * L8192). */
+typedef enum ssm_kind { SSM_SEGMENTS, SSM_CHUNKED, SSM_ROWS } ssm_kind;
+
 typedef struct ssm_path {
-    int chunked, warps, tt; /* warps 0: chosen from L (chunk_warps) */
+    ssm_kind kind;
+    int warps, tt; /* warps 0: chosen from L (chunk_warps; rows: ROWS_WARPS) */
 } ssm_path;
+
+enum { ROWS_WARPS = 4 }; /* ss_chunked_rows: channels (a warp each) a program */
 
 /* chunks of up to 2048 steps (mamba_ssm's), 16 a thread: 17.5 SASS
  * instructions a (state, step) at 4 warps against 26 at 8 steps a thread */
@@ -161,25 +177,36 @@ static int chunk_warps(int64_t len, int tt)
 
 static int pow2_upto(long v, long most) { return v >= 1 && v <= most && !(v & (v - 1)); }
 
+/* "NAME" or "NAME,W,TT" for the one pass's kinds */
+static int one_pass_of(const char *ask, const char *name, ssm_kind kind, ssm_path *p)
+{
+    size_t n = strlen(name);
+    long w = 0, tt = CHUNK_TT;
+    char tail = 0;
+    if (strncmp(ask, name, n) || (ask[n] && ask[n] != ','))
+        return 0;
+    if (ask[n] && (sscanf(ask + n + 1, "%ld,%ld%c", &w, &tt, &tail) != 2 || !pow2_upto(w, 32) ||
+                   !pow2_upto(tt, TJ_MAX_VEC)))
+        return 0;
+    *p = (ssm_path){kind, (int)w, (int)tt};
+    return 1;
+}
+
 static int ssm_path_of(const tj_lib *l, tj_dtype dt, ssm_path *p, tj_rt_error *err)
 {
     const char *ask = getenv("TILEJIT_LIB_SSM");
-    *p = (ssm_path){0, 0, CHUNK_TT};
-    if (!ask || !*ask) {
-        p->chunked = tj_jit_device(l->jit) != TJ_DEVICE_CUDA || dt != TJ_DT_F32;
+    int one = tj_jit_device(l->jit) != TJ_DEVICE_CUDA || dt != TJ_DT_F32;
+    *p = (ssm_path){one ? SSM_CHUNKED : SSM_SEGMENTS, 0, CHUNK_TT};
+    if (!ask || !*ask)
+        return 0;
+    if (!strcmp(ask, "segments")) {
+        p->kind = SSM_SEGMENTS;
         return 0;
     }
-    if (!strcmp(ask, "segments"))
+    if (one_pass_of(ask, "chunked", SSM_CHUNKED, p) || one_pass_of(ask, "rows", SSM_ROWS, p))
         return 0;
-    long w = 0, tt = CHUNK_TT;
-    char tail = 0;
-    int plain = !strcmp(ask, "chunked");
-    int given = !plain && !strncmp(ask, "chunked,", 8) && sscanf(ask + 8, "%ld,%ld%c", &w, &tt, &tail) == 2;
-    if (!plain && (!given || !pow2_upto(w, 32) || !pow2_upto(tt, TJ_MAX_VEC)))
-        return tj_rt_fail(err, "%s: TILEJIT_LIB_SSM=%s: expected segments, chunked or chunked,W,TT (W a power of "
-                          "two to 32 warps, TT one to %d steps a thread)", fn, ask, TJ_MAX_VEC);
-    *p = (ssm_path){1, (int)w, (int)tt};
-    return 0;
+    return tj_rt_fail(err, "%s: TILEJIT_LIB_SSM=%s: expected segments, chunked, chunked,W,TT, rows or rows,W,TT (W a "
+                      "power of two to 32 warps, TT one to %d steps a thread)", fn, ask, TJ_MAX_VEC);
 }
 
 /* The one pass: ss_chunked, H the state each chunk leaves ([NB, DM, N] f32
@@ -189,7 +216,8 @@ static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
 {
     int64_t nb = s->u->shape[0], dm = s->u->shape[1], ns = s->A->shape[1];
     char w_text[16], tt_text[16];
-    snprintf(w_text, sizeof w_text, "%d", p->warps ? p->warps : chunk_warps(s->u->shape[2], p->tt));
+    int warps = p->warps ? p->warps : p->kind == SSM_ROWS ? ROWS_WARPS : chunk_warps(s->u->shape[2], p->tt);
+    snprintf(w_text, sizeof w_text, "%d", warps);
     snprintf(tt_text, sizeof tt_text, "%d", p->tt);
     lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
                          {"HAS_D", s->D ? "1" : "0"},
@@ -200,17 +228,27 @@ static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
                          {"TT", tt_text},
                          {"TTS", "4"},
                          {"SEG", "32"}}; /* the two phases' kernels in the same source must parse */
-    tj_dispatch *k = lib_dispatch(l, "selective_scan", "ss_chunked", subst, 9, err);
+    int rows = p->kind == SSM_ROWS;
+    tj_dispatch *k = lib_dispatch(l, "selective_scan", rows ? "ss_chunked_rows" : "ss_chunked", subst, 9, err);
     float *h = k ? lib_scratch_get(l, stream, (size_t)(nb * dm * ns) * 4, 0, err) : NULL;
     if (!h)
         return 1;
     tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
     tj_tensor t_h = f32_buffer(h, 3, (int64_t[]){nb, dm, ns});
-    const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32;
-    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A),
-                  lib_tensor_arg(s->B), lib_tensor_arg(s->C), lib_tensor_arg(s->D ? s->D : &one_f32),
-                  lib_tensor_arg(s->z ? s->z : s->u), lib_tensor_arg(bias), lib_tensor_arg(&t_h),
-                  lib_tensor_arg(out)};
+    const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32, *d = s->D ? s->D : &one_f32;
+    if (!rows) {
+        tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A),
+                      lib_tensor_arg(s->B), lib_tensor_arg(s->C), lib_tensor_arg(d),
+                      lib_tensor_arg(s->z ? s->z : s->u), lib_tensor_arg(bias), lib_tensor_arg(&t_h),
+                      lib_tensor_arg(out)};
+        return lib_launch(l, k, a, 10, stream, err);
+    }
+    int64_t ch = 32 * (int64_t)p->tt;
+    tj_tensor a3 = along_steps(s->A, ch), b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
+    tj_tensor d2 = along_steps(d, ch), bias2 = along_steps(bias, ch), h3 = along_steps(&t_h, ch);
+    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(&a3), lib_tensor_arg(&b4),
+                  lib_tensor_arg(&c4), lib_tensor_arg(&d2), lib_tensor_arg(s->z ? s->z : s->u),
+                  lib_tensor_arg(&bias2), lib_tensor_arg(&h3), lib_tensor_arg(out)};
     return lib_launch(l, k, a, 10, stream, err);
 }
 
@@ -226,7 +264,7 @@ int tj_lib_selective_scan(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
     if (lib_numel(out) == 0)
         return 0;
     pthread_mutex_lock(&l->lock);
-    int rc = path.chunked ? launch_chunked(l, s, out, &path, stream, err) : launch(l, s, out, stream, err);
+    int rc = path.kind == SSM_SEGMENTS ? launch(l, s, out, stream, err) : launch_chunked(l, s, out, &path, stream, err);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

@@ -10,8 +10,9 @@ GPU's time, no host cost), beside the library's own call (eager and graph).
                                    [--chunked auto 2,16 4,8] [--mamba]
 
 --chunked times the one pass (ss_chunked) through the library with
-TILEJIT_LIB_SSM=chunked,W,TT ('auto': chunked, the library's own W and TT),
-each checked against the two phases; --mamba adds mamba_ssm's kernel
+TILEJIT_LIB_SSM=chunked,W,TT ('auto': chunked, the library's own W and TT;
+'rows:W,TT' or 'rows:auto' the one with a warp a channel), each checked
+against the two phases; --mamba adds mamba_ssm's kernel
 (bench.py's peer, where built). `--segs` with no values skips the
 segment sweep.
 
@@ -66,10 +67,13 @@ def two_phase(x, seg, tt):
 
 
 def chunked(cfg, lib, want, roof_us, tol):
-    """the library's one pass with TILEJIT_LIB_SSM=chunked[,cfg] (tol: its
-    difference from the two phases, whose bf16 outputs may round the other
-    way)"""
-    os.environ["TILEJIT_LIB_SSM"] = "chunked" if cfg == "auto" else "chunked," + cfg
+    """the library's one pass with TILEJIT_LIB_SSM=chunked[,W,TT], or with a
+    warp a channel for 'rows:...' (rows[,W,TT]); 'auto': the library's W
+    and TT (tol: its difference from the two phases, whose bf16 outputs may
+    round the other way)"""
+    kind, _, cfg = cfg.rpartition(":")
+    kind = kind or "chunked"
+    os.environ["TILEJIT_LIB_SSM"] = kind if cfg == "auto" else kind + "," + cfg
     try:
         got = lib().float()
         torch.cuda.synchronize()
@@ -93,7 +97,8 @@ def main():
     ap.add_argument("--warps", default="512-2048", help="only segment lengths that give this many one-warp programs")
     ap.add_argument("--tts", nargs="*", type=int, default=[2, 4])
     ap.add_argument("--dtypes", nargs="*", default=["float32", "bfloat16"])
-    ap.add_argument("--chunked", nargs="*", default=[], help="the one pass's W,TT to time ('auto': the library's)")
+    ap.add_argument("--chunked", nargs="*", default=[],
+                    help="the one pass's W,TT to time ('auto': the library's; rows:W,TT or rows:auto: a warp a channel)")
     ap.add_argument("--mamba", action="store_true", help="also time mamba_ssm's kernel")
     args = ap.parse_args()
     mamba = mamba_peer() if args.mamba else None

@@ -89,7 +89,7 @@ def ssm_inputs(nb, dm, length, ns, seed=0):
 # the two phases (CUDA's default), the one pass (the cpu's) in chunks of up
 # to 2048 steps and of 128 (1 warp, 4 steps a thread: several chunks at
 # these L)
-SSM_PATHS = ["segments", "chunked", "chunked,1,4"]
+SSM_PATHS = ["segments", "chunked", "chunked,1,4", "rows", "rows,2,2"]
 
 
 @pytest.mark.parametrize("nb,dm,length,ns", [(2, 5, 300, 16), (1, 33, 77, 3), (1, 1, 1, 1), (1, 7, 1029, 16),
@@ -114,7 +114,7 @@ def test_selective_scan(nb, dm, length, ns, optional, path, monkeypatch):
 def test_selective_scan_errors(monkeypatch):
     x = ssm_inputs(1, 4, 8, 16)
     monkeypatch.setenv("TILEJIT_LIB_SSM", "chunked,3,4")
-    with pytest.raises(tilejit.TilejitError, match="expected segments, chunked or chunked,W,TT"):
+    with pytest.raises(tilejit.TilejitError, match="expected segments, chunked, chunked,W,TT, rows or rows,W,TT"):
         tl.selective_scan(x["u"], x["delta"], x["A"], x["B"], x["C"])
     monkeypatch.delenv("TILEJIT_LIB_SSM")
     with pytest.raises(tilejit.TilejitError, match=r"D must be \[dim\], got \[5\]"):

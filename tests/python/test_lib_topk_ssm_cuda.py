@@ -62,8 +62,9 @@ def ssm_torch(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("nb,dm,length,ns", [(1, 256, 1000, 16), (2, 33, 77, 3), (1, 1, 1, 1), (1, 64, 300, 64)])
 # the default (the one pass for bf16, the two phases for f32), the two
-# phases, the one pass in chunks of up to 2048 steps and of 128
-@pytest.mark.parametrize("path", ["", "segments", "chunked", "chunked,1,4"])
+# phases, the one pass in chunks of up to 2048 steps and of 128, and with a
+# warp a channel
+@pytest.mark.parametrize("path", ["", "segments", "chunked", "chunked,1,4", "rows", "rows,2,8"])
 def test_selective_scan_vs_torch(dtype, nb, dm, length, ns, path, monkeypatch):
     monkeypatch.setenv("TILEJIT_LIB_SSM", path)
     g = torch.Generator(device="cuda").manual_seed(dm)

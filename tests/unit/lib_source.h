@@ -104,6 +104,15 @@ typedef struct lib_case {
 #define LS_SSM_CHUNK_PLAIN(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=16;TTS=2;W=" w ";TT=" tt
 #define LS_SSM_CHUNK_DIMS "NB=2,DM=3,L=150,N=5,DB=3,DD=3,ZB=2,ZD=3,ZL=150,BB=3,NSP=8,NSEG=1"
 #define LS_SSM_CHUNK(kind) {"selective_scan", kind, "ss_chunked", "", LS_SSM_CHUNK_DIMS, "", 0, -1, 0.25, 0, 0, NULL}
+/* a warp a channel (ss_chunked_rows): 3 channels on programs of W warps
+ * (the last program's last warps without one), chunks of ch = 32 TT steps;
+ * the per-channel values' stride-0 axis (AL, DL, BL, HL) is ch long */
+/* without D and z; softplus keeps dt > 0 (without it, exp(dt * A) of these
+ * inputs grows to ~1e4 over 150 steps, where the two orders of the sums
+ * part at 2e-4) */
+#define LS_SSM_ROWS_NO_D_Z(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_ROWS_DIMS(ch) LS_SSM_CHUNK_DIMS ",AL=" ch ",DL=" ch ",BL=" ch ",HL=" ch
+#define LS_SSM_ROWS(kind, ch) {"selective_scan", kind, "ss_chunked_rows", "", LS_SSM_ROWS_DIMS(ch), "", 0, -1, 0.25, 0, 0, NULL}
 
 /* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
  * partial; a key pass, and a segment pass whose flat indices are P's. The
@@ -136,6 +145,9 @@ static const lib_case ls_cases[] = {
     LS_SSM_CHUNK(LS_SSM_CHUNK_F32("1", "4")), LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("1", "2")),
     LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("1", "4")), LS_SSM_CHUNK(LS_SSM_CHUNK_PLAIN("2", "1")),
     LS_SSM_CHUNK(LS_SSM_CHUNK_F32("4", "16")), LS_SSM_CHUNK(LS_SSM_CHUNK_BF16("2", "8")), /* the library's */
+    LS_SSM_ROWS(LS_SSM_CHUNK_F32("2", "2"), "64"), LS_SSM_ROWS(LS_SSM_CHUNK_F32("4", "1"), "32"),
+    LS_SSM_ROWS(LS_SSM_CHUNK_BF16("2", "4"), "128"), LS_SSM_ROWS(LS_SSM_ROWS_NO_D_Z("2", "2"), "64"),
+    LS_SSM_ROWS(LS_SSM_CHUNK_F32("4", "16"), "512"),
     LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
     LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
     LS_RADIX_OFFSETS,

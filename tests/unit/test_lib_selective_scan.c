@@ -185,10 +185,12 @@ Test(lib_selective_scan, segments_interp)
 /* The one pass (TILEJIT_LIB_SSM=chunked): its default 16 steps a thread
  * (chunks of 512 to 2048 steps by L: every L here in one, partial, L 1200
  * in two at 1024), and chunks of 128 and 64 steps (L 1200 in 10 and 19,
- * the last partial; L 1 and 77 in one or two). */
+ * the last partial; L 1 and 77 in one or two). With a warp a channel
+ * (rows): 4 channels of chunks of 512, 2 of 64, 4 of 32 (dims 1, 5, 7, 33
+ * and 40 leave a program's last warps without a channel). */
 Test(lib_selective_scan, chunked_native)
 {
-    const char *paths[] = {"chunked", "chunked,1,4", "chunked,2,1"};
+    const char *paths[] = {"chunked", "chunked,1,4", "chunked,2,1", "rows", "rows,2,2", "rows,4,1"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         setenv("TILEJIT_LIB_SSM", paths[i], 1);
         problems(TJ_DEVICE_CPU, 4);
@@ -198,6 +200,8 @@ Test(lib_selective_scan, chunked_native)
 Test(lib_selective_scan, chunked_interp)
 {
     setenv("TILEJIT_LIB_SSM", "chunked,1,4", 1);
+    problems(TJ_DEVICE_INTERP, 1);
+    setenv("TILEJIT_LIB_SSM", "rows,2,2", 1);
     problems(TJ_DEVICE_INTERP, 1);
 }
 
@@ -212,12 +216,14 @@ Test(lib_selective_scan, path_errors)
     tj_tensor out = tj_tensor_contiguous(buf[3], TJ_DT_F32, 3, (int64_t[]){1, 2, 8});
     tj_lib_ssm s = {&u, &u, &a, &b, &b, NULL, NULL, NULL, 0};
     const char *bad[] = {"chunk",          "chunkedx", "chunked,", "chunked,3,4", "chunked,4",
-                         "chunked,4,128", "chunked,4,16,1", "chunked,64,1", "chunked,4,16x", "Chunked"};
+                         "chunked,4,128", "chunked,4,16,1", "chunked,64,1", "chunked,4,16x", "Chunked",
+                         "row",            "rowsx",    "rows,",    "rows,3,4",    "rows,4,0"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tj_rt_error err = {{0}};
         setenv("TILEJIT_LIB_SSM", bad[i], 1);
         cr_assert_neq(tj_lib_selective_scan(l, &s, &out, NULL, &err), 0, "TILEJIT_LIB_SSM=%s was taken", bad[i]);
-        cr_assert(strstr(err.msg, "expected segments, chunked or chunked,W,TT"), "%s: %s", bad[i], err.msg);
+        cr_assert(strstr(err.msg, "expected segments, chunked, chunked,W,TT, rows or rows,W,TT"), "%s: %s", bad[i],
+                  err.msg);
     }
     tj_lib_close(l);
     tj_jit_close(j);
