@@ -143,8 +143,9 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
 
 /* TILEJIT_LIB_SSM: "segments" for the two phases, "chunked" (16 steps a
  * thread, up to 4 warps) or "chunked,W,TT" (warps a power of two to 32,
- * steps a thread a power of two to 64) for the one pass; anything else is
- * an error. Unset: the one pass, except for f32 on CUDA. On the native cpu
+ * steps a thread a power of two to 64) for the one pass, "rows" or
+ * "rows,W,TT" for the one pass with a warp a channel (ss_chunked_rows, W
+ * channels a program: not yet run on a GPU); anything else is an error. Unset: the one pass, except for f32 on CUDA. On the native cpu
  * the one pass takes 0.30-0.33 of the two phases' time (f32 D256 L2048
  * 21.6 against 65.7 ms, D1024 L4096 337 against 1125). On the H200 (batch
  * 1, dstate 16, bench/RESULTS.md) it re-reads B and C from L2 for every
@@ -209,8 +210,24 @@ static int ssm_path_of(const tj_lib *l, tj_dtype dt, ssm_path *p, tj_rt_error *e
                       "power of two to 32 warps, TT one to %d steps a thread)", fn, ask, TJ_MAX_VEC);
 }
 
-/* The one pass: ss_chunked, H the state each chunk leaves ([NB, DM, N] f32
- * scratch, read by the next chunk of the same program). */
+/* ss_chunked_rows' arguments: the per-channel values (A, D, delta_bias, H)
+ * with a stride-0 axis of a chunk's steps, B and C with one over the
+ * channels. */
+static int launch_rows(tj_lib *l, tj_dispatch *k, const tj_lib_ssm *s, const tj_tensor *d, const tj_tensor *bias,
+                       const tj_tensor *h, const tj_tensor *out, int64_t ch, void *stream, tj_rt_error *err)
+{
+    int64_t dm = s->u->shape[1];
+    tj_tensor a3 = along_steps(s->A, ch), b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
+    tj_tensor d2 = along_steps(d, ch), bias2 = along_steps(bias, ch), h3 = along_steps(h, ch);
+    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(&a3), lib_tensor_arg(&b4),
+                  lib_tensor_arg(&c4), lib_tensor_arg(&d2), lib_tensor_arg(s->z ? s->z : s->u),
+                  lib_tensor_arg(&bias2), lib_tensor_arg(&h3), lib_tensor_arg(out)};
+    return lib_launch(l, k, a, 10, stream, err);
+}
+
+/* The one pass: ss_chunked or ss_chunked_rows, H the state each chunk
+ * leaves ([NB, DM, N] f32 scratch, read by the next chunk of the same
+ * program). */
 static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, const ssm_path *p, void *stream,
                           tj_rt_error *err)
 {
@@ -236,19 +253,12 @@ static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
     tj_tensor one_f32 = {.data = s->A->data, .dtype = TJ_DT_F32, .rank = 1, .shape = {1}, .strides = {1}};
     tj_tensor t_h = f32_buffer(h, 3, (int64_t[]){nb, dm, ns});
     const tj_tensor *bias = s->delta_bias ? s->delta_bias : &one_f32, *d = s->D ? s->D : &one_f32;
-    if (!rows) {
-        tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A),
-                      lib_tensor_arg(s->B), lib_tensor_arg(s->C), lib_tensor_arg(d),
-                      lib_tensor_arg(s->z ? s->z : s->u), lib_tensor_arg(bias), lib_tensor_arg(&t_h),
-                      lib_tensor_arg(out)};
-        return lib_launch(l, k, a, 10, stream, err);
-    }
-    int64_t ch = 32 * (int64_t)p->tt;
-    tj_tensor a3 = along_steps(s->A, ch), b4 = over_channels(s->B, dm), c4 = over_channels(s->C, dm);
-    tj_tensor d2 = along_steps(d, ch), bias2 = along_steps(bias, ch), h3 = along_steps(&t_h, ch);
-    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(&a3), lib_tensor_arg(&b4),
-                  lib_tensor_arg(&c4), lib_tensor_arg(&d2), lib_tensor_arg(s->z ? s->z : s->u),
-                  lib_tensor_arg(&bias2), lib_tensor_arg(&h3), lib_tensor_arg(out)};
+    if (rows)
+        return launch_rows(l, k, s, d, bias, &t_h, out, 32 * (int64_t)p->tt, stream, err);
+    tj_arg a[] = {lib_tensor_arg(s->u), lib_tensor_arg(s->delta), lib_tensor_arg(s->A),
+                  lib_tensor_arg(s->B), lib_tensor_arg(s->C), lib_tensor_arg(d),
+                  lib_tensor_arg(s->z ? s->z : s->u), lib_tensor_arg(bias), lib_tensor_arg(&t_h),
+                  lib_tensor_arg(out)};
     return lib_launch(l, k, a, 10, stream, err);
 }
 
