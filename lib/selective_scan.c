@@ -85,6 +85,19 @@ static tj_tensor f32_buffer(float *data, int rank, const int64_t *shape)
     return tj_tensor_contiguous(data, TJ_DT_F32, rank, shape);
 }
 
+/* The substitutions every kernel of selective_scan.tj takes from the call:
+ * the dtype and which of D, z, delta_bias and softplus it has. */
+enum { OPTION_SUBSTS = 5 };
+
+static void option_substs(const tj_lib_ssm *s, lib_subst *out)
+{
+    out[0] = (lib_subst){"T", tj_dtype_name(s->u->dtype)};
+    out[1] = (lib_subst){"HAS_D", s->D ? "1" : "0"};
+    out[2] = (lib_subst){"HAS_Z", s->z ? "1" : "0"};
+    out[3] = (lib_subst){"HAS_BIAS", s->delta_bias ? "1" : "0"};
+    out[4] = (lib_subst){"SOFTPLUS", s->delta_softplus ? "1" : "0"};
+}
+
 /* B or C [NB, N, L] as [NB, N, DM, L] with the DM stride 0 */
 static tj_tensor over_channels(const tj_tensor *t, int64_t dm)
 {
@@ -112,17 +125,13 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     int64_t seg = segment_length(nb, dm, len), nseg = (len + seg - 1) / seg;
     char seg_text[24];
     snprintf(seg_text, sizeof seg_text, "%lld", (long long)seg);
-    lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
-                         {"HAS_D", s->D ? "1" : "0"},
-                         {"HAS_Z", s->z ? "1" : "0"},
-                         {"HAS_BIAS", s->delta_bias ? "1" : "0"},
-                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
-                         {"SEG", seg_text},
-                         {"TTS", "4, 2"}, /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
-                         {"W", "4"},     /* ss_chunked's, unused here (the source must parse) */
-                         {"TT", "16"}};
-    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, 9, err);
-    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, 9, err) : NULL;
+    lib_subst subst[OPTION_SUBSTS + 4] = {{"SEG", seg_text},
+                                          {"TTS", "4, 2"}, /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
+                                          {"W", "4"},     /* ss_chunked's, unused here (the source must parse) */
+                                          {"TT", "16"}};
+    option_substs(s, subst + 4);
+    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, OPTION_SUBSTS + 4, err);
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, OPTION_SUBSTS + 4, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
     float *hs = k2 ? lib_scratch_get(l, stream, 2 * states * 4, 0, err) : NULL;
     if (!hs)
@@ -236,17 +245,14 @@ static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
     int warps = p->warps ? p->warps : p->kind == SSM_ROWS ? ROWS_WARPS : chunk_warps(s->u->shape[2], p->tt);
     snprintf(w_text, sizeof w_text, "%d", warps);
     snprintf(tt_text, sizeof tt_text, "%d", p->tt);
-    lib_subst subst[] = {{"T", tj_dtype_name(s->u->dtype)},
-                         {"HAS_D", s->D ? "1" : "0"},
-                         {"HAS_Z", s->z ? "1" : "0"},
-                         {"HAS_BIAS", s->delta_bias ? "1" : "0"},
-                         {"SOFTPLUS", s->delta_softplus ? "1" : "0"},
-                         {"W", w_text},
-                         {"TT", tt_text},
-                         {"TTS", "4"},
-                         {"SEG", "32"}}; /* the two phases' kernels in the same source must parse */
+    lib_subst subst[OPTION_SUBSTS + 4] = {{"W", w_text},
+                                          {"TT", tt_text},
+                                          {"TTS", "4"},
+                                          {"SEG", "32"}}; /* the two phases' kernels in the same source must parse */
+    option_substs(s, subst + 4);
     int rows = p->kind == SSM_ROWS;
-    tj_dispatch *k = lib_dispatch(l, "selective_scan", rows ? "ss_chunked_rows" : "ss_chunked", subst, 9, err);
+    const char *name = rows ? "ss_chunked_rows" : "ss_chunked";
+    tj_dispatch *k = lib_dispatch(l, "selective_scan", name, subst, OPTION_SUBSTS + 4, err);
     float *h = k ? lib_scratch_get(l, stream, (size_t)(nb * dm * ns) * 4, 0, err) : NULL;
     if (!h)
         return 1;

@@ -37,7 +37,8 @@ enum { MAX_VIEWS = 64, DL_CUDA = 2, DL_CUDA_MANAGED = 13 };
 static int api_usable(const dl_exchange_api *x, const char *fn, tj_rt_error *err)
 {
     if (x->header.version.major != 1 || !x->dltensor_from_py_object_no_sync || !x->current_work_stream)
-        return tj_rt_fail(err, "%s: a DLPack exchange API of version %u.%u without the DLTensor view or the stream query",
+        return tj_rt_fail(err, "%s: a DLPack exchange API of version %u.%u without the DLTensor view or the "
+                               "stream query",
                           fn, x->header.version.major, x->header.version.minor);
     return 0;
 }
