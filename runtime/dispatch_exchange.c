@@ -129,8 +129,8 @@ int tj_tensors_from_exchange(const void *api, void *const *objects, uint32_t n, 
         if (bad)
             return tj_rt_fail(err, "%s: array %u: tilejit cannot describe its %s", fn, i, bad);
         if (dlpack[i] && (type != *device_type || id != *device_id))
-            return tj_rt_fail(err, "%s: array %u is on DLPack device %d:%d, array 0 on %d:%d", fn, i, type, id,
-                              *device_type, *device_id);
+            return tj_rt_fail(err, "%s: array %u is on DLPack device %d:%d, the first array on %d:%d", fn, i, type,
+                              id, *device_type, *device_id);
     }
     return producer_stream(api, *device_type, *device_id, stream, fn, err);
 }

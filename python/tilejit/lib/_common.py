@@ -139,6 +139,8 @@ def _exchange_view(lib, x, arrays, err):
         if lib.gil.tj_tensors_from_exchange(api, objects, n, tensors, ctypes.byref(dl_type), ctypes.byref(ordinal),
                                             ctypes.byref(stream), ctypes.byref(err)):
             return None
+    except (ctypes.ArgumentError, TypeError):  # a binding's mistake, not the producer's: say it
+        raise
     except Exception:  # the producer raised: the capsule path reports it
         return None
     device = _kernel.device_of_dlpack(dl_type.value, ordinal.value)
