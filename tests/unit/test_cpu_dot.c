@@ -41,7 +41,7 @@ static const char *const NARROW =
  * value), and two carried tiles swapped by the yield, one of them summed
  * into in place. */
 static const char *const CARRIED =
-    "kernel carried(a: f32[M, K], b: f32[K, N], o1: f32[M, N], o2: f32[M, N], o3: f32[M, N])\n"
+    "kernel carried(a: f32[M, K], b: f32[K, N], o1: f32[M, N], o2: f32[M, N], o3: f32[M, N], o4: f32[M, N])\n"
     "    grid (1)\n"
     "    const BM = 8, BN = 32, BK = 16\n"
     "{\n"
@@ -57,6 +57,17 @@ static const char *const CARRIED =
     "    }\n"
     "    store(o2[0:BM, 0:BN], x)\n"
     "    store(o3[0:BM, 0:BN], y)\n"
+    /* z's one use is in an inner loop, which runs the product twice from
+     * the same z: summing into z's buffer would add it twice */
+    "    z = zeros(f32[BM, BN]) + 2.0\n"
+    "    for k in range(0, K, BK) {\n"
+    "        t = zeros(f32[BM, BN])\n"
+    "        for j in range(0, 2) {\n"
+    "            t = dot(load(a[0:BM, k:k+BK]), load(b[k:k+BK, 0:BN]), z, precision = \"ieee\")\n"
+    "        }\n"
+    "        z = t\n"
+    "    }\n"
+    "    store(o4[0:BM, 0:BN], z)\n"
     "}\n";
 
 Test(cpu_dot, register_blocks_and_the_loop_nest)
