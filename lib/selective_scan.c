@@ -216,7 +216,7 @@ static int ssm_path_of(const tj_lib *l, tj_dtype dt, ssm_path *p, tj_rt_error *e
     if (one_pass_of(ask, "chunked", SSM_CHUNKED, p) || one_pass_of(ask, "rows", SSM_ROWS, p))
         return 0;
     return tj_rt_fail(err, "%s: TILEJIT_LIB_SSM=%s: expected segments, chunked, chunked,W,TT, rows or rows,W,TT (W a "
-                      "power of two to 32 warps, TT one to %d steps a thread)", fn, ask, TJ_MAX_VEC);
+                      "power of two to 32 warps, TT a power of two to %d steps a thread)", fn, ask, TJ_MAX_VEC);
 }
 
 /* ss_chunked_rows' arguments: the per-channel values (A, D, delta_bias, H)

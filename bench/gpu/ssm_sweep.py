@@ -66,6 +66,9 @@ def two_phase(x, seg, tt):
     return call
 
 
+WRONG = []  # the one-pass configurations whose results differed: the script exits nonzero
+
+
 def chunked(cfg, lib, want, roof_us, tol):
     """the library's one pass with TILEJIT_LIB_SSM=chunked[,W,TT], or with a
     warp a channel for 'rows:...' (rows[,W,TT]); 'auto': the library's W
@@ -84,7 +87,10 @@ def chunked(cfg, lib, want, roof_us, tol):
         replay = f"{g * 1e3:.1f} us replayed, {roof_us / (g * 1e3):.3f} of the roofline" if g else "no graph"
         print(f"  {os.environ['TILEJIT_LIB_SSM']}: {eager * 1e3:.1f} us a call, {replay} "
               f"(relative difference {err:.2g})", flush=True)
-    except Exception as e:  # noqa: BLE001 (the other configurations still run)
+    except AssertionError as e:  # a wrong result: the run fails at its end (the other configurations still run)
+        WRONG.append(f"{os.environ['TILEJIT_LIB_SSM']}: {e}")
+        print(f"  chunked {cfg}: WRONG RESULT: {e}", flush=True)
+    except Exception as e:  # noqa: BLE001 (a compile or launch error; the other configurations still run)
         print(f"  chunked {cfg}: failed: {str(e).splitlines()[0][:300]}", flush=True)
     finally:
         os.environ["TILEJIT_LIB_SSM"] = "segments"
@@ -151,3 +157,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    if WRONG:
+        sys.exit("ssm_sweep: wrong results: " + "; ".join(WRONG))

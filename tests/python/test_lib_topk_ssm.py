@@ -86,7 +86,7 @@ def ssm_inputs(nb, dm, length, ns, seed=0):
                 delta_bias=f(dm) * 0.1)
 
 
-# the two phases (CUDA's default), the one pass (the cpu's) in chunks of up
+# the two phases (CUDA's default for f32), the one pass (the cpu's) in chunks of up
 # to 2048 steps and of 128 (1 warp, 4 steps a thread: several chunks at
 # these L)
 SSM_PATHS = ["segments", "chunked", "chunked,1,4", "rows", "rows,2,2"]

@@ -166,7 +166,7 @@ static void problems(tj_device_kind kind, int64_t scale)
     tj_jit_close(j);
 }
 
-/* The cpu's default (the one pass), and the two phases (CUDA's default) */
+/* The cpu's default (the one pass), and the two phases (CUDA's default for f32) */
 Test(lib_selective_scan, native) { problems(TJ_DEVICE_CPU, 4); }
 Test(lib_selective_scan, interp) { problems(TJ_DEVICE_INTERP, 1); }
 
