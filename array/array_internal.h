@@ -316,9 +316,6 @@ int tj_match_attention(const tj_graph *g, tj_array a, const uint8_t *needed, con
 int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_rt_error *err);
 int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_buf *out);
 
-/* eval.c: a 64-bit hash of n bytes (the kernel cache's and the plan memo's). */
-uint64_t tj_hash_bytes(const char *s, size_t n);
-
 /* memo.c: the plans of evaluated subgraphs by their structure. A key:
  * the subgraph of the roots as the passes read it, in tj_graph_topo's
  * order (pos: 1 + each node's place). One group of a memoized plan: after

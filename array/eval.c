@@ -11,29 +11,7 @@
 #include <time.h>
 
 #include "array/array_internal.h"
-
-/* Eight bytes a step: a warm evaluation hashes its plan-memo key (about
- * 100 bytes a node) every call, which FNV-1a byte by byte took 2 us of on
- * the build machine. Matches are always confirmed with memcmp/strcmp, so
- * the hash only has to spread; the last steps mix the high bits down. */
-uint64_t tj_hash_bytes(const char *s, size_t n)
-{
-    const uint64_t m = 0x9E3779B97F4A7C15ull;
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)n, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * m;
-        h ^= h >> 29;
-    }
-    w = 0;
-    if (n > i)
-        memcpy(&w, s + i, n - i);
-    h = (h ^ w) * m;
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ull;
-    return h ^ (h >> 32);
-}
+#include "tilejit/cache.h"
 
 void tj_graph_kernels_free(tj_graph *g)
 {
@@ -72,7 +50,7 @@ static tj_kernel_entry *found(tj_graph *g, tj_kernel_entry *k, int ahead)
 
 tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
 {
-    uint64_t h = tj_hash_bytes(src->data, src->len);
+    uint64_t h = tj_hash64(src->data, src->len, 0);
     *made = 0;
     g->stats.kernels_emitted++; /* every text emitted is looked up here */
     for (uint32_t i = 0; i < g->nkernels; i++)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "tilejit/cache.h"
 
 enum { TJ_MEMO_ENTRIES = 64 };
 
@@ -137,7 +138,7 @@ int tj_plan_memo_key_make(const tj_graph *g, const tj_array *roots, uint32_t n, 
         tj_plan_memo_key_free(k);
         return 1;
     }
-    k->hash = tj_hash_bytes(k->text.data, k->text.len);
+    k->hash = tj_hash64(k->text.data, k->text.len, 0);
     return 0;
 }
 
