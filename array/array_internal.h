@@ -281,7 +281,8 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv);
 /* tier.c: tiered compiles on CUDA. Whether grp's kernel (new to the
  * graph) first runs as a fast variant; starting it: the variant's entry,
  * and the optimized kernel of entry `at` compiling on a thread of its own
- * (nothing started without a thread). 0, or 1 with err. */
+ * (nothing started without a thread, nor where the variant does not
+ * compile: then the optimized kernel runs untiered). 0, or 1 with err. */
 int tj_tier_applies(const tj_graph *g, const tj_group *grp);
 /* Whether the host has the cores an elementwise group's fast tier needs
  * (its optimized compile runs beside it): 4 or more online. */

@@ -104,19 +104,25 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv)
     }
 }
 
+enum { GRID_Y_MAX = 65535 }; /* CUDA's: the rows' programs run along grid y */
+
 /* The variant's kernel: grp's source at twice its warps; an elementwise
  * group's also with its tile cut to one element a thread (rows halved
- * first, then columns), which nvJitLink assembles in another ~12% less
- * than two (gelu: a 512-element tile at 16 warps against 1024). */
+ * first while the rows' programs still fit grid y, then columns), which
+ * nvJitLink assembles in another ~12% less than two (gelu: a 512-element
+ * tile at 16 warps against 1024). */
 static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
 {
     tj_group fast = *grp;
     fast.warps = grp->warps * 2;
+    int64_t m = grp->space_rank >= 2 ? grp->space[grp->space_rank - 2] : 1;
     while (fast.kind == TJ_GROUP_ELEMWISE && fast.bm * fast.bn > (int64_t)fast.warps * 32) {
-        if (fast.bm > 1)
+        if (fast.bm > 1 && (m + fast.bm / 2 - 1) / (fast.bm / 2) <= GRID_Y_MAX)
             fast.bm /= 2;
-        else
+        else if (fast.bn > 1)
             fast.bn /= 2;
+        else
+            break;
     }
     tj_buf src = {0};
     int made;
@@ -128,9 +134,10 @@ static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_arg
 int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_args *args,
                   tj_rt_error *err)
 {
-    tj_dispatch *fast = variant(g, grp, args, err); /* may move g->kernels */
-    if (!fast)
-        return 1;
+    tj_rt_error ignored = {{0}};
+    tj_dispatch *fast = variant(g, grp, args, &ignored); /* may move g->kernels */
+    if (!fast) /* the optimized kernel runs untiered: a fast tier is only a head start */
+        return 0;
     tj_tier *t = calloc(1, sizeof *t);
     if (!t)
         return tj_rt_fail(err, "eval: out of memory");
