@@ -124,12 +124,13 @@ def _hot():
     costs 0.35 us a call less than converting through argtypes (build machine: a binary op and its
     release 1.33 -> 0.68 us). Other handles of the same library, so tnp's own prototypes stay."""
     if _state["hot"] is None:
-        # the ops and releases through PyDLL, which keeps the GIL (a few us of work: giving it up and
-        # taking it back cost more); the evaluations, which may compile for 100 ms, give it up
-        ops, evals = ctypes.PyDLL(_c().path), ctypes.CDLL(_c().path)
+        # the ops through PyDLL, which keeps the GIL (a few us of work: giving it up and taking it
+        # back cost more); the evaluations, which may compile for 100 ms, and the releases, which
+        # may free device memory (cuMemFree waits for the device), give it up
+        ops, rest = ctypes.PyDLL(_c().path), ctypes.CDLL(_c().path)
         for lib, name, restype in ((ops, "tj_array_unary", _U32), (ops, "tj_array_binary", _U32),
-                                   (ops, "tj_array_release", None), (ops, "tj_array_release_n", None),
-                                   (evals, "tj_array_eval", _I), (evals, "tj_array_tune", _I)):
+                                   (rest, "tj_array_release", None), (rest, "tj_array_release_n", None),
+                                   (rest, "tj_array_eval", _I), (rest, "tj_array_tune", _I)):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, None
             setattr(_HotCalls, name, fn)
