@@ -59,8 +59,9 @@ static void init_result(lg *g, tj_ref r, tj_ref acc, uint64_t n)
 enum { MR_MAX = 8, NR = 2 };
 
 /* Rows of the register block: MR x NR accumulators, NR loads of B and one
- * broadcast of A live at once. With 16 vector registers (AVX2, NEON's
- * half) 4 rows (8 accumulators, 11 registers); with AVX-512's 32, 8 rows
+ * broadcast of A live at once. At AVX2's 16 vector registers 4 rows (8
+ * accumulators, 11 registers; NEON, with 32, also takes 4: the rule goes
+ * by vector width, untried there); with AVX-512's 32, 8 rows
  * where M allows (16 accumulators): two FMA ports of 4 cycles' latency
  * need 8 FMAs in flight, which 8 accumulators only just give (Ice Lake,
  * one thread: the matmul examples 7-10% faster). */
