@@ -7,6 +7,9 @@
  * For each file the best of REPS (5) links: wall time and the CPU time of
  * the linking thread (steadier than the wall on a loaded machine), and the
  * cubin's size; -X passes an option to nvJitLink (-X -Xptxas=-O1, -X -O0).
+ * With -d (needs a GPU) also the driver's own JIT of the same PTX
+ * (cuModuleLoadDataEx, its JIT cache off) and the load of nvJitLink's cubin,
+ * the two ways a cold compile can reach a loaded module.
  * Write the PTX with `tilejit emit FILE -k KERNEL --target ptx --contiguous`
  * (the JIT's facts) or take it from the disk cache. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime's thread clock */
@@ -48,18 +51,56 @@ static int time_links(const tj_nvjitlink *l, const char *ptx, size_t len, const 
     return 0;
 }
 
+/* Best wall ms of reps driver JITs of ptx and of reps loads of its cubin
+ * (nvJitLink's, linked once here); 1 on a failure (printed). */
+static int time_driver(const tj_cuda *cu, const tj_nvjitlink *l, const char *ptx, size_t len, const char *arch,
+                       int reps, double *jit, double *load)
+{
+    tj_rt_error err = {{0}};
+    void *cubin = NULL;
+    size_t size = 0;
+    *jit = *load = 1e30;
+    if (tj_nvjitlink_compile(l, ptx, len, arch, NULL, 0, &cubin, &size, NULL, &err))
+        goto fail;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now_us();
+        tj_cuda_module *m = tj_cuda_module_load_ptx(cu, ptx, NULL, &err);
+        double t1 = bench_now_us();
+        if (!m)
+            goto fail;
+        tj_cuda_module_unload(m);
+        double t2 = bench_now_us();
+        if (!(m = tj_cuda_module_load_cubin(cu, cubin, size, NULL, &err)))
+            goto fail;
+        double t3 = bench_now_us();
+        tj_cuda_module_unload(m);
+        *jit = (t1 - t0) / 1e3 < *jit ? (t1 - t0) / 1e3 : *jit;
+        *load = (t3 - t2) / 1e3 < *load ? (t3 - t2) / 1e3 : *load;
+    }
+    free(cubin);
+    return 0;
+fail:
+    fprintf(stderr, "ptx_link_bench: %s\n", err.msg);
+    free(cubin);
+    return 1;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: ptx_link_bench [-r REPS] [-a ARCH] [-X OPTION]... FILE.ptx...\n");
+    fprintf(stderr, "usage: ptx_link_bench [-r REPS] [-a ARCH] [-X OPTION]... [-d] FILE.ptx...\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *arch = "sm_90a", *opts[MAX_OPTS];
-    int reps = 5, nopts = 0, first = 1;
+    int reps = 5, nopts = 0, first = 1, driver = 0;
     for (; first < argc && argv[first][0] == '-' && first + 1 < argc; first += 2) {
-        if (!strcmp(argv[first], "-r") && (reps = atoi(argv[first + 1])) > 0)
+        if (!strcmp(argv[first], "-d")) {
+            driver = 1;
+            first--;
+            continue;
+        } else if (!strcmp(argv[first], "-r") && (reps = atoi(argv[first + 1])) > 0)
             continue;
         if (!strcmp(argv[first], "-a"))
             arch = argv[first + 1];
@@ -78,6 +119,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("nvJitLink opened in %.1f ms; %s, best of %d\n", (bench_now_us() - t0) / 1e3, arch, reps);
+    tj_cuda *cu = NULL;
+    if (driver) {
+        setenv("CUDA_CACHE_DISABLE", "1", 1); /* read at cuInit: every JIT compiles */
+        if (!(cu = tj_cuda_open(0, &err))) {
+            fprintf(stderr, "ptx_link_bench: -d: %s\n", err.msg);
+            tj_nvjitlink_close(l);
+            return 1;
+        }
+    }
     int bad = 0;
     for (int i = first; i < argc && !bad; i++) {
         size_t len, size = 0;
@@ -88,8 +138,12 @@ int main(int argc, char **argv)
             bad = 1;
         } else if (!(bad = time_links(l, ptx, len, arch, opts, nopts, reps, &wall, &cpu, &size)))
             printf("%-40s wall %8.1f ms  thread %8.1f ms  cubin %zu bytes\n", argv[i], wall, cpu, size);
+        double jit, load;
+        if (!bad && cu && !(bad = time_driver(cu, l, ptx, len, arch, reps, &jit, &load)))
+            printf("%-40s driver JIT %8.1f ms  cubin load %8.1f ms\n", "", jit, load);
         free(ptx);
     }
+    tj_cuda_close(cu);
     tj_nvjitlink_close(l);
     return bad;
 }
