@@ -69,6 +69,7 @@ typedef struct tj_kernel_entry {
     char *source;
     tj_dispatch *dispatch;
     int ahead;     /* made by tj_graph_compile_ahead, not looked up since: no cache hit yet */
+    int quick;     /* a fast tier's variant: its dispatch compiles quick (tj_compile_request.quick) */
     tj_tier *tier; /* tier.c: the fast variant while the dispatch's kernel compiles, or NULL */
 } tj_kernel_entry;
 
@@ -271,8 +272,9 @@ int tj_graph_launch(tj_graph *g, tj_kernel_writer write, const void *ctx, const 
 /* The graph's kernel entry for source src, made (*made = 1) if it has
  * none; valid until the next call (the entries may move). A lookup counts
  * a cache hit unless `ahead` (tj_graph_compile_ahead) made the entry or
- * makes this lookup. NULL with err. */
-tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err);
+ * makes this lookup; a `quick` entry (a fast tier's) is another than the
+ * same source's default one. NULL with err. */
+tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int quick, int *made, tj_rt_error *err);
 /* The arguments of a compile for a group's tensors (args->nargs of them):
  * memory still to allocate as a placeholder aligned as the device's
  * allocations, never dereferenced. */

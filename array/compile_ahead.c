@@ -49,7 +49,7 @@ static int new_kernel(tj_graph *g, tj_group *grp, ahead_job *j)
         return 0;
     tj_buf src = {0};
     int made = 0;
-    tj_kernel_entry *e = tj_emit_group(g, grp, &j->args, &src, &err) ? NULL : tj_graph_kernel(g, &src, 1, &made, &err);
+    tj_kernel_entry *e = tj_emit_group(g, grp, &j->args, &src, &err) ? NULL : tj_graph_kernel(g, &src, 1, 0, &made, &err);
     tj_buf_free(&src);
     if (!made)
         return 0;

@@ -48,13 +48,13 @@ static tj_kernel_entry *found(tj_graph *g, tj_kernel_entry *k, int ahead)
     return k;
 }
 
-tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int *made, tj_rt_error *err)
+tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int quick, int *made, tj_rt_error *err)
 {
     uint64_t h = tj_hash64(src->data, src->len, 0);
     *made = 0;
     g->stats.kernels_emitted++; /* every text emitted is looked up here */
     for (uint32_t i = 0; i < g->nkernels; i++)
-        if (g->kernels[i].hash == h && strcmp(g->kernels[i].source, src->data) == 0)
+        if (g->kernels[i].hash == h && g->kernels[i].quick == quick && strcmp(g->kernels[i].source, src->data) == 0)
             return found(g, &g->kernels[i], ahead);
     if (g->nkernels == g->kcap) {
         uint32_t cap = g->kcap ? g->kcap * 2 : 16;
@@ -68,7 +68,8 @@ tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int 
     }
     tj_dispatch *d = tj_dispatch_new(g->jit, &(tj_compile_request){.file = "<array group>", .source = src->data,
                                                                    .len = src->len, .kernel = "fused",
-                                                                   .reason = "array group"}, err);
+                                                                   .reason = "array group", .quick = quick},
+                                   err);
     char *copy = d ? malloc(src->len + 1) : NULL;
     if (copy)
         memcpy(copy, src->data, src->len + 1);
@@ -79,7 +80,7 @@ tj_kernel_entry *tj_graph_kernel(tj_graph *g, const tj_buf *src, int ahead, int 
         }
         return NULL;
     }
-    g->kernels[g->nkernels] = (tj_kernel_entry){h, copy, d, ahead, NULL};
+    g->kernels[g->nkernels] = (tj_kernel_entry){h, copy, d, ahead, quick, NULL};
     *made = 1;
     return &g->kernels[g->nkernels++];
 }
@@ -141,7 +142,7 @@ static int launch_source(tj_graph *g, const tj_group *grp, const tj_group_args *
                          const tj_tensor *t, uint32_t n, int32_t *entry, tj_rt_error *err)
 {
     int made;
-    tj_kernel_entry *e = tj_graph_kernel(g, src, 0, &made, err);
+    tj_kernel_entry *e = tj_graph_kernel(g, src, 0, 0, &made, err);
     if (!e)
         return 1;
     uint32_t at = (uint32_t)(e - g->kernels);

@@ -9,7 +9,10 @@
  * the straight-line code a thread runs; an f32 matmul of 64 x 64 at 4 warps
  * holds 32 accumulators a thread and its epilogue runs on each (ptxas: 260
  * ms for ln -> matmul -> bias -> gelu's, 120 ms at 8 warps; bench/NOTES.md).
- * ptxas's own levels (-O1, -Ofc) did not move it beyond the noise.
+ * The variant is also a quick compile (ptxas -O1, tj_compile_request.quick):
+ * the same results in code that runs only until the optimized kernel is
+ * in; for gelu's variant 10% less of nvJitLink on the build machine (12.9
+ * -> 11.7 ms), for a matmul's within the noise.
  *
  * Which kernels: f32 matmul groups. Their dot runs on FMAs, every output
  * accumulating over k in order whatever thread holds it (lower/dot.c), and
@@ -126,7 +129,7 @@ static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_arg
     }
     tj_buf src = {0};
     int made;
-    tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, &made, err);
+    tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, 1, &made, err);
     tj_buf_free(&src);
     return e ? e->dispatch : NULL;
 }

@@ -324,7 +324,7 @@ static int child_steps(const char *dir, int i)
     tj_optimize(tile, 0);
     tj_kernel *spec = tj_jit_specialize(tile, args, (uint32_t)e->nparams);
     tj_cache_key k;
-    tj_jit_kernel_key(jc, spec, "sm_90a", &k);
+    tj_jit_kernel_key(jc, spec, "sm_90a", 0, &k);
     double t1 = bench_now_us();
     tj_jit_binary bin;
     int miss = tj_jit_cache_lookup(jc, &k, spec, &bin);

@@ -12,7 +12,11 @@ enum { DEFAULT_MEMORY_ENTRIES = 512, MAX_THREADS = 1024, MAX_SMEM = 1 << 20 };
 
 /* What the lowering and code generation are asked for: part of the key.
  * Change it whenever tj_jit_lower_ptx or the link step takes new options. */
+/* The options of the kernel key: a quick compile's cubin is another
+ * binary of the same kernel, so it never answers a request for the default. */
 static const char compile_options[] = "pipeline=default;lower.warps=config;link=none";
+static const char quick_options[] = "pipeline=default;lower.warps=config;link=none;ptxas=-O1";
+static const char *const quick_link_opts[] = {"-Xptxas=-O1"};
 
 struct tj_jit_cache {
     tj_lru *lru;          /* kernel keys -> tj_fn */
@@ -161,7 +165,7 @@ static tj_nvjitlink *linker(tj_jit_cache *jc)
     return l;
 }
 
-int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void **cubin, size_t *size,
+int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, int quick, void **cubin, size_t *size,
                       tj_rt_error *err)
 {
     tj_nvjitlink *l = linker(jc);
@@ -169,19 +173,20 @@ int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void 
     *size = 0;
     if (!l)
         return 1;
-    return tj_nvjitlink_compile(l, ptx, strlen(ptx), arch, NULL, 0, cubin, size, NULL, err) ? -1 : 0;
+    return tj_nvjitlink_compile(l, ptx, strlen(ptx), arch, quick ? quick_link_opts : NULL, quick ? 1 : 0, cubin, size,
+                                NULL, err) ? -1 : 0;
 }
 
 /* ---- disk ------------------------------------------------------------------------------- */
 
-void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, tj_cache_key *out)
+void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, int quick, tj_cache_key *out)
 {
     tj_cache_key_parts parts = {
         .ir = spec,
         .target = arch ? "ptx" : "cpu",
         .arch = arch,
         .driver_version = jc->props.driver_version,
-        .options = compile_options,
+        .options = quick ? quick_options : compile_options,
     };
     tj_cache_key_compute(&parts, out);
 }
@@ -222,14 +227,15 @@ static int parse_maps(const char *meta, tj_jit_binary *out)
     return 0;
 }
 
-void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, tj_buf *out)
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, int quick, tj_buf *out)
 {
     tj_buf_printf(out, "tilejit %s\nkernel %s\narch %s\nthreads %u\nsmem %u\nabi ", TILEJIT_VERSION, simt->name,
                   arch, simt->nthreads, simt->smem_bytes);
     abi_text(simt, out);
     maps_text(simt, out);
     if (linker_version)
-        tj_buf_printf(out, "\nlinker nvJitLink %d.%d\n", linker_version / 1000, linker_version % 1000 / 10);
+        tj_buf_printf(out, "\nlinker nvJitLink %d.%d%s\n", linker_version / 1000, linker_version % 1000 / 10,
+                      quick ? " -Xptxas=-O1" : "");
     else
         tj_buf_printf(out, "\nlinker none (PTX only)\n");
 }
@@ -286,7 +292,7 @@ int tj_jit_cache_lookup(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
 }
 
 int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *simt, const char *ptx,
-                        const char *arch, tj_jit_binary *out, tj_rt_error *err)
+                        const char *arch, int quick, tj_jit_binary *out, tj_rt_error *err)
 {
     memset(out, 0, sizeof *out);
     out->ptx = ptx;
@@ -295,7 +301,7 @@ int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
     out->nmaps = tj_tensor_maps(simt, out->maps);
     if (out->nmaps < 0)
         return tj_rt_fail(err, "kernel '%s' reads more than %d tensor maps", simt->name, TJ_MAX_TENSOR_MAPS);
-    if (tj_jit_cache_link(jc, ptx, arch, &out->owned_cubin, &out->cubin_size, err) < 0)
+    if (tj_jit_cache_link(jc, ptx, arch, quick, &out->owned_cubin, &out->cubin_size, err) < 0)
         return 1;
     out->cubin = out->owned_cubin;
     if (!jc->disk)
@@ -304,7 +310,7 @@ int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
     pthread_mutex_lock(&jc->lock);
     int version = out->cubin ? jc->linker_version : 0;
     pthread_mutex_unlock(&jc->lock);
-    tj_jit_kernel_meta(simt, arch, version, &meta);
+    tj_jit_kernel_meta(simt, arch, version, quick, &meta);
     tj_cache_entry e = {
         .kind = TJ_CACHE_KERNEL, .key = *k, .meta = meta.data ? meta.data : "", .meta_len = meta.len,
         .ptx = ptx, .ptx_len = strlen(ptx), .bin = out->cubin, .bin_len = out->cubin_size,

@@ -65,8 +65,9 @@ void tj_jit_cache_put(tj_jit_cache *jc, const tj_cache_key *k, void *value);
 /* ---- disk ---- */
 
 /* The key of the kernel compiled from `spec` (Tile IR after
- * specialization) for `arch` (NULL on the cpu). */
-void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, tj_cache_key *out);
+ * specialization) for `arch` (NULL on the cpu); `quick`: linked at ptxas
+ * -O1 (tj_compile_request.quick). */
+void tj_jit_kernel_key(tj_jit_cache *jc, const tj_kernel *spec, const char *arch, int quick, tj_cache_key *out);
 
 /* A compiled kernel ready to load: PTX, and a cubin when nvJitLink made one. */
 typedef struct tj_jit_binary {
@@ -85,19 +86,21 @@ int tj_jit_cache_lookup(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel
 /* After a miss: makes the cubin of `ptx` for `arch` (when nvJitLink is
  * there) and stores the entry. Fails only when nvJitLink rejects the PTX. */
 int tj_jit_cache_finish(tj_jit_cache *jc, const tj_cache_key *k, const tj_kernel *simt, const char *ptx,
-                        const char *arch, tj_jit_binary *out, tj_rt_error *err);
+                        const char *arch, int quick, tj_jit_binary *out, tj_rt_error *err);
 /* The driver refused a cached binary: forget the entry. */
 void tj_jit_cache_reject(tj_jit_cache *jc, const tj_cache_key *k);
 void tj_jit_binary_free(tj_jit_binary *b);
 
 /* The metadata of a kernel entry: name, arch, threads, shared memory and
  * the parameter ABI (docs/runtime.md) of a SIMT kernel, and the linker that
- * made its cubin (major * 1000 + minor * 10; 0: none, PTX only). */
-void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, tj_buf *out);
+ * made its cubin (major * 1000 + minor * 10; 0: none, PTX only) with its
+ * ptxas level when `quick`. */
+void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_version, int quick, tj_buf *out);
 
-/* PTX -> cubin with the jit's nvJitLink (opened on first use). 1 with
- * *cubin NULL and no error when there is no nvJitLink. */
-int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, void **cubin, size_t *size,
+/* PTX -> cubin with the jit's nvJitLink (opened on first use), at ptxas
+ * -O1 when `quick`. 1 with *cubin NULL and no error when there is no
+ * nvJitLink. */
+int tj_jit_cache_link(tj_jit_cache *jc, const char *ptx, const char *arch, int quick, void **cubin, size_t *size,
                       tj_rt_error *err);
 
 /* ---- tuning (autotune_jit.c) ---- */

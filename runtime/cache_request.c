@@ -94,8 +94,9 @@ static void build_signature(tj_jit_request *s, const tj_compile_request *req, co
 {
     s->len = 0;
     s->usable = 1;
-    unsigned char m = (unsigned char)mode;
+    unsigned char m = (unsigned char)mode, quick = (unsigned char)(req->quick != 0);
     put(s, &m, 1);
+    put(s, &quick, 1);
     put_str(s, arch);
     put_str(s, req->kernel);
     put(s, &req->nparams, sizeof req->nparams);

@@ -37,6 +37,7 @@ static int take_request(void *arg)
     r->len = req->len;
     r->kernel = copy_text(d->ctx, req->kernel ? req->kernel : "", strlen(req->kernel ? req->kernel : ""));
     r->arch = req->arch ? copy_text(d->ctx, req->arch, strlen(req->arch)) : NULL;
+    r->quick = req->quick;
     tj_binding *params = tj_alloc(d->ctx, sizeof *params * (req->nparams + 1));
     for (uint32_t i = 0; i < req->nparams; i++)
         params[i] = (tj_binding){tj_strdup(d->ctx, req->params[i].name), req->params[i].value};

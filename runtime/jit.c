@@ -309,7 +309,7 @@ static int build_ir(tj_fn *f, const tj_compile_request *req)
     if (f->jit->cpu)
         tj_jit_cpu_key(f->spec, tj_cpu_target(f->jit->cpu), &f->key);
     else
-        tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), &f->key);
+        tj_jit_kernel_key(f->jit->cache, f->spec, tj_jit_cache_arch(f->jit->cache, req), req->quick, &f->key);
     return 0;
 }
 
@@ -398,8 +398,8 @@ static int build_binary(tj_fn *f, const tj_compile_request *req, tj_rt_error *er
     if (run_guarded(f, build_ptx, req, err))
         return 1;
     tj_jit_cache_count_compile(f->jit->cache);
-    if (tj_jit_cache_finish(f->jit->cache, &f->key, f->simt, f->ptx, tj_jit_cache_arch(f->jit->cache, req), &bin,
-                            err))
+    if (tj_jit_cache_finish(f->jit->cache, &f->key, f->simt, f->ptx, tj_jit_cache_arch(f->jit->cache, req),
+                            req->quick, &bin, err))
         return 1;
     f->nmaps = bin.nmaps;
     memcpy(f->maps, bin.maps, sizeof f->maps);

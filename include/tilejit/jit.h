@@ -63,6 +63,8 @@ typedef struct tj_compile_request {
     uint32_t nargs;
     const char *arch;         /* PTX arch; NULL: from the device (sm_90a, sm_80) */
     const char *reason;       /* why it is compiled, for the event handler; NULL: "tj_jit_compile" */
+    int quick;                /* a first tier that is replaced soon: on CUDA ptxas at -O1, a shorter compile
+                                 of the same results in code that may run slower (a key of its own) */
 } tj_compile_request;
 
 /* Front end, passes, lowering, code generation and module load. Errors carry

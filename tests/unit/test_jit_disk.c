@@ -45,8 +45,9 @@ static void setup_case(jit_case *t)
     unsetenv("TILEJIT_CACHE_MAX");
 }
 
-/* A fresh tj_jit compiles the case once; returns its statistics. */
-static tj_jit_stats compile_once(jit_case *t)
+/* A fresh tj_jit compiles the case once (a quick compile if `quick`);
+ * returns its statistics. */
+static tj_jit_stats compile_as(jit_case *t, int quick)
 {
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(TJ_DEVICE_CUDA, 0, &err);
@@ -65,7 +66,7 @@ static tj_jit_stats compile_once(jit_case *t)
         cr_skip_test("libcuda.so.1 is a real driver (%s), not the fake", props.name);
     }
     tj_compile_request req = {.file = "k.tj", .source = t->source.data, .len = t->source.len,
-                              .kernel = t->kernel, .args = t->args, .nargs = t->nparams};
+                              .kernel = t->kernel, .args = t->args, .nargs = t->nparams, .quick = quick};
     tj_fn *f = tj_jit_compile(j, &req, &err);
     cr_assert_not_null(f, "%s", err.msg);
     tj_jit_stats st;
@@ -75,8 +76,10 @@ static tj_jit_stats compile_once(jit_case *t)
     return st;
 }
 
-/* The one kernel entry's path (there must be exactly one). */
-static void entry_path(const jit_case *t, char *buf, size_t n)
+static tj_jit_stats compile_once(jit_case *t) { return compile_as(t, 0); }
+
+/* The number of kernel entries in t's cache; the last one's path in buf. */
+static int entry_paths(const jit_case *t, char *buf, size_t n)
 {
     char v1[4200];
     snprintf(v1, sizeof v1, "%s/v1", t->dir);
@@ -89,6 +92,13 @@ static void entry_path(const jit_case *t, char *buf, size_t n)
             found++;
         }
     closedir(d);
+    return found;
+}
+
+/* The one kernel entry's path (there must be exactly one). */
+static void entry_path(const jit_case *t, char *buf, size_t n)
+{
+    int found = entry_paths(t, buf, n);
     cr_assert_eq(found, 1, "%d entries", found);
 }
 
@@ -137,4 +147,28 @@ Test(jit_disk, long_names_and_large_signatures_hit)
     setup_case(&t);
     make_kernel(&t, 300, 150, 24); /* a 300-byte name, an ABI line of about 4 KB */
     compile_store_hit_corrupt_rebuild(&t);
+}
+
+/* A quick compile (a fast tier's: ptxas -O1) is an entry of its own: it
+ * never answers the default request, nor the default a quick one, and a
+ * fresh tj_jit finds each again. */
+Test(jit_disk, quick_compiles_have_entries_of_their_own)
+{
+    jit_case t;
+    setup_case(&t);
+    make_kernel(&t, 4, 1, 3);
+    cr_expect_eq(compile_as(&t, 0).compiles, 1);
+    tj_jit_stats st = compile_as(&t, 1);
+    cr_expect_eq(st.compiles, 1, "the default entry does not answer a quick request");
+    cr_expect_eq(st.disk_hits, 0);
+    char path[4400];
+    cr_expect_eq(entry_paths(&t, path, sizeof path), 2);
+    st = compile_as(&t, 1);
+    cr_expect_eq(st.compiles, 0, "the quick entry answers a quick request");
+    cr_expect_eq(st.disk_hits, 1);
+    st = compile_as(&t, 0);
+    cr_expect_eq(st.compiles, 0, "and the default one the default");
+    cr_expect_eq(st.disk_hits, 1);
+    tj_buf_free(&t.source);
+    ct_rmrf(t.dir);
 }
