@@ -36,8 +36,6 @@ void tj_lib_close(tj_lib *l)
         return;
     for (uint32_t i = 0; i < l->nkernels; i++) {
         tj_dispatch_free(l->kernels[i].d);
-        free(l->kernels[i].source);
-        free(l->kernels[i].name);
         free(l->kernels[i].key);
     }
     free(l->kernels);
@@ -61,40 +59,99 @@ static const char *family_source(const char *family)
     return NULL;
 }
 
-/* src with every $KEY replaced (a key is a maximal run of letters and
- * digits after '$'); NULL when out of memory or a key has no value. */
-static char *substitute(const char *src, const lib_subst *subst, uint32_t nsubst, tj_rt_error *err)
+/* Stand-in values for the keys that only some kernels of a family read: a
+ * family's source is substituted whole, so every key needs a value for it
+ * to parse, and a request for a kernel that does not read a key need not
+ * name it. A kernel that reads the key (`readers`) must be given its value. */
+static const struct placeholder {
+    const char *family, *key, *value;
+    const char *readers; /* the kernels that read it, each followed by a space */
+} placeholders[] = {
+    {"selective_scan", "W", "4", "ss_chunked ss_chunked_rows "},
+    {"selective_scan", "TT", "16", "ss_chunked ss_chunked_rows "},
+    {"selective_scan", "SEG", "32", "ss_segment_state ss_segment_out "},
+    {"selective_scan", "TTS", "4", "ss_segment_state ss_segment_out "},
+    {"sort", "VALUES", "0", "sort_rows "},
+};
+
+static int reads(const struct placeholder *p, const char *kernel)
 {
-    size_t cap = strlen(src) + 1, len = 0;
-    for (uint32_t i = 0; i < nsubst; i++)
-        cap += strlen(subst[i].value) * 64;
-    char *out = malloc(cap);
-    for (const char *s = src; out && *s;) {
+    size_t n = strlen(kernel);
+    for (const char *at = strstr(p->readers, kernel); at; at = strstr(at + 1, kernel))
+        if ((at == p->readers || at[-1] == ' ') && at[n] == ' ')
+            return 1;
+    return 0;
+}
+
+static int is_key(const char *name, const char *key, size_t len)
+{
+    return strlen(name) == len && !strncmp(name, key, len);
+}
+
+/* What lib_dispatch is asked for. */
+typedef struct request {
+    const char *family, *kernel;
+    const lib_subst *subst;
+    uint32_t nsubst;
+} request;
+
+/* The value of the key of `len` characters at `key`: the request's, else
+ * the family's stand-in where the kernel does not read it; NULL when
+ * neither. */
+static const char *value_of(const request *r, const char *key, size_t len)
+{
+    for (uint32_t i = 0; i < r->nsubst; i++)
+        if (is_key(r->subst[i].key, key, len))
+            return r->subst[i].value;
+    for (size_t i = 0; i < sizeof placeholders / sizeof *placeholders; i++) {
+        const struct placeholder *p = &placeholders[i];
+        if (!strcmp(p->family, r->family) && is_key(p->key, key, len) && !reads(p, r->kernel))
+            return p->value;
+    }
+    return NULL;
+}
+
+/* The length of src with every $KEY replaced (a key is a maximal run of
+ * capitals, digits and '_' after '$'), written to out unless NULL; -1 with
+ * err when a key has no value. */
+static long long expand(const request *r, const char *src, char *out, tj_rt_error *err)
+{
+    long long len = 0;
+    for (const char *s = src; *s;) {
         if (*s != '$') {
-            out[len++] = *s++;
+            if (out)
+                out[len] = *s;
+            len++, s++;
             continue;
         }
         size_t k = 1;
         while ((s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9') || s[k] == '_')
             k++;
-        const char *value = NULL;
-        for (uint32_t i = 0; i < nsubst && !value; i++)
-            if (strlen(subst[i].key) == k - 1 && !strncmp(subst[i].key, s + 1, k - 1))
-                value = subst[i].value;
-        size_t n = value ? strlen(value) : 0;
-        if (!value || len + n + 1 > cap) {
+        const char *value = value_of(r, s + 1, k - 1);
+        if (!value) {
             tj_rt_fail(err, "tilejit lib: no value for '%.*s' in a library kernel", (int)k, s);
-            free(out);
-            return NULL;
+            return -1;
         }
-        memcpy(out + len, value, n);
-        len += n;
+        size_t n = strlen(value);
+        if (out)
+            memcpy(out + len, value, n);
+        len += (long long)n;
         s += k;
     }
-    if (!out)
+    return len;
+}
+
+/* The family's source src substituted; NULL with err. */
+static char *substitute(const request *r, const char *src, tj_rt_error *err)
+{
+    long long len = expand(r, src, NULL, err);
+    char *out = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (len >= 0 && !out)
         tj_rt_fail(err, "tilejit lib: out of memory");
-    else
-        out[len] = '\0';
+    if (!out)
+        return NULL;
+    expand(r, src, out, err);
+    out[len] = '\0';
     return out;
 }
 
@@ -114,24 +171,17 @@ static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
  * its length in *len: what a call compares instead of building the
  * substituted source, which for the longer families is ~15 KiB copied byte
  * by byte (20-30 us a call on the host). NULL when out of memory. */
-static char *request_key(const char *family, const char *kernel, const lib_subst *subst, uint32_t nsubst,
-                         size_t *len)
+static char *request_key(const request *r, size_t *len)
 {
-    const char *parts[2 + 2 * 64];
-    uint32_t n = 0;
-    parts[n++] = family;
-    parts[n++] = kernel;
-    for (uint32_t i = 0; i < nsubst && n + 2 <= sizeof parts / sizeof *parts; i++) {
-        parts[n++] = subst[i].key;
-        parts[n++] = subst[i].value;
-    }
-    size_t cap = 0;
-    for (uint32_t i = 0; i < n; i++)
-        cap += strlen(parts[i]) + 1;
-    char *key = n == 2 + 2 * nsubst ? malloc(cap) : NULL; /* more than 64 substitutions: none of the families */
-    for (size_t at = 0, i = 0; key && i < n; i++) {
-        size_t k = strlen(parts[i]) + 1;
-        memcpy(key + at, parts[i], k);
+    size_t cap = strlen(r->family) + strlen(r->kernel) + 2;
+    for (uint32_t i = 0; i < r->nsubst; i++)
+        cap += strlen(r->subst[i].key) + strlen(r->subst[i].value) + 2;
+    char *key = malloc(cap), *at = key;
+    for (uint32_t i = 0; key && i < 2 + 2 * r->nsubst; i++) {
+        const lib_subst *sb = i >= 2 ? &r->subst[i / 2 - 1] : NULL;
+        const char *part = i == 0 ? r->family : i == 1 ? r->kernel : i % 2 ? sb->value : sb->key;
+        size_t k = strlen(part) + 1;
+        memcpy(at, part, k);
         at += k;
     }
     *len = cap;
@@ -146,10 +196,11 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
         tj_rt_fail(err, "tilejit lib: no kernel family '%s' built in", family);
         return NULL;
     }
+    request r = {family, kernel, subst, nsubst};
     size_t klen = 0;
-    char *key = request_key(family, kernel, subst, nsubst, &klen);
+    char *key = request_key(&r, &klen);
     if (!key) {
-        tj_rt_fail(err, "tilejit lib: out of memory or more than 64 substitutions");
+        tj_rt_fail(err, "tilejit lib: out of memory");
         return NULL;
     }
     for (uint32_t i = 0; i < l->nkernels; i++)
@@ -157,7 +208,7 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
             free(key);
             return l->kernels[i].d;
         }
-    char *text = substitute(src, subst, nsubst, err);
+    char *text = substitute(&r, src, err);
     if (!text) {
         free(key);
         return NULL;
@@ -166,18 +217,15 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
     snprintf(file, sizeof file, "<tilejit lib: %s.tj>", family);
     tj_dispatch *d = tj_dispatch_new(l->jit, &(tj_compile_request){
         .file = file, .source = text, .len = strlen(text), .kernel = kernel, .reason = "tilejit lib"}, err);
-    char *name = d ? malloc(strlen(kernel) + 1) : NULL;
-    if (!name || grow((void **)&l->kernels, &l->cap, l->nkernels, sizeof *l->kernels)) {
+    free(text); /* the dispatch keeps its own copy */
+    if (!d || grow((void **)&l->kernels, &l->cap, l->nkernels, sizeof *l->kernels)) {
         if (d)
             tj_rt_fail(err, "tilejit lib: out of memory");
         tj_dispatch_free(d);
-        free(name);
-        free(text);
         free(key);
         return NULL;
     }
-    strcpy(name, kernel);
-    l->kernels[l->nkernels++] = (lib_kernel){text, name, key, klen, d};
+    l->kernels[l->nkernels++] = (lib_kernel){key, klen, d};
     return d;
 }
 

@@ -24,8 +24,6 @@ typedef struct lib_subst {
 } lib_subst;
 
 typedef struct lib_kernel {
-    char *source; /* the substituted text */
-    char *name;
     char *key;    /* family, kernel and substitutions (lib_dispatch's lookup: no text built per call) */
     size_t key_len;
     tj_dispatch *d;
@@ -53,7 +51,8 @@ struct tj_lib {
 };
 
 /* The dispatch of `kernel` in lib/kernels/FAMILY.tj after the
- * substitutions, compiled on first use and kept (owned by l). */
+ * substitutions (any number; a key that `kernel` does not read may be left
+ * out: lib.c's placeholders), compiled on first use and kept (owned by l). */
 tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
                           uint32_t nsubst, tj_rt_error *err);
 int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err);

@@ -125,13 +125,11 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
     int64_t seg = segment_length(nb, dm, len), nseg = (len + seg - 1) / seg;
     char seg_text[24];
     snprintf(seg_text, sizeof seg_text, "%lld", (long long)seg);
-    lib_subst subst[OPTION_SUBSTS + 4] = {{"SEG", seg_text},
-                                          {"TTS", "4, 2"}, /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
-                                          {"W", "4"},     /* ss_chunked's, unused here (the source must parse) */
-                                          {"TT", "16"}};
-    option_substs(s, subst + 4);
-    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, OPTION_SUBSTS + 4, err);
-    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, OPTION_SUBSTS + 4, err) : NULL;
+    lib_subst subst[OPTION_SUBSTS + 2] = {{"SEG", seg_text},
+                                          {"TTS", "4, 2"}}; /* 4 steps a thread: 1.1-1.3x 2 steps for f32 on the H200 */
+    option_substs(s, subst + 2);
+    tj_dispatch *k1 = lib_dispatch(l, "selective_scan", "ss_segment_state", subst, OPTION_SUBSTS + 2, err);
+    tj_dispatch *k2 = k1 ? lib_dispatch(l, "selective_scan", "ss_segment_out", subst, OPTION_SUBSTS + 2, err) : NULL;
     size_t states = (size_t)(nb * nseg * nsp * dm);
     float *hs = k2 ? lib_scratch_get(l, stream, 2 * states * 4, 0, err) : NULL;
     if (!hs)
@@ -245,14 +243,11 @@ static int launch_chunked(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, 
     int warps = p->warps ? p->warps : p->kind == SSM_ROWS ? ROWS_WARPS : chunk_warps(s->u->shape[2], p->tt);
     snprintf(w_text, sizeof w_text, "%d", warps);
     snprintf(tt_text, sizeof tt_text, "%d", p->tt);
-    lib_subst subst[OPTION_SUBSTS + 4] = {{"W", w_text},
-                                          {"TT", tt_text},
-                                          {"TTS", "4"},
-                                          {"SEG", "32"}}; /* the two phases' kernels in the same source must parse */
-    option_substs(s, subst + 4);
+    lib_subst subst[OPTION_SUBSTS + 2] = {{"W", w_text}, {"TT", tt_text}};
+    option_substs(s, subst + 2);
     int rows = p->kind == SSM_ROWS;
     const char *name = rows ? "ss_chunked_rows" : "ss_chunked";
-    tj_dispatch *k = lib_dispatch(l, "selective_scan", name, subst, OPTION_SUBSTS + 4, err);
+    tj_dispatch *k = lib_dispatch(l, "selective_scan", name, subst, OPTION_SUBSTS + 2, err);
     float *h = k ? lib_scratch_get(l, stream, (size_t)(nb * dm * ns) * 4, 0, err) : NULL;
     if (!h)
         return 1;

@@ -23,12 +23,15 @@ static int key_kind(tj_dtype dt, tj_dtype *bits, const char **fn)
     }
 }
 
+/* $K, $KEY, $DESC and $W: what every kernel of sort.tj takes from the call */
+enum { SORT_SUBSTS = 4 };
+
 typedef struct sort_job {
     tj_lib *l;
     const char *fn;
     tj_tensor x, y, idx; /* as [P, N, Q]; y or idx without data when not wanted */
     lib_lines ln;
-    lib_subst subst[5];
+    lib_subst subst[SORT_SUBSTS + 1]; /* and sort_rows' $VALUES */
     void *stream;
     tj_rt_error *err;
 } sort_job;
@@ -44,8 +47,8 @@ static tj_arg rows_arg(const tj_tensor *t)
 static int sort_rows(sort_job *s)
 {
     int values = s->y.data != NULL;
-    s->subst[3] = (lib_subst){"VALUES", values ? "1" : "0"};
-    tj_dispatch *d = lib_dispatch(s->l, "sort", "sort_rows", s->subst, 5, s->err);
+    s->subst[SORT_SUBSTS] = (lib_subst){"VALUES", values ? "1" : "0"};
+    tj_dispatch *d = lib_dispatch(s->l, "sort", "sort_rows", s->subst, SORT_SUBSTS + 1, s->err);
     if (!d)
         return 1;
     tj_tensor idx = s->idx;
@@ -197,9 +200,9 @@ static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kern
                                         "radix_upsweep", "radix_onesweep"};
     tj_dispatch **slots[] = {&rk->keys, &rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
     for (int i = one ? 4 : 0; i < (one ? 6 : 4); i++)
-        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, 5, s->err)))
+        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, SORT_SUBSTS, s->err)))
             return 1;
-    return !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, 5, s->err));
+    return !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, SORT_SUBSTS, s->err));
 }
 
 /* The results from the last pass's payload P: the input gathered in
@@ -233,7 +236,6 @@ static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
                     .carry = values && lines == 1 && key_bits <= 32,
                     .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32};
     const char *finish = b.carry ? "radix_finish_carried" : values ? "radix_finish_values" : "radix_finish_indices";
-    s->subst[3] = (lib_subst){"VALUES", "0"};
     radix_kernels rk = {0};
     if (radix_kernels_of(s, one, finish, &rk) || radix_scratch(s, tj_dtype_size(b.work), &b) ||
         first_keys(s, &rk, &b, key_passes))
@@ -293,7 +295,7 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     s.subst[0] = (lib_subst){"K", tj_dtype_name(bits)};
     s.subst[1] = (lib_subst){"KEY", key_fn};
     s.subst[2] = (lib_subst){"DESC", flags & TJ_LIB_DESCENDING ? "1" : "0"};
-    s.subst[4] = (lib_subst){"W", bits == TJ_DT_U64 ? "u64" : "u32"}; /* the radix sort's keys between passes */
+    s.subst[3] = (lib_subst){"W", bits == TJ_DT_U64 ? "u64" : "u32"}; /* the radix sort's keys between passes */
     int rows = s.ln.q == 1 && s.ln.n <= ROW_TILE_MAX && bits != TJ_DT_U64;
     if (!rows && (!contiguous(x) || !contiguous(out)))
         return tj_rt_fail(err, "%s: an array sorted by the radix sort (lines longer than %d, 64-bit keys or an "
