@@ -12,6 +12,7 @@
 
 #include "../unit/lower_check.h"
 #include "../unit/lower_kernels.h"
+#include "../unit/source_file.h"
 
 typedef struct gpu_case {
     const char *src, *kernel, *defines, *shapes, *scalars, *int_range;
@@ -72,6 +73,21 @@ static const gpu_case cases[] = {
     {MISC, "misc", "", "M=6,N=40,V=12", "", "I=-1:7,J=-1:11,C8=-100:100", 0, 0, 0, 0, 0, 0},
     {BDOT, "bdot", "", "Bt=2,M=16,K=8,N=32", "", NULL, 0, 1e-2, 2e-2, 0, 0, 0},
     {NEST, "nest", "", "N=150", "n=3", NULL, 0, 0, 0, 0, 0, 0},
+};
+
+/* Cases whose source is a file of the tree (TJ_SOURCE_DIR), read at the run.
+ * Split-K (examples/matmul.tj): the parts on wgmma with TMA rings, K not a
+ * multiple of the split (17 steps for 3; 3 for 4: one run empty), partial
+ * tiles; then their sum in order. */
+static const struct {
+    const char *file;
+    gpu_case g;
+} file_cases[] = {
+    {"examples/matmul.tj",
+     {NULL, "matmul_splitk", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
+    {"examples/matmul.tj",
+     {NULL, "matmul_splitk", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
+    {"examples/matmul.tj", {NULL, "matmul_splitk_sum", "BM=8,BN=256", "M=37,N=300,S=3", "", NULL, 0, 0, 0, 0, 0, 0}},
 };
 
 static lc_opts opts_of(const gpu_case *g)
@@ -223,6 +239,18 @@ static void bandwidth(tj_jit *j, const char *src, const char *kernel, const char
     tj_ctx_free(c);
 }
 
+/* g with each warps from its least to 8; the number of failures. */
+static int run_warps(tj_jit *j, const gpu_case *g)
+{
+    int failed = 0;
+    for (int warps = g->min_warps ? g->min_warps : 1; warps <= 8; warps *= 2) {
+        int ok = g->src && run_case(j, g, warps);
+        printf("%s %s %s warps=%d\n", ok ? "PASS" : "FAIL", g->kernel, g->shapes, warps);
+        failed += !ok;
+    }
+    return failed;
+}
+
 int main(void)
 {
     tj_rt_error err = {{0}};
@@ -233,11 +261,14 @@ int main(void)
     }
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int warps = cases[i].min_warps ? cases[i].min_warps : 1; warps <= 8; warps *= 2) {
-            int ok = run_case(j, &cases[i], warps);
-            printf("%s %s %s warps=%d\n", ok ? "PASS" : "FAIL", cases[i].kernel, cases[i].shapes, warps);
-            failed += !ok;
-        }
+        failed += run_warps(j, &cases[i]);
+    for (size_t i = 0; i < sizeof file_cases / sizeof file_cases[0]; i++) {
+        gpu_case g = file_cases[i].g;
+        char *text = tu_source_file(file_cases[i].file);
+        g.src = text;
+        failed += run_warps(j, &g);
+        free(text);
+    }
     int64_t vec[] = {1 << 26}, sq[] = {8192, 8192}, wide[] = {65536, 1024};
     bandwidth(j, COPY_SCALE, "scale", "warps=4", 1, vec, 8);
     bandwidth(j, SOFTMAX, "softmax", "BLOCK=8192,warps=16", 2, sq, 8);
