@@ -98,6 +98,7 @@ struct tj_graph {
     uint32_t nkernels, kcap;
     tj_lib *lib;              /* cumsum and sorts, opened when first needed */
     int tuning;               /* inside tj_array_tune */
+    int host_cores;           /* tj_graph_set_host_cores (tier.c); 0: the process's CPU affinity */
     tj_pool_block pool[TJ_POOL_BLOCKS];
     uint32_t npool;
     size_t pool_bytes;
@@ -287,8 +288,9 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv);
  * compile: then the optimized kernel runs untiered). 0, or 1 with err. */
 int tj_tier_applies(const tj_graph *g, const tj_group *grp);
 /* Whether the host has the cores an elementwise group's fast tier needs
- * (its optimized compile runs beside it): 4 or more online. */
-int tj_tier_spare_cores(void);
+ * (its optimized compile runs beside it): 4 or more, g's host_cores where
+ * set, else those of the process's CPU affinity. */
+int tj_tier_spare_cores(const tj_graph *g);
 int tj_tier_start(tj_graph *g, uint32_t at, const tj_group *grp, const tj_group_args *args, tj_rt_error *err);
 /* The dispatch a launch of entry e takes: the variant while the optimized
  * kernel compiles (or after its compile failed), else e's own. */

@@ -36,7 +36,8 @@
  * launch (the variant runs), so the join counts it in the graph's stats and
  * keeps it (tj_graph_compile_error), and tj_graph_finish_compiles returns
  * it. */
-#define _POSIX_C_SOURCE 200809L /* sysconf */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,15 +50,36 @@
 /* emit.c's tune lists end at 8 warps for matmuls, 16 for the others */
 enum { MAX_WARPS = 8, MIN_THREAD_ELEMS = 16, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2, ELEM_MIN_CPUS = 4 };
 
+/* The cores this process may run on: its CPU affinity (a container or
+ * taskset may allow fewer than are online), else the online count. */
+static int process_cores(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    if (!sched_getaffinity(0, sizeof set, &set)) /* fails past CPU_SETSIZE (1024) cpus */
+        return CPU_COUNT(&set);
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 /* The elementwise tier saves a fifth of one compile and takes a second
  * core for a whole one: where cores are few it costs more than it saves
  * (on the 2-core build machine at load ~5, three alternating runs: a cold
  * gelu took 81-136 ms tiered against 25-81 untiered, its two compiles
  * sharing the cores). A matmul's fast tier halves its compile and stays. */
-int tj_tier_spare_cores(void)
+int tj_tier_spare_cores(const tj_graph *g)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n >= ELEM_MIN_CPUS;
+    int cores = g->host_cores ? g->host_cores : process_cores();
+    return cores >= ELEM_MIN_CPUS;
+}
+
+int tj_graph_set_host_cores(tj_graph *g, int cores, tj_rt_error *err)
+{
+    if (!g || cores < 0)
+        return tj_rt_fail(err, "tj_graph_set_host_cores: NULL graph or a negative count (%d)", cores);
+    g->host_cores = cores;
+    return 0;
 }
 
 struct tj_tier {
@@ -78,7 +100,7 @@ int tj_tier_applies(const tj_graph *g, const tj_group *grp)
         return 0;
     int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
     if (grp->kind == TJ_GROUP_ELEMWISE)
-        return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS && tj_tier_spare_cores();
+        return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS && tj_tier_spare_cores(g);
     return grp->kind == TJ_GROUP_MATMUL && g->nodes[grp->core].dtype == TJ_DT_F32 && grp->warps * 2 <= MAX_WARPS &&
            per_thread >= MIN_THREAD_ELEMS;
 }

@@ -224,6 +224,11 @@ const char *tj_graph_compile_error(const tj_graph *g);
  * (the evaluations keep that kernel's fast tier, which computes the same
  * bits). */
 int tj_graph_finish_compiles(tj_graph *g, tj_rt_error *err);
+/* The host cores g counts on for its background compiles: an elementwise
+ * group's fast tier (docs/arrays.md) needs 4, its optimized kernel
+ * compiling on another core. 0 (the default): the cores of the process's
+ * CPU affinity. 0, or 1 with err for a negative count. */
+int tj_graph_set_host_cores(tj_graph *g, int cores, tj_rt_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,9 +3,17 @@
  * it, lowered at 4 warps (the cost model's) and at 8 (the fast tier's)
  * and run on the SIMT interpreter, gives the same bytes, over ragged edges
  * (masked rows, columns and K) and whole tiles; so does gelu(x*y+z)'s
- * elementwise kernel at 8 warps and 16. */
+ * elementwise kernel at 8 warps and 16. And the two kernels a CUDA graph
+ * makes for elementwise chains of every dtype (against the stand-in driver,
+ * fake_libcuda.c: the compiles are real, the launches do nothing; the host
+ * given 4 cores, so that the elementwise tier applies on any build
+ * machine) give the same bytes on the SIMT interpreter. */
+#define _GNU_SOURCE /* mkdtemp, setenv, sched_setaffinity */
 #include <criterion/criterion.h>
+#include <sched.h>
+#include <stdlib.h>
 
+#include "array/array_internal.h"
 #include "lower_check.h"
 
 /* The tanh gelu of v1 and its store, as the array front end emits it after
@@ -122,4 +130,186 @@ Test(array_tier, the_same_bits_over_whole_tiles) { same_bits(&matmul, "M=64,N=12
 Test(array_tier, an_elementwise_chain_gives_the_same_bits_at_8_and_16_warps)
 {
     same_bits(&elementwise, "M=2,N=3000", 8, 2 * 3000);
+}
+
+/* ---- the kernels a graph makes ---- */
+
+/* Y (the last parameter) of `source` at its first configuration (the tune
+ * lists' first values: the cost model's, or the fast tier's) on the SIMT
+ * interpreter over random arguments (seed 1, the same for the same
+ * parameters; Y starts as `fill` bytes, so that two runs that leave an
+ * element unwritten differ there), into out; its bytes. */
+static size_t run_first_config(const char *source, const char *shapes, int fill, unsigned char *out, size_t cap)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = shapes;
+    lc_run run = {.c = tj_ctx_new()};
+    tj_program *prog = tj_parse_program(run.c, "emitted.tj", source, strlen(source));
+    int ki = prog ? tj_program_find_kernel(prog, "fused") : -1;
+    cr_assert(ki >= 0, "%s", tj_diag_render(run.c));
+    run.nparams = tj_kernel_params(prog, ki, &run.params);
+    cr_assert(lc_make_args(&run, &o));
+    tj_binding dims[LC_MAX_BIND], *config;
+    uint32_t ndims = lc_bindings(run.c, shapes, dims, LC_MAX_BIND), nconfig;
+    cr_assert_eq(tj_select_config(run.c, prog, ki, NULL, 0, dims, ndims, &config, &nconfig), 0, "%s",
+                 tj_diag_render(run.c));
+    int warps = 0;
+    for (uint32_t i = 0; i < nconfig; i++)
+        if (!strcmp(config[i].name, "warps"))
+            warps = (int)config[i].value;
+    cr_assert_gt(warps, 0, "no warps in the configuration of\n%s", source);
+    tj_kernel *k = tj_build_kernel(run.c, prog, ki, config, nconfig, dims, ndims);
+    cr_assert(k && !tj_verify(k), "%s", tj_diag_render(run.c));
+    lc_reset(&run);
+    uint32_t y = run.nparams - 1;
+    memset(run.simt[y].tensor.data, fill, run.bytes[y]);
+    cr_assert(lc_lower_and_run(&run, k, warps, &o, shapes), "%s", tj_diag_render(run.c));
+    size_t bytes = run.bytes[y];
+    cr_assert_leq(bytes, cap);
+    memcpy(out, run.simt[y].tensor.data, bytes);
+    lc_free(&run);
+    tj_ctx_free(run.c);
+    return bytes;
+}
+
+static tj_graph *cuda_graph(void)
+{
+    char dir[] = "/tmp/tj-tier-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    setenv("TILEJIT_CACHE_DIR", dir, 1); /* cold: nothing on disk */
+    tj_rt_error err = {{0}};
+    tj_graph *g = tj_graph_new(TJ_DEVICE_CUDA, 0, &err);
+    cr_assert(g, "%s", err.msg);
+    cr_assert_eq(tj_graph_set_host_cores(g, 4, &err), 0, "%s", err.msg);
+    return g;
+}
+
+static tj_array input(tj_graph *g, tj_dtype dt, int rank, const int64_t *shape)
+{
+    static double zeros[64 * 64];
+    tj_tensor t = tj_tensor_contiguous(zeros, dt, rank, shape);
+    tj_array a = tj_array_copy(g, &t);
+    cr_assert(a, "%s", tj_graph_error(g));
+    return a;
+}
+
+/* The chain y's group evaluated on a fresh graph: it starts as its fast
+ * tier, and the two kernels (the graph's entries: the variant, quick, and
+ * the optimized one) write the same bytes over `shapes` (its dims). */
+static void both_tiers_agree(tj_graph *g, tj_array y, const char *what, const char *shapes)
+{
+    tj_rt_error err = {{0}};
+    cr_assert(y, "%s: %s", what, tj_graph_error(g));
+    cr_assert_eq(tj_array_eval(g, &y, 1, &err), 0, "%s: %s", what, err.msg);
+    cr_assert_eq(tj_graph_finish_compiles(g, &err), 0, "%s: %s", what, err.msg);
+    tj_graph_stats st;
+    tj_graph_get_stats(g, &st);
+    cr_assert_eq(st.kernels_fast, 1, "%s: not tiered", what);
+    cr_assert_eq(g->nkernels, 2, "%s: %u kernels", what, g->nkernels);
+    static unsigned char bytes[2][64 * 64 * 8];
+    size_t n[2];
+    for (int i = 0; i < 2; i++)
+        n[i] = run_first_config(g->kernels[i].source, shapes, 0x5a + i, bytes[i], sizeof bytes[i]);
+    cr_assert(g->kernels[0].quick != g->kernels[1].quick, "%s: not one variant and one optimized kernel", what);
+    cr_assert(strcmp(g->kernels[0].source, g->kernels[1].source), "%s: the two tiers are one text", what);
+    cr_assert_eq(n[0], n[1]);
+    for (size_t i = 0; i < n[0]; i++)
+        cr_assert_eq(bytes[0][i], bytes[1][i], "%s: byte %zu of Y differs between the tiers (%s at %d, %s at %d)\n%s\n%s",
+                     what, i, g->kernels[0].quick ? "fast" : "optimized", bytes[0][i],
+                     g->kernels[1].quick ? "fast" : "optimized", bytes[1][i], g->kernels[0].source,
+                     g->kernels[1].source);
+    tj_graph_free(g);
+}
+
+static const int64_t mn[] = {64, 64};
+
+Test(array_tier, f16_sigmoid_of_a_product_and_sum)
+{
+    tj_graph *g = cuda_graph();
+    tj_array x = input(g, TJ_DT_F16, 2, mn), y = input(g, TJ_DT_F16, 2, mn), z = input(g, TJ_DT_F16, 2, mn);
+    tj_array r = tj_array_unary(g, TJ_AOP_SIGMOID,
+                                tj_array_binary(g, TJ_AOP_ADD, tj_array_binary(g, TJ_AOP_MULTIPLY, x, y), z));
+    both_tiers_agree(g, r, "f16 sigmoid(x * y + z)", "M=64,N=64");
+}
+
+Test(array_tier, bf16_gelu_and_a_select)
+{
+    tj_graph *g = cuda_graph();
+    tj_array x = input(g, TJ_DT_BF16, 2, mn), y = input(g, TJ_DT_BF16, 2, mn);
+    tj_array r = tj_array_ternary(g, TJ_AOP_WHERE, tj_array_binary(g, TJ_AOP_GREATER, x, y),
+                                  tj_array_unary(g, TJ_AOP_GELU, x), tj_array_binary(g, TJ_AOP_SUBTRACT, x, y));
+    both_tiers_agree(g, r, "bf16 where(x > y, gelu(x), x - y)", "M=64,N=64");
+}
+
+Test(array_tier, f64_division_and_log1p)
+{
+    tj_graph *g = cuda_graph();
+    tj_array x = input(g, TJ_DT_F64, 2, mn), y = input(g, TJ_DT_F64, 2, mn);
+    tj_array den = tj_array_binary(g, TJ_AOP_ADD, tj_array_unary(g, TJ_AOP_SQUARE, y), tj_array_scalar(g, TJ_DT_F64, 1, 1));
+    tj_array r = tj_array_binary(g, TJ_AOP_DIVIDE, tj_array_unary(g, TJ_AOP_LOG1P, tj_array_unary(g, TJ_AOP_ABS, x)), den);
+    both_tiers_agree(g, r, "f64 log1p(|x|) / (y^2 + 1)", "M=64,N=64");
+}
+
+Test(array_tier, i32_products_maxima_and_bits)
+{
+    tj_graph *g = cuda_graph();
+    tj_array x = input(g, TJ_DT_I32, 2, mn), y = input(g, TJ_DT_I32, 2, mn), z = input(g, TJ_DT_I32, 2, mn);
+    tj_array r = tj_array_binary(g, TJ_AOP_ADD, tj_array_binary(g, TJ_AOP_MAXIMUM, tj_array_binary(g, TJ_AOP_MULTIPLY, x, y), z),
+                                 tj_array_binary(g, TJ_AOP_BITWISE_AND, x, y));
+    both_tiers_agree(g, r, "i32 maximum(x * y, z) + (x & y)", "M=64,N=64");
+}
+
+/* f16 in, f32 out (two element sizes in one kernel), a square root and
+ * sin. (A row broadcast over the rows takes 16 warps in the cost model,
+ * whose double is past the tier's 16: not tiered.) */
+Test(array_tier, mixed_dtypes_a_square_root_and_sin)
+{
+    tj_graph *g = cuda_graph();
+    tj_array x = input(g, TJ_DT_F16, 2, mn), w = input(g, TJ_DT_F32, 2, mn);
+    tj_array r = tj_array_binary(g, TJ_AOP_MULTIPLY, tj_array_astype(g, x, TJ_DT_F32), w);
+    tj_array root = tj_array_unary(g, TJ_AOP_SQRT, tj_array_unary(g, TJ_AOP_ABS, r));
+    r = tj_array_unary(g, TJ_AOP_SIN, tj_array_binary(g, TJ_AOP_ADD, r, root));
+    both_tiers_agree(g, r, "f32 sin(x * w + sqrt(|x * w|)), x f16", "M=64,N=64");
+}
+
+/* Fewer than 4 cores: compiled once, untiered */
+Test(array_tier, few_cores_leave_elementwise_chains_untiered)
+{
+    tj_graph *g = cuda_graph();
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_graph_set_host_cores(g, 2, &err), 0, "%s", err.msg);
+    cr_assert_neq(tj_graph_set_host_cores(g, -1, &err), 0, "a negative count was taken");
+    tj_array x = input(g, TJ_DT_F32, 2, mn);
+    tj_array r = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    cr_assert_eq(tj_array_eval(g, &r, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats st;
+    tj_graph_get_stats(g, &st);
+    cr_assert_eq(st.kernels_fast, 0);
+    cr_assert_eq(st.kernels_compiled, 1);
+    tj_graph_free(g);
+}
+
+/* By default the graph counts the cores the process may run on, not those
+ * online: pinned to one, the chain is not tiered (on a host of 4 or more
+ * this fails where the online count is taken). */
+Test(array_tier, the_default_counts_the_cores_of_the_process_affinity)
+{
+    cpu_set_t set;
+    cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &set))
+        cpu++;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    cr_assert_eq(sched_setaffinity(0, sizeof set, &set), 0); /* this test's own process (Criterion forks one) */
+    tj_graph *g = cuda_graph();
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_graph_set_host_cores(g, 0, &err), 0, "%s", err.msg);
+    tj_array x = input(g, TJ_DT_F32, 2, mn);
+    tj_array r = tj_array_unary(g, TJ_AOP_TANH, tj_array_binary(g, TJ_AOP_MULTIPLY, x, x));
+    cr_assert_eq(tj_array_eval(g, &r, 1, &err), 0, "%s", err.msg);
+    tj_graph_stats st;
+    tj_graph_get_stats(g, &st);
+    cr_assert_eq(st.kernels_fast, 0, "tiered on one core");
+    tj_graph_free(g);
 }
