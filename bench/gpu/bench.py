@@ -510,10 +510,62 @@ SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                                            (64, 128, 64, 4, 6), (64, 128, 64, 4, 8), (64, 256, 64, 4, 4),
                                            (128, 64, 64, 8, 4), (128, 64, 64, 8, 8), (128, 128, 64, 8, 3),
                                            (128, 128, 64, 8, 6), (128, 256, 64, 8, 4))]
+# split-K (examples/matmul.tj: matmul_splitk writes S parts, matmul_splitk_sum
+# adds them in order): wide tiles over a K cut in S runs, so that the few
+# output tiles of the skinny rows (and 2048^3) still make 128-256 programs,
+# each reading a run of A and B (bench/NOTES.md "Split-K for the skinny rows")
+SPLITK_CONFIGS = [dict(BM=bm, BN=bn, BK=64, warps=w, stages=st, S=s)
+                  for bm, bn, w, st, s in ((64, 256, 4, 4, 4), (64, 128, 4, 6, 2), (64, 128, 4, 4, 4),
+                                           (128, 256, 8, 4, 4), (128, 256, 8, 4, 2), (128, 128, 8, 3, 2))]
+# the sum streams S f32 parts and writes C: small tiles, many programs
+SPLITK_SUM_CONFIGS = [dict(BM=8, BN=256, warps=4), dict(BM=16, BN=512, warps=8)]
 TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS):
+def splitk_attempt(jit, src, a, b, c, ref):
+    """attempt(params) for fastest() on the split-K pair: params carries S
+    (W's parts); the sum kernel is the fastest of SPLITK_SUM_CONFIGS for that
+    S. Each configuration's C is checked against torch, and a second call
+    on a NaN-filled W and C must give the same bits, before the pair is
+    timed."""
+    (m, k), n = a.shape, b.shape[1]
+    sums = {}
+
+    def sum_kernel(w):
+        s = w.shape[0]
+        if s not in sums:
+            sums[s] = min(((do_bench(lambda: f(w, c)), f) for f in
+                           (jit.compile(src, "matmul_splitk_sum", w, c, params=p, file="examples/matmul.tj")
+                            for p in SPLITK_SUM_CONFIGS)), key=lambda tf: tf[0])
+            print(f"  matmul_splitk_sum S={s}: {sums[s][0]:.4f} ms", flush=True)
+        return sums[s][1]
+
+    def attempt(params):
+        params = dict(params)
+        w = torch.full((params.pop("S"), m, n), float("nan"), device="cuda")
+        parts = jit.compile(src, "matmul_splitk", a, b, w, params=params, file="examples/matmul.tj")
+        total = sum_kernel(w)
+        call = lambda: (parts(a, b, w), total(w, c))  # noqa: E731
+        call()
+        torch.cuda.synchronize()
+        close_enough("matmul_splitk", c, ref, 2e-2)
+        first = c.clone()
+        w.fill_(float("nan"))
+        c.fill_(float("nan"))
+        call()
+        torch.cuda.synchronize()
+        if not torch.equal(first, c):
+            raise AssertionError("matmul_splitk: two calls gave different bits")
+        t = do_bench(call)
+        print(f"  matmul_splitk S={w.shape[0]} {params}: {t:.3f} ms", flush=True)
+        return t
+
+    return attempt
+
+
+def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=None):
+    """The fastest of `configs` of matmul and, with splitk, of the split-K
+    pair's configurations (the row says which: splitK in its parameters)."""
     n, k = n or m, k or m
     dt = TORCH_DTYPE[dtype]
     a = torch.randn(m, k, device="cuda", dtype=dt)
@@ -524,6 +576,15 @@ def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS):
     best, error = best_config(jit, src, "matmul", [a, b, c], configs, [a, b, c],
                               lambda: close_enough("matmul", c, ref, 2e-2))
     shape = f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
+    if splitk:
+        split, split_error = fastest(splitk, splitk_attempt(jit, src, a, b, c, ref))
+        print(f"# matmul {shape} {dtype}: plain " + (f"{best[0]:.3f} ms {best[1]}" if best else f"failed ({error})")
+              + ", split-K " + (f"{split[0]:.3f} ms {split[1]}" if split else f"failed ({split_error})"), flush=True)
+        if split and (not best or split[0] < best[0]):
+            p = dict(split[1])
+            p["splitK"] = p.pop("S")
+            best = (split[0], p)
+        error = error or split_error
     row = flop_row("matmul", shape, 2 * m * n * k, best, error, do_bench(lambda: a @ b), "cuBLAS")
     row.dtype = {"bf16": "bfloat16", "f16": "float16"}[dtype]
     return row
@@ -575,10 +636,15 @@ def matmul_f32_ieee(jit, n):
 
 
 def matmuls(jit):
-    rows = [matmul(jit, 4096), matmul(jit, 8192), matmul(jit, 2048, configs=WGMMA_CONFIGS)]
+    rows = [matmul(jit, 4096), matmul(jit, 8192), matmul(jit, 2048, configs=WGMMA_CONFIGS, splitk=SPLITK_CONFIGS)]
     rows += [matmul(jit, 4096, dtype="f16", configs=WGMMA_CONFIGS)]
     rows += [matmul_bias_gelu(jit, 4096), matmul_bias_gelu(jit, 4096, "f16"), matmul_f32_ieee(jit, 4096)]
-    return rows + [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS) for m in (64, 128, 256, 512)]
+    return rows + skinny_matmuls(jit)
+
+
+def skinny_matmuls(jit):
+    """M = 64 .. 512 against N = K = 8192, plain and split-K."""
+    return [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS, splitk=SPLITK_CONFIGS) for m in (64, 128, 256, 512)]
 
 
 def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath_only=False):

@@ -207,8 +207,8 @@ Test(lower_splitk, overlapping_runs_are_caught)
     free(src);
 }
 
-/* The configurations bench/gpu/bench.py times: wgmma, TMA rings, and
- * ptxas keeps the wgmma pipeline (no "serialized" warning). */
+/* The configurations bench/gpu/bench.py times (SPLITK_CONFIGS): wgmma,
+ * TMA rings, and ptxas keeps the wgmma pipeline (no "serialized" warning). */
 Test(lower_splitk, ptxas_takes_the_configs)
 {
     static char path[1024];
@@ -217,10 +217,13 @@ Test(lower_splitk, ptxas_takes_the_configs)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
     char *src = matmul_source();
     static const char *const configs[] = {"BM=64,BN=256,BK=64,warps=4,stages=4", "BM=64,BN=128,BK=64,warps=4,stages=6",
+                                          "BM=64,BN=128,BK=64,warps=4,stages=4", "BM=128,BN=256,BK=64,warps=8,stages=4",
                                           "BM=128,BN=256,BK=64,warps=8,stages=4", "BM=128,BN=128,BK=64,warps=8,stages=3"};
+    static const char *const splits[] = {"S=4", "S=2", "S=4", "S=4", "S=2", "S=2"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
         tj_ctx *c = tj_ctx_new();
-        const char *shapes = "M=128,N=8192,K=8192,S=4";
+        char shapes[64];
+        snprintf(shapes, sizeof shapes, "M=128,N=8192,K=8192,%s", splits[i]);
         tj_kernel *k = build(c, src, "matmul_splitk", configs[i], shapes);
         tj_binding dims[LC_MAX_BIND];
         uint32_t ns = lc_bindings(c, shapes, dims, LC_MAX_BIND);
