@@ -735,23 +735,10 @@ def _op(name):
 _PY_SCALARS = (int, float, builtins.bool)
 
 
-def _pair(x, y):
-    """The fast path of _operands for two operands: arrays of one graph, or
-    an array and a Python scalar."""
-    tx, ty = type(x), type(y)
-    if tx is ndarray:
-        if ty is ndarray and y._g is x._g:
-            return x._g, x, y
-        if ty in _PY_SCALARS:
-            return x._g, x, _scalar(x._g, y)
-    elif ty is ndarray and tx in _PY_SCALARS:
-        return y._g, _scalar(y._g, x), y
-    g, (a, b) = _operands(x, y)
-    return g, a, b
-
-
 # The elementwise ops are the calls a warm graph makes most (11 for gelu(x*y+z)): each is one frame
 # (the operators are these functions) and its result an ndarray made without __init__ (_lazy's fields).
+# _binary's fast paths (arrays of one graph; an array and a Python scalar, either side) are its own;
+# everything else goes through _operands.
 def _unary(name):
     code = -1
 
@@ -784,12 +771,12 @@ def _binary(name):
             elif ty in _PY_SCALARS:
                 b = _scalar(g, y)
             else:
-                g, a, b = _pair(x, y)
+                g, (a, b) = _operands(x, y)
         elif type(y) is ndarray and type(x) in _PY_SCALARS:  # 0.5 * x: the reflected operators
             g, b = y._g, y
             a = _scalar(g, x)
         else:
-            g, a, b = _pair(x, y)
+            g, (a, b) = _operands(x, y)
         h = g.binary(g.hv, code, a._h, b._h)
         if not h:
             g.check(h, name)
