@@ -516,7 +516,8 @@ SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
 # each reading a run of A and B (bench/NOTES.md "Split-K for the skinny rows")
 SPLITK_CONFIGS = [dict(BM=bm, BN=bn, BK=64, warps=w, stages=st, S=s)
                   for bm, bn, w, st, s in ((64, 256, 4, 4, 4), (64, 128, 4, 6, 2), (64, 128, 4, 4, 4),
-                                           (128, 256, 8, 4, 4), (128, 256, 8, 4, 2), (128, 128, 8, 3, 2))]
+                                           (128, 256, 8, 4, 4), (128, 256, 8, 4, 2), (128, 128, 8, 3, 2),
+                                           (128, 128, 8, 3, 4))]
 # the sum streams S f32 parts and writes C: small tiles, many programs
 SPLITK_SUM_CONFIGS = [dict(BM=8, BN=256, warps=4), dict(BM=16, BN=512, warps=8)]
 TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
