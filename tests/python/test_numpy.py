@@ -430,6 +430,38 @@ def test_attention_with_computed_operands_and_a_shared_score():
     check(s2, np.float32(z.sum()), rtol=1e-3, atol=1e-3)
 
 
+def test_attention_with_large_logits_within_their_rounding():
+    # scores of a few hundred (to ~1000): exp of the raw scores would overflow f32 past 88, so the flash
+    # kernel's running maximum is what keeps y finite. f32 sums the D products of a score in some order: it
+    # is off by at most D * eps * (|q| @ |k|.T) * s, each p by that much relatively (after the max), so each
+    # y by twice the row's largest such bound times max |v|; the float64 reference takes the same f32 inputs.
+    # That bound ignores how the errors cancel (~400x the error seen), so y must also stay within 8x the
+    # error of NumPy's own f32 softmax(q @ k.T * s) @ v, which rounds the same logits (1.3x seen).
+    shape = (2, 2, 64, 64)
+    q, k = data(shape, "float32", -30, 30), data(shape, "float32", -30, 30)
+    v = data(shape, "float32", -1, 1)
+    s = np.float32(1 / math.sqrt(shape[-1]))
+    before = tnp.stats()["kernels_launched"]
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * s, axis=-1) @ tnp.asarray(v)
+    tnp.eval(y)
+    assert tnp.stats()["kernels_launched"] - before == 1, tnp.plan(y, stage="fuse")
+    q64, k64, v64 = q.astype(np.float64), k.astype(np.float64), v.astype(np.float64)
+    z = q64 @ np.swapaxes(k64, -1, -2) * float(s)
+    assert 200 < np.abs(z).max() < 2000, np.abs(z).max()  # large enough to overflow exp, as intended
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dz = shape[-1] * np.finfo(np.float32).eps * (np.abs(q64) @ np.swapaxes(np.abs(k64), -1, -2)) * float(s)
+    bound = 2 * dz.max(-1, keepdims=True) * np.abs(v64).max() + 1e-5
+    err = np.abs(np.asarray(y).astype(np.float64) - p @ v64)
+    assert np.isfinite(np.asarray(y)).all()
+    assert (err <= bound).all(), (err.max(), bound.min(), float((err / bound).max()))
+    z32 = q @ np.swapaxes(k, -1, -2) * s
+    p32 = np.exp(z32 - z32.max(-1, keepdims=True))
+    p32 /= p32.sum(-1, keepdims=True)
+    numpy_err = np.abs((p32 @ v).astype(np.float64) - p @ v64).max()
+    assert err.max() <= 8 * numpy_err + 1e-6, (err.max(), numpy_err)
+
+
 # ---- python API ----
 
 def test_creation_functions():

@@ -129,3 +129,67 @@ def test_an_f32_matmul_fast_tier_and_its_optimized_kernel_give_the_same_bits():
     assert torch.equal(torch.from_dlpack(first), torch.from_dlpack(second))
     ref = torch.nn.functional.gelu(a @ w + b, approximate="tanh")
     torch.testing.assert_close(torch.from_dlpack(second), ref, rtol=1e-3, atol=1e-3)
+
+
+def _tier_chains():
+    def f16(x, y, z):
+        return tnp.sigmoid(x * y + z)
+
+    def bf16(x, y, z):
+        return tnp.where(x > y, tnp.gelu(x), x - y)
+
+    def f64(x, y, z):
+        return tnp.log1p(tnp.abs(x)) / (y * y + 1)
+
+    def i32(x, y, z):
+        return tnp.maximum(x * y, z) + (x & y)
+
+    def f16_to_f32(x, y, z):
+        h = x.astype(np.float32) * z.astype(np.float32)
+        return tnp.sin(h + tnp.sqrt(tnp.abs(h)))
+    return [(f16, torch.float16), (bf16, torch.bfloat16), (f64, torch.float64), (i32, torch.int32),
+            (f16_to_f32, torch.float16)]
+
+
+@pytest.mark.parametrize("chain,dtype", _tier_chains(), ids=lambda c: getattr(c, "__name__", str(c)))
+def test_an_elementwise_fast_tier_and_its_optimized_kernel_give_the_same_bits(chain, dtype):
+    # docs/arrays.md "Tiered compiles" (a host of 4 or more cores): the fast tier runs one element a thread at
+    # twice the warps, the optimized kernel several with vector accesses; 300 x 260 (78000: a partial tile)
+    if dtype == torch.int32:
+        x, y, z = (torch.randint(-50, 50, (300, 260), device="cuda", dtype=dtype) for _ in range(3))
+    else:
+        x, y, z = (torch.randn(300, 260, device="cuda").to(dtype) for _ in range(3))
+    tnp.finish_compiles("cuda")
+    before = tnp.stats("cuda")
+    first = chain(*(tnp.asarray(a) for a in (x, y, z)))
+    tnp.eval(first)
+    assert tnp.stats("cuda")["kernels_fast"] - before["kernels_fast"] == 1
+    tnp.finish_compiles("cuda")
+    assert tnp.stats("cuda")["kernels_swapped"] - before["kernels_swapped"] == 1
+    second = chain(*(tnp.asarray(a) for a in (x, y, z)))
+    tnp.eval(second)
+    f, s = torch.from_dlpack(first), torch.from_dlpack(second)
+    assert torch.equal(f.view(torch.uint8) if f.is_floating_point() else f,
+                       s.view(torch.uint8) if s.is_floating_point() else s)  # bytes: NaN equals NaN
+
+
+def test_attention_with_large_logits():
+    # scores of a few hundred (tests/python/test_numpy.py's case, here on the GPU's flash kernel): exp of the
+    # raw scores would overflow; y within twice the row's bound on a score's f32 rounding (D * eps * (|q| @
+    # |k|.T) * s) times max |v|, and within 8x torch's own f32 error on the same inputs
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q, k = ((torch.rand(2, 4, 200, 64, device="cuda", generator=g) * 60 - 30) for _ in range(2))
+    v = torch.rand(2, 4, 200, 64, device="cuda", generator=g) * 2 - 1
+    y = tnp.softmax(tnp.asarray(q) @ tnp.swapaxes(tnp.asarray(k), -1, -2) * 0.125, axis=-1) @ tnp.asarray(v)
+    tnp.eval(y)
+    q64, k64, v64 = q.double(), k.double(), v.double()
+    z = q64 @ k64.transpose(-1, -2) * 0.125
+    assert 200 < z.abs().max() < 2000
+    ref = torch.softmax(z, -1) @ v64
+    dz = 64 * torch.finfo(torch.float32).eps * (q64.abs() @ k64.abs().transpose(-1, -2)) * 0.125
+    bound = 2 * dz.amax(-1, keepdim=True) * v64.abs().max() + 1e-5
+    got = torch.from_dlpack(y).double()
+    err = (got - ref).abs()
+    assert torch.isfinite(got).all() and (err <= bound).all(), (err.max().item(), bound.min().item())
+    torch_err = ((torch.softmax(q @ k.transpose(-1, -2) * 0.125, -1) @ v).double() - ref).abs().max()
+    assert err.max() <= 8 * torch_err + 1e-6, (err.max().item(), torch_err.item())
