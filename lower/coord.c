@@ -37,16 +37,31 @@ tj_ref lw_id_bits(lw *w, tj_ref id, uint32_t bits)
     return v;
 }
 
+/* The lane's part of the thread's coordinate along fa (BLOCKED roots; a
+ * new root kind computes its own thread part here and in lw_tbase). */
+static tj_ref lane_part(lw *w, const tj_layout *l, int fa)
+{
+    const tj_layout *root = l->root;
+    tj_ref r = lw_memo_get(w, LW_MEMO_TBASE, root, fa, 1);
+    if (r)
+        return r;
+    int was = w->hoisting;
+    w->hoisting = 1;
+    r = lw_mul_imm(w, lw_id_bits(w, lw_lane(w), tj_layout_lane_bits(l, fa)), root->espt[fa]);
+    w->hoisting = was;
+    lw_memo_put(w, LW_MEMO_TBASE, root, fa, 1, r);
+    return r;
+}
+
 tj_ref lw_tbase(lw *w, const tj_layout *l, int fa)
 {
     const tj_layout *root = l->root;
     tj_ref r = lw_memo_get(w, LW_MEMO_TBASE, root, fa, 0);
     if (r)
         return r;
+    tj_ref lane = lane_part(w, l, fa);
     int was = w->hoisting;
     w->hoisting = 1;
-    /* BLOCKED roots; a new root kind computes its own thread part here */
-    tj_ref lane = lw_mul_imm(w, lw_id_bits(w, lw_lane(w), tj_layout_lane_bits(l, fa)), root->espt[fa]);
     tj_ref warp = lw_mul_imm(w, lw_id_bits(w, lw_warp(w), tj_layout_warp_bits(l, fa)), root->espt[fa] * root->tpw[fa]);
     r = lw_op2(w, TJ_OP_ADD, lane, warp);
     w->hoisting = was;
@@ -78,45 +93,64 @@ tj_ref lw_coord(lw *w, const tj_layout *l, int fa, int32_t i)
     return r;
 }
 
-int lw_raw_ok_static(const tj_layout *l, int fa, int32_t i)
+/* Whether register i's raw coordinate along fa is below the extent for a
+ * thread part of at most tmax: 1 always, 0 never, -1 it depends. */
+static int below_static(const tj_layout *l, int fa, int32_t i, int64_t tmax)
 {
     int64_t off = tj_layout_roff(l, fa, i);
-    if (off + tj_layout_tbase_max(l, fa) < l->fshape[fa])
+    if (off + tmax < l->fshape[fa])
         return 1;
     return off >= l->fshape[fa] ? 0 : -1;
 }
 
-tj_ref lw_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i)
+int lw_raw_ok_static(const tj_layout *l, int fa, int32_t i) { return below_static(l, fa, i, tj_layout_tbase_max(l, fa)); }
+
+int lw_lane_raw_ok_static(const tj_layout *l, int fa, int32_t i)
 {
-    int s = lw_raw_ok_static(l, fa, i);
+    return below_static(l, fa, i, (int64_t)l->root->espt[fa] * (l->root->tpw[fa] - 1));
+}
+
+/* lw_raw_ok, or with `lane_only` lw_lane_raw_ok */
+static tj_ref raw_ok_of(lw *w, const tj_layout *l, int fa, int32_t i, int lane_only)
+{
+    int s = lane_only ? lw_lane_raw_ok_static(l, fa, i) : lw_raw_ok_static(l, fa, i);
     if (s >= 0)
         return s ? TJ_NONE : lw_const_int(w, TJ_DT_BOOL, 0);
-    tj_ref r = lw_memo_get(w, LW_MEMO_RAWOK, l, fa, i);
+    int memo = lane_only ? LW_MEMO_LANE_RAWOK : LW_MEMO_RAWOK;
+    tj_ref r = lw_memo_get(w, memo, l, fa, i);
     if (!r) {
+        tj_ref base = lane_only ? lane_part(w, l, fa) : lw_tbase(w, l, fa);
         int was = w->hoisting;
         w->hoisting = 1;
-        r = lw_op2(w, TJ_OP_LT, raw_coord(w, l, fa, i), lw_const_int(w, TJ_DT_I32, l->fshape[fa]));
+        r = lw_op2(w, TJ_OP_LT, lw_add_imm(w, base, tj_layout_roff(l, fa, i)), lw_const_int(w, TJ_DT_I32, l->fshape[fa]));
         w->hoisting = was;
-        lw_memo_put(w, LW_MEMO_RAWOK, l, fa, i, r);
+        lw_memo_put(w, memo, l, fa, i, r);
     }
     return r;
 }
 
-tj_ref lw_owner(lw *w, const tj_layout *l, uint32_t reg)
+tj_ref lw_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i) { return raw_ok_of(w, l, fa, i, 0); }
+tj_ref lw_lane_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i) { return raw_ok_of(w, l, fa, i, 1); }
+
+static tj_ref owner_of(lw *w, const tj_layout *l, uint32_t reg, int lane_only)
 {
     int32_t idx[TJ_MAX_RANK];
-    tj_ref r = lw_memo_get(w, LW_MEMO_OWNER, l, reg, 0);
+    int memo = lane_only ? LW_MEMO_LANE_OWNER : LW_MEMO_OWNER;
+    tj_ref r = lw_memo_get(w, memo, l, reg, 0);
     if (r)
         return r == (tj_ref)-1 ? TJ_NONE : r;
     tj_layout_reg_index(l, reg, idx);
     int was = w->hoisting;
     w->hoisting = 1;
     for (int fa = 0; fa < l->frank; fa++)
-        r = lw_and(w, r, lw_raw_ok(w, l, fa, idx[fa]));
+        r = lw_and(w, r, raw_ok_of(w, l, fa, idx[fa], lane_only));
     w->hoisting = was;
-    lw_memo_put(w, LW_MEMO_OWNER, l, reg, 0, r ? r : (tj_ref)-1);
+    lw_memo_put(w, memo, l, reg, 0, r ? r : (tj_ref)-1);
     return r;
 }
+
+tj_ref lw_owner(lw *w, const tj_layout *l, uint32_t reg) { return owner_of(w, l, reg, 0); }
+tj_ref lw_lane_owner(lw *w, const tj_layout *l, uint32_t reg) { return owner_of(w, l, reg, 1); }
 
 tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t reg, int d)
 {

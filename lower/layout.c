@@ -320,6 +320,20 @@ int tj_layout_axis_wraps(const tj_layout *l, int fa)
     return (int64_t)tj_layout_tbase_max(l, fa) + tj_layout_roff(l, fa, l->fregs[fa] - 1) >= l->fshape[fa];
 }
 
+int tj_layout_warps_replicate(const tj_layout *l, int fa)
+{
+    const tj_layout *r = l->root;
+    return r->wpc[fa] == 1 || ((int64_t)r->espt[fa] * r->tpw[fa]) % l->fshape[fa] == 0;
+}
+
+int tj_layout_warps_replicate_all(const tj_layout *l)
+{
+    for (int a = 0; a < l->frank; a++)
+        if (!tj_layout_warps_replicate(l, a))
+            return 0;
+    return 1;
+}
+
 int tj_layout_has_replicas(const tj_layout *l)
 {
     for (int a = 0; a < l->frank; a++)

@@ -95,6 +95,13 @@ void tj_layout_owner_of(const tj_layout *l, const int32_t *coord, uint32_t *tid,
  * exist along it: coordinates need the modulo and owners a test). */
 int tj_layout_axis_wraps(const tj_layout *l, int fa);
 int tj_layout_has_replicas(const tj_layout *l);
+/* Whether the warps along frame axis fa hold replicas only: there is one,
+ * or one warp's run along fa covers the axis a whole number of times, so
+ * that every warp holds the elements warp 0 holds there, in the same
+ * registers. Then a reduction or scan along fa stays in each warp, every
+ * warp computing the whole result (no shared memory, no barrier). */
+int tj_layout_warps_replicate(const tj_layout *l, int fa);
+int tj_layout_warps_replicate_all(const tj_layout *l); /* along every frame axis */
 
 /* Whether a value in layout `src` (shape src->shape) can be read in layout
  * `dst` without moving data, where dst's element at coord is src's element

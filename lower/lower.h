@@ -140,7 +140,8 @@ tj_ref lw_warp(lw *w);
 tj_ref lw_memo_get(lw *w, int kind, const void *p, int64_t a, int64_t b);
 void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v);
 enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO_STRIDE, LW_MEMO_PTR,
-       LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR };
+       LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR,
+       LW_MEMO_LANE_RAWOK, LW_MEMO_LANE_OWNER };
 /* Report an error at the instruction being lowered (only the first of a
  * lowering is shown); lw_fail returns NULL, lw_error 1. Functions of the
  * lowering that can fail return 0 on success (predicates, "whether ...",
@@ -176,6 +177,12 @@ tj_ref lw_coord(lw *w, const tj_layout *l, int fa, int32_t i);
 int lw_raw_ok_static(const tj_layout *l, int fa, int32_t i);
 tj_ref lw_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i); /* TJ_NONE: always */
 tj_ref lw_owner(lw *w, const tj_layout *l, uint32_t r);         /* TJ_NONE: always */
+/* The same tests as if the thread were in warp 0 (its lane's part of the
+ * coordinate only): the owners within each warp, for axes whose warps
+ * hold replicas only (tj_layout_warps_replicate). */
+int lw_lane_raw_ok_static(const tj_layout *l, int fa, int32_t i);
+tj_ref lw_lane_raw_ok(lw *w, const tj_layout *l, int fa, int32_t i); /* TJ_NONE: always */
+tj_ref lw_lane_owner(lw *w, const tj_layout *l, uint32_t r);         /* TJ_NONE: always */
 /* Tile coordinate of register r along tile axis d (i32). */
 tj_ref lw_tile_coord(lw *w, const tj_layout *l, uint32_t r, int d);
 /* sum(coord[d] * wts[d]) for register r (i32); hoisted. */

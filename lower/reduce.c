@@ -1,7 +1,10 @@
 /* Reductions (sum, prod, max, min) and argmax/argmin: per thread over the
  * registers along the axis, then shfl_xor across the lanes that move along
- * it, then across warps through shared memory. Replicas and padding count
- * as the identity. argmax/argmin carry (value, index) pairs and keep the
+ * it, then across warps through shared memory, unless the warps along it
+ * hold replicas only (a tile no larger than a warp's run): then each warp
+ * reduces its own copy, the owners within it counting, and every warp has
+ * the result without a barrier. Replicas and padding count as the
+ * identity. argmax/argmin carry (value, index) pairs and keep the
  * first index of the extreme, NaN counting as the maximum, whatever the
  * order the pairs meet in. f16/bf16 accumulate in f32, narrow integers in
  * 32 bits (exact: the result is cast back). */
@@ -155,21 +158,23 @@ static int reduce_axis(lw *w, tj_ref r, const lw_val *x, int axis)
     const tj_layout *out = lw_intern(w, tj_layout_slice(w->c, p, axis));
     racc *acc = tj_alloc(w->c, sizeof *acc * out->nregs);
     int32_t idx[TJ_MAX_RANK];
+    int in_warp = tj_layout_warps_replicate(p, fa);
     for (uint32_t o = 0; o < out->nregs; o++) {
         tj_layout_reg_index(out, o, idx);
         for (int32_t i = 0; i < p->fregs[fa]; i++) {
-            int ok = lw_raw_ok_static(p, fa, i);
+            int ok = in_warp ? lw_lane_raw_ok_static(p, fa, i) : lw_raw_ok_static(p, fa, i);
             if (!ok)
                 continue; /* padding in every thread */
             idx[fa] = i;
+            tj_ref owns = ok > 0 ? TJ_NONE : in_warp ? lw_lane_raw_ok(w, p, fa, i) : lw_raw_ok(w, p, fa, i);
             racc e = element(w, op, x->regs[tj_layout_reg_of(p, idx)], is_arg(op) ? lw_coord(w, p, fa, i) : TJ_NONE,
-                             ok < 0 ? lw_raw_ok(w, p, fa, i) : TJ_NONE);
+                             owns);
             acc[o] = combine(w, op, acc[o], e);
         }
         acc[o] = lanes_combine(w, op, acc[o], tj_layout_lane_bits(p, fa));
     }
     uint32_t warp_bits = tj_layout_warp_bits(p, fa);
-    if (warp_bits) {
+    if (warp_bits && !in_warp) {
         int64_t strides[TJ_MAX_RANK];
         tj_shape_strides(out->rank, out->shape, strides);
         tj_ref *flat = lw_new_regs(w, out->nregs);
@@ -191,14 +196,15 @@ static int reduce_all(lw *w, tj_ref r, const lw_val *x)
     int64_t strides[TJ_MAX_RANK], c;
     tj_shape_strides(p->rank, p->shape, strides);
     racc acc = {TJ_NONE, TJ_NONE};
+    int in_warp = tj_layout_warps_replicate_all(p);
     for (uint32_t i = 0; i < p->nregs; i++) {
-        tj_ref ok = lw_owner(w, p, i);
+        tj_ref ok = in_warp ? lw_lane_owner(w, p, i) : lw_owner(w, p, i);
         if (ok && lw_is_const(w, ok, &c) && !c)
             continue;
         acc = combine(w, op, acc, element(w, op, x->regs[i], is_arg(op) ? lw_flat(w, p, i, strides) : TJ_NONE, ok));
     }
     acc = lanes_combine(w, op, acc, TJ_WARP_SIZE - 1);
-    if (w->nwarps > 1) {
+    if (w->nwarps > 1 && !in_warp) {
         tj_ref zero = lw_const_int(w, TJ_DT_I32, 0);
         warps_combine(w, op, &acc, &zero, 1, 1, (uint32_t)w->nwarps - 1);
     }

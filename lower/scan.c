@@ -3,10 +3,12 @@
  * the earlier value on the left). For each chunk of a thread's registers
  * along the axis: a scan in the thread, a Hillis-Steele scan of the chunk
  * totals with shfl_up across the lanes of the axis, the warp totals through
- * shared memory, and the totals of earlier chunks carried forward. Padding
- * and replicas along the axis come after every real element in scan order,
- * so they only spoil themselves; they are refreshed from their owners at
- * the end. Axis -1 scans the flattened tile. */
+ * shared memory (unless the warps along the axis hold replicas only: then
+ * each warp scans its own copy), and the totals of earlier chunks carried
+ * forward. Padding and replicas along the axis come after every real
+ * element in scan order, so they only spoil themselves; they are refreshed
+ * from their owners at the end (not the replicas of a warp that scanned
+ * its own copy). Axis -1 scans the flattened tile. */
 #include "lower/lower.h"
 
 enum { MAX_TUPLE = 16 };
@@ -231,9 +233,10 @@ static int scan_axis(scan *s, tj_ref **x, tj_ref **out)
     lw *w = s->w;
     const tj_layout *l = s->l;
     uint32_t warp_bits = tj_layout_warp_bits(l, s->fa);
+    int in_warp = tj_layout_warps_replicate(l, s->fa);
     chunks c = {.spt = l->root->espt[s->fa], .nrows = l->nregs / (uint32_t)l->fregs[s->fa]};
     c.reps = l->fregs[s->fa] / c.spt;
-    c.nw = warp_bits ? (int)(warp_bits >> lw_low_bit(warp_bits)) + 1 : 1;
+    c.nw = warp_bits && !in_warp ? (int)(warp_bits >> lw_low_bit(warp_bits)) + 1 : 1;
     size_t nchunks = (size_t)c.nrows * (size_t)c.reps;
     c.row_reg = tj_alloc(w->c, sizeof *c.row_reg * c.nrows);
     c.lane_ex = tj_alloc(w->c, sizeof *c.lane_ex * nchunks);
@@ -247,7 +250,8 @@ static int scan_axis(scan *s, tj_ref **x, tj_ref **out)
     if (w->err)
         return 1;
     apply_prefixes(s, &c, out);
-    for (uint32_t q = 0; q < s->n; q++)
+    int lanes_wrap = lw_lane_raw_ok_static(l, s->fa, l->fregs[s->fa] - 1) != 1;
+    for (uint32_t q = 0; q < s->n && (!in_warp || lanes_wrap); q++)
         lw_refresh_replicas(w, l, out[q], s->fa);
     return w->err;
 }

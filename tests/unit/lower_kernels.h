@@ -101,6 +101,26 @@ static const char *const WHOLE = "kernel whole(X: i32[M, N], R: i32[4])\n"
                                  "    store(R[0:4], r)\n"
                                  "}\n";
 
+/* Tiles no larger than a warp's run, in programs of several warps: every
+ * warp holds a replica of the whole tile (along an axis or all of them),
+ * so the reductions and scans stay in each warp (lower/reduce.c). */
+static const char *const WARP_TILES =
+    "kernel small(X: i32[N], Y: f32[M, K], R: i32[8], C: i32[N], S: f32[M], T: f32[K], D: f32[M, K], E: f32[M, K])\n"
+    "    grid (1)\n"
+    "    const BN = 32, BM = 4, BK = 8\n"
+    "{\n"
+    "    x = load(X[0:BN], other = -1000)\n"
+    "    r = where(arange(8) == 0, sum(x), where(arange(8) == 1, max(x), where(arange(8) == 2, argmax(x), "
+    "where(arange(8) == 3, argmin(x), min(x)))))\n"
+    "    store(R[0:8], r)\n"
+    "    store(C[0:BN], cumsum(x, axis = 0))\n"
+    "    y = load(Y[0:BM, 0:BK])\n"
+    "    store(S[0:BM], sum(y, axis = 1) + max(y))\n"
+    "    store(T[0:BK], max(y, axis = 0))\n"
+    "    store(D[0:BM, 0:BK], cumsum(y, axis = 0))\n"
+    "    store(E[0:BM, 0:BK], cumsum(y, axis = 1))\n"
+    "}\n";
+
 static const char *const RECURRENCE =
     "fn lin(a1: f32, b1: f32, a2: f32, b2: f32) -> (f32, f32) { return (a1 * a2, a2 * b1 + b2) }\n"
     "kernel recurrence(A: f32[R, L], Bv: f32[R, L], Hout: f32[R, L])\n"

@@ -125,6 +125,27 @@ Test(lower, reductions_to_scalars)
     cr_assert(lc_check_tj(WHOLE, "whole", &o));
 }
 
+/* Tiles every warp holds whole (32 elements, 4 x 8; 16 and 2 x 4 with
+ * replica lanes too) at 1, 4 and 8 warps: reductions and scans in each
+ * warp's copy, the owners within a warp counting once. */
+Test(lower, reductions_and_scans_of_tiles_a_warp_holds)
+{
+    lc_opts o = lc_defaults();
+    o.ilo = -5; /* ties: argmax and argmin keep the first */
+    o.ihi = 5;
+    o.shapes = "N=32,M=4,K=8";
+    cr_assert(lc_check_tj(WARP_TILES, "small", &o));
+    o.shapes = "N=27,M=3,K=7"; /* masked tails */
+    cr_assert(lc_check_tj(WARP_TILES, "small", &o));
+    o.defines = "BN=16,BM=2,BK=4";
+    o.shapes = "N=16,M=2,K=4";
+    cr_assert(lc_check_tj(WARP_TILES, "small", &o));
+    o.specials = 1;
+    o.defines = "BN=8,BM=1,BK=8";
+    o.shapes = "N=5,M=1,K=8";
+    cr_assert(lc_check_tj(WARP_TILES, "small", &o));
+}
+
 /* ---- scans and sort ----------------------------------------------------------------- */
 
 Test(lower, scan_with_combine_region)
