@@ -542,7 +542,13 @@ def splitk_attempt(jit, src, a, b, c, ref):
         return sums[s][1]
 
     def attempt(params):
-        params = dict(params)
+        try:
+            return timed(dict(params))
+        except Exception as e:  # said here: fastest() keeps only the last error
+            print(f"  matmul_splitk {params}: FAILED: {str(e).splitlines()[0][:200]}", flush=True)
+            raise
+
+    def timed(params):
         w = torch.full((params.pop("S"), m, n), float("nan"), device="cuda")
         parts = jit.compile(src, "matmul_splitk", a, b, w, params=params, file="examples/matmul.tj")
         total = sum_kernel(w)
