@@ -11,7 +11,9 @@
  * NATIVE_S INTERP_S COMPILE_MS CPU_MS NATIVE_CPU_S INTERP_CPU_S` (compile:
  * wall and thread CPU time; the last two: CPU time of all threads per run,
  * the least of 5 batches, which other processes on a busy machine inflate
- * much less than wall time). Threads: TILEJIT_CPU_THREADS, else every core. */
+ * much less than wall time). Threads: TILEJIT_CPU_THREADS, else every core.
+ * A failed compile, launch or interpreter run is reported (its own
+ * message) and ends the run with status 1. */
 #define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <stdio.h>
@@ -84,6 +86,16 @@ static void *tensor_alloc(size_t bytes)
         madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
 #endif
     return p;
+}
+
+/* A kernel's source, or NULL, said on stderr. */
+static char *read_source(const char *dir, const char *file)
+{
+    size_t len;
+    char *src = bench_read_file(dir, file, &len);
+    if (!src)
+        fprintf(stderr, "bench_cpu: cannot read %s/%s\n", dir, file);
+    return src;
 }
 
 /* Front end, random arguments, and the specialized copy for the cpu. */
@@ -171,29 +183,36 @@ static int warm_up(int (*run)(void *), void *p)
     return 0;
 }
 
+/* One native kernel and its arguments; err: the first failed launch's
+ * message, reported as it is (the launch is not repeated to find out). */
+typedef struct native_run {
+    tj_cpu_fn *f;
+    bench_kernel *b;
+    char err[256];
+} native_run;
+
 static int run_native_once(void *p);
 static int run_interp_once(void *p);
 
-/* The median of `reps` runs after the warm-up, in seconds; NAN when a
- * run fails (a failed launch returns at once: timing it would be bogus).
- * *cpu_s (may be NULL): the median CPU time the threads spent per run,
- * which other processes on a busy machine do not inflate. */
-static double time_native(tj_cpu_fn *f, bench_kernel *b, int reps, double *cpu_s)
+/* The median of `reps` runs after the warm-up, in seconds; NAN, with the
+ * failed launch's message on stderr, when a run fails (a failed launch
+ * returns at once: timing it would be bogus). *cpu_s (may be NULL): the
+ * median CPU time the threads spent per run, which other processes on a
+ * busy machine do not inflate. */
+static double time_native(native_run *n, int reps, double *cpu_s)
 {
     double t[64], c[64];
-    char err[256];
-    void *fb[2] = {f, b};
     reps = reps < 64 ? reps : 64;
-    if (warm_up(run_native_once, fb)) {
-        fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err) ? err : "");
+    if (warm_up(run_native_once, n)) {
+        fprintf(stderr, "bench_cpu: %s: %s\n", n->b->spec->name, n->err);
         return NAN;
     }
     for (int i = 0; i < reps; i++) {
         double c0 = cpu_s ? process_cpu_s() : 0, t0 = bench_now_us(); /* a CPU clock read is a syscall: outside */
-        int rc = tj_cpu_run(f, b->args, b->nargs, b->grid, err, sizeof err);
+        int rc = run_native_once(n);
         double t1 = bench_now_us(), c1 = cpu_s ? process_cpu_s() : 0;
         if (rc) {
-            fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, err);
+            fprintf(stderr, "bench_cpu: %s: %s\n", n->b->spec->name, n->err);
             return NAN;
         }
         t[i] = (t1 - t0) * 1e-6;
@@ -245,10 +264,8 @@ static double cpu_per_run(int (*run)(void *), void *b, double est_s)
 
 static int run_native_once(void *p)
 {
-    void **fb = p;
-    bench_kernel *b = fb[1];
-    char err[256];
-    return tj_cpu_run(fb[0], b->args, b->nargs, b->grid, err, sizeof err);
+    native_run *n = p;
+    return tj_cpu_run(n->f, n->b->args, n->b->nargs, n->b->grid, n->err, sizeof n->err);
 }
 
 static int run_interp_once(void *p) { return tj_interp_run(((bench_kernel *)p)->tile, ((bench_kernel *)p)->args, ((bench_kernel *)p)->nargs); }
@@ -295,18 +312,19 @@ static int run_kernels(tj_cpu *cpu, const char *dir)
 {
     for (size_t i = 0; i < sizeof MEMORY / sizeof *MEMORY; i++) {
         const memory_case *m = &MEMORY[i];
-        size_t len;
-        char *src = bench_read_file(dir, m->file, &len);
+        char *src = read_source(dir, m->file);
         bench_kernel b = {0};
         double ms, cms;
         tj_cpu_fn *f = src && !build(&b, src, m->kernel, m->shapes, "", m->scalars) ? compile(cpu, &b, &ms, &cms) : NULL;
-        if (f) {
-            double cpu_s, s = time_native(f, &b, 15, &cpu_s), n = (double)(16384.0 * 1024.0);
-            printf("kernel %s %.0f %.6f %.1f %.1f %.6f\n", m->name, n * 4 * m->elems_moved, s, ms, cms, cpu_s);
-        }
+        native_run n = {f, &b, ""};
+        double cpu_s, s = f ? time_native(&n, 15, &cpu_s) : NAN, elems = 16384.0 * 1024.0;
+        if (!isnan(s))
+            printf("kernel %s %.0f %.6f %.1f %.1f %.6f\n", m->name, elems * 4 * m->elems_moved, s, ms, cms, cpu_s);
         fflush(stdout);
         release(&b);
         free(src);
+        if (isnan(s)) /* reported: stop, as a failed example does */
+            return 1;
     }
     return 0;
 }
@@ -329,10 +347,30 @@ static int run_matmul(tj_cpu *cpu, const char *defines)
     bench_kernel b = {0};
     double ms, cms;
     tj_cpu_fn *f = !build(&b, MATMUL_F32, "mm", "M=1024,N=1024,K=1024", defines, "") ? compile(cpu, &b, &ms, &cms) : NULL;
-    if (f)
-        printf("matmul %s %.0f %.6f %.1f %.1f\n", defines, 2.0 * 1024 * 1024 * 1024, time_native(f, &b, 7, NULL), ms, cms);
+    native_run n = {f, &b, ""};
+    double s = f ? time_native(&n, 7, NULL) : NAN;
+    if (!isnan(s))
+        printf("matmul %s %.0f %.6f %.1f %.1f\n", defines, 2.0 * 1024 * 1024 * 1024, s, ms, cms);
     release(&b);
-    return f ? 0 : 1;
+    return isnan(s) ? 1 : 0;
+}
+
+/* t: native and interpreter wall medians, then their CPU times per run;
+ * -1 at the first failed run, reported (and not run again). */
+static int time_example(tj_cpu_fn *f, bench_kernel *b, double t[4])
+{
+    native_run n = {f, b, ""};
+    if (isnan(t[0] = time_native(&n, 21, NULL)) || isnan(t[1] = time_interp(b, 7)))
+        return -1;
+    if (isnan(t[2] = cpu_per_run(run_native_once, &n, t[0]))) {
+        fprintf(stderr, "bench_cpu: %s: %s\n", b->spec->name, n.err);
+        return -1;
+    }
+    if (isnan(t[3] = cpu_per_run(run_interp_once, b, t[1]))) {
+        fprintf(stderr, "bench_cpu: %s (interpreter): %s", b->tile->name, tj_diag_render(b->c));
+        return -1;
+    }
+    return 0;
 }
 
 /* examples.txt: FILE KERNEL [--shape S] [-D D] [ARG=V]... */
@@ -359,21 +397,22 @@ static int run_examples(tj_cpu *cpu, const char *dir)
             else
                 snprintf(scalars + strlen(scalars), sizeof scalars - strlen(scalars), "%s%s", *scalars ? "," : "", w);
         }
-        char *src = bench_read_file(dir, file, &len);
+        char *src = read_source(dir, file);
         bench_kernel b = {0};
         double ms, cms;
         tj_cpu_fn *f = src && !build(&b, src, kernel, shapes, defines, scalars) ? compile(cpu, &b, &ms, &cms) : NULL;
-        if (f) {
-            double nat = time_native(f, &b, 21, NULL), itp = time_interp(&b, 7);
-            void *fb[2] = {f, &b};
-            double nat_cpu = isnan(nat) ? NAN : cpu_per_run(run_native_once, fb, nat);
-            double itp_cpu = isnan(itp) ? NAN : cpu_per_run(run_interp_once, &b, itp);
+        double t[4];
+        int failed = !f || time_example(f, &b, t);
+        if (!failed)
             printf("example %s %s %s%s%s %.7f %.6f %.1f %.1f %.7f %.6f\n", file, kernel, shapes, *defines ? ";" : "",
-                   defines, nat, itp, ms, cms, nat_cpu, itp_cpu);
-        }
+                   defines, t[0], t[1], ms, cms, t[2], t[3]);
         fflush(stdout);
         release(&b);
         free(src);
+        if (failed) { /* reported (a failed compile, launch or interpreter run): stop */
+            free(list);
+            return 1;
+        }
     }
     free(list);
     return 0;

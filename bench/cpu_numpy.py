@@ -82,8 +82,10 @@ def numpy_ops():
 def bench(build, mode, *extra):
     exe = os.path.join(build, "bench", "bench_cpu")
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
-    out = subprocess.run([exe, mode, *(extra or [root])], check=True, capture_output=True, text=True)
-    sys.stderr.write(out.stderr)
+    out = subprocess.run([exe, mode, *(extra or [root])], capture_output=True, text=True)
+    sys.stderr.write(out.stderr)  # its diagnostics, a failure's included
+    if out.returncode:
+        sys.exit(f"{exe} {mode}: exit status {out.returncode}")
     return [line.split() for line in out.stdout.splitlines()]
 
 
