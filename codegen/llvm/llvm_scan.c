@@ -52,13 +52,13 @@ static unsigned lanes_of(const lg *g, tj_dtype dt)
 static int vector_scannable(const lg *g, tj_ref x, tj_dtype dt, lg_lines l)
 {
     return dt != TJ_DT_F16 && dt != TJ_DT_BF16 && dt != TJ_DT_BOOL && l.inner == 1 && !lg_val(g, x)->fused &&
-           lanes_of(g, dt) >= 4 && l.len >= 2 * lanes_of(g, dt);
+           lanes_of(g, dt) >= 4 && lanes_of(g, dt) <= LG_MAX_LANES && l.len >= 2 * lanes_of(g, dt);
 }
 
 /* v with every lane combined with the lanes below it. */
 static LLVMValueRef scan_in_register(lg *g, tj_op op, tj_dtype dt, LLVMValueRef v, LLVMValueRef ident, unsigned w)
 {
-    LLVMValueRef mask[64];
+    LLVMValueRef mask[LG_MAX_LANES];
     for (unsigned k = 1; k < w; k *= 2) {
         for (unsigned i = 0; i < w; i++) /* lane i takes lane i - k of v, or the identity */
             mask[i] = lg_i32(g, i < k ? i : w + i - k);
@@ -78,7 +78,7 @@ static void scan_blocks(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, LLVMVa
     LLVMTypeRef vt = LLVMVectorType(t, w);
     LLVMValueRef one = tj_dtype_is_float(dt) ? lg_const_float(g, dt, op == TJ_OP_ADD ? -0.0 : 1.0)
                                              : lg_const_int(g, dt, op == TJ_OP_ADD ? 0 : 1);
-    LLVMValueRef lanes[64];
+    LLVMValueRef lanes[LG_MAX_LANES];
     for (unsigned i = 0; i < w; i++)
         lanes[i] = one;
     LLVMValueRef ident = LLVMConstVector(lanes, w);

@@ -78,7 +78,7 @@ static unsigned transpose_width(const lg *g, tj_ref x, const tj_inst *in)
 {
     const tj_type_info *xt = lg_ti(g, x);
     unsigned bits = lane_bits(g, xt->dtype), w = bits ? (unsigned)g->vector_bits / bits : 0;
-    if (xt->rank != 2 || in->list[0] != 1 || in->list[1] != 0 || w < 4 || lg_val(g, x)->fused)
+    if (xt->rank != 2 || in->list[0] != 1 || in->list[1] != 0 || w < 4 || w > LG_MAX_LANES || lg_val(g, x)->fused)
         return 0;
     return xt->shape[0] % w == 0 && xt->shape[1] % w == 0 ? w : 0;
 }
@@ -86,7 +86,7 @@ static unsigned transpose_width(const lg *g, tj_ref x, const tj_inst *in)
 /* rows[i] = row i of a w x w block; afterwards, row i of its transpose. */
 static void transpose_block(lg *g, LLVMValueRef *rows, unsigned w)
 {
-    LLVMValueRef lo[64], hi[64];
+    LLVMValueRef lo[LG_MAX_LANES], hi[LG_MAX_LANES];
     for (unsigned s = w / 2; s >= 1; s /= 2) {
         for (unsigned c = 0; c < w; c++) {
             lo[c] = lg_i32(g, (c & s) ? w + c - s : c);
@@ -109,7 +109,7 @@ static void transpose_2d(lg *g, tj_ref r, tj_ref x, unsigned w)
     int64_t R = xt->shape[0], C = xt->shape[1];
     unsigned align = lane_bits(g, xt->dtype) / 8;
     lg_alloc_result(g, r);
-    LLVMValueRef src = lg_val(g, x)->v, dst = lg_val(g, r)->v, rows[64];
+    LLVMValueRef src = lg_val(g, x)->v, dst = lg_val(g, r)->v, rows[LG_MAX_LANES];
     lg_loop bi = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, R / w), "tblock");
     lg_loop bj = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, C / w), "tblock");
     LLVMValueRef r0 = LLVMBuildNSWMul(g->b, bi.i, lg_i64(g, w), ""), c0 = LLVMBuildNSWMul(g->b, bj.i, lg_i64(g, w), "");
