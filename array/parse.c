@@ -1,331 +1,489 @@
-/* Graph text back into nodes (print.c's format). Every line is rebuilt
- * through the build calls, so the text is checked like a program: each
- * line's type must be what its op gives. */
+/* Graph text back into nodes (print.c's format), in two steps: the text is
+ * read into a program (one step a line: op, type, operands, attributes),
+ * and the program's steps are built through the build calls, so the text
+ * is checked like a program: each line's type must be what its op gives.
+ * tj_graph_parse does both; tnp.compile's replay reads a trace's text once
+ * and builds its program at every call. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array_internal.h"
 
-typedef struct parser {
-    tj_graph *g;
+enum { MAX_CONCAT = 1024 };
+
+/* One line `%N = op type operands attributes` (N: the step's index). */
+typedef struct gp_step {
+    tj_aop op;
+    tj_dtype dt;
+    int rank;
+    int64_t shape[TJ_MAX_RANK];
+    int line;
+    uint32_t in_at, nin;         /* operands: program->operands[in_at ..], value indices */
+    double value, step;          /* full's value (weak: a weak scalar), arange's start and step */
+    int weak, axis;              /* axis: take, take_along, scatter_add, cumsum, sort, argsort, concatenate */
+    int nlists, nlist;           /* reduce's axes, transpose's perm (1 list), slice's start, stop, step (3) */
+    int64_t list[3][TJ_MAX_RANK];
+} gp_step;
+
+struct tj_graph_program {
+    gp_step *steps;
+    uint32_t nsteps, cap;
+    uint32_t *operands;
+    uint32_t noperands, operands_cap;
+    uint32_t *returns; /* value indices */
+    uint32_t nreturns, returns_cap;
+    int has_return;
+};
+
+/* ---- reading the text ----------------------------------------------------------------------- */
+
+typedef struct reader {
     const char *p, *end;
     int line;
-    tj_array *vals; /* %N -> node */
-    uint32_t nvals, cap;
-    const tj_array *inputs;
-    uint32_t ninputs, next_input;
+    tj_graph_program *prog;
     tj_rt_error *err;
-} parser;
+} reader;
 
-/* what, or (NULL) the build call's own message. */
-static int fail(parser *ps, const char *what)
+static int fail_line(tj_rt_error *err, int line, const char *what)
 {
-    if (!what && ps->g->error[0])
-        tj_rt_fail(ps->err, "graph text line %d: %s", ps->line, ps->g->error);
-    else
-        tj_rt_fail(ps->err, "graph text line %d: %s", ps->line, what ? what : "malformed operands or attributes");
+    tj_rt_fail(err, "graph text line %d: %s", line, what);
     return 1;
 }
 
-static void skip_spaces(parser *ps)
+static int fail(reader *rd, const char *what) { return fail_line(rd->err, rd->line, what); }
+
+static void skip_spaces(reader *rd)
 {
-    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\r'))
-        ps->p++;
+    while (rd->p < rd->end && (*rd->p == ' ' || *rd->p == '\t' || *rd->p == '\r'))
+        rd->p++;
 }
 
-static int accept(parser *ps, const char *s)
+static int accept(reader *rd, const char *s)
 {
-    skip_spaces(ps);
+    skip_spaces(rd);
     size_t n = strlen(s);
-    if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, s, n) == 0) {
-        ps->p += n;
+    if ((size_t)(rd->end - rd->p) >= n && memcmp(rd->p, s, n) == 0) {
+        rd->p += n;
         return 1;
     }
     return 0;
 }
 
-static size_t word(parser *ps, const char **start)
+static size_t word(reader *rd, const char **start)
 {
-    skip_spaces(ps);
-    *start = ps->p;
-    while (ps->p < ps->end && (*ps->p == '_' || (*ps->p >= 'a' && *ps->p <= 'z') || (*ps->p >= 'A' && *ps->p <= 'Z') ||
-                               (*ps->p >= '0' && *ps->p <= '9')))
-        ps->p++;
-    return (size_t)(ps->p - *start);
+    skip_spaces(rd);
+    *start = rd->p;
+    while (rd->p < rd->end && (*rd->p == '_' || (*rd->p >= 'a' && *rd->p <= 'z') || (*rd->p >= 'A' && *rd->p <= 'Z') ||
+                               (*rd->p >= '0' && *rd->p <= '9')))
+        rd->p++;
+    return (size_t)(rd->p - *start);
 }
 
-static int number(parser *ps, double *v)
+static int number(reader *rd, double *v)
 {
-    skip_spaces(ps);
-    if (accept(ps, "nan")) {
+    skip_spaces(rd);
+    if (accept(rd, "nan")) {
         *v = NAN;
         return 0;
     }
-    if (accept(ps, "-inf")) {
+    if (accept(rd, "-inf")) {
         *v = -INFINITY;
         return 0;
     }
-    if (accept(ps, "inf")) {
+    if (accept(rd, "inf")) {
         *v = INFINITY;
         return 0;
     }
     char buf[64];
     size_t n = 0;
-    while (ps->p < ps->end && n + 1 < sizeof buf && strchr("0123456789+-.eE", *ps->p))
-        buf[n++] = *ps->p++;
+    while (rd->p < rd->end && n + 1 < sizeof buf && strchr("0123456789+-.eE", *rd->p))
+        buf[n++] = *rd->p++;
     buf[n] = 0;
     char *e;
     *v = strtod(buf, &e);
     return n == 0 || *e != 0;
 }
 
-static int int_list(parser *ps, int64_t *v, int *n)
+static int int_list(reader *rd, int64_t *v, int *n)
 {
     *n = 0;
-    if (!accept(ps, "["))
+    if (!accept(rd, "["))
         return 1;
-    if (accept(ps, "]"))
+    if (accept(rd, "]"))
         return 0;
     do {
         double d;
-        if (*n == TJ_MAX_RANK || number(ps, &d) || d != floor(d))
+        if (*n == TJ_MAX_RANK || number(rd, &d) || d != floor(d))
             return 1;
         v[(*n)++] = (int64_t)d;
-    } while (accept(ps, ","));
-    return !accept(ps, "]");
+    } while (accept(rd, ","));
+    return !accept(rd, "]");
 }
 
-static int type(parser *ps, tj_dtype *dt, int *rank, int64_t *shape)
+static int type(reader *rd, tj_dtype *dt, int *rank, int64_t *shape)
 {
     const char *w;
-    size_t n = word(ps, &w);
+    size_t n = word(rd, &w);
     *dt = tj_dtype_from_name(w, n);
-    return *dt == TJ_DT_INVALID || int_list(ps, shape, rank);
+    return *dt == TJ_DT_INVALID || int_list(rd, shape, rank);
 }
 
-static int value_ref(parser *ps, tj_array *a)
+/* %N naming a value defined before: its index */
+static int value_ref(reader *rd, uint32_t *v)
 {
     double d;
-    if (!accept(ps, "%") || number(ps, &d) || d < 0 || d >= ps->nvals || d != floor(d))
+    if (!accept(rd, "%") || number(rd, &d) || d < 0 || d >= rd->prog->nsteps || d != floor(d))
         return 1;
-    *a = ps->vals[(uint32_t)d];
+    *v = (uint32_t)d;
     return 0;
 }
 
-static int attr_axis(parser *ps, int *axis)
+static int attr_axis(reader *rd, int *axis)
 {
     double d;
-    if (!accept(ps, "axis="))
+    if (!accept(rd, "axis="))
         return 1;
-    if (accept(ps, "flat")) {
+    if (accept(rd, "flat")) {
         *axis = TJ_AXIS_FLAT;
         return 0;
     }
-    if (number(ps, &d))
+    if (number(rd, &d))
         return 1;
     *axis = (int)d;
     return 0;
 }
 
-static int define(parser *ps, uint32_t id, tj_array a)
+/* Room in *arr (of *cap elements of `elem` bytes) for one more after n; 1
+ * when out of memory. */
+static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 {
-    if (id != ps->nvals)
-        return fail(ps, "values must be numbered %0, %1, ... in order");
-    if (ps->nvals == ps->cap) {
-        uint32_t cap = ps->cap ? ps->cap * 2 : 64;
-        tj_array *v = realloc(ps->vals, cap * sizeof *v);
-        if (!v)
-            return fail(ps, "out of memory");
-        ps->vals = v;
-        ps->cap = cap;
-    }
-    ps->vals[ps->nvals++] = a;
+    void *p = tj_heap_grow(*arr, cap, n + 1, elem);
+    if (!p)
+        return 1;
+    *arr = p;
     return 0;
 }
 
-static tj_array parse_input(parser *ps, tj_dtype dt, int rank, const int64_t *shape)
+/* Operands up to `max` (-1: malformed, -2: out of memory), appended to the
+ * program's list from s->in_at. */
+static int operands(reader *rd, gp_step *s, uint32_t max)
 {
-    if (ps->next_input >= ps->ninputs)
-        return tj_array_input(ps->g, dt, rank, shape);
-    tj_array a = ps->inputs[ps->next_input++];
+    tj_graph_program *pr = rd->prog;
+    s->in_at = pr->noperands;
+    s->nin = 0;
+    do {
+        uint32_t v;
+        if (s->nin == max || value_ref(rd, &v))
+            return -1;
+        if (grow((void **)&pr->operands, &pr->operands_cap, pr->noperands, sizeof *pr->operands))
+            return -2;
+        pr->operands[pr->noperands++] = v;
+        s->nin++;
+    } while (accept(rd, ","));
+    return (int)s->nin;
+}
+
+/* The attributes of a view after its operand: 0, or 1 when malformed. */
+static int view_attributes(reader *rd, gp_step *s)
+{
+    if (s->op == TJ_AOP_RESHAPE || s->op == TJ_AOP_BROADCAST_TO)
+        return 0;
+    if (s->op == TJ_AOP_TRANSPOSE) {
+        s->nlists = 1;
+        return !accept(rd, "perm=") || int_list(rd, s->list[0], &s->nlist) || s->nlist != s->rank;
+    }
+    static const char *names[] = {"start=", "stop=", "step="};
+    s->nlists = 3;
+    for (int i = 0; i < 3; i++)
+        if (!accept(rd, names[i]) || int_list(rd, s->list[i], &s->nlist) || s->nlist != s->rank)
+            return 1;
+    return 0;
+}
+
+/* What follows the type: 0, 1 when malformed, 2 when out of memory. */
+static int step_body(reader *rd, gp_step *s)
+{
+    if (s->op == TJ_AOP_INPUT)
+        return 0;
+    if (s->op == TJ_AOP_FULL) {
+        if (number(rd, &s->value))
+            return 1;
+        s->weak = accept(rd, "weak");
+        return 0;
+    }
+    if (s->op == TJ_AOP_ARANGE)
+        return number(rd, &s->value) || number(rd, &s->step) || s->rank != 1;
+    int concat = s->op == TJ_AOP_CONCATENATE;
+    int n = operands(rd, s, concat ? MAX_CONCAT : 3);
+    if (n == -2)
+        return 2;
+    if (concat)
+        return n <= 0 || attr_axis(rd, &s->axis);
+    if (n != tj_aop_nin(s->op))
+        return 1;
+    switch (tj_aop_kind_of(s->op)) {
+    case TJ_AK_REDUCE:
+        s->nlists = 1;
+        return !accept(rd, "axes=") || int_list(rd, s->list[0], &s->nlist) || s->nlist == 0;
+    case TJ_AK_VIEW: return view_attributes(rd, s);
+    case TJ_AK_GATHER:
+    case TJ_AK_SCATTER:
+    case TJ_AK_SCAN:
+    case TJ_AK_SORT: return attr_axis(rd, &s->axis);
+    default: return 0;
+    }
+}
+
+static int read_step(reader *rd)
+{
+    double id;
+    if (!accept(rd, "%") || number(rd, &id) || !accept(rd, "="))
+        return fail(rd, "expected `%N = op type ...`");
+    gp_step s = {.line = rd->line};
+    const char *w;
+    size_t n = word(rd, &w);
+    s.op = tj_aop_from_name(w, n);
+    if (s.op == TJ_AOP_INVALID)
+        return fail(rd, "unknown op");
+    if (type(rd, &s.dt, &s.rank, s.shape))
+        return fail(rd, "expected a type such as f32[4, 8]");
+    int bad = step_body(rd, &s);
+    if (bad)
+        return fail(rd, bad == 2 ? "out of memory" : "malformed operands or attributes");
+    skip_spaces(rd);
+    if (rd->p < rd->end && *rd->p != '\n' && *rd->p != '#')
+        return fail(rd, "unexpected text after the node");
+    tj_graph_program *pr = rd->prog;
+    if (id != pr->nsteps)
+        return fail(rd, "values must be numbered %0, %1, ... in order");
+    if (grow((void **)&pr->steps, &pr->cap, pr->nsteps, sizeof *pr->steps))
+        return fail(rd, "out of memory");
+    pr->steps[pr->nsteps++] = s;
+    return 0;
+}
+
+static int read_return(reader *rd)
+{
+    tj_graph_program *pr = rd->prog;
+    pr->has_return = 1;
+    do {
+        uint32_t v;
+        if (value_ref(rd, &v))
+            return fail(rd, "return: expected %N");
+        if (grow((void **)&pr->returns, &pr->returns_cap, pr->nreturns, sizeof *pr->returns))
+            return fail(rd, "out of memory");
+        pr->returns[pr->nreturns++] = v;
+    } while (accept(rd, ","));
+    return 0;
+}
+
+static void next_line(reader *rd)
+{
+    while (rd->p < rd->end && *rd->p != '\n')
+        rd->p++;
+    if (rd->p < rd->end)
+        rd->p++;
+    rd->line++;
+}
+
+void tj_graph_program_free(tj_graph_program *p)
+{
+    if (!p)
+        return;
+    free(p->steps);
+    free(p->operands);
+    free(p->returns);
+    free(p);
+}
+
+tj_graph_program *tj_graph_program_parse(const char *text, size_t len, tj_rt_error *err)
+{
+    if (!text) {
+        tj_rt_fail(err, "tj_graph_program_parse: NULL text");
+        return NULL;
+    }
+    tj_graph_program *p = calloc(1, sizeof *p);
+    if (!p) {
+        tj_rt_fail(err, "tj_graph_program_parse: out of memory");
+        return NULL;
+    }
+    reader rd = {.p = text, .end = text + len, .line = 1, .prog = p, .err = err};
+    int bad = 0;
+    while (!bad && rd.p < rd.end) {
+        skip_spaces(&rd);
+        if (rd.p < rd.end && *rd.p != '\n' && *rd.p != '#')
+            bad = accept(&rd, "return") ? read_return(&rd) : read_step(&rd);
+        next_line(&rd);
+    }
+    if (bad) {
+        tj_graph_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- building the nodes --------------------------------------------------------------------- */
+
+typedef struct builder {
+    tj_graph *g;
+    const tj_graph_program *prog;
+    tj_array *vals; /* step -> node */
+    const tj_array *inputs;
+    uint32_t ninputs, next_input;
+    tj_rt_error *err;
+} builder;
+
+static tj_array build_input(builder *b, const gp_step *s)
+{
+    if (b->next_input >= b->ninputs)
+        return tj_array_input(b->g, s->dt, s->rank, s->shape);
+    tj_array a = b->inputs[b->next_input++];
     tj_array_info info;
-    if (tj_array_get_info(ps->g, a, &info)) {
-        fail(ps, "an input that is not an array of this graph");
+    if (tj_array_get_info(b->g, a, &info)) {
+        fail_line(b->err, s->line, "an input that is not an array of this graph");
         return TJ_ARRAY_NONE;
     }
-    if (info.dtype != dt || info.rank != rank || memcmp(info.shape, shape, sizeof(int64_t) * (size_t)rank) != 0) {
+    if (info.dtype != s->dt || info.rank != s->rank ||
+        memcmp(info.shape, s->shape, sizeof(int64_t) * (size_t)s->rank) != 0) {
         char want[96], got[96];
-        tj_shape_str(dt, rank, shape, want, sizeof want);
+        tj_shape_str(s->dt, s->rank, s->shape, want, sizeof want);
         tj_shape_str(info.dtype, info.rank, info.shape, got, sizeof got);
-        tj_rt_fail(ps->err, "graph text line %d: input %u is %s, the text says %s", ps->line, ps->next_input - 1,
-                   got, want);
+        tj_rt_fail(b->err, "graph text line %d: input %u is %s, the text says %s", s->line, b->next_input - 1, got,
+                   want);
         return TJ_ARRAY_NONE;
     }
-    tj_array_retain(ps->g, a);
+    tj_array_retain(b->g, a);
     return a;
 }
 
-static tj_array build_reduce(parser *ps, tj_aop op, tj_array x)
+static tj_array build_full(builder *b, const gp_step *s)
 {
-    int64_t ax[TJ_MAX_RANK];
-    int n, axes[TJ_MAX_RANK];
-    if (!accept(ps, "axes=") || int_list(ps, ax, &n) || n == 0)
-        return TJ_ARRAY_NONE;
-    for (int i = 0; i < n; i++)
-        axes[i] = (int)ax[i];
-    return tj_array_reduce(ps->g, op, x, axes, n, 1);
+    tj_array c = tj_array_full(b->g, s->dt, s->rank, s->shape, s->value);
+    if (c && s->weak)
+        tj_anode_at(b->g, c)->weak = s->rank == 0;
+    return c;
 }
 
-static tj_array build_view(parser *ps, tj_aop op, tj_array x, int rank, const int64_t *shape)
+static tj_array build_view(builder *b, const gp_step *s, tj_array x)
 {
-    int64_t a[TJ_MAX_RANK], b[TJ_MAX_RANK], c[TJ_MAX_RANK];
-    int n1, n2, n3;
-    switch (op) {
-    case TJ_AOP_RESHAPE:
-        return tj_array_reshape(ps->g, x, rank, shape);
-    case TJ_AOP_BROADCAST_TO:
-        return tj_array_broadcast_to(ps->g, x, rank, shape);
+    switch (s->op) {
+    case TJ_AOP_RESHAPE: return tj_array_reshape(b->g, x, s->rank, s->shape);
+    case TJ_AOP_BROADCAST_TO: return tj_array_broadcast_to(b->g, x, s->rank, s->shape);
     case TJ_AOP_TRANSPOSE: {
         int perm[TJ_MAX_RANK];
-        if (!accept(ps, "perm=") || int_list(ps, a, &n1))
-            return TJ_ARRAY_NONE;
-        for (int i = 0; i < n1; i++)
-            perm[i] = (int)a[i];
-        return n1 == rank ? tj_array_transpose(ps->g, x, perm) : TJ_ARRAY_NONE;
+        for (int i = 0; i < s->nlist; i++)
+            perm[i] = (int)s->list[0][i];
+        return tj_array_transpose(b->g, x, perm);
     }
-    default:
-        if (!accept(ps, "start=") || int_list(ps, a, &n1) || !accept(ps, "stop=") || int_list(ps, b, &n2) ||
-            !accept(ps, "step=") || int_list(ps, c, &n3) || n1 != rank || n2 != rank || n3 != rank)
-            return TJ_ARRAY_NONE;
-        return tj_array_slice(ps->g, x, a, b, c);
+    default: return tj_array_slice(b->g, x, s->list[0], s->list[1], s->list[2]);
     }
 }
 
-static int operands(parser *ps, tj_array *in, int max)
+static tj_array build_concatenate(builder *b, const gp_step *s)
 {
-    int n = 0;
-    do {
-        if (n == max || value_ref(ps, &in[n]))
-            return -1;
-        n++;
-    } while (accept(ps, ","));
-    return n;
+    tj_array *in = malloc(s->nin * sizeof *in);
+    for (uint32_t i = 0; in && i < s->nin; i++)
+        in[i] = b->vals[b->prog->operands[s->in_at + i]];
+    tj_array r = in ? tj_array_concatenate(b->g, in, s->nin, s->axis) : TJ_ARRAY_NONE;
+    free(in);
+    return r;
 }
 
-enum { MAX_CONCAT = 1024 };
-
-static tj_array build_op(parser *ps, tj_aop op, tj_dtype dt, int rank, const int64_t *shape)
+static tj_array build_op(builder *b, const gp_step *s)
 {
-    tj_graph *g = ps->g;
-    tj_aop_kind k = tj_aop_kind_of(op);
-    if (op == TJ_AOP_FULL || op == TJ_AOP_ARANGE) {
-        double v, step = 0;
-        if (number(ps, &v) || (op == TJ_AOP_ARANGE && number(ps, &step)))
-            return TJ_ARRAY_NONE;
-        if (op == TJ_AOP_ARANGE)
-            return rank == 1 ? tj_array_arange(g, dt, v, step, shape[0]) : TJ_ARRAY_NONE;
-        tj_array c = tj_array_full(g, dt, rank, shape, v);
-        if (c && accept(ps, "weak"))
-            tj_anode_at(g, c)->weak = rank == 0;
-        return c;
+    tj_graph *g = b->g;
+    switch (s->op) {
+    case TJ_AOP_INPUT: return build_input(b, s);
+    case TJ_AOP_FULL: return build_full(b, s);
+    case TJ_AOP_ARANGE: return tj_array_arange(g, s->dt, s->value, s->step, s->shape[0]);
+    case TJ_AOP_CONCATENATE: return build_concatenate(b, s);
+    default: break;
     }
-    if (op == TJ_AOP_CONCATENATE) {
-        tj_array *in = malloc(MAX_CONCAT * sizeof *in);
-        int n = in ? operands(ps, in, MAX_CONCAT) : -1, axis;
-        tj_array r = n > 0 && !attr_axis(ps, &axis) ? tj_array_concatenate(g, in, (uint32_t)n, axis) : TJ_ARRAY_NONE;
-        free(in);
-        return r;
+    tj_array in[3] = {0};
+    for (uint32_t i = 0; i < s->nin; i++)
+        in[i] = b->vals[b->prog->operands[s->in_at + i]];
+    switch (tj_aop_kind_of(s->op)) {
+    case TJ_AK_REDUCE: {
+        int axes[TJ_MAX_RANK];
+        for (int i = 0; i < s->nlist; i++)
+            axes[i] = (int)s->list[0][i];
+        return tj_array_reduce(g, s->op, in[0], axes, s->nlist, 1);
     }
-    tj_array in[3];
-    int n = operands(ps, in, 3), axis = 0;
-    if (n != tj_aop_nin(op))
-        return TJ_ARRAY_NONE;
-    switch (k) {
-    case TJ_AK_REDUCE: return build_reduce(ps, op, in[0]);
-    case TJ_AK_VIEW: return build_view(ps, op, in[0], rank, shape);
-    case TJ_AK_CAST: return tj_array_astype(g, in[0], dt);
+    case TJ_AK_VIEW: return build_view(b, s, in[0]);
+    case TJ_AK_CAST: return tj_array_astype(g, in[0], s->dt);
     case TJ_AK_MATMUL: return tj_array_matmul(g, in[0], in[1]);
     case TJ_AK_SELECT:
-    case TJ_AK_CLIP: return tj_array_ternary(g, op, in[0], in[1], in[2]);
+    case TJ_AK_CLIP: return tj_array_ternary(g, s->op, in[0], in[1], in[2]);
     case TJ_AK_GATHER:
     case TJ_AK_SCATTER:
     case TJ_AK_SCAN:
     case TJ_AK_SORT:
-        if (attr_axis(ps, &axis))
-            return TJ_ARRAY_NONE;
-        return op == TJ_AOP_TAKE          ? tj_array_take(g, in[0], in[1], axis)
-               : op == TJ_AOP_TAKE_ALONG  ? tj_array_take_along_axis(g, in[0], in[1], axis)
-               : op == TJ_AOP_SCATTER_ADD ? tj_array_scatter_add(g, in[0], in[1], in[2], axis)
-               : op == TJ_AOP_CUMSUM      ? tj_array_cumsum(g, in[0], axis)
-               : op == TJ_AOP_SORT        ? tj_array_sort(g, in[0], axis)
-                                          : tj_array_argsort(g, in[0], axis);
-    default:
-        return n == 1 ? tj_array_unary(g, op, in[0]) : tj_array_binary(g, op, in[0], in[1]);
+        return s->op == TJ_AOP_TAKE          ? tj_array_take(g, in[0], in[1], s->axis)
+               : s->op == TJ_AOP_TAKE_ALONG  ? tj_array_take_along_axis(g, in[0], in[1], s->axis)
+               : s->op == TJ_AOP_SCATTER_ADD ? tj_array_scatter_add(g, in[0], in[1], in[2], s->axis)
+               : s->op == TJ_AOP_CUMSUM      ? tj_array_cumsum(g, in[0], s->axis)
+               : s->op == TJ_AOP_SORT        ? tj_array_sort(g, in[0], s->axis)
+                                             : tj_array_argsort(g, in[0], s->axis);
+    default: return s->nin == 1 ? tj_array_unary(g, s->op, in[0]) : tj_array_binary(g, s->op, in[0], in[1]);
     }
 }
 
-static int check_type(parser *ps, tj_array a, tj_dtype dt, int rank, const int64_t *shape)
+static int check_type(builder *b, const gp_step *s, tj_array a)
 {
-    const tj_anode *x = tj_anode_at(ps->g, a);
-    if (x->dtype == dt && x->rank == rank && memcmp(x->shape, shape, sizeof(int64_t) * (size_t)rank) == 0)
+    const tj_anode *x = tj_anode_at(b->g, a);
+    if (x->dtype == s->dt && x->rank == s->rank && memcmp(x->shape, s->shape, sizeof(int64_t) * (size_t)s->rank) == 0)
         return 0;
     char want[96], got[96];
-    tj_shape_str(dt, rank, shape, want, sizeof want);
+    tj_shape_str(s->dt, s->rank, s->shape, want, sizeof want);
     tj_shape_str(x->dtype, x->rank, x->shape, got, sizeof got);
-    tj_rt_fail(ps->err, "graph text line %d: %s gives %s, the text says %s", ps->line, tj_aop_name(x->op), got, want);
+    tj_rt_fail(b->err, "graph text line %d: %s gives %s, the text says %s", s->line, tj_aop_name(x->op), got, want);
     return 1;
 }
 
-static int parse_line(parser *ps)
+/* Step i's node into b->vals[i]: 0, or 1 with err. */
+static int build_step(builder *b, uint32_t i)
 {
-    double id;
-    if (!accept(ps, "%") || number(ps, &id) || !accept(ps, "="))
-        return fail(ps, "expected `%N = op type ...`");
-    const char *w;
-    size_t n = word(ps, &w);
-    tj_aop op = tj_aop_from_name(w, n);
-    tj_dtype dt;
-    int rank;
-    int64_t shape[TJ_MAX_RANK];
-    if (op == TJ_AOP_INVALID)
-        return fail(ps, "unknown op");
-    if (type(ps, &dt, &rank, shape))
-        return fail(ps, "expected a type such as f32[4, 8]");
-    tj_array a = op == TJ_AOP_INPUT ? parse_input(ps, dt, rank, shape) : build_op(ps, op, dt, rank, shape);
-    if (!a)
-        return ps->err->msg[0] ? 1 : fail(ps, NULL);
-    if (check_type(ps, a, dt, rank, shape))
+    const gp_step *s = &b->prog->steps[i];
+    tj_array a = build_op(b, s);
+    if (!a) {
+        if (!b->err->msg[0])
+            fail_line(b->err, s->line, b->g->error[0] ? b->g->error : "malformed operands or attributes");
         return 1;
-    skip_spaces(ps);
-    if (ps->p < ps->end && *ps->p != '\n' && *ps->p != '#')
-        return fail(ps, "unexpected text after the node");
-    return define(ps, (uint32_t)id, a);
+    }
+    b->vals[i] = a;
+    return check_type(b, s, a);
 }
 
-static int parse_return(parser *ps, tj_array *outputs, uint32_t maxout, int *nout)
+int tj_graph_program_build(tj_graph *g, const tj_graph_program *p, const tj_array *inputs, uint32_t ninputs,
+                           tj_array *outputs, uint32_t maxout, tj_rt_error *err)
 {
-    *nout = 0;
-    do {
-        tj_array a;
-        if (value_ref(ps, &a))
-            return fail(ps, "return: expected %N");
-        if ((uint32_t)*nout < maxout) {
-            outputs[*nout] = a;
-            tj_array_retain(ps->g, a);
-        }
-        (*nout)++;
-    } while (accept(ps, ","));
-    return 0;
-}
-
-static void next_line(parser *ps)
-{
-    while (ps->p < ps->end && *ps->p != '\n')
-        ps->p++;
-    if (ps->p < ps->end)
-        ps->p++;
-    ps->line++;
+    if (!g || !p || !tj_array_ok(inputs, ninputs) || !tj_array_ok(outputs, maxout)) {
+        tj_rt_fail(err, "tj_graph_program_build: NULL graph, program, inputs or outputs");
+        return -1;
+    }
+    err->msg[0] = 0;
+    tj_graph_clear_error(g);
+    tj_array *vals = calloc(p->nsteps + 1, sizeof *vals);
+    if (!vals) {
+        tj_rt_fail(err, "tj_graph_program_build: out of memory");
+        return -1;
+    }
+    builder b = {.g = g, .prog = p, .vals = vals, .inputs = inputs, .ninputs = ninputs, .err = err};
+    uint32_t built = 0;
+    int bad = 0;
+    while (!bad && built < p->nsteps)
+        bad = build_step(&b, built++);
+    int nout = p->has_return ? (int)p->nreturns : p->nsteps > 0; /* no return: the last node */
+    for (uint32_t i = 0; !bad && i < (uint32_t)nout && i < maxout; i++) {
+        outputs[i] = vals[p->has_return ? p->returns[i] : p->nsteps - 1];
+        tj_array_retain(g, outputs[i]);
+    }
+    for (uint32_t i = 0; i < built; i++) /* the outputs keep what they need */
+        if (vals[i])
+            tj_array_release(g, vals[i]);
+    free(vals);
+    return bad ? -1 : nout;
 }
 
 int tj_graph_parse(tj_graph *g, const char *text, size_t len, const tj_array *inputs, uint32_t ninputs,
@@ -335,29 +493,9 @@ int tj_graph_parse(tj_graph *g, const char *text, size_t len, const tj_array *in
         tj_rt_fail(err, "tj_graph_parse: NULL graph, text, inputs or outputs");
         return -1;
     }
-    parser ps = {.g = g, .p = text, .end = text + len, .line = 1, .inputs = inputs, .ninputs = ninputs, .err = err};
     err->msg[0] = 0;
-    tj_graph_clear_error(g);
-    int nout = -1, bad = 0;
-    while (!bad && ps.p < ps.end) {
-        skip_spaces(&ps);
-        if (ps.p < ps.end && *ps.p != '\n' && *ps.p != '#') {
-            if (accept(&ps, "return"))
-                bad = parse_return(&ps, outputs, maxout, &nout);
-            else
-                bad = parse_line(&ps);
-        }
-        next_line(&ps);
-    }
-    if (!bad && nout < 0 && ps.nvals > 0) { /* no return: the last node */
-        nout = 1;
-        if (maxout) {
-            outputs[0] = ps.vals[ps.nvals - 1];
-            tj_array_retain(g, outputs[0]);
-        }
-    }
-    for (uint32_t i = 0; i < ps.nvals; i++) /* the outputs keep what they need */
-        tj_array_release(g, ps.vals[i]);
-    free(ps.vals);
-    return bad ? -1 : nout < 0 ? 0 : nout;
+    tj_graph_program *p = tj_graph_program_parse(text, len, err);
+    int n = p ? tj_graph_program_build(g, p, inputs, ninputs, outputs, maxout, err) : -1;
+    tj_graph_program_free(p);
+    return n;
 }

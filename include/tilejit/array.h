@@ -188,6 +188,15 @@ int tj_graph_inputs(const tj_graph *g, const tj_array *roots, uint32_t n, tj_arr
  * returns the output count, or -1 with err naming the line. */
 int tj_graph_parse(tj_graph *g, const char *text, size_t len, const tj_array *inputs, uint32_t ninputs,
                    tj_array *outputs, uint32_t maxout, tj_rt_error *err);
+/* The same in two steps: graph text read once into a program (NULL with
+ * err naming the line), whose nodes tj_graph_program_build makes in any
+ * graph as often as asked, without reading the text again (tnp.compile's
+ * replay); build errors name the text's line too. */
+typedef struct tj_graph_program tj_graph_program;
+tj_graph_program *tj_graph_program_parse(const char *text, size_t len, tj_rt_error *err);
+int tj_graph_program_build(tj_graph *g, const tj_graph_program *p, const tj_array *inputs, uint32_t ninputs,
+                           tj_array *outputs, uint32_t maxout, tj_rt_error *err);
+void tj_graph_program_free(tj_graph_program *p);
 
 /* What the passes make of the roots, as text, without running anything:
  * stage "fuse" (the groups), "tile" (with decompositions and tile sizes),

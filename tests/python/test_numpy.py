@@ -515,6 +515,31 @@ def test_compile_traces_once_per_signature():
     assert len(calls) == 2
 
 
+def test_compile_replays_without_reading_text(monkeypatch):
+    # the trace's text is read once into a program (tj_graph_program_parse); a replay builds its nodes from
+    # it, with new data of the same signature and a captured constant, and never parses text again
+    w = tnp.asarray(data((10,), "float32"))
+
+    @tnp.compile
+    def f(x):
+        return tnp.tanh(x * w + 1.5), x.max(axis=0)
+
+    a = data((4, 10), "float32")
+    f(tnp.asarray(a))
+
+    def no_parse(*args):
+        raise AssertionError("a replay parsed the traced text")
+    monkeypatch.setattr(tnp._c(), "tj_graph_parse", no_parse)
+    monkeypatch.setattr(tnp._c(), "tj_graph_program_parse", no_parse)
+    for _ in range(3):
+        b = data((4, 10), "float32")
+        y, m = f(tnp.asarray(b))
+        tnp.eval(y, m)
+        check(y, np.tanh(b * np.asarray(w) + 1.5), rtol=1e-5, atol=1e-6)
+        check(m, b.max(axis=0))
+    assert len(f.traces) == 1
+
+
 def test_graph_text_parses_back():
     x = tnp.asarray(data((4, 8), "float32"))
     y = tnp.sum(x * 2, axis=1, keepdims=True) - x.T.T

@@ -733,6 +733,10 @@ Test(api_misuse, array_h)
     cr_assert(strstr(e.msg, "NULL out"), "tj_array_tensor with a NULL out said: %s", e.msg);
     cr_assert_neq(tj_array_get_info(g, x, NULL), 0);
     cr_assert_lt(tj_graph_parse(NULL, NULL, 5, NULL, 2, NULL, 3, &e), 0);
+    cr_assert_null(tj_graph_program_parse(NULL, 5, &e));
+    cr_assert_lt(tj_graph_program_build(g, NULL, NULL, 2, NULL, 3, &e), 0);
+    cr_assert_lt(tj_graph_program_build(NULL, NULL, NULL, 0, NULL, 0, &e), 0);
+    tj_graph_program_free(NULL);
     tj_graph_free(g);
 }
 

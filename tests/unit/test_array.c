@@ -266,6 +266,46 @@ Test(array, text_round_trip_rebuilds_the_graph)
     cr_assert(strstr(err.msg, "line 1"), "%s", err.msg);
 }
 
+/* Graph text read once into a program, built twice over other inputs (as
+ * tnp.compile's replay does): each build is the graph the text says; a
+ * build whose input does not match names the line; a malformed line fails
+ * the read and names it. */
+Test(array, a_program_builds_its_graph_again_without_the_text)
+{
+    static float x[6], y[6];
+    fill(x, 6, 1.0f);
+    fill(y, 6, 2.0f);
+    tj_array a = wrap_f32(x, 2, (int64_t[]){2, 3}), b = wrap_f32(y, 2, (int64_t[]){2, 3});
+    tj_array r = tj_array_binary(g, TJ_AOP_ADD, tj_array_unary(g, TJ_AOP_EXP, a), tj_array_scalar(g, TJ_DT_F64, 2, 1));
+    tj_buf t1 = {0}, t2 = {0};
+    cr_assert_eq(tj_graph_print(g, &r, 1, &t1, &err), 0, "%s", err.msg);
+    tj_graph_program *p = tj_graph_program_parse(t1.data, t1.len, &err);
+    cr_assert(p, "%s", err.msg);
+    const float *data[] = {x, y};
+    tj_array ins[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        tj_array out;
+        cr_assert_eq(tj_graph_program_build(g, p, &ins[i], 1, &out, 1, &err), 1, "%s", err.msg);
+        cr_assert_eq(tj_graph_print(g, &out, 1, &t2, &err), 0, "%s", err.msg);
+        cr_assert_str_eq(t1.data, t2.data);
+        tj_buf_free(&t2);
+        t2 = (tj_buf){0};
+        eval1(out);
+        float v[6];
+        cr_assert_eq(tj_array_read(g, out, v, sizeof v, &err), 0, "%s", err.msg);
+        cr_assert_float_eq(v[4], expf(data[i][4]) + 2, 1e-5);
+        tj_array_release(g, out);
+    }
+    tj_array other = wrap_f32(x, 1, (int64_t[]){6}), out;
+    cr_assert_eq(tj_graph_program_build(g, p, &other, 1, &out, 1, &err), -1, "an input of another shape was taken");
+    cr_assert(strstr(err.msg, "line 1: input 0 is f32[6], the text says f32[2, 3]"), "%s", err.msg);
+    tj_graph_program_free(p);
+    tj_buf_free(&t1);
+    const char *bad = "%0 = input f32[2]\n%1 = exp f32[2] %0 axis=\n";
+    cr_assert_null(tj_graph_program_parse(bad, strlen(bad), &err));
+    cr_assert(strstr(err.msg, "line 2: unexpected text after the node"), "%s", err.msg);
+}
+
 Test(array, every_dtype_round_trips_through_astype)
 {
     static const tj_dtype dts[] = {TJ_DT_BOOL, TJ_DT_I8, TJ_DT_I16, TJ_DT_I32, TJ_DT_I64, TJ_DT_U8, TJ_DT_U16,
