@@ -515,7 +515,7 @@ SKINNY_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
 # output tiles of the skinny rows (and 2048^3) still make 128-256 programs,
 # each reading a run of A and B (bench/NOTES.md "Split-K for the skinny rows")
 SPLITK_CONFIGS = [dict(BM=bm, BN=bn, BK=64, warps=w, stages=st, S=s)
-                  for bm, bn, w, st, s in ((64, 256, 4, 4, 4), (64, 128, 4, 6, 2), (64, 128, 4, 4, 4),
+                  for bm, bn, w, st, s in ((64, 256, 4, 4, 4), (64, 256, 4, 5, 4), (64, 128, 4, 6, 2), (64, 128, 4, 4, 4),
                                            (128, 256, 8, 4, 4), (128, 256, 8, 4, 2), (128, 128, 8, 3, 2),
                                            (128, 128, 8, 3, 4))]
 # the sum streams S f32 parts and writes C: small tiles, many programs

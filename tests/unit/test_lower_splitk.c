@@ -216,11 +216,12 @@ Test(lower_splitk, ptxas_takes_the_configs)
     if (!ptxas)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
     char *src = matmul_source();
-    static const char *const configs[] = {"BM=64,BN=256,BK=64,warps=4,stages=4", "BM=64,BN=128,BK=64,warps=4,stages=6",
+    static const char *const configs[] = {"BM=64,BN=256,BK=64,warps=4,stages=4", "BM=64,BN=256,BK=64,warps=4,stages=5",
+                                          "BM=64,BN=128,BK=64,warps=4,stages=6",
                                           "BM=64,BN=128,BK=64,warps=4,stages=4", "BM=128,BN=256,BK=64,warps=8,stages=4",
                                           "BM=128,BN=256,BK=64,warps=8,stages=4", "BM=128,BN=128,BK=64,warps=8,stages=3",
                                           "BM=128,BN=128,BK=64,warps=8,stages=3"};
-    static const char *const splits[] = {"S=4", "S=2", "S=4", "S=4", "S=2", "S=2", "S=4"};
+    static const char *const splits[] = {"S=4", "S=4", "S=2", "S=4", "S=4", "S=2", "S=2", "S=4"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
         tj_ctx *c = tj_ctx_new();
         char shapes[64];
