@@ -216,35 +216,39 @@ Test(lower_splitk, ptxas_takes_the_configs)
     if (!ptxas)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
     char *src = matmul_source();
-    static const char *const configs[] = {"BM=64,BN=256,BK=64,warps=4,stages=4", "BM=64,BN=256,BK=64,warps=4,stages=5",
-                                          "BM=64,BN=128,BK=64,warps=4,stages=6",
-                                          "BM=64,BN=128,BK=64,warps=4,stages=4", "BM=128,BN=256,BK=64,warps=8,stages=4",
-                                          "BM=128,BN=256,BK=64,warps=8,stages=4", "BM=128,BN=128,BK=64,warps=8,stages=3",
-                                          "BM=128,BN=128,BK=64,warps=8,stages=3"};
-    static const char *const splits[] = {"S=4", "S=4", "S=2", "S=4", "S=4", "S=2", "S=2", "S=4"};
-    for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
+    static const struct {
+        const char *config;
+        int s;
+    } cases[] = {
+        {"BM=64,BN=256,BK=64,warps=4,stages=4", 4},  {"BM=64,BN=256,BK=64,warps=4,stages=5", 4},
+        {"BM=64,BN=128,BK=64,warps=4,stages=6", 2},  {"BM=64,BN=128,BK=64,warps=4,stages=4", 4},
+        {"BM=128,BN=256,BK=64,warps=8,stages=4", 4}, {"BM=128,BN=256,BK=64,warps=8,stages=4", 2},
+        {"BM=128,BN=128,BK=64,warps=8,stages=3", 2}, {"BM=128,BN=128,BK=64,warps=8,stages=3", 4},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *config = cases[i].config;
         tj_ctx *c = tj_ctx_new();
         char shapes[64];
-        snprintf(shapes, sizeof shapes, "M=128,N=8192,K=8192,%s", splits[i]);
-        tj_kernel *k = build(c, src, "matmul_splitk", configs[i], shapes);
+        snprintf(shapes, sizeof shapes, "M=128,N=8192,K=8192,S=%d", cases[i].s);
+        tj_kernel *k = build(c, src, "matmul_splitk", config, shapes);
         tj_binding dims[LC_MAX_BIND];
         uint32_t ns = lc_bindings(c, shapes, dims, LC_MAX_BIND);
         cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
         tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
         tj_kernel *simt = tj_compile_simt(k, &po);
-        cr_assert(simt, "%s: %s", configs[i], tj_diag_render(c));
+        cr_assert(simt, "%s: %s", config, tj_diag_render(c));
         int wgmma = 0, tma = 0;
         for (tj_ref r = 1; r < simt->ninsts; r++) {
             wgmma += simt->insts[r].op == TJ_OP_WGMMA;
             tma += simt->insts[r].op == TJ_OP_TMA_LOAD;
         }
-        cr_expect_gt(wgmma, 0, "%s", configs[i]);
-        cr_expect_gt(tma, 0, "%s", configs[i]);
+        cr_expect_gt(wgmma, 0, "%s", config);
+        cr_expect_gt(tma, 0, "%s", config);
         tj_buf ptx = {0}, log = {0};
         cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
-        cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", configs[i],
+        cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", config,
                      log.data ? log.data : "");
-        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", configs[i], log.data);
+        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", config, log.data);
         tj_buf_free(&ptx);
         tj_buf_free(&log);
         tj_ctx_free(c);
