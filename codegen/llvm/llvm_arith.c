@@ -141,13 +141,53 @@ static LLVMValueRef fused(lg *g, tj_dtype dt, LLVMValueRef *abc)
     return LLVMBuildAdd(g->b, LLVMBuildMul(g->b, abc[0], abc[1], ""), abc[2], "");
 }
 
-/* One element of elementwise instruction r from its operands' elements. */
-static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x)
+/* The scalar that every element of tile y is (a rank-0 value, or the
+ * broadcast of one) for the element loop of r; NULL if y varies. */
+static LLVMValueRef same_everywhere(lg *g, tj_ref r, tj_ref y, LLVMValueRef i)
+{
+    if (lg_ti(g, r)->rank == 0)
+        return NULL;
+    if (lg_ti(g, y)->rank == 0)
+        return lg_elem(g, y, i);
+    const tj_inst *in = lg_in(g, y);
+    return in->op == TJ_OP_BROADCAST && lg_ti(g, in->args[0])->rank == 0 ? lg_elem(g, in->args[0], i) : NULL;
+}
+
+/* x / s in f32 for an s the loop does not change, without a division per
+ * element (a 512-bit vdivps holds the divider 10-16 cycles: a third of
+ * softmax's `e / sum(e)` time): q = (double)x * (1.0 / s), hoisted
+ * reciprocal, is within 2^-52 of x/s, and a quotient of floats that is not
+ * a midpoint of f32's rounding lies at least 2^-49 from every one, so q
+ * rounds as x/s does. Exact midpoints occur only among subnormal results
+ * (3 * 2^-149 / 6 = 2^-150, which rounds to even: 0); they have 25
+ * significant bits or fewer, so rounding q to 50 bits (its bits + 4, the
+ * low 3 cleared: at most 2^-50 away, which keeps the other quotients on
+ * their side) puts it exactly on the midpoint, and the narrowing breaks the
+ * tie to even as the division does. The same bits as fdiv for every x and
+ * s: zeros, infinities, NaNs (whose low bits are 0 after the widening),
+ * s = 0 and overflow follow from the f64 product's own, which never
+ * underflows f64 (|x/s| >= 2^-277). bench/NOTES.md, tenth session. */
+static LLVMValueRef divide_by_invariant(lg *g, LLVMValueRef x, LLVMValueRef s)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef r = LLVMBuildFDiv(b, LLVMConstReal(g->f64, 1.0), LLVMBuildFPExt(b, s, g->f64, ""), "");
+    LLVMValueRef q = LLVMBuildFMul(b, LLVMBuildFPExt(b, x, g->f64, ""), r, "");
+    LLVMValueRef bits = LLVMBuildAdd(b, LLVMBuildBitCast(b, q, g->i64, ""), lg_i64(g, 4), "");
+    bits = LLVMBuildAnd(b, bits, lg_i64(g, ~(int64_t)7), "");
+    return LLVMBuildFPTrunc(b, LLVMBuildBitCast(b, bits, g->f64, ""), g->f32, "");
+}
+
+/* One element of elementwise instruction r from its operands' elements
+ * (element i). */
+static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x, LLVMValueRef i)
 {
     const tj_inst *in = lg_in(g, r);
     tj_dtype dt = lg_ti(g, r)->dtype, xt = lg_ti(g, in->args[0])->dtype;
     if (tj_op_get(in->op)->flags & TJ_OPF_CMP)
         return lg_compare(g, in->op, xt, x[0], x[1]);
+    LLVMValueRef s;
+    if (in->op == TJ_OP_DIV && LLVMTypeOf(x[0]) == g->f32 && (s = same_everywhere(g, r, in->args[1], i)))
+        return lg_round(g, dt, divide_by_invariant(g, x[0], s));
     switch (in->op) {
     case TJ_OP_SELECT: return LLVMBuildSelect(g->b, lg_truth(g, x[0]), x[1], x[2], "");
     case TJ_OP_CAST: return lg_cast(g, dt, xt, x[0]);
@@ -203,7 +243,7 @@ LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
     LLVMValueRef x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);
-    return compute(g, r, x);
+    return compute(g, r, x, i);
 }
 
 int lg_emit_elementwise(lg *g, tj_ref r)
@@ -221,7 +261,7 @@ int lg_emit_elementwise(lg *g, tj_ref r)
     LLVMValueRef i = lg_each_begin(g, &l, n), x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);
-    LLVMValueRef v = compute(g, r, x);
+    LLVMValueRef v = compute(g, r, x, i);
     if (!v)
         return lg_fail(g, r, "op does not apply to this dtype");
     lg_set_elem(g, r, i, v);

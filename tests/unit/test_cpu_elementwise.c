@@ -3,6 +3,7 @@
  * NaN, the f32 math written in IR (exp, exp2, tanh, erf, sigmoid) over a
  * wide range with NaN, inf and -0 among the inputs, and f16, bf16, f64. */
 #include <criterion/criterion.h>
+#include <float.h>
 
 #include "cpu_check.h"
 
@@ -163,6 +164,102 @@ Test(cpu_elementwise, exp_and_exp2_at_their_underflow)
     }
     cr_expect(isnan(o[31]) && isnan(q[31]), "NaN in, %g and %g out", o[31], q[31]);
     cr_expect(o[21] > 0 && q[9] > 0, "the subnormal results are not zeroed: %a %a", o[21], q[9]);
+    tj_ctx_free(c);
+    tj_cpu_free(cpu);
+}
+
+/* x / s with s the same for every element is a product with an f64
+ * reciprocal (llvm_arith.c, divide_by_invariant), which must give the
+ * division's bits for every x and s: checked against C's float division on
+ * (and the interpreter's) values of every exponent, NaN, inf, signed zeros and subnormal dividends
+ * whose quotients by even divisors are exact midpoints of the subnormal
+ * grid (ties to even, where the plain product would round by the
+ * reciprocal's error), with divisors a parameter (y) and a reduction's
+ * result broadcast (z: the softmax form, e / sum(e)). */
+static const char *const DIVIDE = "kernel divide(x: f32[N], m: f32[K], y: f32[N], z: f32[N], s: f32)\n"
+                                  "    grid (cdiv(N, B))\n"
+                                  "    const B = 256\n"
+                                  "{\n"
+                                  "    i = program_id(0) * B\n"
+                                  "    a = load(x[i:i+B])\n"
+                                  "    store(y[i:i+B], a / s)\n"
+                                  "    store(z[i:i+B], a / max(load(m[0:K])))\n"
+                                  "}\n";
+
+enum { DIV_N = 4096, DIV_B = 256 };
+
+/* Dividends: random bit patterns (every exponent, NaNs and infinities
+ * among them), subnormals (X * 2^-149: X / s is a tie for an even s = 2k,
+ * k odd, whenever X = k mod 2k), and the specials. */
+static void dividends(float *x)
+{
+    uint64_t st = 7;
+    for (int i = 0; i < DIV_N; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t bits = (uint32_t)(st >> 32);
+        if (i % 4 == 1) /* subnormal: an integer below 2^23 times 2^-149 */
+            bits &= 0x807fffffu;
+        else if (i % 4 == 2) /* near 1 */
+            bits = 0x3f000000u + (bits >> 9);
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+    static const float special[] = {0.0f,    -0.0f,         INFINITY,      -INFINITY,     NAN,           FLT_MAX,
+                                    -FLT_MAX, FLT_MIN,      0x1p-149f,     3 * 0x1p-149f, 9 * 0x1p-149f,
+                                    /* ties by 98 that x * (1.0 / 98) in f64 alone rounds the wrong way */
+                                    147 * 0x1p-149f, -343 * 0x1p-149f, 735 * 0x1p-149f};
+    memcpy(x, special, sizeof special);
+}
+
+static int same_bits(float got, float want)
+{
+    return isnan(want) ? isnan(got) : !memcmp(&got, &want, sizeof got);
+}
+
+Test(cpu_elementwise, division_by_a_scalar_has_the_division_bits)
+{
+    CC_REQUIRE_LLVM();
+    static const float divisors[] = {98.0f, 6.0f, 10.0f, 14.0f, 22.0f, 3.0f, 12.0f, 0.1f, 1e30f, 1e-30f, 0x1p-140f,
+                                     0x1p-149f, 7.0f / 3.0f, -6.0f, 0.0f, -0.0f, INFINITY, NAN, FLT_MAX, 1.0f, 0.75f};
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    tj_ctx *c = tj_ctx_new();
+    tj_binding dims[2];
+    cr_assert_eq(tj_bindings_parse(c, "N=4096,K=256", dims, 2), 2);
+    tj_program *p = tj_parse_program(c, "test.tj", DIVIDE, strlen(DIVIDE));
+    tj_binding *config;
+    uint32_t nconfig;
+    cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, 2, &config, &nconfig), "%s", tj_diag_render(c));
+    tj_kernel *k = tj_build_kernel(c, p, 0, config, nconfig, dims, 2);
+    cr_assert(k && !tj_pipeline_run(&k, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s", tj_diag_render(c));
+    tj_cpu_fn *f = tj_cpu_compile(cpu, k, NULL);
+    cr_assert(f, "%s", tj_diag_render(c));
+    static float x[DIV_N], y[DIV_N], z[DIV_N], iy[DIV_N], iz[DIV_N], m[DIV_B];
+    dividends(x);
+    int64_t n[1] = {DIV_N}, b[1] = {DIV_B}, grid[3];
+    int wrong = 0;
+    for (size_t d = 0; d < sizeof divisors / sizeof *divisors; d++) {
+        float s = divisors[d];
+        for (int j = 0; j < DIV_B; j++) /* max(m) = s; NaN: one NaN among -inf */
+            m[j] = j == 17 ? s : -INFINITY;
+        tj_arg args[5] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, n)},
+                          {.is_tensor = 1, .tensor = tj_tensor_contiguous(m, TJ_DT_F32, 1, b)},
+                          {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_F32, 1, n)},
+                          {.is_tensor = 1, .tensor = tj_tensor_contiguous(z, TJ_DT_F32, 1, n)},
+                          {.scalar.f = s}};
+        cr_assert_eq(tj_interp_run(k, args, 5), 0, "%s", tj_diag_render(c));
+        memcpy(iy, y, sizeof y);
+        memcpy(iz, z, sizeof z);
+        cr_assert_eq(tj_eval_grid(k, args, 5, grid), 0, "%s", tj_diag_render(c));
+        cr_assert_eq(tj_cpu_run(f, args, 5, grid, err, sizeof err), 0, "%s", err);
+        for (int i = 0; i < DIV_N; i++) {
+            volatile float want = x[i] / s; /* volatile: C's own float division, at run time */
+            int ok = same_bits(y[i], want) && same_bits(z[i], want) && same_bits(iy[i], want) && same_bits(iz[i], want);
+            if (!ok && wrong++ < 10)
+                cr_expect(0, "%a / %a = %a, native %a and %a, interpreter %a and %a", x[i], s, want, y[i], z[i], iy[i], iz[i]);
+        }
+    }
+    cr_expect_eq(wrong, 0, "%d quotients differ from the division's", wrong);
     tj_ctx_free(c);
     tj_cpu_free(cpu);
 }
