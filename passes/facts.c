@@ -2,6 +2,7 @@
  * kernel's scalar values: constants, divisibility and bounds by a tensor's
  * size. The bounds facts are proofs that let the lowering drop bounds
  * checks, so every rule here must hold for all arguments. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/facts.h"
@@ -187,12 +188,19 @@ static int eval(const tj_kernel *k, tj_ref r, int depth, int64_t *v)
 
 int tj_eval_const(const tj_kernel *k, tj_ref r, int64_t *value) { return eval(k, r, 0, value); }
 
-/* ---- divisibility ----------------------------------------------------------
- * div[r] = m: the value is a multiple of m; m = 0: the value is 0. Only
- * integer scalars get more than 1. */
+/* ---- residues: divisibility and known low bits ----------------------------
+ * One set of rules for what is known of an integer value's remainders:
+ * tj_divisibility (the specialize pass, the lowering's vector accesses)
+ * reads it as a divisor, canonicalize (simplify.c) as known low bits. A
+ * modulus is capped at DIV_CAP (the powers of two up to it kept), an exact
+ * value at EXACT_MAX in magnitude, so that no rule's product overflows. */
+
+static const int64_t EXACT_MAX = (int64_t)1 << 31;
 
 static int64_t gcd64(int64_t a, int64_t b)
 {
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
     while (b) {
         int64_t t = a % b;
         a = b;
@@ -201,49 +209,119 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-static int64_t cap_div(int64_t m) { return m > DIV_CAP ? gcd64(m, DIV_CAP) : m; }
+static const tj_residue unknown = {1, 0};
 
-static int64_t mul_div(int64_t a, int64_t b)
+/* m and r in range: 0 <= rem < mod, or an exact value of at most EXACT_MAX */
+static tj_residue residue(int64_t mod, int64_t rem)
 {
-    if (!a || !b)
-        return 0;
-    return cap_div(cap_div(a) * cap_div(b)); /* both <= 2^30: no overflow */
+    if (mod == 0 && (rem > EXACT_MAX || rem < -EXACT_MAX))
+        mod = DIV_CAP;
+    else if (mod > DIV_CAP)
+        mod = gcd64(mod, DIV_CAP);
+    if (mod)
+        rem = (rem % mod + mod) % mod;
+    return (tj_residue){mod, rem};
 }
 
-static int64_t div_of_inst(const tj_kernel *k, const int64_t *div, tj_ref r)
+static tj_residue add_residues(tj_residue x, tj_residue y, int sign)
+{
+    return residue(gcd64(x.mod, y.mod), x.rem + sign * y.rem);
+}
+
+/* (rx + mx a)(ry + my b) = rx ry + rx my b + ry mx a + mx my ab */
+static tj_residue mul_residues(tj_residue x, tj_residue y)
+{
+    return residue(gcd64(gcd64(x.mod * y.mod, x.rem * y.mod), y.rem * x.mod), x.rem * y.rem);
+}
+
+static int trailing_zeros(uint64_t v, int bits)
+{
+    int n = 0;
+    while (n < bits && !((v >> n) & 1))
+        n++;
+    return n;
+}
+
+int tj_residue_low_bits(tj_residue x, uint64_t *low)
+{
+    if (x.mod == 0) {
+        *low = (uint64_t)x.rem;
+        return 64;
+    }
+    int bits = trailing_zeros((uint64_t)x.mod, 62);
+    *low = (uint64_t)x.rem & ((1ull << bits) - 1);
+    return bits;
+}
+
+int64_t tj_residue_divisor(tj_residue x) { return x.mod == 0 ? (x.rem < 0 ? -x.rem : x.rem) : gcd64(x.mod, x.rem); }
+
+/* and, or: bitwise, so only the low bits count; a bit known 0 in either
+ * operand is 0 in their and */
+static tj_residue bitwise(tj_op op, tj_residue x, tj_residue y)
+{
+    if (x.mod == 0 && y.mod == 0)
+        return residue(0, op == TJ_OP_AND ? x.rem & y.rem : x.rem | y.rem);
+    uint64_t lx, ly;
+    int bx = tj_residue_low_bits(x, &lx), by = tj_residue_low_bits(y, &ly), bits = bx < by ? bx : by;
+    if (op == TJ_OP_AND) {
+        int zx = trailing_zeros(lx, bx), zy = trailing_zeros(ly, by);
+        bits = zx > bits ? zx : bits;
+        bits = zy > bits ? zy : bits;
+    }
+    bits = bits > 30 ? 30 : bits;
+    uint64_t v = op == TJ_OP_AND ? lx & ly : lx | ly;
+    return residue((int64_t)1 << bits, (int64_t)(v & ((1ull << bits) - 1)));
+}
+
+/* An integer cast: the value where it keeps it (wider, not from signed to
+ * unsigned; or narrowed to 32 bits or more, which indices are taken to fit),
+ * else its low bits up to the new width (wrapping keeps them) */
+static tj_residue cast_residue(const tj_kernel *k, const tj_inst *in, tj_residue x)
+{
+    tj_dtype from = tj_type_get(k->ctx, k->insts[in->args[0]].type)->dtype;
+    tj_dtype to = tj_type_get(k->ctx, in->type)->dtype;
+    if (!tj_dtype_is_int(from))
+        return unknown;
+    int bits = tj_dtype_bits(to);
+    int kept = bits >= tj_dtype_bits(from) ? !tj_dtype_is_signed(from) || tj_dtype_is_signed(to) : bits >= 32;
+    if (kept)
+        return x;
+    int64_t keep = (int64_t)1 << (bits > 30 ? 30 : bits);
+    return residue(x.mod ? gcd64(x.mod, keep) : keep, x.rem);
+}
+
+tj_residue tj_residue_const(int64_t v) { return residue(0, v); }
+
+tj_residue tj_residue_step(const tj_kernel *k, tj_ref r, const tj_residue *args)
 {
     const tj_inst *in = &k->insts[r];
-    const tj_type_info *ti = tj_type_get(k->ctx, in->type);
-    int64_t c;
     uint32_t p;
-    if (ti->kind != TJ_TK_TILE || ti->rank != 0 || !tj_dtype_is_int(ti->dtype))
-        return 1;
+    if (!tj_dtype_is_int(tj_type_get(k->ctx, in->type)->dtype))
+        return unknown;
     switch (in->op) {
-    case TJ_OP_CONST: return in->imm == INT64_MIN ? DIV_CAP : cap_div(in->imm < 0 ? -in->imm : in->imm);
-    case TJ_OP_ADD:
-    case TJ_OP_SUB: return gcd64(div[in->args[0]], div[in->args[1]]);
-    case TJ_OP_MUL: return mul_div(div[in->args[0]], div[in->args[1]]);
-    case TJ_OP_NEG: return div[in->args[0]];
-    case TJ_OP_SELECT: return gcd64(div[in->args[1]], div[in->args[2]]);
+    case TJ_OP_CONST: return tj_residue_const(in->imm);
+    case TJ_OP_ADD: return add_residues(args[0], args[1], 1);
+    case TJ_OP_SUB: return add_residues(args[0], args[1], -1);
+    case TJ_OP_NEG: return residue(args[0].mod, -args[0].rem);
+    case TJ_OP_MUL: return mul_residues(args[0], args[1]);
     case TJ_OP_SHL:
-        if (tj_eval_const(k, in->args[1], &c) && c >= 0 && c < 30)
-            return mul_div(div[in->args[0]], (int64_t)1 << c);
-        return 1;
-    case TJ_OP_CAST: {
-        const tj_type_info *from = tj_type_get(k->ctx, k->insts[in->args[0]].type);
-        if (!tj_dtype_is_int(from->dtype))
-            return 1;
-        int bits = tj_dtype_bits(ti->dtype) < tj_dtype_bits(from->dtype) ? tj_dtype_bits(ti->dtype) : 31;
-        int64_t m = div[in->args[0]]; /* narrowing wraps: only powers of two survive */
-        return bits < 31 ? gcd64(m, (int64_t)1 << (bits - 1)) : m;
-    }
+        if (args[1].mod == 0 && args[1].rem >= 0 && args[1].rem < 30)
+            return mul_residues(args[0], residue(0, (int64_t)1 << args[1].rem));
+        return unknown;
+    case TJ_OP_AND:
+    case TJ_OP_OR: return bitwise(in->op, args[0], args[1]);
+    case TJ_OP_SELECT: /* either value */
+        return residue(gcd64(gcd64(args[1].mod, args[2].mod), args[1].rem - args[2].rem), args[1].rem);
+    case TJ_OP_CAST: return cast_residue(k, in, args[0]);
     case TJ_OP_DIM:
-        return tj_param_index(k, in->args[0], &p) ? tj_dim_divisor(k, p, (int)in->imm) : 1;
-    default: return 1;
+        return residue(tj_param_index(k, in->args[0], &p) ? tj_dim_divisor(k, p, (int)in->imm) : 1, 0);
+    default: return unknown;
     }
 }
 
-static void div_block(const tj_kernel *k, int64_t *div, tj_block_id b, int depth)
+/* Block b's scalar integers' residues, in order (a value's operands come
+ * before it; block arguments are set by their owner: a loop's index). */
+static void residue_block(const tj_kernel *k, tj_residue *res, tj_block_id b, int depth)
 {
     if (!b || b >= k->nblocks || depth > 256)
         return;
@@ -251,24 +329,38 @@ static void div_block(const tj_kernel *k, int64_t *div, tj_block_id b, int depth
     for (uint32_t i = 0; i < blk->ninsts; i++) {
         tj_ref r = blk->insts[i];
         const tj_inst *in = &k->insts[r];
-        if (in->op != TJ_OP_ARG) /* block arguments are set by their owner */
-            div[r] = div_of_inst(k, div, r);
+        const tj_type_info *ti = tj_type_get(k->ctx, in->type);
+        if (in->op != TJ_OP_ARG && ti->kind == TJ_TK_TILE && ti->rank == 0 && in->nargs <= 3) {
+            tj_residue args[3] = {unknown, unknown, unknown};
+            for (uint32_t a = 0; a < in->nargs; a++)
+                args[a] = res[in->args[a]];
+            res[r] = tj_residue_step(k, r, args);
+        }
         if (in->op == TJ_OP_FOR && in->nargs >= 3 && in->region[0] && k->blocks[in->region[0]].ninsts) {
             tj_ref iv = k->blocks[in->region[0]].insts[0]; /* lo + i * step */
-            div[iv] = gcd64(div[in->args[0]], div[in->args[2]]);
+            res[iv] = add_residues(res[in->args[0]], mul_residues(unknown, res[in->args[2]]), 1);
         }
         for (int g = 0; g < 2; g++)
-            div_block(k, div, in->region[g], depth + 1);
+            residue_block(k, res, in->region[g], depth + 1);
     }
 }
 
 int64_t *tj_divisibility(const tj_kernel *k)
 {
     int64_t *div = tj_alloc(k->ctx, sizeof *div * (k->ninsts + 1));
-    for (uint32_t r = 0; r < k->ninsts; r++)
+    tj_residue *res = malloc(sizeof *res * (k->ninsts + 1));
+    for (uint32_t r = 0; r <= k->ninsts; r++) {
         div[r] = 1;
-    div_block(k, div, k->grid, 0);
-    div_block(k, div, k->body, 0);
+        if (res)
+            res[r] = unknown;
+    }
+    if (!res) /* nothing known */
+        return div;
+    residue_block(k, res, k->grid, 0);
+    residue_block(k, res, k->body, 0);
+    for (uint32_t r = 0; r <= k->ninsts; r++)
+        div[r] = tj_residue_divisor(res[r]);
+    free(res);
     return div;
 }
 

@@ -10,6 +10,7 @@
  * included), but x + 0.0 turns -0.0 into 0.0, and x * 0.0 is not 0.0 for
  * NaN, infinities or negative x. */
 #include "passes/canon.h"
+#include "passes/facts.h"
 #include "passes/fold.h"
 
 static tj_inst *inst(const tj_canon *cx, tj_ref r) { return &cx->k->insts[r]; }
@@ -175,83 +176,44 @@ static tj_ref same_operands(tj_canon *cx, tj_ref r, tj_dtype dt)
 
 /* ---- known low bits ------------------------------------------------------------ */
 
-/* What is known of an integer value's low bits: it is `residue` modulo
- * 2^bits (bits 0: nothing). The lowering's per-register indices are a
- * thread's base (lanes and warps times a power of two) plus a register's
- * constant offset, so their low bits are known though the value is not. */
-typedef struct low {
-    int bits;
-    uint64_t residue;
-} low;
-
+/* What is known of an integer value's remainders (facts.c's rules, which
+ * tj_divisibility also uses), from its operands up to LOW_DEPTH deep. The
+ * lowering's per-register indices are a thread's base (lanes and warps
+ * times a power of two) plus a register's constant offset, so their low
+ * bits are known though the value is not. */
 enum { LOW_DEPTH = 8 };
+
+static tj_residue residue_of(const tj_canon *cx, tj_ref r, int depth)
+{
+    static const tj_residue unknown = {1, 0};
+    tj_cval c;
+    if (!r || !tj_dtype_is_int(tj_value_dtype(cx->k, r)))
+        return unknown;
+    if (tj_const_value(cx->k, r, &c))
+        return tj_residue_const(c.i);
+    const tj_inst *in = inst(cx, r);
+    if (depth >= LOW_DEPTH || !(tj_op_get(in->op)->flags & TJ_OPF_ELEM) || in->nargs < 1 || in->nargs > 3)
+        return unknown;
+    tj_residue args[3];
+    for (uint32_t i = 0; i < in->nargs; i++)
+        args[i] = residue_of(cx, in->args[i], depth + 1);
+    return tj_residue_step(cx->k, r, args);
+}
 
 static uint64_t low_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
-static int trailing_zeros(low x)
-{
-    int n = 0;
-    while (n < x.bits && !((x.residue >> n) & 1))
-        n++;
-    return n;
-}
-
-static low known(int bits, uint64_t residue)
-{
-    bits = bits < 0 ? 0 : bits > 64 ? 64 : bits;
-    return (low){bits, residue & low_mask(bits)};
-}
-
-static int min_bits(int a, int b) { return a < b ? a : b; }
-
-static low low_bits(const tj_canon *cx, tj_ref r, int depth)
-{
-    tj_cval c;
-    tj_dtype dt = r ? tj_value_dtype(cx->k, r) : TJ_DT_BOOL;
-    if (!r || !tj_dtype_is_int(dt))
-        return known(0, 0);
-    int width = 8 * tj_dtype_size(dt);
-    if (tj_const_value(cx->k, r, &c))
-        return known(width, (uint64_t)c.i);
-    const tj_inst *in = inst(cx, r);
-    if (depth >= LOW_DEPTH || !(tj_op_get(in->op)->flags & TJ_OPF_ELEM) || in->nargs < 1 || in->nargs > 2)
-        return known(0, 0);
-    low x = low_bits(cx, in->args[0], depth + 1), y = in->nargs == 2 ? low_bits(cx, in->args[1], depth + 1) : x;
-    int cap = width;
-    switch (in->op) {
-    case TJ_OP_ADD: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue + y.residue);
-    case TJ_OP_SUB: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue - y.residue);
-    case TJ_OP_MUL: /* (rx + 2^nx a)(ry + 2^ny b): the cross terms are multiples of 2^(nx + tz(y)), 2^(ny + tz(x)) */
-        return known(min_bits(min_bits(x.bits + trailing_zeros(y), y.bits + trailing_zeros(x)), cap),
-                     x.residue * y.residue);
-    case TJ_OP_AND: { /* a bit known 0 in either operand is 0 */
-        int bits = min_bits(x.bits, y.bits);
-        bits = trailing_zeros(x) > bits ? trailing_zeros(x) : bits;
-        bits = trailing_zeros(y) > bits ? trailing_zeros(y) : bits;
-        return known(min_bits(bits, cap), x.residue & y.residue);
-    }
-    case TJ_OP_OR: return known(min_bits(min_bits(x.bits, y.bits), cap), x.residue | y.residue);
-    case TJ_OP_SHL:
-        if (y.bits < width || y.residue >= (uint64_t)width)
-            return known(0, 0);
-        return known(min_bits(x.bits + (int)y.residue, cap), x.residue << y.residue);
-    case TJ_OP_CAST: { /* integer to integer: the low bits stay */
-        tj_dtype from = tj_value_dtype(cx->k, in->args[0]);
-        return tj_dtype_is_int(from) ? known(min_bits(x.bits, cap), x.residue) : known(0, 0);
-    }
-    default: return known(0, 0);
-    }
-}
-
-/* Whether integers a and b are known to differ in a low bit. */
+/* Whether integers a and b (of one dtype) are known to differ in a low bit:
+ * only the low bits, which hold whatever wraps. */
 static int residues_differ(const tj_canon *cx, tj_ref a, tj_ref b)
 {
-    low x = low_bits(cx, a, 0);
-    if (!x.bits)
+    uint64_t x, y;
+    int bx = tj_residue_low_bits(residue_of(cx, a, 0), &x);
+    if (!bx)
         return 0;
-    low y = low_bits(cx, b, 0);
-    int bits = min_bits(x.bits, y.bits);
-    return bits > 0 && ((x.residue ^ y.residue) & low_mask(bits)) != 0;
+    int by = tj_residue_low_bits(residue_of(cx, b, 0), &y), width = 8 * tj_dtype_size(tj_value_dtype(cx->k, a));
+    int bits = bx < by ? bx : by;
+    bits = bits < width ? bits : width;
+    return bits > 0 && ((x ^ y) & low_mask(bits)) != 0;
 }
 
 /* eq/ne of integers whose low bits differ: false/true. */
