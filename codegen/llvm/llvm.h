@@ -116,6 +116,11 @@ LLVMValueRef lg_elem_ptr(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i);
 /* Gives instruction r its buffer before it is computed; a scalar result
  * gets a one-element one, read back once r is emitted (lg_settle). */
 void lg_alloc_result(lg *g, tj_ref r);
+/* Whether r may compute into the buffer of x, a body argument of a loop
+ * (which reads the loop's own carried buffer): x is a tile of r's dtype
+ * that nothing but r reads, in r's block (in a nested region r would run
+ * more than once a trip, each time from the same x). */
+int lg_overwritable_arg(const lg *g, tj_ref r, tj_ref x);
 void lg_settle(lg *g, tj_ref r);
 /* Copies n elements between buffers of dtype dt. */
 void lg_copy(lg *g, tj_dtype dt, LLVMValueRef dst, LLVMValueRef src, uint64_t n);

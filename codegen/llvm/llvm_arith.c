@@ -246,6 +246,29 @@ LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
     return compute(g, r, x, i);
 }
 
+/* A body argument that r's loop reads at its own index, once (an operand,
+ * or one of an operand fused into the loop), and that r may overwrite
+ * (lg_overwritable_arg); TJ_NONE if none. r then computes into the
+ * argument's buffer, the loop's own: element i is read before it is
+ * written, and the yield that carries r on copies nothing (matmul.tj's
+ * splitk_sum, `acc = acc + load(...)`, spent a third of its time copying
+ * its 16 KiB tile back each trip; attention's `acc * alpha + dot(...)`). */
+static tj_ref carried_operand(const lg *g, tj_ref r, tj_ref x)
+{
+    const tj_inst *in = lg_in(g, x);
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        tj_ref y = in->args[a];
+        if (lg_in(g, y)->type == lg_in(g, r)->type && lg_overwritable_arg(g, r, y))
+            return y;
+        tj_ref inner = TJ_NONE;
+        if (lg_val(g, y)->fused && (tj_op_get(lg_in(g, y)->op)->flags & TJ_OPF_ELEM) && lg_in(g, y)->type == lg_in(g, r)->type)
+            inner = carried_operand(g, r, y);
+        if (inner)
+            return inner;
+    }
+    return TJ_NONE;
+}
+
 int lg_emit_elementwise(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -255,7 +278,11 @@ int lg_emit_elementwise(lg *g, tj_ref r)
         lg_val(g, r)->fused = 1;
         return 0;
     }
-    lg_alloc_result(g, r);
+    tj_ref carried = carried_operand(g, r, r);
+    if (carried)
+        lg_val(g, r)->v = lg_val(g, carried)->v;
+    else
+        lg_alloc_result(g, r);
     uint64_t n = lg_count(g, r);
     lg_loop l;
     LLVMValueRef i = lg_each_begin(g, &l, n), x[3];

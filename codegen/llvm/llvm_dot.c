@@ -143,20 +143,6 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
     lg_loop_end(g, &lb);
 }
 
-/* Whether the product may sum into the accumulator's buffer in place: a
- * tile carried by a loop (a body argument reads the loop's own buffer)
- * that nothing else reads, with the product in that body itself (in a
- * nested loop it would run more than once a trip, each time from the
- * same accumulator). The yield that carries the product on then
- * copies nothing; otherwise the accumulator is copied in, and the product
- * back out by the yield, every iteration (the two copies of a 64 x 64
- * result took about 10% of a 64 x 64 x 64 step). */
-static int sums_in_place(const lg *g, tj_ref r, tj_ref acc, tj_dtype rt)
-{
-    return acc && lg_in(g, acc)->op == TJ_OP_ARG && g->uses[acc] == 1 && lg_in(g, acc)->block == lg_in(g, r)->block &&
-           lg_ti(g, acc)->kind == TJ_TK_TILE && lg_ti(g, acc)->rank > 0 && lg_ti(g, acc)->dtype == rt;
-}
-
 int lg_emit_dot(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -165,7 +151,12 @@ int lg_emit_dot(lg *g, tj_ref r)
     dot_dims d;
     if (dims_of(lg_ti(g, a), lg_ti(g, b), lg_ti(g, r), &d))
         return lg_fail(g, r, "operand shapes do not fit a matrix product");
-    if (sums_in_place(g, r, acc, rt)) {
+    /* the product sums into a carried accumulator in place: the yield that
+     * carries it on then copies nothing; otherwise the accumulator is
+     * copied in, and the product back out by the yield, every iteration
+     * (the two copies of a 64 x 64 result took about 10% of a 64 x 64 x 64
+     * step) */
+    if (lg_overwritable_arg(g, r, acc)) {
         lg_val(g, r)->v = lg_val(g, acc)->v;
     } else {
         lg_alloc_result(g, r);

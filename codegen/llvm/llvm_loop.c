@@ -56,6 +56,12 @@ void lg_alloc_result(lg *g, tj_ref r)
     lg_val(g, r)->in_memory = ti->rank == 0;
 }
 
+int lg_overwritable_arg(const lg *g, tj_ref r, tj_ref x)
+{
+    return x && lg_in(g, x)->op == TJ_OP_ARG && g->uses[x] == 1 && lg_in(g, x)->block == lg_in(g, r)->block &&
+           lg_ti(g, x)->kind == TJ_TK_TILE && lg_ti(g, x)->rank > 0 && lg_ti(g, x)->dtype == lg_ti(g, r)->dtype;
+}
+
 void lg_settle(lg *g, tj_ref r)
 {
     lval *v = lg_val(g, r);

@@ -263,3 +263,52 @@ Test(cpu_elementwise, division_by_a_scalar_has_the_division_bits)
     tj_ctx_free(c);
     tj_cpu_free(cpu);
 }
+
+/* An elementwise op computes into the loop-carried buffer of a body
+ * argument it reads once at its own index (llvm_arith.c, carried_operand):
+ * through a fused operand (acc * 0.5 + u), as the second operand (u - c),
+ * across a swap (a, b = b, a + b: the yield must copy the sum out of a's
+ * buffer before a's slot gets b), not when the argument is read again
+ * later (dn = d + u, then d * 0.25), nor from a nested loop (f * q + e
+ * runs three times a trip and would read an overwritten f). */
+static const char *const CARRIED = "kernel carried(x: f32[N], y: f32[N], z: f32[N], w: f32[N], v: f32[N], o: f32[N])\n"
+                                   "    grid (cdiv(N, B))\n"
+                                   "    const B = 64\n"
+                                   "{\n"
+                                   "    i = program_id(0) * B\n"
+                                   "    t = load(x[i:i+B])\n"
+                                   "    acc = zeros(f32[B])\n"
+                                   "    a = t\n"
+                                   "    b = t * 2.0\n"
+                                   "    c = t\n"
+                                   "    d = t\n"
+                                   "    f = t\n"
+                                   "    for k in range(0, 5) {\n"
+                                   "        u = load(x[i:i+B]) * f32(k)\n"
+                                   "        acc = acc * 0.5 + u\n"
+                                   "        n = b + a\n"
+                                   "        a = b\n"
+                                   "        b = n\n"
+                                   "        c = u - c\n"
+                                   "        dn = d + u\n"
+                                   "        d = dn * dn + d * 0.25\n"
+                                   "        e = zeros(f32[B])\n"
+                                   "        for q in range(0, 3) {\n"
+                                   "            e = f * f32(q) + e\n"
+                                   "        }\n"
+                                   "        f = e\n"
+                                   "    }\n"
+                                   "    store(y[i:i+B], acc)\n"
+                                   "    store(z[i:i+B], a + b)\n"
+                                   "    store(w[i:i+B], c)\n"
+                                   "    store(v[i:i+B], d)\n"
+                                   "    store(o[i:i+B], f)\n"
+                                   "}\n";
+
+Test(cpu_elementwise, carried_tiles_computed_in_place)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    o.shapes = "N=200"; /* an edge program too */
+    cr_assert(cc_check_tj(CARRIED, "carried", &o));
+}
