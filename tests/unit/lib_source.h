@@ -113,6 +113,15 @@ typedef struct lib_case {
 #define LS_SSM_ROWS_NO_D_Z(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
 #define LS_SSM_ROWS_DIMS(ch) LS_SSM_CHUNK_DIMS ",AL=" ch ",DL=" ch ",BL=" ch ",HL=" ch
 #define LS_SSM_ROWS(kind, ch) {"selective_scan", kind, "ss_chunked_rows", "", LS_SSM_ROWS_DIMS(ch), "", 0, -1, 0.25, 0, 0, NULL}
+/* the state at the edges: one batch, one channel, one state, so H is one
+ * f32 and every access to it is at its end (the SIMT interpreter fails an
+ * access outside every tensor): L = 1 (one partial chunk) and L = 65 (two
+ * chunks of 64, the first load of H at t = 0 discarded, the second read) */
+#define LS_SSM_EDGE_DIMS(l) "NB=1,DM=1,L=" l ",N=1,DB=1,DD=1,ZB=1,ZD=1,ZL=" l ",BB=1,NSP=1,NSEG=1"
+#define LS_SSM_EDGE(w, tt, l) {"selective_scan", LS_SSM_CHUNK_F32(w, tt), "ss_chunked", "", LS_SSM_EDGE_DIMS(l), "", 0, -1, 0.25, 0, 0, NULL}
+#define LS_SSM_ROWS_EDGE(w, tt, l, ch)                                                                              \
+    {"selective_scan", LS_SSM_CHUNK_F32(w, tt), "ss_chunked_rows", "", LS_SSM_EDGE_DIMS(l) ",AL=" ch ",DL=" ch ",BL=" ch \
+     ",HL=" ch, "", 0, -1, 0.25, 0, 0, NULL}
 
 /* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
  * partial; a key pass, and a segment pass whose flat indices are P's. The
@@ -148,6 +157,8 @@ static const lib_case ls_cases[] = {
     LS_SSM_ROWS(LS_SSM_CHUNK_F32("2", "2"), "64"), LS_SSM_ROWS(LS_SSM_CHUNK_F32("4", "1"), "32"),
     LS_SSM_ROWS(LS_SSM_CHUNK_BF16("2", "4"), "128"), LS_SSM_ROWS(LS_SSM_ROWS_NO_D_Z("2", "2"), "64"),
     LS_SSM_ROWS(LS_SSM_CHUNK_F32("4", "16"), "512"),
+    LS_SSM_EDGE("1", "2", "1"), LS_SSM_EDGE("1", "2", "65"), LS_SSM_ROWS_EDGE("4", "2", "1", "64"),
+    LS_SSM_ROWS_EDGE("4", "2", "65", "64"),
     LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
     LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
     LS_RADIX_OFFSETS,
