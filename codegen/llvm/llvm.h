@@ -112,6 +112,9 @@ LLVMValueRef lg_buffer(lg *g, LLVMTypeRef t, uint64_t n);
 /* Element i (i64) of value r: a scalar is every element of itself. */
 LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i);
 void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v);
+/* The scalar every element of y is (y a rank-0 value or the broadcast of
+ * one: a loop over y's elements reads it unchanged); NULL if y varies. */
+LLVMValueRef lg_same_everywhere(lg *g, tj_ref y);
 LLVMValueRef lg_elem_ptr(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i);
 /* Gives instruction r its buffer before it is computed; a scalar result
  * gets a one-element one, read back once r is emitted (lg_settle). */

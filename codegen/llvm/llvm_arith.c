@@ -141,18 +141,6 @@ static LLVMValueRef fused(lg *g, tj_dtype dt, LLVMValueRef *abc)
     return LLVMBuildAdd(g->b, LLVMBuildMul(g->b, abc[0], abc[1], ""), abc[2], "");
 }
 
-/* The scalar that every element of tile y is (a rank-0 value, or the
- * broadcast of one) for the element loop of r; NULL if y varies. */
-static LLVMValueRef same_everywhere(lg *g, tj_ref r, tj_ref y, LLVMValueRef i)
-{
-    if (lg_ti(g, r)->rank == 0)
-        return NULL;
-    if (lg_ti(g, y)->rank == 0)
-        return lg_elem(g, y, i);
-    const tj_inst *in = lg_in(g, y);
-    return in->op == TJ_OP_BROADCAST && lg_ti(g, in->args[0])->rank == 0 ? lg_elem(g, in->args[0], i) : NULL;
-}
-
 /* x / s in f32 for an s the loop does not change, without a division per
  * element (a 512-bit vdivps holds the divider 10-16 cycles: a third of
  * softmax's `e / sum(e)` time): q = (double)x * (1.0 / s), hoisted
@@ -177,16 +165,16 @@ static LLVMValueRef divide_by_invariant(lg *g, LLVMValueRef x, LLVMValueRef s)
     return LLVMBuildFPTrunc(b, LLVMBuildBitCast(b, bits, g->f64, ""), g->f32, "");
 }
 
-/* One element of elementwise instruction r from its operands' elements
- * (element i). */
-static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x, LLVMValueRef i)
+/* One element of elementwise instruction r from its operands' elements. */
+static LLVMValueRef compute(lg *g, tj_ref r, LLVMValueRef *x)
 {
     const tj_inst *in = lg_in(g, r);
     tj_dtype dt = lg_ti(g, r)->dtype, xt = lg_ti(g, in->args[0])->dtype;
     if (tj_op_get(in->op)->flags & TJ_OPF_CMP)
         return lg_compare(g, in->op, xt, x[0], x[1]);
     LLVMValueRef s;
-    if (in->op == TJ_OP_DIV && LLVMTypeOf(x[0]) == g->f32 && (s = same_everywhere(g, r, in->args[1], i)))
+    if (in->op == TJ_OP_DIV && LLVMTypeOf(x[0]) == g->f32 && lg_ti(g, r)->rank > 0 &&
+        (s = lg_same_everywhere(g, in->args[1])))
         return lg_round(g, dt, divide_by_invariant(g, x[0], s));
     switch (in->op) {
     case TJ_OP_SELECT: return LLVMBuildSelect(g->b, lg_truth(g, x[0]), x[1], x[2], "");
@@ -243,7 +231,7 @@ LLVMValueRef lg_fused_elem(lg *g, tj_ref r, LLVMValueRef i)
     LLVMValueRef x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);
-    return compute(g, r, x, i);
+    return compute(g, r, x);
 }
 
 /* A body argument that r's loop reads at its own index, once (an operand,
@@ -288,7 +276,7 @@ int lg_emit_elementwise(lg *g, tj_ref r)
     LLVMValueRef i = lg_each_begin(g, &l, n), x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);
-    LLVMValueRef v = compute(g, r, x, i);
+    LLVMValueRef v = compute(g, r, x);
     if (!v)
         return lg_fail(g, r, "op does not apply to this dtype");
     lg_set_elem(g, r, i, v);

@@ -47,6 +47,14 @@ void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v)
         LLVMBuildStore(g->b, v, lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i));
 }
 
+LLVMValueRef lg_same_everywhere(lg *g, tj_ref y)
+{
+    if (lg_ti(g, y)->rank == 0)
+        return lg_elem(g, y, lg_i64(g, 0));
+    const tj_inst *in = lg_in(g, y);
+    return in->op == TJ_OP_BROADCAST && lg_ti(g, in->args[0])->rank == 0 ? lg_elem(g, in->args[0], lg_i64(g, 0)) : NULL;
+}
+
 void lg_alloc_result(lg *g, tj_ref r)
 {
     const tj_type_info *ti = lg_ti(g, r);

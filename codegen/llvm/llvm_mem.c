@@ -196,6 +196,59 @@ static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
     return other ? lg_elem(g, other, flat) : LLVMConstNull(lg_type(g, lg_ti(g, r)->dtype));
 }
 
+/* `other` in a row of extent len that buffer buf holds from element first,
+ * outside the part [lo, hi) that is copied in after it. Where `other` is
+ * one value (none, a scalar or its broadcast): the part before lo (a
+ * negative start) in a scalar loop, and the tail from the vector-aligned
+ * element at or below hi on as whole vectors in a loop the vectorizer
+ * skips (the copy overwrites the inside elements among them). Filling the
+ * whole row first wrote each inside element twice (every row of 1000 in a
+ * tile of 1024 is an edge row), and a vectorized tail loop with a runtime
+ * trip count cost 2.5 ms of compile median (bench/NOTES.md). */
+static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LLVMValueRef lo, LLVMValueRef hi,
+                       int32_t len)
+{
+    tj_dtype dt = lg_ti(g, r)->dtype;
+    LLVMTypeRef t = lg_type(g, dt);
+    tj_ref other = lg_in(g, r)->args[2];
+    LLVMValueRef one = other ? lg_same_everywhere(g, other) : LLVMConstNull(t);
+    unsigned bits = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) * 8;
+    int64_t w = one ? g->vector_bits / (int)bits : 0, whole = w > 1 ? len / w * w : 0;
+    LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, lg_i64(g, len)};
+    if (w <= 1 || w > LG_MAX_LANES) { /* the whole row, element by element */
+        from[1] = from[0];
+        to[0] = from[0];
+    }
+    for (int part = 0; part < 2; part++) {
+        if (part && whole) { /* the tail's whole vectors, then what is left after them */
+            LLVMValueRef lanes[LG_MAX_LANES], start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), "");
+            for (int64_t k = 0; k < w; k++)
+                lanes[k] = one;
+            LLVMValueRef splat = LLVMConstVector(lanes, (unsigned)w);
+            if (!LLVMIsConstant(one)) {
+                LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(LLVMVectorType(t, (unsigned)w)), one, lg_i32(g, 0), "");
+                LLVMValueRef zeros[LG_MAX_LANES];
+                for (int64_t k = 0; k < w; k++)
+                    zeros[k] = lg_i32(g, 0);
+                splat = LLVMBuildShuffleVector(g->b, v, v, LLVMConstVector(zeros, (unsigned)w), "");
+            }
+            lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildSDiv(g->b, LLVMBuildSub(g->b, lg_i64(g, whole), start, ""), lg_i64(g, w), ""), "other_vectors");
+            LLVMValueRef at = LLVMBuildNSWAdd(g->b, first, LLVMBuildNSWAdd(g->b, start, LLVMBuildNSWMul(g->b, vl.i, lg_i64(g, w), ""), ""), "");
+            LLVMSetAlignment(LLVMBuildStore(g->b, splat, lg_elem_ptr(g, dt, buf, at)), bits / 8);
+            lg_loop_end_scalar(g, &vl);
+            LLVMValueRef after[2] = {hi, lg_i64(g, whole)};
+            from[1] = lg_intrinsic(g, "llvm.smax", after, 2);
+        }
+        lg_loop l = lg_loop_begin(g, from[part], to[part], "other");
+        LLVMValueRef flat = LLVMBuildNSWAdd(g->b, first, l.i, "");
+        LLVMBuildStore(g->b, one ? one : load_other(g, r, flat), lg_elem_ptr(g, dt, buf, flat));
+        if (part && !whole)
+            lg_loop_end(g, &l);
+        else
+            lg_loop_end_scalar(g, &l);
+    }
+}
+
 /* The part [*lo, *hi) of a row of extent len whose inner coordinates
  * (start + j along axis a) lie inside the dim. */
 static void row_span(lg *g, const lg_view *v, int a, int32_t len, LLVMValueRef *lo, LLVMValueRef *hi)
@@ -213,8 +266,8 @@ static void row_span(lg *g, const lg_view *v, int a, int32_t len, LLVMValueRef *
 /* One row of the checked walk: the innermost group at the outer groups'
  * coordinates gc (gc[n - 1] is set here); outside: no element may touch
  * memory. A store or load of a row without a mask runs over the row's
- * elements inside their dim alone, unchecked (a load first gives every
- * element `other`): the per-element check vectorized into masked accesses
+ * elements inside their dim alone, unchecked (a load gives the others
+ * `other`, fill_other): the per-element check vectorized into masked accesses
  * with i64 index lanes, and masked stores are microcode on AVX2 hosts
  * without AVX-512 (vmaskmovps on this build machine's znver3, about 40
  * cycles per 8 floats), so rows of 1000 in tiles of 1024 took longer to
@@ -226,14 +279,10 @@ static void walk_row(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn,
     int clip = !outside && !mask && (fn == store_elem || fn == load_elem);
     LLVMValueRef lo = lg_i64(g, 0), hi = lg_i64(g, len[n - 1]);
     LLVMValueRef first = LLVMBuildNSWMul(g->b, row_flat, lg_i64(g, len[n - 1]), "");
-    if (clip && fn == load_elem) {
-        lg_loop f = lg_loop_begin(g, lo, hi, "other");
-        LLVMValueRef flat = LLVMBuildNSWAdd(g->b, first, f.i, "");
-        lg_set_elem(g, r, flat, load_other(g, r, flat));
-        lg_loop_end(g, &f);
-    }
     if (clip)
         row_span(g, v, inner, len[n - 1], &lo, &hi);
+    if (clip && fn == load_elem)
+        fill_other(g, r, lg_val(g, r)->v, first, lo, hi, len[n - 1]);
     lg_loop l = lg_loop_begin(g, lo, hi, "row");
     view_walk w;
     gc[n - 1] = l.i;
@@ -544,23 +593,21 @@ static void checked_row_copy(lg *g, tj_ref x, LLVMValueRef copy, uint64_t n)
     g->version = LG_ANY;
 }
 
-/* The copy of an unmasked fused row: `other` everywhere, then the part of
- * the row inside its dim (none when its index axes are outside) read
+/* The copy of an unmasked fused row: `other` outside the part of the row
+ * inside its dim (all of it when its index axes are outside), that part read
  * without checks: plain vector accesses where the checked copy took i64
  * index lanes and masked loads (walk_row says why). */
 static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef copy, uint64_t n)
 {
     tj_dtype dt = lg_ti(g, x)->dtype;
-    lg_loop l = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)n), "other");
-    LLVMBuildStore(g->b, load_other(g, x, l.i), lg_elem_ptr(g, dt, copy, l.i));
-    lg_loop_end(g, &l);
     int inner = inner_axis(v);
     LLVMValueRef zero = lg_i64(g, 0), c[TJ_MAX_RANK], lo, hi;
     view_coords(g, v, &zero, c);
     LLVMValueRef rows_in = coords_inside(g, v, c, inner);
     row_span(g, v, inner, (int32_t)n, &lo, &hi);
     hi = LLVMBuildSelect(g->b, rows_in, hi, lo, "");
-    l = lg_loop_begin(g, lo, hi, "row_copy");
+    fill_other(g, x, copy, zero, lo, hi, (int32_t)n);
+    lg_loop l = lg_loop_begin(g, lo, hi, "row_copy");
     view_walk w;
     view_point(g, v, &l.i, 0, &w);
     LLVMValueRef val = LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), "");
