@@ -196,6 +196,18 @@ static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
     return other ? lg_elem(g, other, flat) : LLVMConstNull(lg_type(g, lg_ti(g, r)->dtype));
 }
 
+/* A vector of w lanes, each x. */
+static LLVMValueRef splat_of(lg *g, LLVMValueRef x, unsigned w)
+{
+    LLVMValueRef lanes[LG_MAX_LANES];
+    for (unsigned k = 0; k < w; k++)
+        lanes[k] = LLVMIsConstant(x) ? x : lg_i32(g, 0);
+    if (LLVMIsConstant(x))
+        return LLVMConstVector(lanes, w);
+    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(LLVMVectorType(LLVMTypeOf(x), w)), x, lg_i32(g, 0), "");
+    return LLVMBuildShuffleVector(g->b, v, v, LLVMConstVector(lanes, w), "");
+}
+
 /* `other` in a row of extent len that buffer buf holds from element first,
  * outside the part [lo, hi) that is copied in after it. Where `other` is
  * one value (none, a scalar or its broadcast): the part before lo (a
@@ -221,17 +233,7 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     }
     for (int part = 0; part < 2; part++) {
         if (part && whole) { /* the tail's whole vectors, then what is left after them */
-            LLVMValueRef lanes[LG_MAX_LANES], start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), "");
-            for (int64_t k = 0; k < w; k++)
-                lanes[k] = one;
-            LLVMValueRef splat = LLVMConstVector(lanes, (unsigned)w);
-            if (!LLVMIsConstant(one)) {
-                LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(LLVMVectorType(t, (unsigned)w)), one, lg_i32(g, 0), "");
-                LLVMValueRef zeros[LG_MAX_LANES];
-                for (int64_t k = 0; k < w; k++)
-                    zeros[k] = lg_i32(g, 0);
-                splat = LLVMBuildShuffleVector(g->b, v, v, LLVMConstVector(zeros, (unsigned)w), "");
-            }
+            LLVMValueRef start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), ""), splat = splat_of(g, one, (unsigned)w);
             lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildSDiv(g->b, LLVMBuildSub(g->b, lg_i64(g, whole), start, ""), lg_i64(g, w), ""), "other_vectors");
             LLVMValueRef at = LLVMBuildNSWAdd(g->b, first, LLVMBuildNSWAdd(g->b, start, LLVMBuildNSWMul(g->b, vl.i, lg_i64(g, w), ""), ""), "");
             LLVMSetAlignment(LLVMBuildStore(g->b, splat, lg_elem_ptr(g, dt, buf, at)), bits / 8);
