@@ -76,6 +76,8 @@ static const struct placeholder {
 
 static int reads(const struct placeholder *p, const char *kernel)
 {
+    if (!kernel) /* the whole source, for every kernel: no stand-ins */
+        return 1;
     size_t n = strlen(kernel);
     for (const char *at = strstr(p->readers, kernel); at; at = strstr(at + 1, kernel))
         if ((at == p->readers || at[-1] == ' ') && at[n] == ' ')
@@ -188,14 +190,20 @@ static char *request_key(const request *r, size_t *len)
     return key;
 }
 
-tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
-                          uint32_t nsubst, tj_rt_error *err)
+char *lib_kernel_source(const char *family, const char *kernel, const lib_subst *subst, uint32_t nsubst,
+                        tj_rt_error *err)
 {
     const char *src = family_source(family);
     if (!src) {
         tj_rt_fail(err, "tilejit lib: no kernel family '%s' built in", family);
         return NULL;
     }
+    return substitute(&(request){family, kernel, subst, nsubst}, src, err);
+}
+
+tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
+                          uint32_t nsubst, tj_rt_error *err)
+{
     request r = {family, kernel, subst, nsubst};
     size_t klen = 0;
     char *key = request_key(&r, &klen);
@@ -208,7 +216,7 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
             free(key);
             return l->kernels[i].d;
         }
-    char *text = substitute(&r, src, err);
+    char *text = lib_kernel_source(family, kernel, subst, nsubst, err);
     if (!text) {
         free(key);
         return NULL;

@@ -55,6 +55,11 @@ struct tj_lib {
  * out: lib.c's placeholders), compiled on first use and kept (owned by l). */
 tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, const lib_subst *subst,
                           uint32_t nsubst, tj_rt_error *err);
+/* lib/kernels/FAMILY.tj substituted as lib_dispatch substitutes it for
+ * `kernel` (NULL: for every kernel of the family, no key taken from the
+ * stand-ins): malloc'ed, NULL with err. Tests lower the text themselves. */
+char *lib_kernel_source(const char *family, const char *kernel, const lib_subst *subst, uint32_t nsubst,
+                        tj_rt_error *err);
 int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, void *stream, tj_rt_error *err);
 
 /* `bytes` of scratch for work on `stream`, zeroed on the stream when

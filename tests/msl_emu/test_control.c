@@ -47,7 +47,7 @@ int main(void)
                  {"scan_tiles", "P=2,N=1000,NT=4", "B=256", 0, 1},
                  {"scan_carry", "P=2,NT=700", "B=256", 0, 1},
                  {"scan_apply", "P=2,N=1000,NT=4", "B=256", 0, 1}};
-    char *scan = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
+    char *scan = ls_lib_source("scan", NULL, LS_SCAN_SUM("i32", "u32"));
     enum { N = sizeof cases / sizeof *cases };
     static ec_case es[N];
     static lc_opts os[N];

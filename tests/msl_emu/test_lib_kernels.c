@@ -32,7 +32,7 @@ static int prepare(const lib_case *c, prepared *p)
 {
     char what[256];
     snprintf(what, sizeof what, "%s %s (%s)", c->family, c->kernel, c->subst);
-    char *src = ls_lib_source(c->family, c->subst);
+    char *src = ls_lib_source(c->family, c->kernel, c->subst);
     options(c, &p->o);
     int ok = ec_lower(&p->e, what, c->family, src, c->kernel, c->defines, c->shapes, c->warps, &p->o);
     free(src);

@@ -1,10 +1,10 @@
 /* The library's kernels as lowering test cases, for the tests that lower
  * them for CUDA (tests/unit/test_lib_lower.c, the SIMT interpreter) and for
  * Metal (tests/msl_emu/test_lib_kernels.c, the MSL emulator), each against
- * the reference interpreter: a kernel file (lib/kernels/FAMILY.tj under
- * $TJ_SOURCE_DIR) with every "$KEY" replaced as lib/lib.c replaces it,
- * from "KEY=VALUE;..." (a value runs to the next ';'), and the sizes, tile
- * parameters, scalars and input ranges of one case. */
+ * the reference interpreter: a kernel of lib/kernels/FAMILY.tj substituted
+ * by lib/lib.c itself from "KEY=VALUE;..." (the keys the kernel does not
+ * read left to the library's stand-ins), and the sizes, tile parameters,
+ * scalars and input ranges of one case. */
 #ifndef TJ_TEST_LIB_SOURCE_H
 #define TJ_TEST_LIB_SOURCE_H
 
@@ -13,55 +13,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source_file.h"
+#include "lib/lib_internal.h"
 
-/* the value of key (k bytes) in subst, its length in *n; NULL when absent */
-static inline const char *ls_value(const char *subst, const char *key, size_t k, size_t *n)
+/* lib/kernels/FAMILY.tj substituted by the library itself
+ * (lib_kernel_source: the keys `kernel` does not read may be left out)
+ * from "KEY=VALUE;..." (a value runs to the next ';'); kernel NULL: the
+ * whole family, every key given. malloc'ed, or NULL after saying why. */
+static inline char *ls_lib_source(const char *family, const char *kernel, const char *subst)
 {
-    for (const char *p = subst; p && *p;) {
-        const char *eq = strchr(p, '='), *end = strchr(p, ';');
-        end = end ? end : p + strlen(p);
-        if (eq && eq < end && (size_t)(eq - p) == k && !strncmp(p, key, k)) {
-            *n = (size_t)(end - eq - 1);
-            return eq + 1;
-        }
-        p = *end ? end + 1 : end;
-    }
-    return NULL;
-}
-
-static inline char *ls_lib_source(const char *family, const char *subst)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "lib/kernels/%s.tj", family);
-    char *text = tu_source_file(rel);
-    if (!text)
+    enum { MAX_SUBST = 32 };
+    lib_subst s[MAX_SUBST];
+    uint32_t n = 0;
+    size_t len = strlen(subst);
+    char *copy = malloc(len + 1);
+    if (!copy)
         return NULL;
-    size_t n = strlen(text);
-    size_t cap = 2 * n + 4096, len = 0;
-    char *out = malloc(cap);
-    for (const char *s = text; out && *s;) {
-        if (*s != '$') {
-            out[len++] = *s++;
-            continue;
+    memcpy(copy, subst, len + 1);
+    for (char *p = copy; p && *p;) {
+        char *end = strchr(p, ';');
+        if (end)
+            *end = '\0';
+        char *eq = strchr(p, '=');
+        if (!eq || n == MAX_SUBST) {
+            printf("%s: malformed substitutions '%s'\n", family, subst);
+            free(copy);
+            return NULL;
         }
-        size_t k = 1, vlen = 0;
-        while ((s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9') || s[k] == '_')
-            k++;
-        const char *value = ls_value(subst, s + 1, k - 1, &vlen);
-        if (!value || len + vlen + 1 > cap) {
-            printf("%s: no value for %.*s in '%s'\n", family, (int)k, s, subst);
-            free(out);
-            out = NULL;
-            break;
-        }
-        memcpy(out + len, value, vlen);
-        len += vlen;
-        s += k;
+        *eq = '\0';
+        s[n++] = (lib_subst){p, eq + 1};
+        p = end ? end + 1 : NULL;
     }
-    if (out)
-        out[len] = '\0';
-    free(text);
+    tj_rt_error err = {{0}};
+    char *out = lib_kernel_source(family, kernel, s, n, &err);
+    if (!out)
+        printf("%s %s: %s\n", family, kernel ? kernel : "(every kernel)", err.msg);
+    free(copy);
     return out;
 }
 
@@ -89,9 +75,9 @@ typedef struct lib_case {
 #define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60, NULL}
 /* the slots: columns of the row */
 #define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300, NULL}
-#define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4;W=1;TT=4"
-#define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2;W=1;TT=4"
-#define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4;W=1;TT=4"
+#define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
+#define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2"
+#define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"
 /* 40 channels (a partial group of 32), segments of 16 (3) or 32 (2) steps over L = 45 */
 #define LS_SSM_DIMS "NB=2,DM=40,L=45,N=5,DB=40,DD=40,ZB=2,ZD=40,ZL=45,BB=40,NSP=8"
 #define LS_SSM(kind, kernel, tt, nseg) {"selective_scan", kind, kernel, tt, LS_SSM_DIMS ",NSEG=" nseg, "", 1, -1, 1, 0, 0, NULL}
@@ -99,9 +85,9 @@ typedef struct lib_case {
  * 32 W TT): L = 150 in chunks of 32 to 128 (2 to 5, the last partial) or in
  * one of 512 or 2048 (the library's TT 16, across warps); 3
  * channels; inputs below 0.25, so that exp(dt * A) over 150 steps stays finite */
-#define LS_SSM_CHUNK_F32(w, tt) "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
-#define LS_SSM_CHUNK_BF16(w, tt) "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
-#define LS_SSM_CHUNK_PLAIN(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_F32(w, tt) "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_BF16(w, tt) "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;W=" w ";TT=" tt
+#define LS_SSM_CHUNK_PLAIN(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;W=" w ";TT=" tt
 #define LS_SSM_CHUNK_DIMS "NB=2,DM=3,L=150,N=5,DB=3,DD=3,ZB=2,ZD=3,ZL=150,BB=3,NSP=8,NSEG=1"
 #define LS_SSM_CHUNK(kind) {"selective_scan", kind, "ss_chunked", "", LS_SSM_CHUNK_DIMS, "", 0, -1, 0.25, 0, 0, NULL}
 /* a warp a channel (ss_chunked_rows): 3 channels on programs of W warps
@@ -110,7 +96,7 @@ typedef struct lib_case {
 /* without D and z; softplus keeps dt > 0 (without it, exp(dt * A) of these
  * inputs grows to ~1e4 over 150 steps, where the two orders of the sums
  * part at 2e-4) */
-#define LS_SSM_ROWS_NO_D_Z(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2;W=" w ";TT=" tt
+#define LS_SSM_ROWS_NO_D_Z(w, tt) "T=f32;HAS_D=0;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=1;W=" w ";TT=" tt
 #define LS_SSM_ROWS_DIMS(ch) LS_SSM_CHUNK_DIMS ",AL=" ch ",DL=" ch ",BL=" ch ",HL=" ch
 #define LS_SSM_ROWS(kind, ch) {"selective_scan", kind, "ss_chunked_rows", "", LS_SSM_ROWS_DIMS(ch), "", 0, -1, 0.25, 0, 0, NULL}
 /* the state at the edges: one batch, one channel, one state, so H is one
@@ -128,7 +114,7 @@ typedef struct lib_case {
  * offsets over 40 tiles (two programs, the second partial); the scatter
  * of one partial tile with every offset 0 (to places 0 to 1499: distinct;
  * one program, so no schedule changes which tile writes last) */
-#define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;VALUES=0;W=u32"
+#define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;W=u32" /* the radix kernels' (sort_rows' $VALUES left out) */
 #define LS_RADIX_DIMS "N=5000,D=256,T=3"
 #define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", LS_RADIX_DIMS, scalars, 0, 0, 0, 0, 5000, NULL}
 #define LS_RADIX_SCATTER(scalars) \

@@ -13,7 +13,7 @@ Test(lib_lower, every_case)
 {
     for (size_t i = 0; i < sizeof ls_cases / sizeof *ls_cases; i++) {
         const lib_case *c = &ls_cases[i];
-        char *src = ls_lib_source(c->family, c->subst);
+        char *src = ls_lib_source(c->family, c->kernel, c->subst);
         cr_assert(src);
         lc_opts o = lc_defaults();
         o.defines = c->defines;
@@ -40,7 +40,7 @@ Test(lib_lower, every_case)
  * tiles' counts. L starts with stale words (flags of no pass). */
 Test(lib_lower, radix_onesweep)
 {
-    char *src = ls_lib_source("sort", LS_SORT_F32);
+    char *src = ls_lib_source("sort", "radix_onesweep", LS_SORT_F32);
     cr_assert(src);
     lc_opts o = lc_defaults();
     o.shapes = "N=5000,S=4,D=256,T=3";

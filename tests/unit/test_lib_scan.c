@@ -160,7 +160,7 @@ static int32_t tile_sum(const int32_t *x, int t)
  * and launches it once in the interpreter */
 static void launch_lookback_interp(const char *kernel, tj_arg *args, int nargs)
 {
-    char *src = ls_lib_source("scan", LS_SCAN_SUM("i32", "u32"));
+    char *src = ls_lib_source("scan", NULL, LS_SCAN_SUM("i32", "u32"));
     cr_assert(src);
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(TJ_DEVICE_INTERP, 0, &err);

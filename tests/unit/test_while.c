@@ -103,7 +103,7 @@ Test(while_loops, lookback_scan_lowered)
                  {LS_SCAN_SUM("u16", "u16"), "scan_lookback_packed", "F=0:1,C=0:1"},
                  {LS_SCAN("i64", "u64", "a * b"), "scan_lookback", "S=0:1,C=0:1"}};
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
-        char *src = ls_lib_source("scan", kinds[i].subst);
+        char *src = ls_lib_source("scan", NULL, kinds[i].subst);
         cr_assert(src);
         lc_opts o = lc_defaults();
         o.defines = "B=64";
