@@ -8,7 +8,7 @@ Python ("build": bench/arrays_bench.py's gelu over three f32[65536] arrays) and 
 it ("eval"), and the two together ("call"); medians and bests in us. Under the tests' stand-in
 driver the cuda launches do nothing, so "eval" is the host's part alone (no synchronization:
 nothing is pending on a stand-in); on the cpu, eval includes running the kernel. --compiled: "build" is
-a call of the tnp.compile'd function (its graph rebuilt from the traced text in C)."""
+a call of the tnp.compile'd function (its graph rebuilt in C from the program its traced text was read into once)."""
 import argparse
 import os
 import statistics
