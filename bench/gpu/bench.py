@@ -571,9 +571,46 @@ def splitk_attempt(jit, src, a, b, c, ref):
     return attempt
 
 
+def splitk_last(jit, src, dtype, a, b, c, ref, params):
+    """matmul_splitk_last (bench/gpu/kernels.tj.in: split-K with the sum in
+    the last arriver, one launch) at params (with S): checked against torch,
+    for the same bits as the pair's (examples/matmul.tj) at params, for the
+    same bits again on a second call from NaN-filled W and C, and for its
+    flags and counts left zero; returns its time (ms)."""
+    params = dict(params)
+    (m, k), n, s = a.shape, b.shape[1], params.pop("S")
+    tiles = -(-m // params["BM"]) * -(-n // params["BN"])
+    w = torch.full((s, m, n), float("nan"), device="cuda")
+    f = torch.zeros(tiles, s, device="cuda", dtype=torch.int32)
+    t = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    last = jit.compile(source().replace("{T}", "f32").replace("bf16", dtype), "matmul_splitk_last", a, b, c, w, f, t,
+                       params=params, file="bench/gpu/kernels.tj")
+    parts = jit.compile(src, "matmul_splitk", a, b, w, params=params, file="examples/matmul.tj")
+    total = jit.compile(src, "matmul_splitk_sum", w, c, params=SPLITK_SUM_CONFIGS[0], file="examples/matmul.tj")
+    parts(a, b, w)
+    total(w, c)
+    torch.cuda.synchronize()
+    pair = c.clone()
+    for call in range(2):
+        w.fill_(float("nan"))
+        c.fill_(float("nan"))
+        last(a, b, c, w, f, t)
+        torch.cuda.synchronize()
+        close_enough("matmul_splitk_last", c, ref, 2e-2)
+        if not torch.equal(pair, c):
+            raise AssertionError(f"matmul_splitk_last: call {call} differs from the pair's bits")
+        if int((f != 0).sum().item()) or int((t != 0).sum().item()):
+            raise AssertionError(f"matmul_splitk_last: call {call} left flags or counts nonzero")
+    ms = do_bench(lambda: last(a, b, c, w, f, t))
+    print(f"  matmul_splitk_last S={s} {params}: {ms:.3f} ms", flush=True)
+    return ms
+
+
 def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=None):
     """The fastest of `configs` of matmul and, with splitk, of the split-K
-    pair's configurations (the row says which: splitK in its parameters)."""
+    pair's configurations and of the last arriver's kernel at the pair's
+    best (the row says which: splitK in its parameters, last1 for the last
+    arriver's)."""
     n, k = n or m, k or m
     dt = TORCH_DTYPE[dtype]
     a = torch.randn(m, k, device="cuda", dtype=dt)
@@ -588,11 +625,18 @@ def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=
         split, split_error = fastest(splitk, splitk_attempt(jit, src, a, b, c, ref))
         print(f"# matmul {shape} {dtype}: plain " + (f"{best[0]:.3f} ms {best[1]}" if best else f"failed ({error})")
               + ", split-K " + (f"{split[0]:.3f} ms {split[1]}" if split else f"failed ({split_error})"), flush=True)
-        if split and (not best or split[0] < best[0]):
-            p = dict(split[1])
-            p["splitK"] = p.pop("S")
-            best = (split[0], p)
-        error = error or split_error
+        last, last_error = fastest([split[1]] if split else [],
+                                   lambda p: splitk_last(jit, src, dtype, a, b, c, ref, p))
+        if last_error:
+            print(f"  matmul_splitk_last: FAILED: {last_error}", flush=True)
+        if last:
+            print(f"# matmul {shape} {dtype}: split-K's sum in the last arriver {last[0]:.3f} ms", flush=True)
+        for found, tag in ((split, {}), (last, {"last": 1})):
+            if found and (not best or found[0] < best[0]):
+                p = dict(found[1])
+                p["splitK"] = p.pop("S")
+                best = (found[0], {**p, **tag})
+        error = error or split_error or last_error
     row = flop_row("matmul", shape, 2 * m * n * k, best, error, do_bench(lambda: a @ b), "cuBLAS")
     row.dtype = {"bf16": "bfloat16", "f16": "float16"}[dtype]
     return row

@@ -4,6 +4,8 @@
  * two launches together equal the plain matmul bit for bit on inputs whose
  * products and sums are exact in f32 (small integers), with partial tiles,
  * K not a multiple of the split and a split whose run of k steps is empty;
+ * so does bench/gpu/kernels.tj.in's matmul_splitk_last (the sum in the
+ * last arriver), which leaves its flags and counts zero for the next call;
  * the configurations the benchmarks time assemble with ptxas. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -207,15 +209,157 @@ Test(lower_splitk, overlapping_runs_are_caught)
     free(src);
 }
 
-/* The configurations bench/gpu/bench.py times (SPLITK_CONFIGS): wgmma,
- * TMA rings, and ptxas keeps the wgmma pipeline (no "serialized" warning). */
+/* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
+static char *bench_source(void)
+{
+    char *src = tu_source_file("bench/gpu/kernels.tj.in");
+    cr_assert(src, "cannot read bench/gpu/kernels.tj.in");
+    for (char *t = strstr(src, "{T}"); t; t = strstr(t, "{T}")) /* "{T}" -> "f32": as long */
+        memcpy(t, "f32", 3);
+    return src;
+}
+
+/* The flags F[G, S] and counts T[G] of matmul_splitk_last, G at least the
+ * tiles of any BM, BN >= 64, the counts at t_init. */
+typedef struct arrivals {
+    int64_t g, s;
+    int32_t *f, *t;
+} arrivals;
+
+static arrivals make_arrivals(const product *p, int32_t t_init)
+{
+    int64_t g = ((p->m + 63) / 64) * ((p->n + 63) / 64);
+    arrivals r = {g, p->s, calloc((size_t)(g * p->s), 4), malloc((size_t)g * 4)};
+    for (int64_t i = 0; i < g; i++)
+        r.t[i] = t_init;
+    return r;
+}
+
+/* The words of F and T that are not zero. */
+static int64_t nonzero(const arrivals *r)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < r->g * r->s; i++)
+        n += r->f[i] != 0;
+    for (int64_t i = 0; i < r->g; i++)
+        n += r->t[i] != 0;
+    return n;
+}
+
+/* C of one launch of matmul_splitk_last on the SIMT interpreter (over r's
+ * flags and counts, as they are) against the plain product's bits: the
+ * number of elements that differ. C and W are NaN-filled first. */
+static int64_t last_differs(const char *src, const char *mm_src, const char *defines, int warps, product *p,
+                            arrivals *r)
+{
+    tj_ctx *c = tj_ctx_new();
+    char shapes[160], config[128];
+    snprintf(shapes, sizeof shapes, "M=%lld,N=%lld,K=%lld,S=%lld,G=%lld", (long long)p->m, (long long)p->n,
+             (long long)p->k, (long long)p->s, (long long)r->g);
+    snprintf(config, sizeof config, "%s,warps=%d", defines, warps);
+    int64_t sa[] = {p->m, p->k}, sb[] = {p->k, p->n}, sc[] = {p->m, p->n}, sw[] = {p->s, p->m, p->n},
+            sf[] = {r->g, p->s}, st[] = {r->g};
+    uint16_t *plain = malloc((size_t)(p->m * p->n) * 2);
+    for (int64_t i = 0; i < p->m * p->n; i++)
+        p->c[i] = tj_f32_to_bf16(NAN);
+    for (int64_t i = 0; i < p->s * p->m * p->n; i++)
+        p->w[i] = NAN;
+    tj_arg a = tensor_arg(TJ_DT_BF16, p->a, 2, sa), b = tensor_arg(TJ_DT_BF16, p->b, 2, sb);
+    tj_arg ref[] = {a, b, tensor_arg(TJ_DT_BF16, plain, 2, sc)};
+    tj_arg args[] = {a, b, tensor_arg(TJ_DT_BF16, p->c, 2, sc), tensor_arg(TJ_DT_F32, p->w, 3, sw),
+                     tensor_arg(TJ_DT_I32, r->f, 2, sf), tensor_arg(TJ_DT_I32, r->t, 1, st)};
+    cr_assert_eq(tj_interp_run(build(c, mm_src, "matmul", "BM=64,BN=64,BK=32", shapes), ref, 3), 0, "%s",
+                 tj_diag_render(c));
+    cr_assert(run_simt(c, build(c, src, "matmul_splitk_last", config, shapes), args, 6, warps, 0), "%s", config);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < p->m * p->n; i++)
+        differ += plain[i] != p->c[i];
+    free(plain);
+    tj_ctx_free(c);
+    return differ;
+}
+
+/* The last arriver's sum: the plain product's bits, and F and T zero again
+ * after the call, twice on the same F and T (the second call starts from
+ * what the first left); with counts that do not start at zero C is not
+ * written, which the comparison sees. */
+Test(lower_splitk, last_arriver_sums_in_order)
+{
+    char *src = bench_source(), *mm = matmul_source();
+    static const struct {
+        const char *defines;
+        int64_t m, n, k, s;
+        int warps;
+    } cases[] = {
+        {"BM=64,BN=256,BK=64,stages=4", 72, 272, 176, 4, 4},  /* 3 steps for 4 splits: one empty */
+        {"BM=128,BN=128,BK=64,stages=3", 130, 144, 200, 3, 8}, /* 4 steps: 2, 2, 0 */
+        {"BM=64,BN=64,BK=32,stages=3", 70, 80, 200, 1, 4},     /* one part */
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
+        product p = make_product(cases[i].m, cases[i].n, cases[i].k, cases[i].s);
+        arrivals r = make_arrivals(&p, 0);
+        for (int call = 0; call < 2; call++) {
+            int64_t differ = last_differs(src, mm, cases[i].defines, cases[i].warps, &p, &r);
+            cr_expect_eq(differ, 0, "%s S=%lld call %d: %lld elements differ", cases[i].defines,
+                         (long long)cases[i].s, call, (long long)differ);
+            cr_expect_eq(nonzero(&r), 0, "%s S=%lld call %d: flags or counts left nonzero", cases[i].defines,
+                         (long long)cases[i].s, call);
+        }
+        free(r.f);
+        free(r.t);
+        free_product(&p);
+    }
+    product p = make_product(72, 272, 176, 4);
+    arrivals r = make_arrivals(&p, 4);
+    cr_expect_gt(last_differs(src, mm, "BM=64,BN=256,BK=64,stages=4", 4, &p, &r), 0);
+    free(r.f);
+    free(r.t);
+    free_product(&p);
+    free(mm);
+    free(src);
+}
+
+/* kernel of src at config for M = 128, N = K = 8192 and S parts (G = 256
+ * tiles' flags for matmul_splitk_last): wgmma, TMA rings, and ptxas keeps
+ * the wgmma pipeline (no "serialized" warning). */
+static void expect_assembles(const char *ptxas, const char *src, const char *kernel, const char *config, int s)
+{
+    tj_ctx *c = tj_ctx_new();
+    char shapes[64];
+    snprintf(shapes, sizeof shapes, "M=128,N=8192,K=8192,S=%d,G=256", s);
+    tj_kernel *k = build(c, src, kernel, config, shapes);
+    tj_binding dims[LC_MAX_BIND];
+    uint32_t ns = lc_bindings(c, shapes, dims, LC_MAX_BIND);
+    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
+    tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
+    tj_kernel *simt = tj_compile_simt(k, &po);
+    cr_assert(simt, "%s %s: %s", kernel, config, tj_diag_render(c));
+    int wgmma = 0, tma = 0;
+    for (tj_ref r = 1; r < simt->ninsts; r++) {
+        wgmma += simt->insts[r].op == TJ_OP_WGMMA;
+        tma += simt->insts[r].op == TJ_OP_TMA_LOAD;
+    }
+    cr_expect_gt(wgmma, 0, "%s %s", kernel, config);
+    cr_expect_gt(tma, 0, "%s %s", kernel, config);
+    tj_buf ptx = {0}, log = {0};
+    cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
+    cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s %s:\n%s", kernel, config,
+                 log.data ? log.data : "");
+    cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s %s:\n%s", kernel, config, log.data);
+    tj_buf_free(&ptx);
+    tj_buf_free(&log);
+    tj_ctx_free(c);
+}
+
+/* The configurations bench/gpu/bench.py times: SPLITK_CONFIGS, and the
+ * last arriver's kernel at the two the skinny rows chose. */
 Test(lower_splitk, ptxas_takes_the_configs)
 {
     static char path[1024];
     const char *ptxas = pa_find_ptxas(path, sizeof path);
     if (!ptxas)
         cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
-    char *src = matmul_source();
+    char *src = matmul_source(), *bench = bench_source();
     static const struct {
         const char *config;
         int s;
@@ -225,33 +369,10 @@ Test(lower_splitk, ptxas_takes_the_configs)
         {"BM=128,BN=256,BK=64,warps=8,stages=4", 4}, {"BM=128,BN=256,BK=64,warps=8,stages=4", 2},
         {"BM=128,BN=128,BK=64,warps=8,stages=3", 2}, {"BM=128,BN=128,BK=64,warps=8,stages=3", 4},
     };
-    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const char *config = cases[i].config;
-        tj_ctx *c = tj_ctx_new();
-        char shapes[64];
-        snprintf(shapes, sizeof shapes, "M=128,N=8192,K=8192,S=%d", cases[i].s);
-        tj_kernel *k = build(c, src, "matmul_splitk", config, shapes);
-        tj_binding dims[LC_MAX_BIND];
-        uint32_t ns = lc_bindings(c, shapes, dims, LC_MAX_BIND);
-        cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
-        tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
-        tj_kernel *simt = tj_compile_simt(k, &po);
-        cr_assert(simt, "%s: %s", config, tj_diag_render(c));
-        int wgmma = 0, tma = 0;
-        for (tj_ref r = 1; r < simt->ninsts; r++) {
-            wgmma += simt->insts[r].op == TJ_OP_WGMMA;
-            tma += simt->insts[r].op == TJ_OP_TMA_LOAD;
-        }
-        cr_expect_gt(wgmma, 0, "%s", config);
-        cr_expect_gt(tma, 0, "%s", config);
-        tj_buf ptx = {0}, log = {0};
-        cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
-        cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s:\n%s", config,
-                     log.data ? log.data : "");
-        cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s:\n%s", config, log.data);
-        tj_buf_free(&ptx);
-        tj_buf_free(&log);
-        tj_ctx_free(c);
-    }
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_assembles(ptxas, src, "matmul_splitk", cases[i].config, cases[i].s);
+    expect_assembles(ptxas, bench, "matmul_splitk_last", "BM=64,BN=128,BK=64,warps=4,stages=4", 4);
+    expect_assembles(ptxas, bench, "matmul_splitk_last", "BM=128,BN=256,BK=64,warps=8,stages=4", 4);
+    free(bench);
     free(src);
 }
