@@ -9,6 +9,8 @@
  * loop nest is m, k, n with n innermost, so the vectorizer turns each row
  * update into vector FMAs. Both sum every output in k order with the same
  * llvm.fmuladd, so they agree bit for bit. */
+#include <math.h>
+
 #include "codegen/llvm/llvm.h"
 
 typedef struct dot_dims {
@@ -54,6 +56,71 @@ static void init_result(lg *g, tj_ref r, tj_ref acc, uint64_t n)
     LLVMValueRef v = acc ? lg_elem(g, acc, l.i) : LLVMConstNull(lg_type(g, lg_ti(g, r)->dtype));
     lg_set_elem(g, r, l.i, v);
     lg_loop_end(g, &l);
+}
+
+/* How far along k operand x (a load into a buffer, k its tile axis
+ * `axis`) holds anything but +0: the part of its k slice inside the
+ * tensor, from a start that may be negative; NULL where x is not a
+ * load without a mask whose other is +0 or none, of a plain slice. */
+static LLVMValueRef k_inside(lg *g, tj_ref x, int axis, uint64_t k)
+{
+    const tj_inst *in = lg_in(g, x);
+    if (in->op != TJ_OP_LOAD || lg_val(g, x)->fused || (in->nargs > 1 && in->args[1]))
+        return NULL;
+    LLVMValueRef other = in->nargs > 2 && in->args[2] ? lg_same_everywhere(g, in->args[2]) : NULL;
+    LLVMBool loses;
+    if (in->nargs > 2 && in->args[2] &&
+        !(other && LLVMIsAConstantFP(other) && LLVMConstRealGetDouble(other, &loses) == 0.0 &&
+          !signbit(LLVMConstRealGetDouble(other, &loses))) &&
+        !(other && LLVMIsAConstantInt(other) && LLVMConstIntGetZExtValue(other) == 0))
+        return NULL;
+    const lg_view *v = lg_val(g, in->args[0])->view;
+    int slice = -1;
+    for (int a = 0, t = 0; a < v->rank; a++) {
+        if (v->kind[a] == TJ_VIEW_GATHER)
+            return NULL;
+        if (v->kind[a] > 0 && t++ == axis)
+            slice = a;
+    }
+    if (slice < 0 || (uint64_t)v->kind[slice] != k)
+        return NULL;
+    LLVMValueRef left[2] = {LLVMBuildSub(g->b, lg_tensor_size(g, v->param, slice), v->at[slice], ""), lg_i64(g, (int64_t)k)};
+    LLVMValueRef upto[2] = {lg_intrinsic(g, "llvm.smin", left, 2), lg_i64(g, 0)};
+    return lg_intrinsic(g, "llvm.smax", upto, 2);
+}
+
+/* The k loop's end: d.k, or where a's columns and b's rows from there on
+ * are all +0 (loads past the tensor's K): their products are +0, which
+ * change nothing but a -0 sum (finish_skipped says how). K = 72 in steps
+ * of 64 computed 56 of every 128 k on zeros. */
+static LLVMValueRef live_k(lg *g, tj_ref a, tj_ref b, dot_dims d)
+{
+    int rank = lg_ti(g, a)->rank;
+    LLVMValueRef ka = k_inside(g, a, rank - 1, d.k), kb = ka ? k_inside(g, b, rank - 2, d.k) : NULL;
+    if (!kb)
+        return lg_i64(g, (int64_t)d.k);
+    LLVMValueRef both[2] = {ka, kb};
+    return lg_intrinsic(g, "llvm.smax", both, 2);
+}
+
+/* Where the k loop stopped short of d.k: a float result + 0.0, what the
+ * skipped +0 products would have done (a -0 sum becomes +0; every other
+ * value keeps its bits, NaN included). */
+static void finish_skipped(lg *g, tj_ref r, LLVMValueRef kend, dot_dims d)
+{
+    tj_dtype rt = lg_ti(g, r)->dtype;
+    if (!tj_dtype_is_float(rt) || LLVMIsConstant(kend))
+        return;
+    LLVMBasicBlockRef fix = LLVMAppendBasicBlockInContext(g->lc, g->fn, "k_skipped");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "k_done");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, kend, lg_i64(g, (int64_t)d.k), ""), fix, done);
+    LLVMPositionBuilderAtEnd(g->b, fix);
+    lg_loop l = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.batch * d.m * d.n)), "plus_zero");
+    LLVMValueRef z = LLVMConstNull(lg_type(g, rt));
+    lg_set_elem(g, r, l.i, LLVMBuildFAdd(g->b, lg_elem(g, r, l.i), z, ""));
+    lg_loop_end(g, &l);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
 }
 
 enum { MR_MAX = 8, NR = 2 };
@@ -102,7 +169,8 @@ static LLVMValueRef splat(lg *g, LLVMValueRef x, unsigned w)
 }
 
 /* The result (already holding the accumulator) += a x b, block by block. */
-static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w)
+static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w,
+                        LLVMValueRef kend)
 {
     LLVMTypeRef vt = LLVMVectorType(lg_type(g, rt), w);
     int mr = block_rows(g, d.m);
@@ -122,7 +190,7 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < NR; j++)
             LLVMBuildStore(g->b, vec_at(g, vt, rt, rb, idx3(g, lb.i, d.m * d.n, row[i], d.n, col[j])), acc[i][j]);
-    lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.k), "k");
+    lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), kend, "k");
     LLVMValueRef bv[NR];
     for (int j = 0; j < NR; j++)
         bv[j] = vec_at(g, vt, rt, bb, idx3(g, lb.i, d.k * d.n, lk.i, d.n, col[j]));
@@ -163,13 +231,15 @@ int lg_emit_dot(lg *g, tj_ref r)
         init_result(g, r, acc, d.batch * d.m * d.n);
     }
     unsigned w = blocked_lanes(g, b, rt, bt, d);
+    LLVMValueRef kend = live_k(g, a, b, d);
     if (w) {
-        blocked_dot(g, r, a, b, at, rt, d, w);
+        blocked_dot(g, r, a, b, at, rt, d, w, kend);
+        finish_skipped(g, r, kend, d);
         return 0;
     }
     lg_loop lb = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.batch), "batch");
     lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.m), "m");
-    lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.k), "k");
+    lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), kend, "k");
     LLVMValueRef x = widen(g, at, rt, lg_elem(g, a, idx3(g, lb.i, d.m * d.k, lm.i, d.k, lk.i)));
     lg_loop ln = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.n), "n");
     LLVMValueRef y = widen(g, bt, rt, lg_elem(g, b, idx3(g, lb.i, d.k * d.n, lk.i, d.n, ln.i)));
@@ -185,6 +255,7 @@ int lg_emit_dot(lg *g, tj_ref r)
     lg_loop_end(g, &lk);
     lg_loop_end(g, &lm);
     lg_loop_end(g, &lb);
+    finish_skipped(g, r, kend, d);
     if (rt == TJ_DT_F16 || rt == TJ_DT_BF16) {
         lg_loop l = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.batch * d.m * d.n)), "round");
         lg_set_elem(g, r, l.i, lg_round(g, rt, lg_elem(g, r, l.i)));

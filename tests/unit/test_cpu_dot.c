@@ -80,3 +80,111 @@ Test(cpu_dot, register_blocks_and_the_loop_nest)
     cr_assert(cc_check_tj(NARROW, "narrow", &o));
     cr_assert(cc_check_tj(CARRIED, "carried", &o));
 }
+
+/* The k loop stops where both operands are padding (loads past K with
+ * other +0 or none: llvm_dot.c live_k), and a result cut short takes
+ * + 0.0, what the skipped +0 products do to a -0 sum. K = 20 in steps of
+ * 16 (4 of the second step's 16 live), K = 32 (none skipped), with NaN,
+ * inf and signed zeros among the values, f32 and bf16 inputs, blocked (N a
+ * multiple of two vectors) and looped (BN = 24). */
+static const char *const KPAD = "kernel kpad(A: f32[M, K], B: f32[K, N], C: f32[M, N], H: bf16[M, K], G: bf16[K, N],\n"
+                                "            Y: f32[M, N], Z: f32[M, N], W: f32[M, N])\n"
+                                "    grid (cdiv(M, BM), cdiv(N, BN))\n"
+                                "    const BM = 8, BN = 32, BK = 16\n"
+                                "{\n"
+                                "    m = program_id(0) * BM\n"
+                                "    n = program_id(1) * BN\n"
+                                "    acc = load(C[m:m+BM, n:n+BN])\n"
+                                "    h = load(C[m:m+BM, n:n+BN])\n"
+                                "    w = load(C[m:m+BM, n:n+24])\n"
+                                "    for k in range(0, K, BK) {\n"
+                                "        acc = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+BN], other = 0.0), acc, precision = \"ieee\")\n"
+                                "        h = dot(load(H[m:m+BM, k:k+BK]), load(G[k:k+BK, n:n+BN]), h)\n"
+                                "        w = dot(load(A[m:m+BM, k:k+BK]), load(B[k:k+BK, n:n+24]), w, precision = \"ieee\")\n"
+                                "    }\n"
+                                "    store(Y[m:m+BM, n:n+BN], acc)\n"
+                                "    store(Z[m:m+BM, n:n+BN], h)\n"
+                                "    store(W[m:m+BM, n:n+24], w)\n"
+                                "}\n";
+
+Test(cpu_dot, k_past_the_tensor_is_skipped)
+{
+    CC_REQUIRE_LLVM();
+    static const char *const shapes[] = {"M=16,N=64,K=20", "M=16,N=64,K=32", "M=12,N=40,K=5"};
+    for (unsigned s = 0; s < 3; s++)
+        for (int specials = 0; specials < 2; specials++) {
+            lc_opts o = lc_defaults();
+            o.shapes = shapes[s];
+            o.specials = specials;
+            o.signed_zeros = 1; /* zero results must have the interpreter's sign */
+            cr_assert(cc_check_tj(KPAD, "kpad", &o), "%s, specials %d", shapes[s], specials);
+        }
+}
+
+/* Sums that stay -0 through the live k (A = -0 times B = 1, C = -0): the
+ * interpreter's end +0 where K leaves padding in both operands (+0 times
+ * +0) and -0 where it does not (K = 32); E has rows past K (L = 32, -1
+ * there), so its products there are +0 times -1 = -0 and its sums stay -0:
+ * the loop must run on to E's extent, and its + 0.0 only where both end. */
+static const char *const KMIX = "kernel kmix(A: f32[M, K], B: f32[K, N], E: f32[L, N], C: f32[M, N], Y: f32[M, N], V: f32[M, N])\n"
+                                "    grid (1)\n"
+                                "    const BM = 8, BN = 32, BK = 16\n"
+                                "{\n"
+                                "    acc = load(C[0:BM, 0:BN])\n"
+                                "    v = load(C[0:BM, 0:BN])\n"
+                                "    for k in range(0, K, BK) {\n"
+                                "        acc = dot(load(A[0:BM, k:k+BK]), load(B[k:k+BK, 0:BN]), acc, precision = \"ieee\")\n"
+                                "        v = dot(load(A[0:BM, k:k+BK]), load(E[k:k+BK, 0:BN]), v, precision = \"ieee\")\n"
+                                "    }\n"
+                                "    store(Y[0:BM, 0:BN], acc)\n"
+                                "    store(V[0:BM, 0:BN], v)\n"
+                                "}\n";
+
+Test(cpu_dot, negative_zero_sums_meet_the_skipped_padding)
+{
+    CC_REQUIRE_LLVM();
+    enum { M = 8, N = 32, L = 32 };
+    for (int64_t k = 20; k <= 32; k += 12) {
+        char shapes[64];
+        snprintf(shapes, sizeof shapes, "M=%d,N=%d,K=%lld,L=%d", M, N, (long long)k, L);
+        tj_ctx *c = tj_ctx_new();
+        tj_binding dims[4];
+        cr_assert_eq(tj_bindings_parse(c, shapes, dims, 4), 4);
+        tj_program *p = tj_parse_program(c, "test.tj", KMIX, strlen(KMIX));
+        tj_binding *config;
+        uint32_t nconfig;
+        cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, 4, &config, &nconfig), "%s", tj_diag_render(c));
+        tj_kernel *kern = tj_build_kernel(c, p, 0, config, nconfig, dims, 4);
+        cr_assert(kern && !tj_pipeline_run(&kern, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s", tj_diag_render(c));
+        static float a[M * 32], b[32 * N], e[L * N], cc[M * N], y[2][M * N], v[2][M * N];
+        for (int i = 0; i < M * 32; i++)
+            a[i] = -0.0f;
+        for (int i = 0; i < 32 * N; i++)
+            b[i] = 1.0f;
+        for (int i = 0; i < L * N; i++)
+            e[i] = i / N < k ? 1.0f : -1.0f;
+        for (int i = 0; i < M * N; i++)
+            cc[i] = -0.0f;
+        int64_t sa[2] = {M, k}, sb[2] = {k, N}, se[2] = {L, N}, sc[2] = {M, N};
+        for (int run = 0; run < 2; run++) { /* the interpreter, then native */
+            tj_arg args[6] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(a, TJ_DT_F32, 2, sa)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(b, TJ_DT_F32, 2, sb)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(e, TJ_DT_F32, 2, se)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(cc, TJ_DT_F32, 2, sc)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(y[run], TJ_DT_F32, 2, sc)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(v[run], TJ_DT_F32, 2, sc)}};
+            char err[256];
+            tj_cpu *cpu = run ? tj_cpu_new(1, err, sizeof err) : NULL;
+            int rc = run ? tj_cpu_run_kernel(cpu, kern, args, 6) : tj_interp_run(kern, args, 6);
+            cr_assert_eq(rc, 0, "%s", tj_diag_render(c));
+            tj_cpu_free(cpu);
+        }
+        for (int i = 0; i < M * N; i++) {
+            cr_assert(y[0][i] == 0 && !!signbit(y[0][i]) == (k == 32) && v[0][i] == 0 && signbit(v[0][i]),
+                      "the interpreter: %g %g", y[0][i], v[0][i]);
+            cr_assert(!memcmp(&y[0][i], &y[1][i], 4) && !memcmp(&v[0][i], &v[1][i], 4), "%s: element %d: %g %g, %g %g",
+                      shapes, i, y[0][i], y[1][i], v[0][i], v[1][i]);
+        }
+        tj_ctx_free(c);
+    }
+}
