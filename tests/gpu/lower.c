@@ -75,10 +75,12 @@ static const gpu_case cases[] = {
     {NEST, "nest", "", "N=150", "n=3", NULL, 0, 0, 0, 0, 0, 0},
 };
 
-/* Cases whose source is a file of the tree (TJ_SOURCE_DIR), read at the run.
- * Split-K (examples/matmul.tj): the parts on wgmma with TMA rings, K not a
- * multiple of the split (17 steps for 3; 3 for 4: one run empty), partial
- * tiles; then their sum in order. */
+/* Cases whose source is a file of the tree (TJ_SOURCE_DIR), read at the run
+ * ("{T}" as f32). Split-K (examples/matmul.tj): the parts on wgmma with TMA
+ * rings, K not a multiple of the split (17 steps for 3; 3 for 4: one run
+ * empty), partial tiles; then their sum in order; and the sum in the last
+ * arriver (bench/gpu/kernels.tj.in), its flags and counts starting at zero
+ * and compared after the run (zero again). */
 static const struct {
     const char *file;
     gpu_case g;
@@ -88,6 +90,12 @@ static const struct {
     {"examples/matmul.tj",
      {NULL, "matmul_splitk", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
     {"examples/matmul.tj", {NULL, "matmul_splitk_sum", "BM=8,BN=256", "M=37,N=300,S=3", "", NULL, 0, 0, 0, 0, 0, 0}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
+      1e-2, 1e-2, 0, 0, 4}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "matmul_splitk_last", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4,G=4", "", "F=0:1,T=0:1", 0,
+      1e-2, 1e-2, 0, 0, 4}},
 };
 
 static lc_opts opts_of(const gpu_case *g)
@@ -265,6 +273,8 @@ int main(void)
     for (size_t i = 0; i < sizeof file_cases / sizeof file_cases[0]; i++) {
         gpu_case g = file_cases[i].g;
         char *text = tu_source_file(file_cases[i].file);
+        for (char *t = text ? strstr(text, "{T}") : NULL; t; t = strstr(t, "{T}")) /* as long */
+            memcpy(t, "f32", 3);
         g.src = text;
         failed += run_warps(j, &g);
         free(text);

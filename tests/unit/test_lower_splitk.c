@@ -319,6 +319,26 @@ Test(lower_splitk, last_arriver_sums_in_order)
     free(src);
 }
 
+/* The last arriver against the interpreter, as gpu/lower runs it on the
+ * device: flags and counts from zero, compared after the run. */
+Test(lower_splitk, last_arriver_matches_the_interpreter)
+{
+    char *src = bench_source();
+    static const struct {
+        const char *defines, *shapes;
+        int warps;
+    } cases[] = {
+        {"BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", 4},
+        {"BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4,G=4", 8},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lc_opts o = wg_opts(cases[i].defines, cases[i].shapes, cases[i].warps);
+        o.int_range = "F=0:1,T=0:1";
+        cr_expect(lc_check_tj(src, "matmul_splitk_last", &o), "%s %s", cases[i].defines, cases[i].shapes);
+    }
+    free(src);
+}
+
 /* kernel of src at config for M = 128, N = K = 8192 and S parts (G = 256
  * tiles' flags for matmul_splitk_last): wgmma, TMA rings, and ptxas keeps
  * the wgmma pipeline (no "serialized" warning). */
