@@ -606,11 +606,11 @@ def splitk_last(jit, src, dtype, a, b, c, ref, params):
     return ms
 
 
-def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=None):
-    """The fastest of `configs` of matmul and, with splitk, of the split-K
-    pair's configurations and of the last arriver's kernel at the pair's
-    best (the row says which: splitK in its parameters, last1 for the last
-    arriver's)."""
+def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=None, last=None):
+    """The fastest of `configs` of matmul, with splitk of the split-K pair's
+    configurations, and with last of the last arriver's kernel at those
+    configurations (the row says which: splitK in its parameters, last1 for
+    the last arriver's)."""
     n, k = n or m, k or m
     dt = TORCH_DTYPE[dtype]
     a = torch.randn(m, k, device="cuda", dtype=dt)
@@ -625,13 +625,13 @@ def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=
         split, split_error = fastest(splitk, splitk_attempt(jit, src, a, b, c, ref))
         print(f"# matmul {shape} {dtype}: plain " + (f"{best[0]:.3f} ms {best[1]}" if best else f"failed ({error})")
               + ", split-K " + (f"{split[0]:.3f} ms {split[1]}" if split else f"failed ({split_error})"), flush=True)
-        last, last_error = fastest([split[1]] if split else [],
-                                   lambda p: splitk_last(jit, src, dtype, a, b, c, ref, p))
+        in_kernel, last_error = fastest(last or [], lambda p: splitk_last(jit, src, dtype, a, b, c, ref, p))
         if last_error:
             print(f"  matmul_splitk_last: FAILED: {last_error}", flush=True)
-        if last:
-            print(f"# matmul {shape} {dtype}: split-K's sum in the last arriver {last[0]:.3f} ms", flush=True)
-        for found, tag in ((split, {}), (last, {"last": 1})):
+        if in_kernel:
+            print(f"# matmul {shape} {dtype}: split-K's sum in the last arriver {in_kernel[0]:.3f} ms "
+                  f"{in_kernel[1]}", flush=True)
+        for found, tag in ((split, {}), (in_kernel, {"last": 1})):
             if found and (not best or found[0] < best[0]):
                 p = dict(found[1])
                 p["splitK"] = p.pop("S")
@@ -695,8 +695,12 @@ def matmuls(jit):
 
 
 def skinny_matmuls(jit):
-    """M = 64 .. 512 against N = K = 8192, plain and split-K."""
-    return [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS, splitk=SPLITK_CONFIGS) for m in (64, 128, 256, 512)]
+    """M = 64 .. 512 against N = K = 8192, plain and split-K; M = 64 and 128
+    (bound by B's DRAM rate, where the pair's second launch is the rest of
+    the gap) also with the sum in the last arriver at S = 4."""
+    last = [c for c in SPLITK_CONFIGS if c["S"] == 4]
+    return [matmul(jit, m, 8192, 8192, configs=SKINNY_CONFIGS, splitk=SPLITK_CONFIGS, last=last if m <= 128 else None)
+            for m in (64, 128, 256, 512)]
 
 
 def attention(jit, batch, heads, seq, dim, causal=False, kv_heads=None, fastmath_only=False):

@@ -7,8 +7,9 @@ mma.sync-only configurations), for same-run A/B timings of the lowering:
 Every result is checked against PyTorch before it is timed (bench.matmul,
 bench.matmul_bias_gelu; split-K also for the same bits on a second call);
 cuBLAS is timed in the same process. Each configuration's time is printed as
-it is measured. The skinny rows and 2048^3 report the faster of the plain
-matmul and the split-K pair; --splitk-only runs those rows alone.
+it is measured. The skinny rows and 2048^3 report the fastest of the plain
+matmul and the split-K pair (M = 64 and 128 also split-K with the sum in the
+last arriver, bench/gpu/kernels.tj.in); --splitk-only runs those rows alone.
 """
 import argparse
 import os
