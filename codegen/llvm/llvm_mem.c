@@ -216,7 +216,11 @@ static LLVMValueRef splat_of(lg *g, LLVMValueRef x, unsigned w)
  * skips (the copy overwrites the inside elements among them). Filling the
  * whole row first wrote each inside element twice (every row of 1000 in a
  * tile of 1024 is an edge row), and a vectorized tail loop with a runtime
- * trip count cost 2.5 ms of compile median (bench/NOTES.md). */
+ * trip count cost 2.5 ms of compile median (bench/NOTES.md). A row of 8
+ * vectors or fewer is filled whole as before: a few stores, where the
+ * loops' overhead made embed.tj's rows of 32 i32 12% slower. */
+enum { SHORT_ROW_VECTORS = 8 };
+
 static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LLVMValueRef lo, LLVMValueRef hi,
                        int32_t len)
 {
@@ -227,9 +231,10 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     unsigned bits = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) * 8;
     int64_t w = one ? g->vector_bits / (int)bits : 0, whole = w > 1 ? len / w * w : 0;
     LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, lg_i64(g, len)};
-    if (w <= 1 || w > LG_MAX_LANES) { /* the whole row, element by element */
+    if (w <= 1 || w > LG_MAX_LANES || len / w <= SHORT_ROW_VECTORS) { /* the whole row, element by element */
         from[1] = from[0];
         to[0] = from[0];
+        whole = 0;
     }
     for (int part = 0; part < 2; part++) {
         if (part && whole) { /* the tail's whole vectors, then what is left after them */

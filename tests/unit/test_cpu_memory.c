@@ -203,33 +203,37 @@ Test(cpu_memory, unmasked_stores_write_the_part_of_each_row_inside)
 }
 
 /* A clipped load gives `other` to the elements of a row outside its dim
- * (llvm_mem.c fill_other): before a negative start element by element, the
- * tail as whole vectors from the aligned element at the row's end and the
- * rest of it one by one (40 f32 in 16-lane vectors: 32 + 8), for an other
- * that is a scalar parameter, a constant, none, in f32, f64, bf16 (whose
- * value form is f32) and i32, in 2-D tiles and a fused row; row sums
- * observe every padded element. Starts -20 (20 outside, then 20 inside),
- * 10 (inside) and 40 (10 inside, 30 outside) against N = 50. */
-static const char *const FILLS = "kernel fills(X: f32[M, N], D: f64[M, N], H: bf16[M, N], I: i32[M, N],\n"
-                                 "              S: f32[M], T: f64[M], U: f32[M], K: i32[M], V: f32[M], s: f32)\n"
-                                 "    grid (cdiv(M, BM))\n"
-                                 "    const BM = 2, BN = 40\n"
-                                 "{\n"
-                                 "    m = program_id(0) * BM\n"
-                                 "    c = program_id(0) % 3 * 30 - 20\n"
-                                 "    store(S[m:m+BM], sum(load(X[m:m+BM, c:c+BN], other = s), axis = 1))\n"
-                                 "    store(T[m:m+BM], sum(load(D[m:m+BM, c:c+BN], other = -1.5), axis = 1))\n"
-                                 "    store(U[m:m+BM], sum(f32(load(H[m:m+BM, c:c+BN], other = bf16(s))), axis = 1))\n"
-                                 "    store(K[m:m+BM], sum(load(I[m:m+BM, c:c+BN]), axis = 1))\n"
-                                 "    r = load(X[m, c:c+BN], other = s)\n"
-                                 "    store(V[m:m+1], reshape(max(r) + sum(r * 0.5), [1]))\n"
-                                 "}\n";
+ * (llvm_mem.c fill_other): rows of 8 vectors or fewer whole, longer ones
+ * before a negative start element by element, the tail as whole vectors
+ * from the aligned element at the row's end and the rest of it one by one
+ * (168 f32 in 16-lane vectors: 160 + 8), for an other that is a scalar
+ * parameter, a constant, none, in f32, f64, bf16 (whose value form is
+ * f32) and i32, in 2-D tiles and a fused row; row sums observe every padded
+ * element. Starts -20, 60 and 140 against N = 200 (rows of 168), -20, 10
+ * and 40 against N = 50 (rows of 40). */
+#define FILLS_SRC(BN, STEP)                                                                                        \
+    "kernel fills(X: f32[M, N], D: f64[M, N], H: bf16[M, N], I: i32[M, N],\n"                                     \
+    "              S: f32[M], T: f64[M], U: f32[M], K: i32[M], V: f32[M], s: f32)\n"                              \
+    "    grid (cdiv(M, BM))\n"                                                                                  \
+    "    const BM = 2, BN = " BN "\n"                                                                           \
+    "{\n"                                                                                                       \
+    "    m = program_id(0) * BM\n"                                                                              \
+    "    c = program_id(0) % 3 * " STEP " - 20\n"                                                               \
+    "    store(S[m:m+BM], sum(load(X[m:m+BM, c:c+BN], other = s), axis = 1))\n"                                 \
+    "    store(T[m:m+BM], sum(load(D[m:m+BM, c:c+BN], other = -1.5), axis = 1))\n"                              \
+    "    store(U[m:m+BM], sum(f32(load(H[m:m+BM, c:c+BN], other = bf16(s))), axis = 1))\n"                      \
+    "    store(K[m:m+BM], sum(load(I[m:m+BM, c:c+BN]), axis = 1))\n"                                            \
+    "    r = load(X[m, c:c+BN], other = s)\n"                                                                   \
+    "    store(V[m:m+1], reshape(max(r) + sum(r * 0.5), [1]))\n"                                                \
+    "}\n"
 
 Test(cpu_memory, clipped_loads_fill_other_outside_the_row)
 {
     CC_REQUIRE_LLVM();
     lc_opts o = lc_defaults();
-    o.shapes = "M=9,N=50"; /* the last program's second row is outside M */
     o.scalars = "s=3.25";
-    cr_assert(cc_check_tj(FILLS, "fills", &o));
+    o.shapes = "M=9,N=200"; /* the last program's second row is outside M */
+    cr_assert(cc_check_tj(FILLS_SRC("168", "80"), "fills", &o));
+    o.shapes = "M=9,N=50";
+    cr_assert(cc_check_tj(FILLS_SRC("40", "30"), "fills", &o));
 }
