@@ -211,6 +211,11 @@ int lg_emit_dot(lg *g, tj_ref r);
 /* llvm_mem.c: view, load, store, atomics */
 int lg_emit_view(lg *g, tj_ref r);
 int lg_emit_load(lg *g, tj_ref r);
+/* Where x, a load without a mask of a plain slice along its tile axis
+ * `axis` (extent len), stops being inside its tensor: min(max(dim - start,
+ * 0), len); every element from there on is `other`, which *other gets
+ * (the value, NULL for none: zeros). NULL if x is not such a load. */
+LLVMValueRef lg_load_inside_end(lg *g, tj_ref x, int axis, uint64_t len, LLVMValueRef *other);
 /* Element i of a fused load, read where it is used. */
 LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i);
 int lg_emit_store(lg *g, tj_ref r);

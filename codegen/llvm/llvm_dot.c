@@ -58,35 +58,19 @@ static void init_result(lg *g, tj_ref r, tj_ref acc, uint64_t n)
     lg_loop_end(g, &l);
 }
 
-/* How far along k operand x (a load into a buffer, k its tile axis
- * `axis`) holds anything but +0: the part of its k slice inside the
- * tensor, from a start that may be negative; NULL where x is not a
- * load without a mask whose other is +0 or none, of a plain slice. */
+/* How far along k operand x (k its tile axis `axis`) holds anything but
+ * +0: the end of a load's inside part where its other is +0 or none; NULL
+ * otherwise. */
 static LLVMValueRef k_inside(lg *g, tj_ref x, int axis, uint64_t k)
 {
-    const tj_inst *in = lg_in(g, x);
-    if (in->op != TJ_OP_LOAD || lg_val(g, x)->fused || (in->nargs > 1 && in->args[1]))
-        return NULL;
-    LLVMValueRef other = in->nargs > 2 && in->args[2] ? lg_same_everywhere(g, in->args[2]) : NULL;
+    LLVMValueRef other;
     LLVMBool loses;
-    if (in->nargs > 2 && in->args[2] &&
-        !(other && LLVMIsAConstantFP(other) && LLVMConstRealGetDouble(other, &loses) == 0.0 &&
-          !signbit(LLVMConstRealGetDouble(other, &loses))) &&
-        !(other && LLVMIsAConstantInt(other) && LLVMConstIntGetZExtValue(other) == 0))
+    LLVMValueRef end = lg_load_inside_end(g, x, axis, k, &other);
+    if (!end || (other && !(LLVMIsAConstantFP(other) && LLVMConstRealGetDouble(other, &loses) == 0.0 &&
+                            !signbit(LLVMConstRealGetDouble(other, &loses))) &&
+                 !(LLVMIsAConstantInt(other) && LLVMConstIntGetZExtValue(other) == 0)))
         return NULL;
-    const lg_view *v = lg_val(g, in->args[0])->view;
-    int slice = -1;
-    for (int a = 0, t = 0; a < v->rank; a++) {
-        if (v->kind[a] == TJ_VIEW_GATHER)
-            return NULL;
-        if (v->kind[a] > 0 && t++ == axis)
-            slice = a;
-    }
-    if (slice < 0 || (uint64_t)v->kind[slice] != k)
-        return NULL;
-    LLVMValueRef left[2] = {LLVMBuildSub(g->b, lg_tensor_size(g, v->param, slice), v->at[slice], ""), lg_i64(g, (int64_t)k)};
-    LLVMValueRef upto[2] = {lg_intrinsic(g, "llvm.smin", left, 2), lg_i64(g, 0)};
-    return lg_intrinsic(g, "llvm.smax", upto, 2);
+    return end;
 }
 
 /* The k loop's end: d.k, or where a's columns and b's rows from there on

@@ -533,6 +533,29 @@ LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i)
     return guard_end(g, &gd, val, other);
 }
 
+LLVMValueRef lg_load_inside_end(lg *g, tj_ref x, int axis, uint64_t len, LLVMValueRef *other)
+{
+    const tj_inst *in = lg_in(g, x);
+    if (in->op != TJ_OP_LOAD || (in->nargs > 1 && in->args[1]))
+        return NULL;
+    *other = NULL;
+    if (in->nargs > 2 && in->args[2] && !(*other = lg_same_everywhere(g, in->args[2])))
+        return NULL;
+    const lg_view *v = lg_val(g, in->args[0])->view;
+    int slice = -1;
+    for (int a = 0, t = 0; a < v->rank; a++) {
+        if (v->kind[a] == TJ_VIEW_GATHER)
+            return NULL;
+        if (v->kind[a] > 0 && t++ == axis)
+            slice = a;
+    }
+    if (slice < 0 || (uint64_t)v->kind[slice] != len)
+        return NULL;
+    LLVMValueRef left[2] = {LLVMBuildSub(g->b, lg_tensor_size(g, v->param, slice), v->at[slice], ""), lg_i64(g, (int64_t)len)};
+    LLVMValueRef upto[2] = {lg_intrinsic(g, "llvm.smin", left, 2), lg_i64(g, 0)};
+    return lg_intrinsic(g, "llvm.smax", upto, 2);
+}
+
 int lg_emit_load(lg *g, tj_ref r)
 {
     const lg_view *v = view_of(g, r);

@@ -98,3 +98,65 @@ Test(cpu_reduce, long_lines_take_the_vector_loop)
             cr_assert(cc_check_tj(FINITE_ROWS, "finite", &o), "%s seed %u", shapes[s], seed);
         }
 }
+
+/* argmax and argmin over rows padded past the tensor (what a line that
+ * stopped at the end of the inside part would get wrong): rows all -inf
+ * (index 0), -inf with one NaN, values with ties, signed zeros and NaN, from
+ * starts -5 (padding before the row too), 0, 90 (10 inside) and 100 (nothing
+ * inside: index 0), against the interpreter; an argmax padded with 0 (the
+ * padding can be the maximum) and argmin padded with +inf (all-NaN rows
+ * pick the padding's first +inf). */
+static const char *const ARGS = "kernel args(X: f32[M, N], I: i32[M], J: i32[M], K: i32[M], c: i32)\n"
+                                "    grid (1)\n"
+                                "    const BM = 4, BN = 128\n"
+                                "{\n"
+                                "    t = load(X[0:BM, c:c+BN], other = -inf)\n"
+                                "    store(I[0:BM], argmax(t, axis = 1))\n"
+                                "    store(J[0:BM], argmin(load(X[0:BM, c:c+BN], other = inf), axis = 1))\n"
+                                "    store(K[0:BM], argmax(load(X[0:BM, c:c+BN], other = 0.0), axis = 1))\n"
+                                "}\n";
+
+Test(cpu_reduce, arg_extremes_of_padded_rows)
+{
+    CC_REQUIRE_LLVM();
+    enum { M = 4, N = 100 };
+    static float x[M * N];
+    for (int j = 0; j < N; j++) {
+        x[j] = -INFINITY;
+        x[N + j] = j == 37 ? NAN : -INFINITY;
+        x[2 * N + j] = (float)((j * 7) % 13) - 6.0f; /* ties: the first 6 wins */
+        x[3 * N + j] = j >= 90 ? NAN : (j % 2 ? -0.0f : 0.0f);
+    }
+    static const int starts[] = {-5, 0, 90, 100};
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    for (unsigned s = 0; s < 4; s++) {
+        tj_ctx *c = tj_ctx_new();
+        tj_binding dims[2];
+        cr_assert_eq(tj_bindings_parse(c, "M=4,N=100", dims, 2), 2);
+        tj_program *p = tj_parse_program(c, "test.tj", ARGS, strlen(ARGS));
+        tj_binding *config;
+        uint32_t nconfig;
+        cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, 2, &config, &nconfig), "%s", tj_diag_render(c));
+        tj_kernel *k = tj_build_kernel(c, p, 0, config, nconfig, dims, 2);
+        cr_assert(k && !tj_pipeline_run(&k, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s", tj_diag_render(c));
+        int32_t ii[2][M], jj[2][M], kk[2][M];
+        int64_t sx[2] = {M, N}, si[1] = {M};
+        for (int run = 0; run < 2; run++) {
+            tj_arg args[5] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 2, sx)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(ii[run], TJ_DT_I32, 1, si)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(jj[run], TJ_DT_I32, 1, si)},
+                              {.is_tensor = 1, .tensor = tj_tensor_contiguous(kk[run], TJ_DT_I32, 1, si)},
+                              {.scalar.i = starts[s]}};
+            int rc = run ? tj_cpu_run_kernel(cpu, k, args, 5) : tj_interp_run(k, args, 5);
+            cr_assert_eq(rc, 0, "%s", tj_diag_render(c));
+        }
+        for (int m = 0; m < M; m++)
+            cr_expect(ii[0][m] == ii[1][m] && jj[0][m] == jj[1][m] && kk[0][m] == kk[1][m],
+                      "start %d, row %d: argmax %d native %d, argmin %d native %d, argmax over 0 %d native %d", starts[s], m,
+                      ii[0][m], ii[1][m], jj[0][m], jj[1][m], kk[0][m], kk[1][m]);
+        tj_ctx_free(c);
+    }
+    tj_cpu_free(cpu);
+}
