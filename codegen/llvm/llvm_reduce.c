@@ -209,6 +209,28 @@ static LLVMValueRef extreme_of(lg *g, int max, tj_dtype dt, LLVMValueRef acc, LL
     return lg_intrinsic(g, "llvm.minnum", av, 2);
 }
 
+/* Where a float argmax's line may stop: past the end of a load's inside
+ * part when its other is -inf, rounded up to whole vectors (so the passes
+ * keep their vector loops without a scalar remainder: a trip count LLVM
+ * sees as a multiple of the vector). The elements past it are -inf, never
+ * larger than what comes before them, and the first of a -inf maximum is
+ * element 0 (a start before 0 pads the head with -inf too; a line with
+ * nothing inside gives index 0, as the whole line does). argmax.tj's lines
+ * of 700 in 1024 read 1024 twice. argmin keeps the whole line: with every
+ * inside element NaN, its answer is the padding's first +inf. */
+static LLVMValueRef arg_line_end(lg *g, tj_ref x, int max, tj_dtype dt, lg_lines l)
+{
+    LLVMValueRef all = lg_i64(g, (int64_t)l.len), other, end;
+    int64_t w = g->vector_bits / (int)tj_dtype_bits(dt == TJ_DT_F64 ? TJ_DT_F64 : TJ_DT_F32);
+    if (!max || !tj_dtype_is_float(dt) || l.inner != 1 || l.len % (uint64_t)w ||
+        !(end = lg_load_inside_end(g, x, lg_ti(g, x)->rank - 1, l.len, &other)))
+        return all;
+    LLVMBool loses;
+    if (!other || !LLVMIsAConstantFP(other) || LLVMConstRealGetDouble(other, &loses) != -INFINITY)
+        return all;
+    return LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, end, lg_i64(g, w - 1), ""), lg_i64(g, -w), "");
+}
+
 static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_lines l)
 {
     LLVMTypeRef t = lg_type(g, dt);
@@ -219,6 +241,7 @@ static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_line
      * sign of a zero maximum (the matches compare equal): maxnum and a flag */
     int flagged = max && tj_dtype_is_float(dt);
     extreme_acc fa = flagged ? extreme_begin(g, dt, 1) : (extreme_acc){0};
+    LLVMValueRef end = arg_line_end(g, x, max, dt, l);
     lg_loop o = lg_lines_begin(g, l, &base);
     if (flagged)
         extreme_reset(g, &fa, dt);
@@ -226,7 +249,7 @@ static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_line
         LLVMBuildStore(g->b, lg_elem(g, x, base), ext);
     /* from 0, not 1: max/min of x[0] with itself changes nothing, and a trip
      * count the vector divides leaves no scalar tail of NaN-aware maxima */
-    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "extreme");
+    lg_loop j = lg_loop_begin(g, lg_i64(g, 0), end, "extreme");
     LLVMValueRef v = lg_elem(g, x, at(g, base, l.inner, j.i));
     if (flagged) {
         extreme_step(g, &fa, dt, v);
@@ -238,7 +261,7 @@ static void arg_extreme(lg *g, tj_ref r, tj_ref x, int max, tj_dtype dt, lg_line
     lg_loop_end(g, &j);
     found = flagged ? extreme_result(g, &fa, dt) : LLVMBuildLoad2(g->b, t, ext, "");
     LLVMBuildStore(g->b, len, where);
-    j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "first");
+    j = lg_loop_begin(g, lg_i64(g, 0), end, "first");
     LLVMValueRef hit = matches(g, max, dt, lg_elem(g, x, at(g, base, l.inner, j.i)), found);
     LLVMValueRef cand[2] = {LLVMBuildLoad2(g->b, g->i32, where, ""),
                             LLVMBuildSelect(g->b, hit, LLVMBuildTrunc(g->b, j.i, g->i32, ""), len, "")};

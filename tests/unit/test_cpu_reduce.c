@@ -99,8 +99,9 @@ Test(cpu_reduce, long_lines_take_the_vector_loop)
         }
 }
 
-/* argmax and argmin over rows padded past the tensor (what a line that
- * stopped at the end of the inside part would get wrong): rows all -inf
+/* argmax and argmin over rows padded past the tensor (a float argmax over
+ * -inf padding stops at the inside part's end rounded up to whole vectors:
+ * llvm_reduce.c, arg_line_end; what that could get wrong): rows all -inf
  * (index 0), -inf with one NaN, values with ties, signed zeros and NaN, from
  * starts -5 (padding before the row too), 0, 90 (10 inside) and 100 (nothing
  * inside: index 0), against the interpreter; an argmax padded with 0 (the
