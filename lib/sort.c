@@ -7,7 +7,11 @@
 
 #include "lib/lib_internal.h"
 
-enum { ROW_TILE_MAX = 4096, RADIX_TILE = 2048, DIGITS = 256 }; /* B of sort_rows and radix_rank */
+/* RADIX_TILE is the radix kernels' tile ($RB): 4096 keys, whose runs of
+ * ~16 keys a digit fill the scatter's sectors (the H200: 8.8 -> 9.7 G keys/s
+ * for 2^24 f32, bench/RESULTS.md). Metal, whose 32 KiB of threadgroup
+ * memory hold counting_sort's buffers for 2048, compiles them at 2048. */
+enum { ROW_TILE_MAX = 4096, RADIX_TILE = 4096, DIGITS = 256 }; /* B of sort_rows; $RB */
 
 /* The unsigned dtype that carries a key's bits, and the fn that orders it. */
 static int key_kind(tj_dtype dt, tj_dtype *bits, const char **fn)
@@ -31,7 +35,7 @@ typedef struct sort_job {
     const char *fn;
     tj_tensor x, y, idx; /* as [P, N, Q]; y or idx without data when not wanted */
     lib_lines ln;
-    lib_subst subst[SORT_SUBSTS + 1]; /* and sort_rows' $VALUES */
+    lib_subst subst[SORT_SUBSTS + 1]; /* and sort_rows' $VALUES or the radix kernels' $RB */
     void *stream;
     tj_rt_error *err;
 } sort_job;
@@ -199,8 +203,11 @@ static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kern
     static const char *const names[] = {"radix_keys", "radix_hist", "radix_offsets", "radix_scatter",
                                         "radix_upsweep", "radix_onesweep"};
     tj_dispatch **slots[] = {&rk->keys, &rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
+    char tile[24];
+    snprintf(tile, sizeof tile, "%d", RADIX_TILE);
+    s->subst[SORT_SUBSTS] = (lib_subst){"RB", tile};
     for (int i = one ? 4 : 0; i < (one ? 6 : 4); i++)
-        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, SORT_SUBSTS, s->err)))
+        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, SORT_SUBSTS + 1, s->err)))
             return 1;
     return !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, SORT_SUBSTS, s->err));
 }

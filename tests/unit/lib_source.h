@@ -114,7 +114,9 @@ typedef struct lib_case {
  * offsets over 40 tiles (two programs, the second partial); the scatter
  * of one partial tile with every offset 0 (to places 0 to 1499: distinct;
  * one program, so no schedule changes which tile writes last) */
-#define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;W=u32" /* the radix kernels' (sort_rows' $VALUES left out) */
+/* the radix kernels' (sort_rows' $VALUES left out), at Metal's tile of 2048
+ * (test_lib_lower.c also runs CUDA's 4096) */
+#define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;W=u32;RB=2048"
 #define LS_RADIX_DIMS "N=5000,D=256,T=3"
 #define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", LS_RADIX_DIMS, scalars, 0, 0, 0, 0, 5000, NULL}
 #define LS_RADIX_SCATTER(scalars) \

@@ -50,3 +50,36 @@ Test(lib_lower, radix_onesweep)
     cr_assert(lc_check_tj(src, "radix_onesweep", &o), "radix_onesweep differs from the interpreter");
     free(src);
 }
+
+/* The radix kernels at the library's own tile (lib/sort.c's RADIX_TILE,
+ * 4096; the cases above take Metal's 2048): the histogram over 3 tiles,
+ * the last partial, a key pass and a segment pass; the scatter of one
+ * partial tile; the single pass's upsweep and onesweep. */
+Test(lib_lower, radix_kernels_at_4096)
+{
+    static const char *const subst = "K=u32;KEY=key_f32;DESC=0;W=u32;RB=4096";
+    static const struct {
+        const char *kernel, *shapes, *scalars, *int_range;
+        int64_t ilo, ihi;
+    } cases[] = {
+        {"radix_hist", "N=10000,D=256,T=3", "pass=0,key_passes=4,lines_n=10000,lines_q=1,first=1", NULL, 0, 10000},
+        {"radix_hist", "N=10000,D=256,T=3", "pass=4,key_passes=4,lines_n=700,lines_q=1,first=0", "P=0:10000", 0, 10000},
+        {"radix_scatter", "N=3000,D=256,T=1", "pass=0,key_passes=4,lines_n=3000,lines_q=1,first=1", "G=0:1", 0, 3000},
+        {"radix_upsweep", "N=10000,S=5,D=256", "passes=5,key_passes=4,lines_n=700,lines_q=1,carry=1", NULL, 0, 10000},
+        {"radix_onesweep", "N=10000,S=4,D=256,T=3", "pass=1,key_passes=4,lines_n=10000,lines_q=1,first=0",
+         "K=0:1,C=0:1,P=0:10000,L=0:100000", 0, 10000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *src = ls_lib_source("sort", cases[i].kernel, subst);
+        cr_assert(src);
+        lc_opts o = lc_defaults();
+        o.shapes = cases[i].shapes;
+        o.scalars = cases[i].scalars;
+        o.int_range = cases[i].int_range;
+        o.ilo = cases[i].ilo, o.ihi = cases[i].ihi;
+        o.warps[0] = 8, o.warps[1] = 0;
+        cr_assert(lc_check_tj(src, cases[i].kernel, &o), "%s at a tile of 4096 differs from the interpreter",
+                  cases[i].kernel);
+        free(src);
+    }
+}
