@@ -294,6 +294,7 @@ Test(lower_splitk, last_arriver_sums_in_order)
         {"BM=64,BN=256,BK=64,stages=4", 72, 272, 176, 4, 4},  /* 3 steps for 4 splits: one empty */
         {"BM=128,BN=128,BK=64,stages=3", 130, 144, 200, 3, 8}, /* 4 steps: 2, 2, 0 */
         {"BM=64,BN=64,BK=32,stages=3", 70, 80, 200, 1, 4},     /* one part */
+        {"BM=64,BN=64,BK=32,stages=3", 70, 80, 200, 5, 4},     /* 7 steps: 2, 2, 2, 1, 0; a fifth part */
     };
     for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
         product p = make_product(cases[i].m, cases[i].n, cases[i].k, cases[i].s);
