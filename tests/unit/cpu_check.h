@@ -22,6 +22,24 @@
             cr_skip_test("native cpu back end missing: %s", why_);          \
     } while (0)
 
+/* The first kernel of src with its dims bound ("M=4,N=100"), as optimized
+ * Tile IR with facts (what tj_cpu_compile takes); asserts on any error,
+ * with the diagnostics. */
+#define CC_TILE_KERNEL(c, src, shapes) cc_tile_kernel_((c), (src), (shapes), __FILE__, __LINE__)
+static inline tj_kernel *cc_tile_kernel_(tj_ctx *c, const char *src, const char *shapes, const char *file, int line)
+{
+    tj_binding dims[LC_MAX_BIND], *config;
+    uint32_t nconfig;
+    int64_t nd = tj_bindings_parse(c, shapes, dims, LC_MAX_BIND);
+    tj_program *p = nd >= 0 ? tj_parse_program(c, "test.tj", src, strlen(src)) : NULL;
+    cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, (uint32_t)nd, &config, &nconfig), "%s:%d: %s", file,
+              line, tj_diag_render(c));
+    tj_kernel *k = tj_build_kernel(c, p, 0, config, nconfig, dims, (uint32_t)nd);
+    cr_assert(k && !tj_pipeline_run(&k, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s:%d: %s", file, line,
+              tj_diag_render(c));
+    return k;
+}
+
 /* One tj_cpu per test executable would leak nothing; one per check keeps
  * the checks independent (2 threads: the pool is exercised). */
 static inline int cc_run_native(lc_run *run, const tj_kernel *k, int facts, const char *what)

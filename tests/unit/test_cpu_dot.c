@@ -148,14 +148,7 @@ Test(cpu_dot, negative_zero_sums_meet_the_skipped_padding)
         char shapes[64];
         snprintf(shapes, sizeof shapes, "M=%d,N=%d,K=%lld,L=%d", M, N, (long long)k, L);
         tj_ctx *c = tj_ctx_new();
-        tj_binding dims[4];
-        cr_assert_eq(tj_bindings_parse(c, shapes, dims, 4), 4);
-        tj_program *p = tj_parse_program(c, "test.tj", KMIX, strlen(KMIX));
-        tj_binding *config;
-        uint32_t nconfig;
-        cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, 4, &config, &nconfig), "%s", tj_diag_render(c));
-        tj_kernel *kern = tj_build_kernel(c, p, 0, config, nconfig, dims, 4);
-        cr_assert(kern && !tj_pipeline_run(&kern, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s", tj_diag_render(c));
+        tj_kernel *kern = CC_TILE_KERNEL(c, KMIX, shapes);
         static float a[M * 32], b[32 * N], e[L * N], cc[M * N], y[2][M * N], v[2][M * N];
         for (int i = 0; i < M * 32; i++)
             a[i] = -0.0f;

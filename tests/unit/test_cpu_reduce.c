@@ -134,14 +134,7 @@ Test(cpu_reduce, arg_extremes_of_padded_rows)
     cr_assert(cpu, "%s", err);
     for (unsigned s = 0; s < 4; s++) {
         tj_ctx *c = tj_ctx_new();
-        tj_binding dims[2];
-        cr_assert_eq(tj_bindings_parse(c, "M=4,N=100", dims, 2), 2);
-        tj_program *p = tj_parse_program(c, "test.tj", ARGS, strlen(ARGS));
-        tj_binding *config;
-        uint32_t nconfig;
-        cr_assert(p && !tj_select_config(c, p, 0, NULL, 0, dims, 2, &config, &nconfig), "%s", tj_diag_render(c));
-        tj_kernel *k = tj_build_kernel(c, p, 0, config, nconfig, dims, 2);
-        cr_assert(k && !tj_pipeline_run(&k, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_FACTS, NULL), "%s", tj_diag_render(c));
+        tj_kernel *k = CC_TILE_KERNEL(c, ARGS, "M=4,N=100");
         int32_t ii[2][M], jj[2][M], kk[2][M];
         int64_t sx[2] = {M, N}, si[1] = {M};
         for (int run = 0; run < 2; run++) {
