@@ -526,9 +526,10 @@ TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
 def splitk_attempt(jit, src, a, b, c, ref):
     """attempt(params) for fastest() on the split-K pair: params carries S
     (W's parts); the sum kernel is the fastest of SPLITK_SUM_CONFIGS for that
-    S. Each configuration's C is checked against torch, and a second call
-    on a NaN-filled W and C must give the same bits, before the pair is
-    timed."""
+    S. Each configuration's C, from a NaN-filled W and C (so that nothing
+    the plain matmul left in C passes for the pair's), is checked against
+    torch, and a second call from NaN again must give the same bits, before
+    the pair is timed."""
     (m, k), n = a.shape, b.shape[1]
     sums = {}
 
@@ -553,6 +554,7 @@ def splitk_attempt(jit, src, a, b, c, ref):
         parts = jit.compile(src, "matmul_splitk", a, b, w, params=params, file="examples/matmul.tj")
         total = sum_kernel(w)
         call = lambda: (parts(a, b, w), total(w, c))  # noqa: E731
+        c.fill_(float("nan"))
         call()
         torch.cuda.synchronize()
         close_enough("matmul_splitk", c, ref, 2e-2)
