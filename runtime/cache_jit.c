@@ -11,12 +11,14 @@
 enum { DEFAULT_MEMORY_ENTRIES = 512, MAX_THREADS = 1024, MAX_SMEM = 1 << 20 };
 
 /* What the lowering and code generation are asked for: part of the key.
- * Change it whenever tj_jit_lower_ptx or the link step takes new options. */
-/* The options of the kernel key: a quick compile's cubin is another
- * binary of the same kernel, so it never answers a request for the default. */
-static const char compile_options[] = "pipeline=default;lower.warps=config;link=none";
-static const char quick_options[] = "pipeline=default;lower.warps=config;link=none;ptxas=-O1";
-static const char *const quick_link_opts[] = {"-Xptxas=-O1"};
+ * Change it whenever tj_jit_lower_ptx or the link step takes new options.
+ * A quick compile's cubin is another binary of the same kernel, so its key
+ * differs: it never answers a request for the default. */
+#define COMPILE_OPTIONS "pipeline=default;lower.warps=config;link=none"
+#define QUICK_PTXAS "-Xptxas=-O1"
+static const char compile_options[] = COMPILE_OPTIONS;
+static const char quick_options[] = COMPILE_OPTIONS ";ptxas=" QUICK_PTXAS;
+static const char *const quick_link_opts[] = {QUICK_PTXAS};
 
 struct tj_jit_cache {
     tj_lru *lru;          /* kernel keys -> tj_fn */
@@ -235,7 +237,7 @@ void tj_jit_kernel_meta(const tj_kernel *simt, const char *arch, int linker_vers
     maps_text(simt, out);
     if (linker_version)
         tj_buf_printf(out, "\nlinker nvJitLink %d.%d%s\n", linker_version / 1000, linker_version % 1000 / 10,
-                      quick ? " -Xptxas=-O1" : "");
+                      quick ? " " QUICK_PTXAS : "");
     else
         tj_buf_printf(out, "\nlinker none (PTX only)\n");
 }
