@@ -89,9 +89,9 @@ def chunked(cfg, lib, want, roof_us, tol):
               f"(relative difference {err:.2g})", flush=True)
     except AssertionError as e:  # a wrong result: the run fails at its end (the other configurations still run)
         WRONG.append(f"{os.environ['TILEJIT_LIB_SSM']}: {e}")
-        print(f"  chunked {cfg}: WRONG RESULT: {e}", flush=True)
+        print(f"  {os.environ['TILEJIT_LIB_SSM']}: WRONG RESULT: {e}", flush=True)
     except Exception as e:  # noqa: BLE001 (a compile or launch error; the other configurations still run)
-        print(f"  chunked {cfg}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+        print(f"  {os.environ['TILEJIT_LIB_SSM']}: failed: {str(e).splitlines()[0][:300]}", flush=True)
     finally:
         os.environ["TILEJIT_LIB_SSM"] = "segments"
 

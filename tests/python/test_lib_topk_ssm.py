@@ -88,7 +88,9 @@ def ssm_inputs(nb, dm, length, ns, seed=0):
 
 # the two phases (CUDA's default for f32), the one pass (the cpu's) in chunks of up
 # to 2048 steps and of 128 (1 warp, 4 steps a thread: several chunks at
-# these L)
+# these L), and the one pass with a warp a channel (ss_chunked_rows: the
+# library's W and TT, and 2 warps of 2 steps a thread: several chunks, and
+# a last program with channels past DM)
 SSM_PATHS = ["segments", "chunked", "chunked,1,4", "rows", "rows,2,2"]
 
 
