@@ -112,6 +112,8 @@ LLVMValueRef lg_buffer(lg *g, LLVMTypeRef t, uint64_t n);
 /* Element i (i64) of value r: a scalar is every element of itself. */
 LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i);
 void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v);
+/* A vector of w lanes, each x (a constant x folds to a constant vector). */
+LLVMValueRef lg_splat(lg *g, LLVMValueRef x, unsigned w);
 /* The scalar every element of y is (y a rank-0 value or the broadcast of
  * one: a loop over y's elements reads it unchanged); NULL if y varies. */
 LLVMValueRef lg_same_everywhere(lg *g, tj_ref y);

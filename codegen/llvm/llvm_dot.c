@@ -145,13 +145,6 @@ static void vec_put(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i, LLVMVa
     LLVMSetAlignment(LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, buf, i)), (unsigned)tj_dtype_size(dt));
 }
 
-static LLVMValueRef splat(lg *g, LLVMValueRef x, unsigned w)
-{
-    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), w);
-    LLVMValueRef one = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), x, lg_i32(g, 0), "");
-    return LLVMBuildShuffleVector(g->b, one, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(g->i32, w)), "");
-}
-
 /* The result (already holding the accumulator) += a x b, block by block. */
 static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w,
                         LLVMValueRef kend)
@@ -180,7 +173,7 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
         bv[j] = vec_at(g, vt, rt, bb, idx3(g, lb.i, d.k * d.n, lk.i, d.n, col[j]));
     for (int i = 0; i < mr; i++) {
         LLVMValueRef x = widen(g, at, rt, lg_elem(g, a, idx3(g, lb.i, d.m * d.k, row[i], d.k, lk.i)));
-        LLVMValueRef xs = splat(g, x, w);
+        LLVMValueRef xs = lg_splat(g, x, w);
         for (int j = 0; j < NR; j++) {
             LLVMValueRef xyc[3] = {xs, bv[j], LLVMBuildLoad2(g->b, vt, acc[i][j], "")};
             LLVMBuildStore(g->b, lg_intrinsic(g, "llvm.fmuladd", xyc, 3), acc[i][j]);

@@ -47,6 +47,13 @@ void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v)
         LLVMBuildStore(g->b, v, lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i));
 }
 
+LLVMValueRef lg_splat(lg *g, LLVMValueRef x, unsigned w)
+{
+    LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), w);
+    LLVMValueRef one = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), x, lg_i32(g, 0), "");
+    return LLVMBuildShuffleVector(g->b, one, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(g->i32, w)), "");
+}
+
 LLVMValueRef lg_same_everywhere(lg *g, tj_ref y)
 {
     if (lg_ti(g, y)->rank == 0)

@@ -196,18 +196,6 @@ static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
     return other ? lg_elem(g, other, flat) : LLVMConstNull(lg_type(g, lg_ti(g, r)->dtype));
 }
 
-/* A vector of w lanes, each x. */
-static LLVMValueRef splat_of(lg *g, LLVMValueRef x, unsigned w)
-{
-    LLVMValueRef lanes[LG_MAX_LANES];
-    for (unsigned k = 0; k < w; k++)
-        lanes[k] = LLVMIsConstant(x) ? x : lg_i32(g, 0);
-    if (LLVMIsConstant(x))
-        return LLVMConstVector(lanes, w);
-    LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(LLVMVectorType(LLVMTypeOf(x), w)), x, lg_i32(g, 0), "");
-    return LLVMBuildShuffleVector(g->b, v, v, LLVMConstVector(lanes, w), "");
-}
-
 /* `other` in a row of extent len that buffer buf holds from element first,
  * outside the part [lo, hi) that is copied in after it. Where `other` is
  * one value (none, a scalar or its broadcast): the part before lo (a
@@ -231,14 +219,14 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     unsigned bits = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) * 8;
     int64_t w = one ? g->vector_bits / (int)bits : 0, whole = w > 1 ? len / w * w : 0;
     LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, lg_i64(g, len)};
-    if (w <= 1 || w > LG_MAX_LANES || len / w <= SHORT_ROW_VECTORS) { /* the whole row, element by element */
+    if (w <= 1 || len / w <= SHORT_ROW_VECTORS) { /* the whole row, element by element */
         from[1] = from[0];
         to[0] = from[0];
         whole = 0;
     }
     for (int part = 0; part < 2; part++) {
         if (part && whole) { /* the tail's whole vectors, then what is left after them */
-            LLVMValueRef start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), ""), splat = splat_of(g, one, (unsigned)w);
+            LLVMValueRef start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), ""), splat = lg_splat(g, one, (unsigned)w);
             lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildSDiv(g->b, LLVMBuildSub(g->b, lg_i64(g, whole), start, ""), lg_i64(g, w), ""), "other_vectors");
             LLVMValueRef at = LLVMBuildNSWAdd(g->b, first, LLVMBuildNSWAdd(g->b, start, LLVMBuildNSWMul(g->b, vl.i, lg_i64(g, w), ""), ""), "");
             LLVMSetAlignment(LLVMBuildStore(g->b, splat, lg_elem_ptr(g, dt, buf, at)), bits / 8);
