@@ -33,6 +33,34 @@ static lc_opts wg_opts(const char *defines, const char *shapes, int warps)
     return o;
 }
 
+/* A kernel's configuration and shapes, lowered for sm_90a at `warps`. */
+typedef struct interp_case {
+    const char *defines, *shapes;
+    int warps;
+} interp_case;
+
+/* kernel of src at each case against the reference interpreter, with
+ * rings by TMA and (both_rings) again by cp.async; int_range as lc_opts'. */
+static void expect_interp(const char *src, const char *kernel, const interp_case *cases, unsigned n,
+                          const char *int_range, int both_rings)
+{
+    for (unsigned i = 0; i < n; i++)
+        for (int no_tma = 0; no_tma <= both_rings; no_tma++) {
+            lc_opts o = wg_opts(cases[i].defines, cases[i].shapes, cases[i].warps);
+            o.no_tma = no_tma;
+            o.int_range = int_range;
+            cr_expect(lc_check_tj(src, kernel, &o), "%s %s %s%s", kernel, cases[i].defines, cases[i].shapes,
+                      no_tma ? " without TMA" : "");
+        }
+}
+
+/* A split product: the split kernel's configuration, M, N, K, S and warps. */
+typedef struct split_case {
+    const char *defines;
+    int64_t m, n, k, s;
+    int warps;
+} split_case;
+
 /* The parts against the interpreter's: one and two warpgroups, 64 to 256
  * columns, rings of 3 to 8 slots (by TMA, then by cp.async), a partial
  * last tile on M and N; K = 176 at BK = 64 is 3 steps for 4 splits (the
@@ -41,23 +69,14 @@ static lc_opts wg_opts(const char *defines, const char *shapes, int warps)
 Test(lower_splitk, parts_match_the_interpreter)
 {
     char *src = matmul_source();
-    static const struct {
-        const char *defines, *shapes;
-        int warps;
-    } cases[] = {
+    static const interp_case cases[] = {
         {"BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=176,S=4", 4},
         {"BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4", 8},
         {"BM=128,BN=256,BK=64,stages=4", "M=136,N=256,K=1040,S=3", 8},
         {"BM=64,BN=128,BK=64,stages=8", "M=64,N=144,K=1040,S=2", 4},
         {"BM=64,BN=64,BK=32,stages=3", "M=70,N=80,K=200,S=3", 4},
     };
-    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++)
-        for (int no_tma = 0; no_tma < 2; no_tma++) {
-            lc_opts o = wg_opts(cases[i].defines, cases[i].shapes, cases[i].warps);
-            o.no_tma = no_tma;
-            cr_expect(lc_check_tj(src, "matmul_splitk", &o), "%s %s%s", cases[i].defines, cases[i].shapes,
-                      no_tma ? " without TMA" : "");
-        }
+    expect_interp(src, "matmul_splitk", cases, sizeof cases / sizeof *cases, NULL, 1);
     free(src);
 }
 
@@ -173,11 +192,7 @@ static int64_t split_differs(const char *src, const char *defines, int warps, in
 Test(lower_splitk, equals_the_plain_product)
 {
     char *src = matmul_source();
-    static const struct {
-        const char *defines;
-        int64_t m, n, k, s;
-        int warps;
-    } cases[] = {
+    static const split_case cases[] = {
         {"BM=64,BN=256,BK=64,stages=4", 72, 272, 176, 4, 4},  /* 3 steps for 4 splits: one empty */
         {"BM=128,BN=128,BK=64,stages=3", 130, 144, 200, 3, 8}, /* 4 steps: 2, 2, 0 */
         {"BM=128,BN=256,BK=64,stages=4", 64, 256, 1040, 3, 8}, /* 17 steps: 6, 6, 5 */
@@ -286,11 +301,7 @@ static int64_t last_differs(const char *src, const char *mm_src, const char *def
 Test(lower_splitk, last_arriver_sums_in_order)
 {
     char *src = bench_source(), *mm = matmul_source();
-    static const struct {
-        const char *defines;
-        int64_t m, n, k, s;
-        int warps;
-    } cases[] = {
+    static const split_case cases[] = {
         {"BM=64,BN=256,BK=64,stages=4", 72, 272, 176, 4, 4},  /* 3 steps for 4 splits: one empty */
         {"BM=128,BN=128,BK=64,stages=3", 130, 144, 200, 3, 8}, /* 4 steps: 2, 2, 0 */
         {"BM=64,BN=64,BK=32,stages=3", 70, 80, 200, 1, 4},     /* one part */
@@ -325,18 +336,11 @@ Test(lower_splitk, last_arriver_sums_in_order)
 Test(lower_splitk, last_arriver_matches_the_interpreter)
 {
     char *src = bench_source();
-    static const struct {
-        const char *defines, *shapes;
-        int warps;
-    } cases[] = {
+    static const interp_case cases[] = {
         {"BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", 4},
         {"BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4,G=4", 8},
     };
-    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
-        lc_opts o = wg_opts(cases[i].defines, cases[i].shapes, cases[i].warps);
-        o.int_range = "F=0:1,T=0:1";
-        cr_expect(lc_check_tj(src, "matmul_splitk_last", &o), "%s %s", cases[i].defines, cases[i].shapes);
-    }
+    expect_interp(src, "matmul_splitk_last", cases, sizeof cases / sizeof *cases, "F=0:1,T=0:1", 0);
     free(src);
 }
 
