@@ -272,9 +272,7 @@ int main(void)
         failed += run_warps(j, &cases[i]);
     for (size_t i = 0; i < sizeof file_cases / sizeof file_cases[0]; i++) {
         gpu_case g = file_cases[i].g;
-        char *text = tu_source_file(file_cases[i].file);
-        for (char *t = text ? strstr(text, "{T}") : NULL; t; t = strstr(t, "{T}")) /* as long */
-            memcpy(t, "f32", 3);
+        char *text = tu_source_file_f32(file_cases[i].file);
         g.src = text;
         failed += run_warps(j, &g);
         free(text);

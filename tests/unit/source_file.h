@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline char *tu_source_file(const char *rel)
 {
@@ -25,6 +26,16 @@ static inline char *tu_source_file(const char *rel)
         return NULL;
     }
     text[n] = '\0';
+    return text;
+}
+
+/* tu_source_file with each dtype placeholder "{T}" (bench/gpu/kernels.tj.in)
+ * as "f32" (as long: replaced in place). */
+static inline char *tu_source_file_f32(const char *rel)
+{
+    char *text = tu_source_file(rel);
+    for (char *t = text ? strstr(text, "{T}") : NULL; t; t = strstr(t, "{T}"))
+        memcpy(t, "f32", 3);
     return text;
 }
 

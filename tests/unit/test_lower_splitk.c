@@ -227,10 +227,8 @@ Test(lower_splitk, overlapping_runs_are_caught)
 /* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
 static char *bench_source(void)
 {
-    char *src = tu_source_file("bench/gpu/kernels.tj.in");
+    char *src = tu_source_file_f32("bench/gpu/kernels.tj.in");
     cr_assert(src, "cannot read bench/gpu/kernels.tj.in");
-    for (char *t = strstr(src, "{T}"); t; t = strstr(t, "{T}")) /* "{T}" -> "f32": as long */
-        memcpy(t, "f32", 3);
     return src;
 }
 
