@@ -79,6 +79,8 @@ static int reads(const struct placeholder *p, const char *kernel)
 {
     if (!kernel) /* the whole source, for every kernel: no stand-ins */
         return 1;
+    if (!*kernel) /* names no kernel; strstr would match at every place, past the list's end */
+        return 0;
     size_t n = strlen(kernel);
     for (const char *at = strstr(p->readers, kernel); at; at = strstr(at + 1, kernel))
         if ((at == p->readers || at[-1] == ' ') && at[n] == ' ')

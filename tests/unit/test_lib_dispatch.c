@@ -63,3 +63,24 @@ Test(lib_dispatch, placeholders)
     tj_lib_close(l);
     tj_jit_close(j);
 }
+
+/* A kernel name that is empty (or a piece of a listed reader's name) is not
+ * one of a stand-in's readers: the stand-in is taken, and the lookup stays
+ * inside the readers list (under ASan an empty name used to read past it);
+ * the family has no such kernel, which is the error. */
+Test(lib_dispatch, a_kernel_name_that_names_no_reader)
+{
+    tj_jit *j;
+    tj_lib *l = open_lib(TJ_DEVICE_INTERP, &j);
+    tj_rt_error err = {{0}};
+    lib_subst subst[] = {{"T", "f32"}, {"HAS_D", "1"}, {"HAS_Z", "0"}, {"HAS_BIAS", "0"}, {"SOFTPLUS", "1"}};
+    const char *names[] = {"", "ss_chunk", "chunked"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        err.msg[0] = 0;
+        cr_assert_null(lib_dispatch(l, "selective_scan", names[i], subst, 5, &err), "kernel '%s' was found", names[i]);
+        cr_assert(!strstr(err.msg, "no value for"), "kernel '%s': %s", names[i], err.msg);
+        cr_assert(err.msg[0], "kernel '%s' failed without a message", names[i]);
+    }
+    tj_lib_close(l);
+    tj_jit_close(j);
+}
