@@ -152,7 +152,9 @@ static int launch(tj_lib *l, const tj_lib_ssm *s, const tj_tensor *out, void *st
  * thread, up to 4 warps) or "chunked,W,TT" (warps a power of two to 32,
  * steps a thread a power of two to 64) for the one pass, "rows" or
  * "rows,W,TT" for the one pass with a warp a channel (ss_chunked_rows, W
- * channels a program: not yet run on a GPU); anything else is an error. Unset: the one pass, except for f32 on CUDA. On the native cpu
+ * channels a program: 1.1-1.6x slower than ss_chunked on the H200 at every
+ * shape, bench/RESULTS.md, so never the default); anything else is an
+ * error. Unset: the one pass, except for f32 on CUDA. On the native cpu
  * the one pass takes 0.30-0.33 of the two phases' time (f32 D256 L2048
  * 21.6 against 65.7 ms, D1024 L4096 337 against 1125). On the H200 (batch
  * 1, dstate 16, bench/RESULTS.md) it re-reads B and C from L2 for every
