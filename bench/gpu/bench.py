@@ -526,19 +526,27 @@ TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
 def splitk_attempt(jit, src, a, b, c, ref):
     """attempt(params) for fastest() on the split-K pair: params carries S
     (W's parts); the sum kernel is the fastest of SPLITK_SUM_CONFIGS for that
-    S. Each configuration's C, from a NaN-filled W and C (so that nothing
+    S, each checked against torch's sum of random parts before it is timed.
+    Each configuration's C, from a NaN-filled W and C (so that nothing
     the plain matmul left in C passes for the pair's), is checked against
     torch, and a second call from NaN again must give the same bits, before
     the pair is timed."""
     (m, k), n = a.shape, b.shape[1]
     sums = {}
 
+    def checked_sum(w, params):
+        f = jit.compile(src, "matmul_splitk_sum", w, c, params=params, file="examples/matmul.tj")
+        parts = torch.randn_like(w)
+        c.fill_(float("nan"))
+        f(parts, c)
+        torch.cuda.synchronize()
+        close_enough(f"matmul_splitk_sum {params}", c, parts.sum(0), 1e-2)
+        return do_bench(lambda: f(w, c)), f
+
     def sum_kernel(w):
         s = w.shape[0]
         if s not in sums:
-            sums[s] = min(((do_bench(lambda: f(w, c)), f) for f in
-                           (jit.compile(src, "matmul_splitk_sum", w, c, params=p, file="examples/matmul.tj")
-                            for p in SPLITK_SUM_CONFIGS)), key=lambda tf: tf[0])
+            sums[s] = min((checked_sum(w, p) for p in SPLITK_SUM_CONFIGS), key=lambda tf: tf[0])
             print(f"  matmul_splitk_sum S={s}: {sums[s][0]:.4f} ms", flush=True)
         return sums[s][1]
 
