@@ -9,8 +9,6 @@
  * loop nest is m, k, n with n innermost, so the vectorizer turns each row
  * update into vector FMAs. Both sum every output in k order with the same
  * llvm.fmuladd, so they agree bit for bit. */
-#include <math.h>
-
 #include "codegen/llvm/llvm.h"
 
 typedef struct dot_dims {
@@ -63,14 +61,8 @@ static void init_result(lg *g, tj_ref r, tj_ref acc, uint64_t n)
  * otherwise. */
 static LLVMValueRef k_inside(lg *g, tj_ref x, int axis, uint64_t k)
 {
-    LLVMValueRef other;
-    LLVMBool loses;
-    LLVMValueRef end = lg_load_inside_end(g, x, axis, k, &other);
-    if (!end || (other && !(LLVMIsAConstantFP(other) && LLVMConstRealGetDouble(other, &loses) == 0.0 &&
-                            !signbit(LLVMConstRealGetDouble(other, &loses))) &&
-                 !(LLVMIsAConstantInt(other) && LLVMConstIntGetZExtValue(other) == 0)))
-        return NULL;
-    return end;
+    LLVMValueRef other, end = lg_load_inside_end(g, x, axis, k, &other);
+    return end && (!other || LLVMIsNull(other)) ? end : NULL; /* a null constant: +0 (not -0) or integer 0 */
 }
 
 /* The k loop's end: d.k, or where a's columns and b's rows from there on

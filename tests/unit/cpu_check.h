@@ -40,6 +40,19 @@ static inline tj_kernel *cc_tile_kernel_(tj_ctx *c, const char *src, const char 
     return k;
 }
 
+/* Runs k on args in the interpreter (native 0) or natively (a tj_cpu of
+ * its own, one thread), for tests that compare the two on arguments they
+ * make themselves; asserts on a failure, with its diagnostics. */
+static inline void cc_run_on(tj_ctx *c, const tj_kernel *k, const tj_arg *args, uint32_t nargs, int native)
+{
+    char err[256] = "";
+    tj_cpu *cpu = native ? tj_cpu_new(1, err, sizeof err) : NULL;
+    cr_assert(!native || cpu, "tj_cpu_new: %s", err);
+    int rc = native ? tj_cpu_run_kernel(cpu, k, args, nargs) : tj_interp_run(k, args, nargs);
+    tj_cpu_free(cpu);
+    cr_assert_eq(rc, 0, "%s %s: %s", k->name, native ? "native" : "interpreter", tj_diag_render(c));
+}
+
 /* One tj_cpu per test executable would leak nothing; one per check keeps
  * the checks independent (2 threads: the pool is exercised). */
 static inline int cc_run_native(lc_run *run, const tj_kernel *k, int facts, const char *what)

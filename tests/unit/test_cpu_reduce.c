@@ -129,9 +129,6 @@ Test(cpu_reduce, arg_extremes_of_padded_rows)
         x[3 * N + j] = j >= 90 ? NAN : (j % 2 ? -0.0f : 0.0f);
     }
     static const int starts[] = {-5, 0, 90, 100};
-    char err[256];
-    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
-    cr_assert(cpu, "%s", err);
     for (unsigned s = 0; s < 4; s++) {
         tj_ctx *c = tj_ctx_new();
         tj_kernel *k = CC_TILE_KERNEL(c, ARGS, "M=4,N=100");
@@ -143,8 +140,7 @@ Test(cpu_reduce, arg_extremes_of_padded_rows)
                               {.is_tensor = 1, .tensor = tj_tensor_contiguous(jj[run], TJ_DT_I32, 1, si)},
                               {.is_tensor = 1, .tensor = tj_tensor_contiguous(kk[run], TJ_DT_I32, 1, si)},
                               {.scalar.i = starts[s]}};
-            int rc = run ? tj_cpu_run_kernel(cpu, k, args, 5) : tj_interp_run(k, args, 5);
-            cr_assert_eq(rc, 0, "%s", tj_diag_render(c));
+            cc_run_on(c, k, args, 5, run);
         }
         for (int m = 0; m < M; m++)
             cr_expect(ii[0][m] == ii[1][m] && jj[0][m] == jj[1][m] && kk[0][m] == kk[1][m],
@@ -152,5 +148,4 @@ Test(cpu_reduce, arg_extremes_of_padded_rows)
                       ii[0][m], ii[1][m], jj[0][m], jj[1][m], kk[0][m], kk[1][m]);
         tj_ctx_free(c);
     }
-    tj_cpu_free(cpu);
 }
