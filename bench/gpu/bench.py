@@ -860,7 +860,8 @@ def report_flops(r):
     tf = {k: r.flops / (t * 1e-3) / 1e12 for k, t in r.times.items() if t}
     tj, peer = tf.get("tilejit"), tf.get("torch")
     cell = lambda v: f"{v:9.1f}" if v else f"{'-':>9}"  # noqa: E731
-    print(f"{r.name:<16}{r.shape:<40}{r.dtype:<10}{cell(tj)} TFLOP/s  {r.peer} {cell(peer)}"
+    # shape, then a space: the split-K rows' parameters run past 40 columns
+    print(f"{r.name:<16}{r.shape:<40} {r.dtype:<10}{cell(tj)} TFLOP/s  {r.peer} {cell(peer)}"
           + (f"  tj/{r.peer} {tj / peer:.2f}" if tj and peer else "") + (f"  FAILED: {r.error}" if r.error else ""))
     return {"workload": r.name, "shape": r.shape, "dtype": r.dtype, "flops": r.flops, "peer": r.peer,
             "ms": r.times, "tflops": tf, "error": r.error}
