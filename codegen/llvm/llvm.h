@@ -41,13 +41,13 @@ typedef struct lval {
     uint32_t nelems;
 } lval;
 
-/* One kernel being generated. */
 /* The most lanes of a vector built lane by lane (shuffle masks, constant
  * vectors: the scans' and the transposes' arrays): 512 bits of i8. A wider
  * vector (a host beyond 512 bits) takes the scalar scan or the strided
  * copy, which are correct at any width. */
 enum { LG_MAX_LANES = 64 };
 
+/* One kernel being generated. */
 typedef struct lg {
     const tj_kernel *k;
     tj_ctx *ctx;
