@@ -66,14 +66,12 @@ def two_phase(x, seg, tt):
     return call
 
 
-WRONG = []  # the one-pass configurations whose results differed: the script exits nonzero
-
-
 def chunked(cfg, lib, want, roof_us, tol):
     """the library's one pass with TILEJIT_LIB_SSM=chunked[,W,TT], or with a
     warp a channel for 'rows:...' (rows[,W,TT]); 'auto': the library's W
     and TT (tol: its difference from the two phases, whose bf16 outputs may
-    round the other way)"""
+    round the other way). Returns what was wrong with its result, or None
+    (also when it failed to compile or launch: that is printed)."""
     kind, _, cfg = cfg.rpartition(":")
     kind = kind or "chunked"
     os.environ["TILEJIT_LIB_SSM"] = kind if cfg == "auto" else kind + "," + cfg
@@ -88,15 +86,18 @@ def chunked(cfg, lib, want, roof_us, tol):
         print(f"  {os.environ['TILEJIT_LIB_SSM']}: {eager * 1e3:.1f} us a call, {replay} "
               f"(relative difference {err:.2g})", flush=True)
     except AssertionError as e:  # a wrong result: the run fails at its end (the other configurations still run)
-        WRONG.append(f"{os.environ['TILEJIT_LIB_SSM']}: {e}")
         print(f"  {os.environ['TILEJIT_LIB_SSM']}: WRONG RESULT: {e}", flush=True)
+        return f"{os.environ['TILEJIT_LIB_SSM']}: {e}"
     except Exception as e:  # noqa: BLE001 (a compile or launch error; the other configurations still run)
         print(f"  {os.environ['TILEJIT_LIB_SSM']}: failed: {str(e).splitlines()[0][:300]}", flush=True)
     finally:
         os.environ["TILEJIT_LIB_SSM"] = "segments"
+    return None
 
 
 def main():
+    """The sweep; returns the configurations whose results were wrong (the
+    script then exits nonzero)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", nargs="*", default=["2048x1024", "4096x1024", "2048x8192", "4096x8192"])
     ap.add_argument("--segs", nargs="*", type=int, default=[32, 64, 128, 256, 512, 1024, 2048])
@@ -108,6 +109,7 @@ def main():
     ap.add_argument("--mamba", action="store_true", help="also time mamba_ssm's kernel")
     args = ap.parse_args()
     mamba = mamba_peer() if args.mamba else None
+    wrong = []
     a = torch.empty(2 ** 29, device="cuda")
     b = torch.empty_like(a)
     copy = 2 * a.numel() * 4 / (do_bench(lambda: b.copy_(a)) * 1e-3) / 1e12
@@ -134,7 +136,8 @@ def main():
                 # a call only: its stream is fixed when prepared, so a capture on another would hold nothing
                 print(f"  mamba_ssm: {do_bench(peer) * 1e3:.1f} us a call (relative difference {err:.2g})", flush=True)
             for cfg in args.chunked:
-                chunked(cfg, lib, want, roof_us, 1e-3 if dtype == torch.float32 else 2e-2)
+                bad = chunked(cfg, lib, want, roof_us, 1e-3 if dtype == torch.float32 else 2e-2)
+                wrong += [f"{dname} {shape} {bad}"] if bad else []
             for seg in args.segs:
                 lo, hi = map(int, args.warps.split("-"))
                 if seg > length or not lo <= (dm // 32) * ((length + seg - 1) // seg) <= hi:
@@ -151,11 +154,15 @@ def main():
                         warps = (dm // 32) * ((length + seg - 1) // seg)
                         print(f"  SEG {seg} TT {tt} ({warps} warps): {g * 1e3:.1f} us replayed, "
                               f"{roof_us / (g * 1e3):.3f} of the roofline", flush=True)
+                    except AssertionError as e:  # a wrong result: the run fails at its end
+                        print(f"  SEG {seg} TT {tt}: WRONG RESULT: {e}", flush=True)
+                        wrong.append(f"{dname} {shape} SEG {seg} TT {tt}: {e}")
                     except Exception as e:  # noqa: BLE001 (the other configurations still run)
                         print(f"  SEG {seg} TT {tt}: failed: {str(e).splitlines()[0][:300]}", flush=True)
+    return wrong
 
 
 if __name__ == "__main__":
-    main()
-    if WRONG:
-        sys.exit("ssm_sweep: wrong results: " + "; ".join(WRONG))
+    wrong = main()
+    if wrong:
+        sys.exit("ssm_sweep: wrong results: " + "; ".join(wrong))
