@@ -116,8 +116,12 @@ static int build(bench_kernel *b, const char *src, const char *kernel, const cha
     }
     uint64_t rng = 42;
     const tj_param *params;
-    b->nargs = tj_kernel_params(p, k, &params);
-    for (uint32_t i = 0; i < b->nargs && i < MAX_ARGS; i++) {
+    uint32_t nparams = tj_kernel_params(p, k, &params);
+    if (nparams > MAX_ARGS) { /* b->nargs stays 0: release frees nothing */
+        fprintf(stderr, "%s: %u parameters, bench_cpu takes at most %d\n", kernel, nparams, MAX_ARGS);
+        return -1;
+    }
+    for (uint32_t i = 0; i < nparams; i++) {
         const tj_param *pp = &params[i];
         if (!pp->rank) {
             double v = scalar_value(scalars, pp->name);
@@ -134,9 +138,15 @@ static int build(bench_kernel *b, const char *src, const char *kernel, const cha
             n *= (size_t)shape[a];
         }
         void *data = tensor_alloc(n * (size_t)tj_dtype_size(pp->dtype));
+        if (!data) {
+            fprintf(stderr, "%s: no memory for %s (%zu elements)\n", kernel, pp->name, n);
+            b->nargs = i; /* what release frees */
+            return -1;
+        }
         b->args[i] = (tj_arg){.is_tensor = 1, .tensor = tj_tensor_contiguous(data, pp->dtype, pp->rank, shape)};
         fill(&b->args[i].tensor, &rng);
     }
+    b->nargs = nparams;
     b->spec = tj_kernel_clone(b->tile);
     tj_pipeline_options po = {.args = b->args, .nargs = b->nargs};
     if (tj_pipeline_run(&b->spec, TJ_STEP_OPTIMIZE_TILE, TJ_STEP_PREFETCH, &po) ||
