@@ -84,3 +84,91 @@ Test(lib_dispatch, a_kernel_name_that_names_no_reader)
     tj_lib_close(l);
     tj_jit_close(j);
 }
+
+/* A family's stand-ins against its source: every kernel that the readers
+ * list of a stand-in leaves out (it takes the stand-in) must not read the
+ * key, i.e. its own text is the same whatever the key's value; else a
+ * request that forgets the key would compile with the stand-in, silently.
+ * (Only each kernel's own text: a helper fn that read a key would need its
+ * callers listed by hand.) */
+typedef struct family_keys {
+    const char *family;
+    lib_subst given[8]; /* every key of the family that has no stand-in */
+    uint32_t ngiven;
+    const char *stand_ins[4];
+} family_keys;
+
+static const family_keys families[] = {
+    {"selective_scan",
+     {{"T", "f32"}, {"HAS_D", "1"}, {"HAS_Z", "1"}, {"HAS_BIAS", "1"}, {"SOFTPLUS", "1"}},
+     5,
+     {"W", "TT", "SEG", "TTS"}},
+    {"sort", {{"K", "f32"}, {"KEY", "key_f32"}, {"DESC", "0"}, {"W", "u32"}}, 4, {"VALUES", "RB"}},
+};
+
+/* kernel `name`'s own text in src: from its `kernel` line to the next
+ * top-level kernel or fn; its length in *n, NULL when src has none */
+static const char *kernel_text(const char *src, const char *name, size_t *n)
+{
+    char head[96];
+    snprintf(head, sizeof head, "\nkernel %s(", name);
+    const char *at = strstr(src, head);
+    if (!at)
+        return NULL;
+    const char *next_kernel = strstr(at + 1, "\nkernel "), *next_fn = strstr(at + 1, "\nfn ");
+    const char *end = next_kernel && (!next_fn || next_kernel < next_fn) ? next_kernel : next_fn;
+    *n = end ? (size_t)(end - at) : strlen(at);
+    return at;
+}
+
+/* kernel `name` of fk's family substituted with every stand-in key but
+ * `left_out` given `value` (left_out itself given `left_value`, or left to
+ * the stand-in when NULL) */
+static char *source_for(const family_keys *fk, const char *name, const char *left_out, const char *left_value,
+                        tj_rt_error *err)
+{
+    lib_subst s[16];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < fk->ngiven; i++)
+        s[n++] = fk->given[i];
+    for (int i = 0; i < 4 && fk->stand_ins[i]; i++)
+        if (strcmp(fk->stand_ins[i], left_out) || left_value)
+            s[n++] = (lib_subst){fk->stand_ins[i], strcmp(fk->stand_ins[i], left_out) ? "16" : left_value};
+    return lib_kernel_source(fk->family, name, s, n, err);
+}
+
+Test(lib_dispatch, kernels_that_take_a_stand_in_do_not_read_its_key)
+{
+    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
+        const family_keys *fk = &families[f];
+        tj_rt_error err = {{0}};
+        char *whole = source_for(fk, NULL, "", NULL, &err);
+        cr_assert(whole, "%s: %s", fk->family, err.msg);
+        int kernels = 0;
+        for (const char *at = strstr(whole, "\nkernel "); at; at = strstr(at + 1, "\nkernel ")) {
+            char name[64];
+            cr_assert_eq(sscanf(at, "\nkernel %63[A-Za-z0-9_](", name), 1);
+            kernels++;
+            for (int k = 0; k < 4 && fk->stand_ins[k]; k++) {
+                const char *key = fk->stand_ins[k];
+                char *standin = source_for(fk, name, key, NULL, &err);
+                if (!standin) { /* a listed reader: the key is asked for */
+                    cr_assert(strstr(err.msg, "no value for"), "%s %s: %s", fk->family, name, err.msg);
+                    continue;
+                }
+                char *other = source_for(fk, name, key, "977", &err);
+                cr_assert(other, "%s %s: %s", fk->family, name, err.msg);
+                size_t n1, n2;
+                const char *t1 = kernel_text(standin, name, &n1), *t2 = kernel_text(other, name, &n2);
+                cr_assert(t1 && t2);
+                cr_assert(n1 == n2 && !memcmp(t1, t2, n1),
+                          "%s: kernel %s reads $%s but is not one of its stand-in's readers (lib/lib.c)", fk->family,
+                          name, key);
+                free(standin);
+                free(other);
+            }
+        }
+        cr_assert_gt(kernels, 1, "%s: no kernels found", fk->family);
+        free(whole);
+    }
+}
