@@ -112,6 +112,9 @@ LLVMValueRef lg_buffer(lg *g, LLVMTypeRef t, uint64_t n);
 /* Element i (i64) of value r: a scalar is every element of itself. */
 LLVMValueRef lg_elem(lg *g, tj_ref r, LLVMValueRef i);
 void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v);
+/* Lanes of a host vector of dt's value type (lg_type: f16/bf16 as f32,
+ * bool as a byte). */
+unsigned lg_lanes(const lg *g, tj_dtype dt);
 /* A vector of w lanes, each x (a constant x folds to a constant vector). */
 LLVMValueRef lg_splat(lg *g, LLVMValueRef x, unsigned w);
 /* The scalar every element of y is (y a rank-0 value or the broadcast of

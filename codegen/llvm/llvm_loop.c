@@ -47,6 +47,11 @@ void lg_set_elem(lg *g, tj_ref r, LLVMValueRef i, LLVMValueRef v)
         LLVMBuildStore(g->b, v, lg_elem_ptr(g, ti->dtype, lg_val(g, r)->v, i));
 }
 
+unsigned lg_lanes(const lg *g, tj_dtype dt)
+{
+    return (unsigned)(g->vector_bits / (LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), lg_type(g, dt)) * 8));
+}
+
 LLVMValueRef lg_splat(lg *g, LLVMValueRef x, unsigned w)
 {
     LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(x), w);

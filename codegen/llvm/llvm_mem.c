@@ -217,7 +217,7 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     tj_ref other = lg_in(g, r)->args[2];
     LLVMValueRef one = other ? lg_same_everywhere(g, other) : LLVMConstNull(t);
     unsigned bits = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) * 8;
-    int64_t w = one ? g->vector_bits / (int)bits : 0, whole = w > 1 ? len / w * w : 0;
+    int64_t w = one ? lg_lanes(g, dt) : 0, whole = w > 1 ? len / w * w : 0;
     LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, lg_i64(g, len)};
     if (w <= 1 || len / w <= SHORT_ROW_VECTORS) { /* the whole row, element by element */
         from[1] = from[0];

@@ -221,7 +221,7 @@ static LLVMValueRef extreme_of(lg *g, int max, tj_dtype dt, LLVMValueRef acc, LL
 static LLVMValueRef arg_line_end(lg *g, tj_ref x, int max, tj_dtype dt, lg_lines l)
 {
     LLVMValueRef all = lg_i64(g, (int64_t)l.len), other, end;
-    int64_t w = g->vector_bits / (int)tj_dtype_bits(dt == TJ_DT_F64 ? TJ_DT_F64 : TJ_DT_F32);
+    int64_t w = lg_lanes(g, dt);
     if (!max || !tj_dtype_is_float(dt) || l.inner != 1 || l.len % (uint64_t)w ||
         !(end = lg_load_inside_end(g, x, lg_ti(g, x)->rank - 1, l.len, &other)))
         return all;
