@@ -381,9 +381,8 @@ static tj_ref find_op(const tj_kernel *k, tj_op op, int nth);
 /* bench/gpu/kernels.tj.in with its dtype placeholder as f32 (malloc'ed). */
 static char *read_bench_kernels(void)
 {
-    char *src = read_source("bench/gpu/kernels.tj.in");
-    for (char *t = strstr(src, "{T}"); t; t = strstr(t, "{T}")) /* "{T}" -> "f32": as long */
-        memcpy(t, "f32", 3);
+    char *src = tu_source_file_f32("bench/gpu/kernels.tj.in");
+    cr_assert(src, "cannot read bench/gpu/kernels.tj.in");
     return src;
 }
 
