@@ -85,7 +85,7 @@ static LLVMValueRef live_k(lg *g, tj_ref a, tj_ref b, dot_dims d)
 static void finish_skipped(lg *g, tj_ref r, LLVMValueRef kend, dot_dims d)
 {
     tj_dtype rt = lg_ti(g, r)->dtype;
-    if (!tj_dtype_is_float(rt) || LLVMIsConstant(kend))
+    if (!tj_dtype_is_float(rt) || kend == lg_i64(g, (int64_t)d.k)) /* the whole k (constants are uniqued) */
         return;
     LLVMBasicBlockRef fix = LLVMAppendBasicBlockInContext(g->lc, g->fn, "k_skipped");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "k_done");
