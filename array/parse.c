@@ -462,6 +462,9 @@ int tj_graph_program_build(tj_graph *g, const tj_graph_program *p, const tj_arra
         tj_rt_fail(err, "tj_graph_program_build: NULL graph, program, inputs or outputs");
         return -1;
     }
+    tj_rt_error scratch; /* build_step reads back whether a step already said why */
+    if (!err)
+        err = &scratch;
     err->msg[0] = 0;
     tj_graph_clear_error(g);
     tj_array *vals = calloc(p->nsteps + 1, sizeof *vals);
@@ -493,7 +496,8 @@ int tj_graph_parse(tj_graph *g, const char *text, size_t len, const tj_array *in
         tj_rt_fail(err, "tj_graph_parse: NULL graph, text, inputs or outputs");
         return -1;
     }
-    err->msg[0] = 0;
+    if (err)
+        err->msg[0] = 0;
     tj_graph_program *p = tj_graph_program_parse(text, len, err);
     int n = p ? tj_graph_program_build(g, p, inputs, ninputs, outputs, maxout, err) : -1;
     tj_graph_program_free(p);

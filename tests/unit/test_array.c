@@ -306,6 +306,31 @@ Test(array, a_program_builds_its_graph_again_without_the_text)
     cr_assert(strstr(err.msg, "line 2: unexpected text after the node"), "%s", err.msg);
 }
 
+/* The graph text entries take a NULL err (array.h): on bad text, a build
+ * whose input does not match and a step that fails they return the failure
+ * without writing through it. */
+Test(array, graph_text_entries_fail_without_an_err)
+{
+    static float x[6];
+    fill(x, 6, 1.0f);
+    tj_array a = wrap_f32(x, 2, (int64_t[]){2, 3}), out;
+    const char *bad = "%0 = exp f32[2] %7\n";
+    cr_assert_eq(tj_graph_parse(g, bad, strlen(bad), NULL, 0, &out, 1, NULL), -1);
+    cr_assert_null(tj_graph_program_parse(bad, strlen(bad), NULL));
+    const char *text = "%0 = input f32[6]\n";
+    cr_assert_eq(tj_graph_parse(g, text, strlen(text), &a, 1, &out, 1, NULL), -1, "an input of another shape");
+    tj_graph_program *p = tj_graph_program_parse(text, strlen(text), NULL);
+    cr_assert(p);
+    cr_assert_eq(tj_graph_program_build(g, p, &a, 1, &out, 1, NULL), -1, "an input of another shape");
+    tj_graph_program_free(p);
+    tj_array flat = wrap_f32(x, 1, (int64_t[]){6});
+    const char *mistyped = "%0 = input f32[6]\n%1 = exp f32[2] %0\n";
+    p = tj_graph_program_parse(mistyped, strlen(mistyped), NULL);
+    cr_assert(p);
+    cr_assert_eq(tj_graph_program_build(g, p, &flat, 1, &out, 1, NULL), -1, "a step of another type");
+    tj_graph_program_free(p);
+}
+
 Test(array, every_dtype_round_trips_through_astype)
 {
     static const tj_dtype dts[] = {TJ_DT_BOOL, TJ_DT_I8, TJ_DT_I16, TJ_DT_I32, TJ_DT_I64, TJ_DT_U8, TJ_DT_U16,
