@@ -154,17 +154,6 @@ static int attr_axis(reader *rd, int *axis)
     return 0;
 }
 
-/* Room in *arr (of *cap elements of `elem` bytes) for one more after n; 1
- * when out of memory. */
-static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
-{
-    void *p = tj_heap_grow(*arr, cap, n + 1, elem);
-    if (!p)
-        return 1;
-    *arr = p;
-    return 0;
-}
-
 /* Operands up to `max` (-1: malformed, -2: out of memory), appended to the
  * program's list from s->in_at. */
 static int operands(reader *rd, gp_step *s, uint32_t max)
@@ -176,7 +165,7 @@ static int operands(reader *rd, gp_step *s, uint32_t max)
         uint32_t v;
         if (s->nin == max || value_ref(rd, &v))
             return -1;
-        if (grow((void **)&pr->operands, &pr->operands_cap, pr->noperands, sizeof *pr->operands))
+        if (tj_heap_grow_in_place((void **)&pr->operands, &pr->operands_cap, pr->noperands + 1, sizeof *pr->operands))
             return -2;
         pr->operands[pr->noperands++] = v;
         s->nin++;
@@ -257,7 +246,7 @@ static int read_step(reader *rd)
     tj_graph_program *pr = rd->prog;
     if (id != pr->nsteps)
         return fail(rd, "values must be numbered %0, %1, ... in order");
-    if (grow((void **)&pr->steps, &pr->cap, pr->nsteps, sizeof *pr->steps))
+    if (tj_heap_grow_in_place((void **)&pr->steps, &pr->cap, pr->nsteps + 1, sizeof *pr->steps))
         return fail(rd, "out of memory");
     pr->steps[pr->nsteps++] = s;
     return 0;
@@ -271,7 +260,7 @@ static int read_return(reader *rd)
         uint32_t v;
         if (value_ref(rd, &v))
             return fail(rd, "return: expected %N");
-        if (grow((void **)&pr->returns, &pr->returns_cap, pr->nreturns, sizeof *pr->returns))
+        if (tj_heap_grow_in_place((void **)&pr->returns, &pr->returns_cap, pr->nreturns + 1, sizeof *pr->returns))
             return fail(rd, "out of memory");
         pr->returns[pr->nreturns++] = v;
     } while (accept(rd, ","));

@@ -140,6 +140,15 @@ void *tj_heap_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem)
     return grown;
 }
 
+int tj_heap_grow_in_place(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    void *grown = arr ? tj_heap_grow(*arr, cap, need, elem) : NULL;
+    if (!grown)
+        return 1;
+    *arr = grown;
+    return 0;
+}
+
 char *tj_strndup(tj_ctx *c, const char *s, size_t n)
 {
     if (!c || !tj_array_ok(s, n))

@@ -160,17 +160,6 @@ static char *substitute(const request *r, const char *src, tj_rt_error *err)
     return out;
 }
 
-/* Room in *arr (of *cap elements of `elem` bytes) for n + 1; 1 when out of
- * memory (*arr unchanged). */
-static int grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
-{
-    void *p = tj_heap_grow(*arr, cap, n + 1, elem);
-    if (!p)
-        return 1;
-    *arr = p;
-    return 0;
-}
-
 /* family, kernel and every key and value, each with its terminating NUL
  * (so no two requests share a key unless they substitute the same text),
  * its length in *len: what a call compares instead of building the
@@ -229,7 +218,7 @@ tj_dispatch *lib_dispatch(tj_lib *l, const char *family, const char *kernel, con
     tj_dispatch *d = tj_dispatch_new(l->jit, &(tj_compile_request){
         .file = file, .source = text, .len = strlen(text), .kernel = kernel, .reason = "tilejit lib"}, err);
     free(text); /* the dispatch keeps its own copy */
-    if (!d || grow((void **)&l->kernels, &l->cap, l->nkernels, sizeof *l->kernels)) {
+    if (!d || tj_heap_grow_in_place((void **)&l->kernels, &l->cap, l->nkernels + 1, sizeof *l->kernels)) {
         if (d)
             tj_rt_fail(err, "tilejit lib: out of memory");
         tj_dispatch_free(d);
@@ -255,7 +244,7 @@ static lib_scratch *scratch_slot(tj_lib *l, void *stream, int owner)
     for (uint32_t i = 0; i < l->nscratch; i++)
         if (l->scratch[i].stream == stream && l->scratch[i].owner == owner)
             return &l->scratch[i];
-    if (grow((void **)&l->scratch, &l->scratch_cap, l->nscratch, sizeof *l->scratch))
+    if (tj_heap_grow_in_place((void **)&l->scratch, &l->scratch_cap, l->nscratch + 1, sizeof *l->scratch))
         return NULL;
     l->scratch[l->nscratch] = (lib_scratch){stream, owner, NULL, 0};
     return &l->scratch[l->nscratch++];
@@ -273,7 +262,7 @@ static void *new_memory(tj_lib *l, size_t bytes, tj_rt_error *err)
 
 static int retire(tj_lib *l, void *p)
 {
-    if (grow((void **)&l->retired, &l->retired_cap, l->nretired, sizeof *l->retired))
+    if (tj_heap_grow_in_place((void **)&l->retired, &l->retired_cap, l->nretired + 1, sizeof *l->retired))
         return 1;
     l->retired[l->nretired++] = p;
     return 0;

@@ -43,6 +43,9 @@ void *tj_grow(tj_ctx *c, void *arr, uint32_t *cap, uint32_t need, size_t elem);
 /* The same for a malloc'ed array (objects that outlive a context): NULL
  * when out of memory, arr then unchanged and still the caller's. */
 void *tj_heap_grow(void *arr, uint32_t *cap, uint32_t need, size_t elem);
+/* tj_heap_grow in place: *arr grown to hold `need`; 0, or 1 when out of
+ * memory (*arr then unchanged). */
+int tj_heap_grow_in_place(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 char *tj_strndup(tj_ctx *c, const char *s, size_t n);
 char *tj_strdup(tj_ctx *c, const char *s);
 

@@ -90,3 +90,18 @@ Test(ctx_alloc, heap_grow_keeps_the_array_on_failure)
     free(more);
     cr_assert_null(tj_heap_grow(NULL, NULL, 1, 4));
 }
+
+/* tj_heap_grow_in_place: 0 and the array grown in *arr, or 1 and *arr kept. */
+Test(ctx_alloc, heap_grow_in_place_keeps_the_array_on_failure)
+{
+    uint32_t cap = 0;
+    int *arr = NULL;
+    cr_assert_eq(tj_heap_grow_in_place((void **)&arr, &cap, 4, sizeof *arr), 0);
+    cr_assert_not_null(arr);
+    cr_assert_geq(cap, 4);
+    int *kept = arr;
+    cr_assert_eq(tj_heap_grow_in_place((void **)&arr, &cap, UINT32_MAX, SIZE_MAX / 1024), 1);
+    cr_assert_eq(arr, kept, "a failed grow keeps the array");
+    cr_assert_eq(tj_heap_grow_in_place(NULL, &cap, 1, 4), 1);
+    free(arr);
+}
