@@ -213,6 +213,11 @@ int lg_emit_sort(lg *g, tj_ref r);
 int lg_emit_counting_sort(lg *g, tj_ref r);
 /* llvm_dot.c */
 int lg_emit_dot(lg *g, tj_ref r);
+/* llvm_dot_read.c: where rank-2 dot r's result reaches memory only
+ * through one plain-slice store (element (i, j) as its element (i, j)),
+ * how many of its rows and columns lie inside that store's tensor (i64,
+ * evaluated here): 1; 0 where that is not proved. */
+int lg_dot_read_extent(lg *g, tj_ref r, LLVMValueRef *rows, LLVMValueRef *cols);
 /* llvm_mem.c: view, load, store, atomics */
 int lg_emit_view(lg *g, tj_ref r);
 int lg_emit_load(lg *g, tj_ref r);
@@ -221,6 +226,9 @@ int lg_emit_load(lg *g, tj_ref r);
  * 0), len); every element from there on is `other`, which *other gets
  * (the value, NULL for none: zeros). NULL if x is not such a load. */
 LLVMValueRef lg_load_inside_end(lg *g, tj_ref x, int axis, uint64_t len, LLVMValueRef *other);
+/* How much of a slice of extent len from start (i64) along axis `axis` of
+ * tensor parameter param lies inside it: min(max(dim - start, 0), len). */
+LLVMValueRef lg_slice_inside_end(lg *g, uint32_t param, int axis, LLVMValueRef start, uint64_t len);
 /* Element i of a fused load, read where it is used. */
 LLVMValueRef lg_fused_load(lg *g, tj_ref r, LLVMValueRef i);
 int lg_emit_store(lg *g, tj_ref r);

@@ -137,9 +137,19 @@ static void vec_put(lg *g, tj_dtype dt, LLVMValueRef buf, LLVMValueRef i, LLVMVa
     LLVMSetAlignment(LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, buf, i)), (unsigned)tj_dtype_size(dt));
 }
 
-/* The result (already holding the accumulator) += a x b, block by block. */
+/* The blocks of `block` that cover the first `read` of a dimension (all
+ * `len` where read is NULL). */
+static LLVMValueRef blocks_to(lg *g, LLVMValueRef read, uint64_t len, uint64_t block)
+{
+    if (!read)
+        return lg_i64(g, (int64_t)(len / block));
+    return LLVMBuildUDiv(g->b, LLVMBuildAdd(g->b, read, lg_i64(g, (int64_t)block - 1), ""), lg_i64(g, (int64_t)block), "");
+}
+
+/* The result (already holding the accumulator) += a x b, block by block,
+ * over the blocks that cover rows x cols (NULL: all). */
 static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w,
-                        LLVMValueRef kend)
+                        LLVMValueRef kend, LLVMValueRef rows, LLVMValueRef cols)
 {
     LLVMTypeRef vt = LLVMVectorType(lg_type(g, rt), w);
     int mr = block_rows(g, d.m);
@@ -148,8 +158,8 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
         for (int j = 0; j < NR; j++)
             acc[i][j] = lg_buffer(g, vt, 1);
     lg_loop lb = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.batch), "batch");
-    lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.m / mr)), "mblock");
-    lg_loop ln = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(d.n / (NR * w))), "nblock");
+    lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), blocks_to(g, rows, d.m, (uint64_t)mr), "mblock");
+    lg_loop ln = lg_loop_begin(g, lg_i64(g, 0), blocks_to(g, cols, d.n, NR * w), "nblock");
     LLVMValueRef m0 = LLVMBuildNSWMul(g->b, lm.i, lg_i64(g, mr), ""), n0 = LLVMBuildNSWMul(g->b, ln.i, lg_i64(g, NR * w), "");
     LLVMValueRef row[MR_MAX], col[NR];
     for (int i = 0; i < mr; i++)
@@ -200,14 +210,18 @@ int lg_emit_dot(lg *g, tj_ref r)
         init_result(g, r, acc, d.batch * d.m * d.n);
     }
     unsigned w = blocked_lanes(g, b, rt, bt, d);
-    LLVMValueRef kend = live_k(g, a, b, d);
+    LLVMValueRef kend = live_k(g, a, b, d), rows = NULL, cols = NULL;
+    if (!lg_dot_read_extent(g, r, &rows, &cols))
+        rows = cols = NULL;
     if (w) {
-        blocked_dot(g, r, a, b, at, rt, d, w, kend);
+        blocked_dot(g, r, a, b, at, rt, d, w, kend, rows, cols);
         finish_skipped(g, r, kend, d);
         return 0;
     }
+    /* the loop nest skips the unread rows only: a runtime n bound would
+     * give its vector loop a remainder */
     lg_loop lb = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.batch), "batch");
-    lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.m), "m");
+    lg_loop lm = lg_loop_begin(g, lg_i64(g, 0), rows ? rows : lg_i64(g, (int64_t)d.m), "m");
     lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), kend, "k");
     LLVMValueRef x = widen(g, at, rt, lg_elem(g, a, idx3(g, lb.i, d.m * d.k, lm.i, d.k, lk.i)));
     lg_loop ln = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)d.n), "n");

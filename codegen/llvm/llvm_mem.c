@@ -539,7 +539,12 @@ LLVMValueRef lg_load_inside_end(lg *g, tj_ref x, int axis, uint64_t len, LLVMVal
     }
     if (slice < 0 || (uint64_t)v->kind[slice] != len)
         return NULL;
-    LLVMValueRef left[2] = {LLVMBuildSub(g->b, lg_tensor_size(g, v->param, slice), v->at[slice], ""), lg_i64(g, (int64_t)len)};
+    return lg_slice_inside_end(g, v->param, slice, v->at[slice], len);
+}
+
+LLVMValueRef lg_slice_inside_end(lg *g, uint32_t param, int axis, LLVMValueRef start, uint64_t len)
+{
+    LLVMValueRef left[2] = {LLVMBuildSub(g->b, lg_tensor_size(g, param, axis), start, ""), lg_i64(g, (int64_t)len)};
     LLVMValueRef upto[2] = {lg_intrinsic(g, "llvm.smin", left, 2), lg_i64(g, 0)};
     return lg_intrinsic(g, "llvm.smax", upto, 2);
 }

@@ -186,3 +186,70 @@ Test(cpu_dot, negative_zero_sums_meet_the_skipped_padding)
         tj_ctx_free(c);
     }
 }
+
+/* Where a product reaches memory only through one clipped store (through
+ * elementwise ops, accumulators and a for's yields), it computes only the
+ * rows and columns inside the store's tensor (llvm_dot_read.c): an edge
+ * tile of matmul BM = BN = 128 at M = 96, N = 80, and the programs past
+ * 128 at M = 200, N = 170 (72 rows, 42 columns: blocks of 8 rows and two
+ * vectors rounded up), blocked (BN = 128) and looped (BN = 24, an epilogue
+ * between the product and the store). The operands' padding is 1.0, so
+ * every skipped output would be wrong where something read it. */
+static const char *const EDGE = "kernel edge(A: f32[M, K], B: f32[K, N], C: f32[M, N], D: f32[M, N])\n"
+                                "    grid (cdiv(M, 128), cdiv(N, 128))\n"
+                                "    const BK = 32\n"
+                                "{\n"
+                                "    m = program_id(0) * 128\n"
+                                "    n = program_id(1) * 128\n"
+                                "    acc = zeros(f32[128, 128])\n"
+                                "    w = zeros(f32[128, 24])\n"
+                                "    for k in range(0, K, BK) {\n"
+                                "        a = load(A[m:m+128, k:k+BK], other = 1.0)\n"
+                                "        acc = dot(a, load(B[k:k+BK, n:n+128], other = 1.0), acc, precision = \"ieee\")\n"
+                                "        w = dot(a, load(B[k:k+BK, n:n+24], other = 1.0), w, precision = \"ieee\")\n"
+                                "    }\n"
+                                "    store(C[m:m+128, n:n+128], acc)\n"
+                                "    store(D[m:m+128, n:n+24], w * 2.0 + 1.0)\n"
+                                "}\n";
+
+/* Where the skip must not apply: every element also reaches a column sum
+ * (S), or a second store into a taller tensor (E's rows past M), or a
+ * store in a later iteration whose start moves (F: the rows stored at
+ * iteration t + 1 lie past those inside at t), or the product feeds
+ * another product as an operand (G). Each product has operands of its
+ * own (CSE would make them one). */
+static const char *const NO_SKIP = "kernel noskip(A: f32[M, K], B: f32[K, N], C: f32[M, N], S: f32[N], E: f32[L, N],\n"
+                                   "             F: f32[M, N], G: f32[M, N])\n"
+                                   "    grid (1)\n"
+                                   "    const BM = 32, BN = 64, BK = 16\n"
+                                   "{\n"
+                                   "    a = load(A[0:BM, 0:BK], other = 1.0)\n"
+                                   "    b = load(B[0:BK, 0:BN], other = 1.0)\n"
+                                   "    x = dot(a, b, precision = \"ieee\")\n"
+                                   "    store(C[0:BM, 0:BN], x)\n"
+                                   "    store(S[0:BN], sum(x, axis = 0))\n"
+                                   "    y = dot(a, b * 2.0, precision = \"ieee\") + 1.0\n"
+                                   "    store(E[0:BM, 0:BN], y)\n"
+                                   "    store(C[0:BM, 0:BN], y)\n"
+                                   "    f = zeros(f32[BM, BN])\n"
+                                   "    for t in range(0, 3) {\n"
+                                   "        store(F[(2 - t) * 8:(2 - t) * 8 + BM, 0:BN], f)\n"
+                                   "        f = dot(a, b * 0.5, f, precision = \"ieee\")\n"
+                                   "    }\n"
+                                   "    z = dot(a, b * 3.0, precision = \"ieee\")\n"
+                                   "    store(G[0:BM, 0:BN], dot(z, load(B[0:BN, 0:BN], other = 1.0), precision = \"ieee\"))\n"
+                                   "}\n";
+
+Test(cpu_dot, only_the_stored_part_is_computed)
+{
+    CC_REQUIRE_LLVM();
+    static const char *const shapes[] = {"M=96,N=80,K=40", "M=200,N=170,K=64"};
+    for (unsigned s = 0; s < 2; s++) {
+        lc_opts o = lc_defaults();
+        o.shapes = shapes[s];
+        cr_assert(cc_check_tj(EDGE, "edge", &o), "%s", shapes[s]);
+    }
+    lc_opts o = lc_defaults();
+    o.shapes = "M=20,N=20,K=10,L=28"; /* 24 and 32 of the 32 x 64 computed */
+    cr_assert(cc_check_tj(NO_SKIP, "noskip", &o));
+}
