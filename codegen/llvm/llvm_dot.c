@@ -121,7 +121,7 @@ static unsigned blocked_lanes(const lg *g, tj_ref b, tj_dtype rt, tj_dtype bt, d
     if (!tj_dtype_is_float(rt) || rt == TJ_DT_F16 || rt == TJ_DT_BF16 || lg_val(g, b)->fused ||
         lg_type(g, bt) != lg_type(g, rt))
         return 0;
-    unsigned w = (unsigned)g->vector_bits / (unsigned)tj_dtype_bits(rt);
+    unsigned w = lg_lanes(g, rt);
     return w >= 4 && d.m % 4 == 0 && d.n % (NR * w) == 0 ? w : 0;
 }
 

@@ -43,16 +43,10 @@ static void lines_end(lg *g, line_loops *ll)
  * within each block (as the reductions reassociate: the last bits may
  * differ from the interpreter's order); integers wrap the same either way.
  * f16/bf16 and bool, which round every output, stay on the scalar loop. */
-static unsigned lanes_of(const lg *g, tj_dtype dt)
-{
-    unsigned bits = tj_dtype_bits(dt);
-    return (unsigned)g->vector_bits / bits;
-}
-
 static int vector_scannable(const lg *g, tj_ref x, tj_dtype dt, lg_lines l)
 {
     return dt != TJ_DT_F16 && dt != TJ_DT_BF16 && dt != TJ_DT_BOOL && l.inner == 1 && !lg_val(g, x)->fused &&
-           lanes_of(g, dt) >= 4 && lanes_of(g, dt) <= LG_MAX_LANES && l.len >= 2 * lanes_of(g, dt);
+           lg_lanes(g, dt) >= 4 && lg_lanes(g, dt) <= LG_MAX_LANES && l.len >= 2 * lg_lanes(g, dt);
 }
 
 /* v with every lane combined with the lanes below it. */
@@ -74,7 +68,7 @@ static void scan_blocks(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, LLVMVa
                         LLVMValueRef acc)
 {
     LLVMTypeRef t = lg_type(g, dt);
-    unsigned w = lanes_of(g, dt), esize = (unsigned)tj_dtype_size(dt);
+    unsigned w = lg_lanes(g, dt), esize = (unsigned)tj_dtype_size(dt);
     LLVMTypeRef vt = LLVMVectorType(t, w);
     LLVMValueRef one = tj_dtype_is_float(dt) ? lg_const_float(g, dt, op == TJ_OP_ADD ? -0.0 : 1.0)
                                              : lg_const_int(g, dt, op == TJ_OP_ADD ? 0 : 1);
@@ -107,7 +101,7 @@ static void scan_blocks(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, LLVMVa
 static void vector_cumulative(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
     LLVMTypeRef t = lg_type(g, dt);
-    uint64_t w = lanes_of(g, dt), blocks = l.len / w;
+    uint64_t w = lg_lanes(g, dt), blocks = l.len / w;
     LLVMValueRef acc = lg_buffer(g, t, 1);
     lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "lines");
     LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");

@@ -68,16 +68,16 @@ int lg_emit_broadcast(lg *g, tj_ref r)
  * in registers, transposed by log2 W rounds of two-source shuffles (round
  * s swaps the off-diagonal s x s blocks of every 2s x 2s block), then
  * stored as W rows of the result. */
-static unsigned lane_bits(const lg *g, tj_dtype dt)
+static int wide_lanes(const lg *g, tj_dtype dt) /* 32 or 64 bits */
 {
     LLVMTypeRef t = lg_type(g, dt);
-    return t == g->f32 || t == g->i32 ? 32 : t == g->f64 || t == g->i64 ? 64 : 0;
+    return t == g->f32 || t == g->i32 || t == g->f64 || t == g->i64;
 }
 
 static unsigned transpose_width(const lg *g, tj_ref x, const tj_inst *in)
 {
     const tj_type_info *xt = lg_ti(g, x);
-    unsigned bits = lane_bits(g, xt->dtype), w = bits ? (unsigned)g->vector_bits / bits : 0;
+    unsigned w = wide_lanes(g, xt->dtype) ? lg_lanes(g, xt->dtype) : 0;
     if (xt->rank != 2 || in->list[0] != 1 || in->list[1] != 0 || w < 4 || w > LG_MAX_LANES || lg_val(g, x)->fused)
         return 0;
     return xt->shape[0] % w == 0 && xt->shape[1] % w == 0 ? w : 0;
@@ -107,7 +107,7 @@ static void transpose_2d(lg *g, tj_ref r, tj_ref x, unsigned w)
     const tj_type_info *xt = lg_ti(g, x);
     LLVMTypeRef t = lg_type(g, xt->dtype), vt = LLVMVectorType(t, w);
     int64_t R = xt->shape[0], C = xt->shape[1];
-    unsigned align = lane_bits(g, xt->dtype) / 8;
+    unsigned align = (unsigned)g->vector_bits / 8 / w; /* bytes a lane */
     lg_alloc_result(g, r);
     LLVMValueRef src = lg_val(g, x)->v, dst = lg_val(g, r)->v, rows[LG_MAX_LANES];
     lg_loop bi = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, R / w), "tblock");
