@@ -1,14 +1,15 @@
 /* Tiered compiles (CUDA): a new kernel whose result does not depend on its
- * warps first runs as a variant at twice the cost model's warps, which
- * compiles faster (half the time for a matmul, a fifth less for gelu's
- * elementwise chain), while the model's (or the tuner's)
+ * warps first runs as a variant at more warps than the cost model's, which
+ * compiles faster (a fifth to a quarter of the time for a matmul at 4x, a fifth less
+ * for gelu's elementwise chain at 2x), while the model's (or the tuner's)
  * configuration compiles on a thread of its own; the launches take it once
  * it is ready.
  *
  * Why: a cold compile is almost all ptxas (nvJitLink), whose time grows with
  * the straight-line code a thread runs; an f32 matmul of 64 x 64 at 4 warps
  * holds 32 accumulators a thread and its epilogue runs on each (ptxas: 260
- * ms for ln -> matmul -> bias -> gelu's, 120 ms at 8 warps; bench/NOTES.md).
+ * ms for ln -> matmul -> bias -> gelu's, 107 ms at 8 warps, 40% less again
+ * at 16; bench/NOTES.md).
  * The variant is also a quick compile (ptxas -O1, tj_compile_request.quick):
  * the same results in code that runs only until the optimized kernel is
  * in; for gelu's variant 10% less of nvJitLink on the build machine (12.9
@@ -27,8 +28,8 @@
  * layer norm, attention) and the matrix atom's products (f16, bf16) are
  * not tiered. Neither is a tuning, nor the cpu.
  *
- * The variant is another kernel text (its `warps` list starts at the
- * double), so it has an entry of its own in the graph's cache; the
+ * The variant is another kernel text (its `warps` list starts at its
+ * own), so it has an entry of its own in the graph's cache; the
  * background compile uses the arguments of the first launch. While it
  * runs, every launch of the kernel takes the variant; once it is done the
  * next launch joins the thread and takes the optimized kernel. A compile
@@ -47,8 +48,11 @@
 
 #include "array/array_internal.h"
 
-/* emit.c's tune lists end at 8 warps for matmuls, 16 for the others */
-enum { MAX_WARPS = 8, MIN_THREAD_ELEMS = 16, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2, ELEM_MIN_CPUS = 4 };
+/* A variant's text lists its own warps first (emit.c's tune_list), past
+ * the lists' usual ends (8 warps for matmuls) too. A matmul's keeps 8
+ * accumulators a thread or more. */
+enum { MATMUL_MAX_WARPS = 16, MATMUL_MIN_FAST_ELEMS = 8, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2,
+       ELEM_MIN_CPUS = 4 };
 
 /* The cores this process may run on: its CPU affinity (a container or
  * taskset may allow fewer than are online), else the online count. */
@@ -94,6 +98,17 @@ struct tj_tier {
     tj_rt_error failure; /* likewise, where it failed */
 };
 
+/* A matmul variant's warps: the most, up to 16, that leave a thread 8
+ * accumulators or more (a 64 x 64 tile at 4 warps: 16, 8 a thread; at 8
+ * warps ptxas took 1.6-1.9x the time: bench/NOTES.md). */
+static int matmul_fast_warps(const tj_group *grp)
+{
+    int warps = grp->warps;
+    while (warps * 2 <= MATMUL_MAX_WARPS && grp->bm * grp->bn / ((int64_t)warps * 2 * 32) >= MATMUL_MIN_FAST_ELEMS)
+        warps *= 2;
+    return warps;
+}
+
 int tj_tier_applies(const tj_graph *g, const tj_group *grp)
 {
     if (g->device != TJ_DEVICE_CUDA || g->tuning)
@@ -101,8 +116,7 @@ int tj_tier_applies(const tj_graph *g, const tj_group *grp)
     int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
     if (grp->kind == TJ_GROUP_ELEMWISE)
         return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS && tj_tier_spare_cores(g);
-    return grp->kind == TJ_GROUP_MATMUL && g->nodes[grp->core].dtype == TJ_DT_F32 && grp->warps * 2 <= MAX_WARPS &&
-           per_thread >= MIN_THREAD_ELEMS;
+    return grp->kind == TJ_GROUP_MATMUL && g->nodes[grp->core].dtype == TJ_DT_F32 && matmul_fast_warps(grp) > grp->warps;
 }
 
 static void *compile_best(void *p)
@@ -131,24 +145,33 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv)
 
 enum { GRID_Y_MAX = 65535 }; /* CUDA's: the rows' programs run along grid y */
 
-/* The variant's kernel: grp's source at twice its warps; an elementwise
- * group's also with its tile cut to one element a thread (rows halved
- * first while the rows' programs still fit grid y, then columns), which
- * nvJitLink assembles in another ~12% less than two (gelu: a 512-element
- * tile at 16 warps against 1024). */
-static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
+/* Halves fast's rows (while its rows' programs still fit grid y), then
+ * its columns, down to `per_thread` elements a thread or extents of `min`. */
+static void cut_tile(tj_group *fast, int64_t m, int64_t per_thread, int64_t min)
 {
-    tj_group fast = *grp;
-    fast.warps = grp->warps * 2;
-    int64_t m = grp->space_rank >= 2 ? grp->space[grp->space_rank - 2] : 1;
-    while (fast.kind == TJ_GROUP_ELEMWISE && fast.bm * fast.bn > (int64_t)fast.warps * 32) {
-        if (fast.bm > 1 && (m + fast.bm / 2 - 1) / (fast.bm / 2) <= GRID_Y_MAX)
-            fast.bm /= 2;
-        else if (fast.bn > 1)
-            fast.bn /= 2;
+    while (fast->bm * fast->bn > (int64_t)fast->warps * 32 * per_thread) {
+        if (fast->bm > min && (m + fast->bm / 2 - 1) / (fast->bm / 2) <= GRID_Y_MAX)
+            fast->bm /= 2;
+        else if (fast->bn > min)
+            fast->bn /= 2;
         else
             break;
     }
+}
+
+/* The variant's kernel: a matmul's source at matmul_fast_warps with its
+ * tile cut to 4 accumulators a thread (tiles of 16 or more: a 32 x 64 tile
+ * at 16 warps, which nvJitLink assembles in another 20-30% less than 64 x
+ * 64); an elementwise group's at twice its warps with its tile cut to one
+ * element a thread, in another ~12% less than two (gelu: a 512-element
+ * tile at 16 warps against 1024). Each output is computed as before,
+ * whichever program holds it. */
+static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
+{
+    tj_group fast = *grp;
+    int matmul = grp->kind == TJ_GROUP_MATMUL;
+    fast.warps = matmul ? matmul_fast_warps(grp) : grp->warps * 2;
+    cut_tile(&fast, grp->space_rank >= 2 ? grp->space[grp->space_rank - 2] : 1, matmul ? 4 : 1, matmul ? 16 : 1);
     tj_buf src = {0};
     int made;
     tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, 1, &made, err);
