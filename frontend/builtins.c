@@ -51,6 +51,7 @@ static const fe_builtin builtins[] = {
     {"counting_sort", 2, 2, {0}, fe_bi_counting_sort, TJ_OP_COUNTING_SORT, 0},
     {"trans", 1, 1, {0}, fe_bi_trans, TJ_OP_PERMUTE, 0},
     {"permute", 2, 2, {0}, fe_bi_permute, TJ_OP_PERMUTE, 0},
+    {"gather", 2, 2, {0}, fe_bi_gather, TJ_OP_GATHER, 0},
     {"reshape", 2, 2, {0}, fe_bi_reshape, TJ_OP_RESHAPE, 0},
     {"broadcast", 2, 2, {0}, fe_bi_broadcast, TJ_OP_BROADCAST, 0},
     {"dot", 2, 3, {"precision"}, fe_bi_dot, TJ_OP_DOT, 0},

@@ -46,6 +46,7 @@ fe_val fe_bi_counting_sort(fe_builder *lw, const fe_expr *call, const fe_builtin
 fe_val fe_bi_scan(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_trans(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_permute(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
+fe_val fe_bi_gather(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_reshape(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_broadcast(fe_builder *lw, const fe_expr *call, const fe_builtin *b);
 fe_val fe_bi_dot(fe_builder *lw, const fe_expr *call, const fe_builtin *b);

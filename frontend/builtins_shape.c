@@ -1,4 +1,4 @@
-/* Shape built-ins (trans, permute, reshape, broadcast) and dot. */
+/* Shape built-ins (trans, permute, gather, reshape, broadcast) and dot. */
 #include <string.h>
 
 #include "frontend/builtins.h"
@@ -72,6 +72,23 @@ fe_val fe_bi_permute(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
         return fe_err(lw, call->items[1]->loc, "permute: the list must be a permutation of 0..%d for %s", rank - 1,
                       fe_type_name(lw, x.type));
     return emit_permute(lw, x, perm, call->loc);
+}
+
+/* gather(x, idx): y[i] = x[idx[i]] on 1-D tiles (docs/language.md). */
+fe_val fe_bi_gather(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
+{
+    fe_val x = fe_tile_arg(lw, call, 0), idx = fe_tile_arg(lw, call, 1);
+    if (x.kind != V_VALUE || idx.kind != V_VALUE)
+        return fe_error_val();
+    const tj_type_info *xi = fe_info(lw, x.type), *ii = fe_info(lw, idx.type);
+    if (xi->rank != 1)
+        return fe_err(lw, call->items[0]->loc, "gather takes a 1-D tile, not %s", fe_type_name(lw, x.type));
+    if (!tj_dtype_is_int(ii->dtype) || ii->rank != 1 || ii->shape[0] != xi->shape[0])
+        return fe_err(lw, call->items[1]->loc,
+                      "gather: the indices must be an integer tile of the shape of %s, not %s",
+                      fe_type_name(lw, x.type), fe_type_name(lw, idx.type));
+    tj_ref args[2] = {x.ref, idx.ref};
+    return fe_value(fe_emit(lw, b->op, x.type, args, 2), x.type);
 }
 
 /* reshape(x, [..]): same element count, row-major; one entry may be -1. */

@@ -188,6 +188,7 @@ static int exec_inst(tj_interp *st, tj_ref r)
     case TJ_OP_BROADCAST: return tj_exec_broadcast(st, r);
     case TJ_OP_RESHAPE: return exec_reshape(st, r);
     case TJ_OP_PERMUTE: return tj_exec_permute(st, r);
+    case TJ_OP_GATHER: return tj_exec_gather(st, r);
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
     case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return tj_exec_reduce(st, r);
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return tj_exec_cumulative(st, r);

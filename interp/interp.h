@@ -148,6 +148,7 @@ int tj_exec_cast(tj_interp *st, tj_ref r);     /* cast.c */
 int tj_exec_bitcast(tj_interp *st, tj_ref r);  /* cast.c */
 int tj_exec_broadcast(tj_interp *st, tj_ref r);/* shape.c */
 int tj_exec_permute(tj_interp *st, tj_ref r);  /* shape.c */
+int tj_exec_gather(tj_interp *st, tj_ref r);   /* shape.c */
 int tj_exec_reduce(tj_interp *st, tj_ref r);   /* reduce.c: reduce_*, argmax, argmin */
 int tj_exec_cumulative(tj_interp *st, tj_ref r); /* scan.c: cumsum, cumprod */
 int tj_exec_scan(tj_interp *st, tj_ref r);     /* scan.c */

@@ -1,5 +1,6 @@
 /* broadcast and permute: both are a strided read of the operand in the
- * result's row-major order. (reshape only renames storage: exec.c.) */
+ * result's row-major order; gather: a read at each index. (reshape only
+ * renames storage: exec.c.) */
 #include "interp/interp.h"
 
 /* dst[i] = src[sum over axes of index * sstride] for i in row-major order
@@ -79,5 +80,25 @@ int tj_exec_permute(tj_interp *st, tj_ref r)
         ss[a] = xs[p];
     }
     strided_copy(rv->data, x->data, rt->rank, rt->shape, ss);
+    return 0;
+}
+
+/* y[i] = x[idx[i]]; an index outside [0, n) is the kernel's error, reported
+ * at the op (the GPUs and the native cpu clamp it instead: docs/ir.md). */
+int tj_exec_gather(tj_interp *st, tj_ref r)
+{
+    tj_rval *rv = tj_val(st, r), *x = tj_opnd(st, r, 0), *idx = tj_opnd(st, r, 1);
+    if (x->n != rv->n || idx->n != rv->n || x->dt != rv->dt)
+        return tj_interp_bad_ir(st, r, "operands do not fit the result");
+    for (uint32_t i = 0; i < rv->n; i++) {
+        int64_t j = tj_slot_to_i64(idx->dt, idx->data[i]);
+        if (j < 0 || j >= (int64_t)x->n) {
+            tj_error_at(st->ctx, tj_in(st, r)->loc, "gather: index %lld (element %u of the indices) is outside the "
+                        "tile of %u elements in program (%lld, %lld, %lld)", (long long)j, i, x->n,
+                        (long long)st->pid[0], (long long)st->pid[1], (long long)st->pid[2]);
+            return -1;
+        }
+        rv->data[i] = x->data[j];
+    }
     return 0;
 }

@@ -263,6 +263,20 @@ static void check_permute(V *v, tj_ref r)
     tj_verify_result(v, r, tj_type_tile(v->c, s->dtype, s->rank, shape));
 }
 
+/* gather: x a 1-D tile, idx an integer tile of its shape; the result x's type */
+static void check_gather(V *v, tj_ref r)
+{
+    if (!tj_verify_tile_arg(v, r, 0) || !tj_verify_tile_arg(v, r, 1))
+        return;
+    tj_type x = arg_type(v, r, 0), idx = arg_type(v, r, 1);
+    if (info(v, x)->rank != 1)
+        tj_verify_fail(v, r, "gathers from a 1-D tile, not %s", TS(x));
+    else if (!tj_dtype_is_int(dtype_of(v, idx)) || !same_shape(info(v, idx), info(v, x)))
+        tj_verify_fail(v, r, "the indices must be an integer tile of the shape of %s, not %s", TS(x), TS(idx));
+    else
+        tj_verify_result(v, r, x);
+}
+
 static void check_shape_op(V *v, tj_ref r)
 {
     if (!tj_verify_tile_arg(v, r, 0))
@@ -433,6 +447,7 @@ void tj_verify_op(V *v, tj_ref r)
         check_index_op(v, r);
         break;
     case TJ_OP_BROADCAST: case TJ_OP_RESHAPE: case TJ_OP_PERMUTE: check_shape_op(v, r); break;
+    case TJ_OP_GATHER: check_gather(v, r); break;
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX: case TJ_OP_REDUCE_MIN:
     case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: case TJ_OP_CUMSUM: case TJ_OP_CUMPROD:
         check_reduce(v, r);

@@ -9,7 +9,8 @@
  *   - broadcast, reshape, permute: a layout derived from the operand's
  *     (its root refitted to the new shape, a slice, a permutation) when
  *     that makes the op free, else canonical
- *   - scans and sort: the operand's layout; dot: the accumulator's
+ *   - scans and sort: the operand's layout; dot: the accumulator's;
+ *     gather: the indices'
  *   - for: a carried value keeps its init's layout, unless the init is soft
  *     and the body yields another layout (then that one)
  * A value whose producer and consumer disagree is converted by the lowering
@@ -268,6 +269,7 @@ static int assign_inst(lw *w, tj_ref r)
     case TJ_OP_ARGMIN: return set_one(w, r, reduced_layout(w, r));
     case TJ_OP_CUMSUM:
     case TJ_OP_CUMPROD: return set_one(w, r, one_of(w, in->args[0]));
+    case TJ_OP_GATHER: return set_one(w, r, one_of(w, in->args[1])); /* each register reads at its index */
     case TJ_OP_DOT: {
         lw_mma plan;
         if (lw_mma_plan(w, r, &plan) && plan.regs) /* the fragments' own layout */

@@ -524,6 +524,7 @@ static int lower_inst(lw *w, tj_ref r)
     case TJ_OP_SCAN: return lw_lower_scan(w, r);
     case TJ_OP_SORT: return lw_lower_sort(w, r);
     case TJ_OP_COUNTING_SORT: return lw_lower_counting_sort(w, r);
+    case TJ_OP_GATHER: return lw_lower_gather(w, r);
     case TJ_OP_DOT: return lw_lower_dot(w, r);
     case TJ_OP_LOAD:
     case TJ_OP_STORE:

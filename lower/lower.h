@@ -268,6 +268,7 @@ int lw_lower_reduce(lw *w, tj_ref r);
 int lw_lower_scan(lw *w, tj_ref r);
 int lw_lower_sort(lw *w, tj_ref r);
 int lw_lower_counting_sort(lw *w, tj_ref r);
+int lw_lower_gather(lw *w, tj_ref r);
 int lw_lower_dot(lw *w, tj_ref r);
 
 /* lower/mma.c: dot through the matrix atom. A plan says how the atoms of

@@ -203,6 +203,7 @@ LLVMValueRef lg_cast(lg *g, tj_dtype to, tj_dtype from, LLVMValueRef v);
 int lg_emit_arange(lg *g, tj_ref r);
 int lg_emit_broadcast(lg *g, tj_ref r);
 int lg_emit_permute(lg *g, tj_ref r);
+int lg_emit_gather(lg *g, tj_ref r);
 /* llvm_reduce.c */
 int lg_emit_reduce(lg *g, tj_ref r);
 /* llvm_scan.c */

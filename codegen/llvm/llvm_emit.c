@@ -188,6 +188,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_BROADCAST: return lg_emit_broadcast(g, r);
     case TJ_OP_RESHAPE: return emit_reshape(g, r);
     case TJ_OP_PERMUTE: return lg_emit_permute(g, r);
+    case TJ_OP_GATHER: return lg_emit_gather(g, r);
     case TJ_OP_REDUCE_SUM: case TJ_OP_REDUCE_PROD: case TJ_OP_REDUCE_MAX:
     case TJ_OP_REDUCE_MIN: case TJ_OP_ARGMAX: case TJ_OP_ARGMIN: return lg_emit_inside(g, r, lg_emit_reduce);
     case TJ_OP_CUMSUM: case TJ_OP_CUMPROD: return lg_emit_cumulative(g, r);

@@ -1,5 +1,6 @@
 /* arange, broadcast and permute: loop nests over the result that read the
- * operand at strided positions (reshape renames a buffer: llvm_emit.c). */
+ * operand at strided positions; gather: a loop reading at each index
+ * (reshape renames a buffer: llvm_emit.c). */
 #include "codegen/llvm/llvm.h"
 
 int lg_emit_arange(lg *g, tj_ref r)
@@ -148,5 +149,23 @@ int lg_emit_permute(lg *g, tj_ref r)
         return 0;
     }
     strided_copy(g, r, in->args[0], ss);
+    return 0;
+}
+
+/* r[i] = x[min(idx[i] as unsigned, n - 1)]: a bad index reads inside the
+ * tile, as on GPUs (the interpreter reports it: docs/ir.md). */
+int lg_emit_gather(lg *g, tj_ref r)
+{
+    const tj_inst *in = lg_in(g, r);
+    tj_ref x = in->args[0], idx = in->args[1];
+    uint64_t n = lg_count(g, r);
+    if (lg_ti(g, x)->rank != 1 || lg_count(g, x) != n || lg_count(g, idx) != n)
+        return lg_fail(g, r, "gather takes 1-D tiles of one shape");
+    lg_alloc_result(g, r);
+    lg_loop l;
+    LLVMValueRef i = lg_each_begin(g, &l, n);
+    LLVMValueRef at[2] = {lg_to_i64(g, lg_ti(g, idx)->dtype, lg_elem(g, idx, i)), lg_i64(g, (int64_t)n - 1)};
+    lg_set_elem(g, r, i, lg_elem(g, x, lg_intrinsic(g, "llvm.umin", at, 2)));
+    lg_each_end(g, &l, n);
     return 0;
 }

@@ -177,6 +177,25 @@ Test(ir_verify, shape_ops)
     cr_expect(strstr(m, "perm has 1 entries for rank 2"), "%s", m);
 }
 
+Test(ir_verify, gather)
+{
+    base s = make_base();
+    tj_type row = tile(ctx, TJ_DT_F32, 1, 64), irow = tile(ctx, TJ_DT_I32, 1, 64);
+    tj_ref x = op1i(s.k, s.b, TJ_OP_REDUCE_SUM, row, s.t, 0);
+    tj_ref idx = op1(s.k, s.b, TJ_OP_CAST, irow, x);
+    op2(s.k, s.b, TJ_OP_GATHER, row, x, idx);                                   /* valid */
+    op2(s.k, s.b, TJ_OP_GATHER, s.tt, s.t, idx);                                /* 2-D */
+    op2(s.k, s.b, TJ_OP_GATHER, row, x, x);                                     /* float indices */
+    tj_ref short_idx = op0(s.k, s.b, TJ_OP_ARANGE, tile(ctx, TJ_DT_I32, 1, 32), 0);
+    op2(s.k, s.b, TJ_OP_GATHER, row, x, short_idx);                             /* shape */
+    op2(s.k, s.b, TJ_OP_GATHER, tile(ctx, TJ_DT_F16, 1, 64), x, idx);           /* result type */
+    expect_invalid(&s, "gathers from a 1-D tile, not f32[32, 64]");
+    const char *m = tj_diag_render(ctx);
+    cr_expect(strstr(m, "the indices must be an integer tile of the shape of f32[64], not f32[64]"), "%s", m);
+    cr_expect(strstr(m, "the indices must be an integer tile of the shape of f32[64], not i32[32]"), "%s", m);
+    cr_expect(strstr(m, "result type should be f32[64]"), "%s", m);
+}
+
 Test(ir_verify, reductions_scans_sort)
 {
     base s = make_base();
