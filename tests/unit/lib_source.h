@@ -113,7 +113,8 @@ typedef struct lib_case {
  * partial; a key pass, and a segment pass whose flat indices are P's. The
  * offsets over 40 tiles (two programs, the second partial); the scatter
  * of one partial tile with every offset 0 (to places 0 to 1499: distinct;
- * one program, so no schedule changes which tile writes last) */
+ * one program, so no schedule changes which tile writes last): a key pass
+ * of the first and of a later pass, a segment pass, 64-bit keys */
 /* the radix kernels' (sort_rows' $VALUES left out), at Metal's tile of 2048
  * (test_lib_lower.c also runs CUDA's 4096) */
 #define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;W=u32;RB=2048"
@@ -121,6 +122,10 @@ typedef struct lib_case {
 #define LS_RADIX_HIST(scalars) {"sort", LS_SORT_F32, "radix_hist", "", LS_RADIX_DIMS, scalars, 0, 0, 0, 0, 5000, NULL}
 #define LS_RADIX_SCATTER(scalars) \
     {"sort", LS_SORT_F32, "radix_scatter", "", "N=1500,D=256,T=1", scalars, 0, 0, 0, 0, 1500, "G=0:1"}
+/* 64-bit keys (i64's, kept as u64): the gathers of the scatter at 8 bytes */
+#define LS_SORT_I64 "K=u64;KEY=key_i64;DESC=0;W=u64;RB=2048"
+#define LS_RADIX_SCATTER_U64(scalars) \
+    {"sort", LS_SORT_I64, "radix_scatter", "", "N=1500,D=256,T=1", scalars, 0, 0, 0, 0, 1500, "G=0:1,K=0:1000000000000"}
 #define LS_RADIX_OFFSETS {"sort", LS_SORT_F32, "radix_offsets", "", "D=256,T=40", "", 0, 0, 0, -1000, 1000, NULL}
 /* the single pass's upsweep: every pass's counts (5: a segment byte) added
  * to Hg by atomics, the first keys written, and the bit patterns (carry) */
@@ -152,6 +157,8 @@ static const lib_case ls_cases[] = {
     LS_RADIX_OFFSETS,
     LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,first=1"),
     LS_RADIX_SCATTER("pass=2,key_passes=4,lines_n=1500,lines_q=1,first=0"),
+    LS_RADIX_SCATTER("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
+    LS_RADIX_SCATTER_U64("pass=4,key_passes=8,lines_n=1500,lines_q=1,first=0"),
     LS_RADIX_UPSWEEP,
     {"sort", LS_SORT_F32, "radix_keys", "", "N=5000", "carry=1", 0, 0, 0, 0, 5000, NULL},
     {"sort", LS_SORT_F32, "radix_finish_carried", "", "N=5000", "", 0, 0, 0, -5000, 5000, NULL},
