@@ -50,27 +50,25 @@ static lc_opts options(int n, char *shapes, size_t ssize, char *range, size_t rs
     return o;
 }
 
-Test(gather, lowered_for_gpus)
+/* Every case and size through check (lc_check_tj: the SIMT interpreter;
+ * cc_check_tj: the native cpu), against the reference interpreter. */
+static void check_all(int (*check)(const char *, const char *, const lc_opts *), const char *who)
 {
     char src[1024], shapes[32], range[32];
     for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++)
         for (size_t s = 0; s < sizeof SIZES / sizeof *SIZES; s++) {
             source(src, sizeof src, &CASES[c]);
             lc_opts o = options(SIZES[s], shapes, sizeof shapes, range, sizeof range);
-            cr_assert(lc_check_tj(src, "g", &o), "%s by %s, N=%d", CASES[c].x, CASES[c].idx, SIZES[s]);
+            cr_assert(check(src, "g", &o), "%s: %s by %s, N=%d", who, CASES[c].x, CASES[c].idx, SIZES[s]);
         }
 }
+
+Test(gather, lowered_for_gpus) { check_all(lc_check_tj, "simt"); }
 
 Test(gather, native_cpu)
 {
     CC_REQUIRE_LLVM();
-    char src[1024], shapes[32], range[32];
-    for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++)
-        for (size_t s = 0; s < sizeof SIZES / sizeof *SIZES; s++) {
-            source(src, sizeof src, &CASES[c]);
-            lc_opts o = options(SIZES[s], shapes, sizeof shapes, range, sizeof range);
-            cr_assert(cc_check_tj(src, "g", &o), "%s by %s, N=%d", CASES[c].x, CASES[c].idx, SIZES[s]);
-        }
+    check_all(cc_check_tj, "native");
 }
 
 /* ---- indices outside the tile ---- */
