@@ -71,6 +71,8 @@ typedef struct lg {
     lval *tuple_slots;              /* the elements of every tuple value */
     uint32_t *uses;                 /* per instruction: operand uses */
     tj_ref *user;                   /* per instruction: its (last) user */
+    tj_ref *row_store;              /* per instruction: the store its rows reach memory through
+                                       alone (llvm_rows.c); TJ_NONE: any */
     void *fields;                   /* tensor fields read in the prologue */
     uint64_t frame;                 /* bytes of allocas so far */
     int vector_bits;                /* the host's widest vector (128, 256, 512) */
@@ -145,6 +147,16 @@ void lg_loop_end_scalar(lg *g, lg_loop *l);
 /* Elements of a tile, 0..n-1: a loop, or the one element of a scalar. */
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n);
 void lg_each_end(lg *g, lg_loop *l, uint64_t n);
+/* The elements of tile r's rows up to lg_live_rows: a loop over those
+ * rows and one over a row (a constant trip count: no vector remainder),
+ * or lg_each_begin's one loop where every row is read or rows are short. */
+typedef struct lg_rows {
+    lg_loop row, each;
+    uint64_t n;
+    int nested;
+} lg_rows;
+LLVMValueRef lg_rows_begin(lg *g, lg_rows *l, tj_ref r);
+void lg_rows_end(lg *g, lg_rows *l);
 /* Loops over every coordinate of a shape, outer axes outside; returns the
  * row-major flat index (0, with no loop, for rank 0). */
 typedef struct lg_nest {
@@ -154,13 +166,18 @@ typedef struct lg_nest {
     LLVMValueRef flat;
 } lg_nest;
 LLVMValueRef lg_nest_begin(lg *g, lg_nest *n, int rank, const int32_t *shape);
+/* The same with axis 0 running to `rows` (i64; NULL: all of it). */
+LLVMValueRef lg_nest_begin_rows(lg *g, lg_nest *n, int rank, const int32_t *shape, LLVMValueRef rows);
 void lg_nest_end(lg *g, lg_nest *n);
 /* A reduction, scan or sort axis of a tile split as [outer, len, inner]
  * (axis -1: all of it is one line). */
 typedef struct lg_lines {
     uint64_t outer, len, inner;
+    LLVMValueRef live_outer; /* the outer lines to run (i64; NULL: all): the rows read (lg_live_rows) */
 } lg_lines;
 lg_lines lg_split_axis(const tj_type_info *ti, int64_t axis);
+/* The end of the loop over l's outer lines: live_outer or all. */
+LLVMValueRef lg_lines_outer(lg *g, lg_lines l);
 /* Loops over every line: the builder is left inside, with *base the
  * flat index of the line's first element; step between elements: inner. */
 lg_loop lg_lines_begin(lg *g, lg_lines l, LLVMValueRef *base);
@@ -214,6 +231,15 @@ int lg_emit_sort(lg *g, tj_ref r);
 int lg_emit_counting_sort(lg *g, tj_ref r);
 /* llvm_dot.c */
 int lg_emit_dot(lg *g, tj_ref r);
+/* llvm_rows.c: the values whose rows reach memory only through one
+ * clipped store (g->row_store); 0, or -1 out of memory. */
+int lg_plan_rows(lg *g);
+/* How many of r's rows anything reads (i64, evaluated here), or NULL
+ * (all, or not known where r is emitted). */
+LLVMValueRef lg_live_rows(lg *g, tj_ref r);
+/* Whether scalar x's value is already emitted where r is: x lies before
+ * r in r's block or one around it. */
+int lg_emitted_before(const lg *g, tj_ref x, tj_ref r);
 /* llvm_dot_read.c: where rank-2 dot r's result reaches memory only
  * through one plain-slice store (element (i, j) as its element (i, j)),
  * how many of its rows and columns lie inside that store's tensor (i64,

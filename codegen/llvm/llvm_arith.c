@@ -271,15 +271,14 @@ int lg_emit_elementwise(lg *g, tj_ref r)
         lg_val(g, r)->v = lg_val(g, carried)->v;
     else
         lg_alloc_result(g, r);
-    uint64_t n = lg_count(g, r);
-    lg_loop l;
-    LLVMValueRef i = lg_each_begin(g, &l, n), x[3];
+    lg_rows l;
+    LLVMValueRef i = lg_rows_begin(g, &l, r), x[3];
     for (uint32_t a = 0; a < in->nargs; a++)
         x[a] = lg_elem(g, in->args[a], i);
     LLVMValueRef v = compute(g, r, x);
     if (!v)
         return lg_fail(g, r, "op does not apply to this dtype");
     lg_set_elem(g, r, i, v);
-    lg_each_end(g, &l, n);
+    lg_rows_end(g, &l);
     return 0;
 }

@@ -213,6 +213,8 @@ int lg_emit_dot(lg *g, tj_ref r)
     LLVMValueRef kend = live_k(g, a, b, d), rows = NULL, cols = NULL;
     if (!lg_dot_read_extent(g, r, &rows, &cols))
         rows = cols = NULL;
+    if (!rows && lg_ti(g, r)->rank == 2) /* axis 0 of a batched product is the batch */
+        rows = lg_live_rows(g, r);
     if (w) {
         blocked_dot(g, r, a, b, at, rt, d, w, kend, rows, cols);
         finish_skipped(g, r, kend, d);

@@ -99,33 +99,16 @@ static int reads_ok(const lg *g, tj_ref v, read_search *s)
     return 1;
 }
 
-static uint32_t position_in_block(const tj_block *b, tj_ref x)
-{
-    uint32_t i = 0;
-    while (i < b->ninsts && b->insts[i] != x)
-        i++;
-    return i;
-}
-
-/* Whether scalar x, emitted before r in r's block or one around it, has
- * the value the store sees wherever r's result reaches it: x is not inside
- * a for whose yield carries the result on (the store would run in a later
- * iteration, with x's next value). */
+/* Whether scalar x, emitted before r, has the value the store sees
+ * wherever r's result reaches it: x is not inside a for whose yield
+ * carries the result on (the store would run in a later iteration, with
+ * x's next value). */
 static int fixed_before(const lg *g, tj_ref x, tj_ref r, const read_search *s)
 {
-    const lval *xv = lg_val(g, x);
-    if (lg_ti(g, x)->rank != 0 || !xv->v || xv->in_memory)
-        return 0;
-    tj_block_id xb = lg_in(g, x)->block;
-    for (tj_ref f = tj_block_at(g->k, xb)->owner; f; f = tj_block_at(g->k, lg_in(g, f)->block)->owner)
+    for (tj_ref f = tj_block_at(g->k, lg_in(g, x)->block)->owner; f; f = tj_block_at(g->k, lg_in(g, f)->block)->owner)
         if (s->crossed[f])
             return 0;
-    for (tj_ref at = r; at; at = tj_block_at(g->k, lg_in(g, at)->block)->owner)
-        if (lg_in(g, at)->block == xb) {
-            const tj_block *blk = tj_block_at(g->k, xb);
-            return position_in_block(blk, x) < position_in_block(blk, at);
-        }
-    return 0;
+    return lg_emitted_before(g, x, r);
 }
 
 /* How many of the store view v's tile rows (t 0) or columns (t 1) lie

@@ -348,6 +348,7 @@ static void release(lg *g)
     free(g->tuple_slots);
     free(g->uses);
     free(g->user);
+    free(g->row_store);
     if (g->b)
         LLVMDisposeBuilder(g->b);
     if (g->pro)
@@ -363,9 +364,11 @@ int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits, in
     g.fields = calloc(k->nparams ? k->nparams : 1, sizeof(lg_param_fields));
     g.uses = calloc(k->ninsts, sizeof *g.uses);
     g.user = calloc(k->ninsts, sizeof *g.user);
+    g.row_store = calloc(k->ninsts, sizeof *g.row_store);
     g.b = LLVMCreateBuilderInContext(g.lc);
     g.pro = LLVMCreateBuilderInContext(g.lc);
-    if (!g.vals || !g.views || !g.fields || !g.uses || !g.user || plan_tuples(&g)) {
+    if (!g.vals || !g.views || !g.fields || !g.uses || !g.user || !g.row_store || plan_tuples(&g) ||
+        lg_plan_rows(&g)) {
         release(&g);
         return lg_fail(&g, TJ_NONE, "out of memory");
     }

@@ -167,6 +167,32 @@ void lg_each_end(lg *g, lg_loop *l, uint64_t n)
         lg_loop_end(g, l);
 }
 
+enum { MIN_ROW = 8 }; /* shorter rows stay in one loop over the tile */
+
+LLVMValueRef lg_rows_begin(lg *g, lg_rows *l, tj_ref r)
+{
+    const tj_type_info *t = lg_ti(g, r);
+    LLVMValueRef live = t->rank >= 2 ? lg_live_rows(g, r) : NULL;
+    l->n = lg_count(g, r);
+    uint64_t row = l->n && t->rank >= 1 ? l->n / (uint64_t)t->shape[0] : 0;
+    l->nested = live && row >= MIN_ROW;
+    if (!l->nested)
+        return lg_each_begin(g, &l->each, l->n);
+    l->row = lg_loop_begin(g, lg_i64(g, 0), live, "row");
+    l->each = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)row), "each");
+    return LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, l->row.i, lg_i64(g, (int64_t)row), ""), l->each.i, "");
+}
+
+void lg_rows_end(lg *g, lg_rows *l)
+{
+    if (!l->nested) {
+        lg_each_end(g, &l->each, l->n);
+        return;
+    }
+    lg_loop_end(g, &l->each);
+    lg_loop_end(g, &l->row);
+}
+
 void lg_allow_reassoc(LLVMValueRef inst)
 {
     if (LLVMCanValueUseFastMathFlags(inst))
@@ -175,10 +201,15 @@ void lg_allow_reassoc(LLVMValueRef inst)
 
 LLVMValueRef lg_nest_begin(lg *g, lg_nest *n, int rank, const int32_t *shape)
 {
+    return lg_nest_begin_rows(g, n, rank, shape, NULL);
+}
+
+LLVMValueRef lg_nest_begin_rows(lg *g, lg_nest *n, int rank, const int32_t *shape, LLVMValueRef rows)
+{
     n->rank = rank;
     LLVMValueRef flat = lg_i64(g, 0);
     for (int a = 0; a < rank; a++) {
-        n->loop[a] = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, shape[a]), "nest");
+        n->loop[a] = lg_loop_begin(g, lg_i64(g, 0), a == 0 && rows ? rows : lg_i64(g, shape[a]), "nest");
         n->c[a] = n->loop[a].i;
         flat = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, flat, lg_i64(g, shape[a]), ""), n->c[a], "");
     }
@@ -194,15 +225,21 @@ void lg_nest_end(lg *g, lg_nest *n)
 
 lg_lines lg_split_axis(const tj_type_info *ti, int64_t axis)
 {
-    lg_lines l = {1, 1, 1};
+    lg_lines l = {1, 1, 1, NULL};
     for (int a = 0; a < ti->rank; a++)
         *(axis < 0 || a == axis ? &l.len : a < axis ? &l.outer : &l.inner) *= (uint64_t)ti->shape[a];
     return l;
 }
 
+LLVMValueRef lg_lines_outer(lg *g, lg_lines l)
+{
+    return l.live_outer ? l.live_outer : lg_i64(g, (int64_t)l.outer);
+}
+
 lg_loop lg_lines_begin(lg *g, lg_lines l, LLVMValueRef *base)
 {
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)(l.outer * l.inner)), "lines");
+    LLVMValueRef lines = LLVMBuildNSWMul(g->b, lg_lines_outer(g, l), lg_i64(g, (int64_t)l.inner), "");
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lines, "lines");
     LLVMValueRef oo = LLVMBuildUDiv(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
     LLVMValueRef ii = LLVMBuildURem(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
     *base = LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, oo, lg_i64(g, (int64_t)(l.len * l.inner)), ""), ii, "");

@@ -126,7 +126,7 @@ static void extreme_zero_sign(lg *g, const extreme_acc *a, tj_ref x, tj_dtype dt
 static void extreme_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
     extreme_acc a = extreme_begin(g, dt, op == TJ_OP_MAX);
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_lines_outer(g, l), "outer");
     LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
     extreme_reset(g, &a, dt);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "line");
@@ -144,7 +144,7 @@ static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_li
         return;
     }
     LLVMValueRef acc = lg_buffer(g, lg_type(g, dt), 1);
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_lines_outer(g, l), "outer");
     LLVMValueRef base = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.len), "");
     LLVMBuildStore(g->b, identity(g, op, dt), acc);
     lg_loop j = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.len), "line");
@@ -160,7 +160,7 @@ static void reduce_lines(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_li
 /* Inner axes: result row = first row, then row = combine(row, next row). */
 static void reduce_rows(lg *g, tj_ref r, tj_ref x, tj_op op, tj_dtype dt, lg_lines l)
 {
-    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.outer), "outer");
+    lg_loop o = lg_loop_begin(g, lg_i64(g, 0), lg_lines_outer(g, l), "outer");
     LLVMValueRef rbase = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)l.inner), "");
     LLVMValueRef xbase = LLVMBuildNSWMul(g->b, o.i, lg_i64(g, (int64_t)(l.len * l.inner)), "");
     lg_loop in = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)l.inner), "inner");
@@ -281,6 +281,9 @@ int lg_emit_reduce(lg *g, tj_ref r)
     lg_lines l = lg_split_axis(xt, in->imm);
     if (in->imm < -1 || in->imm >= xt->rank || xt->rank == 0 || l.outer * l.inner != (lg_count(g, r) ? lg_count(g, r) : 1))
         return lg_fail(g, r, "axis does not fit the operand");
+    LLVMValueRef rows = in->imm >= 1 ? lg_live_rows(g, r) : NULL; /* axis 0 stays: row i of the lines */
+    if (rows)
+        l.live_outer = LLVMBuildNSWMul(g->b, rows, lg_i64(g, (int64_t)(l.outer / (uint64_t)xt->shape[0])), "");
     lg_alloc_result(g, r);
     if (in->op == TJ_OP_ARGMAX || in->op == TJ_OP_ARGMIN)
         arg_extreme(g, r, x, in->op == TJ_OP_ARGMAX, xt->dtype, l);

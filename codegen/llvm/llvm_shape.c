@@ -31,7 +31,7 @@ static void strided_copy(lg *g, tj_ref r, tj_ref x, const int64_t *ss)
     const tj_type_info *rt = lg_ti(g, r);
     lg_alloc_result(g, r);
     lg_nest n;
-    LLVMValueRef flat = lg_nest_begin(g, &n, rt->rank, rt->shape), src = lg_i64(g, 0);
+    LLVMValueRef flat = lg_nest_begin_rows(g, &n, rt->rank, rt->shape, lg_live_rows(g, r)), src = lg_i64(g, 0);
     for (int a = 0; a < rt->rank; a++)
         if (ss[a])
             src = LLVMBuildNSWAdd(g->b, src, LLVMBuildNSWMul(g->b, n.c[a], lg_i64(g, ss[a]), ""), "");
