@@ -83,12 +83,12 @@ fe_val fe_bi_gather(fe_builder *lw, const fe_expr *call, const fe_builtin *b)
     const tj_type_info *xi = fe_info(lw, x.type), *ii = fe_info(lw, idx.type);
     if (xi->rank != 1)
         return fe_err(lw, call->items[0]->loc, "gather takes a 1-D tile, not %s", fe_type_name(lw, x.type));
-    if (!tj_dtype_is_int(ii->dtype) || ii->rank != 1 || ii->shape[0] != xi->shape[0])
-        return fe_err(lw, call->items[1]->loc,
-                      "gather: the indices must be an integer tile of the shape of %s, not %s",
-                      fe_type_name(lw, x.type), fe_type_name(lw, idx.type));
+    if (!tj_dtype_is_int(ii->dtype) || ii->rank != 1)
+        return fe_err(lw, call->items[1]->loc, "gather: the indices must be a 1-D integer tile, not %s",
+                      fe_type_name(lw, idx.type));
+    tj_type t = tj_type_tile(lw->c, xi->dtype, 1, ii->shape);
     tj_ref args[2] = {x.ref, idx.ref};
-    return fe_value(fe_emit(lw, b->op, x.type, args, 2), x.type);
+    return fe_value(fe_emit(lw, b->op, t, args, 2), t);
 }
 
 /* reshape(x, [..]): same element count, row-major; one entry may be -1. */

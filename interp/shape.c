@@ -88,7 +88,7 @@ int tj_exec_permute(tj_interp *st, tj_ref r)
 int tj_exec_gather(tj_interp *st, tj_ref r)
 {
     tj_rval *rv = tj_val(st, r), *x = tj_opnd(st, r, 0), *idx = tj_opnd(st, r, 1);
-    if (x->n != rv->n || idx->n != rv->n || x->dt != rv->dt)
+    if (idx->n != rv->n || x->dt != rv->dt)
         return tj_interp_bad_ir(st, r, "operands do not fit the result");
     for (uint32_t i = 0; i < rv->n; i++) {
         int64_t j = tj_slot_to_i64(idx->dt, idx->data[i]);

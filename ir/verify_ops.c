@@ -263,18 +263,20 @@ static void check_permute(V *v, tj_ref r)
     tj_verify_result(v, r, tj_type_tile(v->c, s->dtype, s->rank, shape));
 }
 
-/* gather: x a 1-D tile, idx an integer tile of its shape; the result x's type */
+/* gather: x and idx 1-D tiles, idx of integers; the result x's dtype in
+ * idx's shape */
 static void check_gather(V *v, tj_ref r)
 {
     if (!tj_verify_tile_arg(v, r, 0) || !tj_verify_tile_arg(v, r, 1))
         return;
     tj_type x = arg_type(v, r, 0), idx = arg_type(v, r, 1);
+    const tj_type_info *ii = info(v, idx);
     if (info(v, x)->rank != 1)
         tj_verify_fail(v, r, "gathers from a 1-D tile, not %s", TS(x));
-    else if (!tj_dtype_is_int(dtype_of(v, idx)) || !same_shape(info(v, idx), info(v, x)))
-        tj_verify_fail(v, r, "the indices must be an integer tile of the shape of %s, not %s", TS(x), TS(idx));
+    else if (!tj_dtype_is_int(ii->dtype) || ii->rank != 1)
+        tj_verify_fail(v, r, "the indices must be a 1-D integer tile, not %s", TS(idx));
     else
-        tj_verify_result(v, r, x);
+        tj_verify_result(v, r, tj_type_tile(v->c, dtype_of(v, x), 1, ii->shape));
 }
 
 static void check_shape_op(V *v, tj_ref r)

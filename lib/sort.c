@@ -83,7 +83,7 @@ typedef struct radix_bufs {
 static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 /* After the keys and payloads: H, O, E, G (three kernels a pass) or L
- * (u64 a tile and digit), Hg, C, then G (the single pass). */
+ * (u64 a tile and digit), Hg, C (the single pass). */
 static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
 {
     b->n = s->ln.p * s->ln.n * s->ln.q;
@@ -172,12 +172,12 @@ static int onesweep_pass(sort_job *s, const radix_kernels *rk, const radix_bufs 
                          int cur)
 {
     int64_t n = b->n, hs[] = {b->passes, DIGITS}, ls[] = {b->tiles, DIGITS}, np = b->passes;
-    tj_arg args[13] = {lib_buffer_arg(b->k[cur], b->work, 1, &n), lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n),
+    tj_arg args[12] = {lib_buffer_arg(b->k[cur], b->work, 1, &n), lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n),
                        lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_buffer_arg(b->l, TJ_DT_U64, 2, ls),
-                       lib_buffer_arg(b->c, TJ_DT_I32, 1, &np), lib_buffer_arg(b->g, TJ_DT_I32, 2, ls),
-                       lib_buffer_arg(b->k[!cur], b->work, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n)};
-    digit_args(s, b, pass, key_passes, args + 8);
-    return lib_launch(s->l, rk->onesweep, args, 13, s->stream, s->err);
+                       lib_buffer_arg(b->c, TJ_DT_I32, 1, &np), lib_buffer_arg(b->k[!cur], b->work, 1, &n),
+                       lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n)};
+    digit_args(s, b, pass, key_passes, args + 7);
+    return lib_launch(s->l, rk->onesweep, args, 12, s->stream, s->err);
 }
 
 /* Whether the sort takes the single pass. TJ_LIB_MULTI_PHASE asks for the

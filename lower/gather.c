@@ -1,7 +1,7 @@
 /* gather(x, idx): y[i] = x[idx[i]] through shared memory. Every thread
  * stores the elements of x it holds at their coordinates (replicas store
  * the same value), a barrier, then each reads, for every register of the
- * result (idx's layout), the element its index names. The index is
+ * result (idx's layout and shape), the element its index names. The index is
  * clamped to n - 1 taken as unsigned, so a bad one reads inside the
  * buffer (the interpreter reports it: docs/ir.md); the next user of the
  * buffer waits at lw_smem_begin's barrier. */
@@ -25,7 +25,7 @@ int lw_lower_gather(lw *w, tj_ref r)
     tj_ref *idx = lw_regs_in(w, in->args[1], l);
     if (!idx)
         return 1;
-    int64_t n = lw_src_type(w, r)->shape[0];
+    int64_t n = lw_src_type(w, in->args[0])->shape[0];
     tj_dtype dt = lw_dt(w, x->regs[0]);
     int size = lw_smem_size(dt);
     lw_smem_begin(w);

@@ -158,14 +158,14 @@ int lg_emit_gather(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
     tj_ref x = in->args[0], idx = in->args[1];
-    uint64_t n = lg_count(g, r);
-    if (lg_ti(g, x)->rank != 1 || lg_count(g, x) != n || lg_count(g, idx) != n)
-        return lg_fail(g, r, "gather takes 1-D tiles of one shape");
+    uint64_t m = lg_count(g, r), n = lg_count(g, x);
+    if (lg_ti(g, x)->rank != 1 || lg_ti(g, r)->rank != 1 || lg_count(g, idx) != m)
+        return lg_fail(g, r, "gather takes 1-D tiles, the result of the indices' shape");
     lg_alloc_result(g, r);
     lg_loop l;
-    LLVMValueRef i = lg_each_begin(g, &l, n);
+    LLVMValueRef i = lg_each_begin(g, &l, m);
     LLVMValueRef at[2] = {lg_to_i64(g, lg_ti(g, idx)->dtype, lg_elem(g, idx, i)), lg_i64(g, (int64_t)n - 1)};
     lg_set_elem(g, r, i, lg_elem(g, x, lg_intrinsic(g, "llvm.umin", at, 2)));
-    lg_each_end(g, &l, n);
+    lg_each_end(g, &l, m);
     return 0;
 }

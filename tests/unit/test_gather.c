@@ -3,7 +3,8 @@
  * reference interpreter on random tiles and random in-range indices: 1-,
  * 2-, 4- and 8-byte elements (f16, bf16, bool, u64 among them), index
  * dtypes of every width, sizes that are not a multiple of a warp, 1 to 8
- * warps, gathers chained in a loop (the buffer reused across iterations).
+ * warps, gathers chained in a loop (the buffer reused across iterations),
+ * a table of 256 read at N indices.
  * An index outside the tile: the interpreter names it, the op's place and
  * n; the SIMT interpreter and the native cpu read x[min(idx, n - 1)] with
  * idx taken as unsigned. */
@@ -14,7 +15,8 @@
 
 #include "cpu_check.h"
 
-static const char *const GATHER = "kernel g(X: %s[N], I: %s[N], Y: %s[N], Z: %s[N])\n"
+static const char *const GATHER = "kernel g(X: %s[N], I: %s[N], J: %s[N], W: %s[256], Y: %s[N],\n"
+                                  "         Z: %s[N], V: %s[N])\n"
                                   "    grid (1)\n"
                                   "{\n"
                                   "    x = load(X[0:N])\n"
@@ -25,6 +27,7 @@ static const char *const GATHER = "kernel g(X: %s[N], I: %s[N], Y: %s[N], Z: %s[
                                   "        z = gather(z, i)\n"
                                   "    }\n"
                                   "    store(Z[0:N], z)\n"
+                                  "    store(V[0:N], gather(load(W[0:256]), load(J[0:N])))\n" /* a table */
                                   "}\n";
 
 typedef struct gcase {
@@ -37,14 +40,14 @@ static const int SIZES[] = {37, 200, 1000, 2048, 4096};
 
 static void source(char *buf, size_t size, const gcase *g)
 {
-    snprintf(buf, size, GATHER, g->x, g->idx, g->x, g->x);
+    snprintf(buf, size, GATHER, g->x, g->idx, g->idx, g->x, g->x, g->x, g->x);
 }
 
 static lc_opts options(int n, char *shapes, size_t ssize, char *range, size_t rsize)
 {
     lc_opts o = lc_defaults();
     snprintf(shapes, ssize, "N=%d", n);
-    snprintf(range, rsize, "I=0:%d", n);
+    snprintf(range, rsize, "I=0:%d,J=0:256", n);
     o.shapes = shapes;
     o.int_range = range;
     return o;

@@ -187,12 +187,16 @@ Test(ir_verify, gather)
     op2(s.k, s.b, TJ_OP_GATHER, s.tt, s.t, idx);                                /* 2-D */
     op2(s.k, s.b, TJ_OP_GATHER, row, x, x);                                     /* float indices */
     tj_ref short_idx = op0(s.k, s.b, TJ_OP_ARANGE, tile(ctx, TJ_DT_I32, 1, 32), 0);
-    op2(s.k, s.b, TJ_OP_GATHER, row, x, short_idx);                             /* shape */
+    op2(s.k, s.b, TJ_OP_GATHER, tile(ctx, TJ_DT_F32, 1, 32), x, short_idx);    /* valid: idx's shape */
+    op2(s.k, s.b, TJ_OP_GATHER, row, x, short_idx);                             /* not idx's shape */
+    tj_ref idx2 = op1(s.k, s.b, TJ_OP_CAST, tile(ctx, TJ_DT_I32, 2, 32, 64), s.t);
+    op2(s.k, s.b, TJ_OP_GATHER, s.tt, x, idx2);                                 /* 2-D indices */
     op2(s.k, s.b, TJ_OP_GATHER, tile(ctx, TJ_DT_F16, 1, 64), x, idx);           /* result type */
     expect_invalid(&s, "gathers from a 1-D tile, not f32[32, 64]");
     const char *m = tj_diag_render(ctx);
-    cr_expect(strstr(m, "the indices must be an integer tile of the shape of f32[64], not f32[64]"), "%s", m);
-    cr_expect(strstr(m, "the indices must be an integer tile of the shape of f32[64], not i32[32]"), "%s", m);
+    cr_expect(strstr(m, "the indices must be a 1-D integer tile, not f32[64]"), "%s", m);
+    cr_expect(strstr(m, "the indices must be a 1-D integer tile, not i32[32, 64]"), "%s", m);
+    cr_expect(strstr(m, "result type should be f32[32]"), "%s", m);
     cr_expect(strstr(m, "result type should be f32[64]"), "%s", m);
 }
 
