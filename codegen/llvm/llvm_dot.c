@@ -146,10 +146,11 @@ static LLVMValueRef blocks_to(lg *g, LLVMValueRef read, uint64_t len, uint64_t b
     return LLVMBuildUDiv(g->b, LLVMBuildAdd(g->b, read, lg_i64(g, (int64_t)block - 1), ""), lg_i64(g, (int64_t)block), "");
 }
 
-/* The result (already holding the accumulator) += a x b, block by block,
- * over the blocks that cover rows x cols (NULL: all). */
+/* The result (already holding the accumulator, or from_zero: a +0 one,
+ * which the registers start from instead) += a x b, block by block, over
+ * the blocks that cover rows x cols (NULL: all). */
 static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dtype rt, dot_dims d, unsigned w,
-                        LLVMValueRef kend, LLVMValueRef rows, LLVMValueRef cols)
+                        LLVMValueRef kend, LLVMValueRef rows, LLVMValueRef cols, int from_zero)
 {
     LLVMTypeRef vt = LLVMVectorType(lg_type(g, rt), w);
     int mr = block_rows(g, d.m);
@@ -168,7 +169,9 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
         col[j] = LLVMBuildNSWAdd(g->b, n0, lg_i64(g, (int64_t)(j * w)), "");
     for (int i = 0; i < mr; i++)
         for (int j = 0; j < NR; j++)
-            LLVMBuildStore(g->b, vec_at(g, vt, rt, rb, idx3(g, lb.i, d.m * d.n, row[i], d.n, col[j])), acc[i][j]);
+            LLVMBuildStore(g->b,
+                           from_zero ? LLVMConstNull(vt) : vec_at(g, vt, rt, rb, idx3(g, lb.i, d.m * d.n, row[i], d.n, col[j])),
+                           acc[i][j]);
     lg_loop lk = lg_loop_begin(g, lg_i64(g, 0), kend, "k");
     LLVMValueRef bv[NR];
     for (int j = 0; j < NR; j++)
@@ -190,6 +193,13 @@ static void blocked_dot(lg *g, tj_ref r, tj_ref a, tj_ref b, tj_dtype at, tj_dty
     lg_loop_end(g, &lb);
 }
 
+/* Whether the accumulator is +0 everywhere (none, or a broadcast +0). */
+static int zero_acc(lg *g, tj_ref acc)
+{
+    LLVMValueRef z = acc ? lg_same_everywhere(g, acc) : NULL;
+    return !acc || (z && LLVMIsAConstantFP(z) && LLVMIsNull(z)); /* a null constant: +0, not -0 */
+}
+
 int lg_emit_dot(lg *g, tj_ref r)
 {
     const tj_inst *in = lg_in(g, r);
@@ -202,21 +212,26 @@ int lg_emit_dot(lg *g, tj_ref r)
      * carries it on then copies nothing; otherwise the accumulator is
      * copied in, and the product back out by the yield, every iteration
      * (the two copies of a 64 x 64 result took about 10% of a 64 x 64 x 64
-     * step) */
+     * step); a +0 accumulator is not copied at all where the register
+     * block starts from zeros (attention's two products copied 8 KiB of
+     * zeros each, every iteration) */
+    unsigned w = blocked_lanes(g, b, rt, bt, d);
+    int from_zero = 0;
     if (lg_overwritable_arg(g, r, acc)) {
         lg_val(g, r)->v = lg_val(g, acc)->v;
     } else {
         lg_alloc_result(g, r);
-        init_result(g, r, acc, d.batch * d.m * d.n);
+        from_zero = w && zero_acc(g, acc);
+        if (!from_zero)
+            init_result(g, r, acc, d.batch * d.m * d.n);
     }
-    unsigned w = blocked_lanes(g, b, rt, bt, d);
     LLVMValueRef kend = live_k(g, a, b, d), rows = NULL, cols = NULL;
     if (!lg_dot_read_extent(g, r, &rows, &cols))
         rows = cols = NULL;
     if (!rows && lg_ti(g, r)->rank == 2) /* axis 0 of a batched product is the batch */
         rows = lg_live_rows(g, r);
     if (w) {
-        blocked_dot(g, r, a, b, at, rt, d, w, kend, rows, cols);
+        blocked_dot(g, r, a, b, at, rt, d, w, kend, rows, cols, from_zero);
         finish_skipped(g, r, kend, d);
         return 0;
     }
