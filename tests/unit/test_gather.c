@@ -4,7 +4,7 @@
  * 2-, 4- and 8-byte elements (f16, bf16, bool, u64 among them), index
  * dtypes of every width, sizes that are not a multiple of a warp, 1 to 8
  * warps, gathers chained in a loop (the buffer reused across iterations),
- * a table of 256 read at N indices.
+ * a table of 256 read at N indices, operands in the layouts of reductions.
  * An index outside the tile: the interpreter names it, the op's place and
  * n; the SIMT interpreter and the native cpu read x[min(idx, n - 1)] with
  * idx taken as unsigned. */
@@ -72,6 +72,26 @@ Test(gather, native_cpu)
 {
     CC_REQUIRE_LLVM();
     check_all(cc_check_tj, "native");
+}
+
+/* x and idx in the layouts of reductions (slices of a 2-D layout), the
+ * result in idx's */
+static const char *const REDUCED = "kernel red(X: f32[8, N], I: i32[N], Y: f32[N], Z: f32[8])\n"
+                                   "    grid (1)\n"
+                                   "{\n"
+                                   "    x = load(X[0:8, 0:N])\n"
+                                   "    store(Y[0:N], gather(sum(x, 0), load(I[0:N])))\n"
+                                   "    store(Z[0:8], gather(max(x, 1), argmax(x, 1) % 8))\n"
+                                   "}\n";
+
+Test(gather, reduced_layouts)
+{
+    lc_opts o = lc_defaults();
+    o.shapes = "N=200";
+    o.int_range = "I=0:8";
+    cr_assert(lc_check_tj(REDUCED, "red", &o));
+    CC_REQUIRE_LLVM();
+    cr_assert(cc_check_tj(REDUCED, "red", &o));
 }
 
 /* ---- indices outside the tile ---- */
