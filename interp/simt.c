@@ -427,7 +427,7 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_WGMMA_COMMIT: return tj_simt_wgmma_commit(s, r);
     case TJ_OP_WGMMA_WAIT: return tj_simt_wgmma_wait(s, r);
     case TJ_OP_FENCE_PROXY_ASYNC: tj_simt_fence_proxy_async(s); return 0;
-    case TJ_OP_WGMMA_FENCE: return 0; /* in lockstep, register writes are done when issued */
+    case TJ_OP_WGMMA_FENCE: return tj_simt_wgmma_fence(s, r);
     case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: return tj_simt_named_barrier(s, r);
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
     case TJ_OP_MBAR_ARRIVE:

@@ -87,10 +87,11 @@ int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype 
 /* simt_mma.c: row and column of slot j of lane l in a fragment of
  * role / dtype (the PTX fragment layouts) */
 void tj_simt_fragment_element(int role, tj_dtype dt, uint32_t l, uint32_t j, uint32_t *row, uint32_t *col);
-/* simt_wgmma.c: wgmma_desc and wgmma (the fences and waits have nothing to
- * do in lockstep) */
+/* simt_wgmma.c: wgmma_desc, wgmma and its group's fence, commit and wait,
+ * each under its predicate (per warpgroup) */
 int tj_simt_wgmma_desc(tj_simt *s, tj_ref r);
 int tj_simt_wgmma(tj_simt *s, tj_ref r);
+int tj_simt_wgmma_fence(tj_simt *s, tj_ref r);
 int tj_simt_wgmma_commit(tj_simt *s, tj_ref r);
 int tj_simt_wgmma_wait(tj_simt *s, tj_ref r);
 void tj_simt_fence_proxy_async(tj_simt *s);

@@ -21,7 +21,12 @@
  * mistakes a GPU punishes only sometimes. An a operand from registers (a
  * fragment per warp, rows 16 wl .. 16 wl + 15 of the block) is the group's
  * as well: reading it elsewhere or defining it again (the next iteration's
- * pack) before the wait is reported, which the PTX ISA leaves undefined. */
+ * pack) before the wait is reported, which the PTX ISA leaves undefined.
+ *
+ * Each op of the family takes a predicate, the same in the threads of a
+ * warpgroup: a warpgroup where it is off does not multiply (its results
+ * are its c operands), and a trailing warp short of a warpgroup (a
+ * producer warp, lower/ring.c) must have it off. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,8 +154,51 @@ void tj_simt_fence_proxy_async(tj_simt *s)
     s->generic_any = 0;
 }
 
+/* ---- predicates ----------------------------------------------------------------- */
+
+/* Whether the warpgroup from thread t0 (the threads below nthreads: a
+ * trailing producer warp is a warpgroup of its own) executes r, whose
+ * predicate is operand a (absent: every thread); it must be the same in
+ * all of the warpgroup's threads (-1 after reporting). */
+static int group_on(tj_simt *s, tj_ref r, uint32_t a, uint32_t t0)
+{
+    tj_ref p = s->st.k->insts[r].args[a];
+    const tj_rval *v = p ? &s->st.vals[p] : NULL;
+    uint32_t end = t0 + GROUP < s->nthreads ? t0 + GROUP : s->nthreads;
+    if (!v)
+        return 1;
+    if (!v->data || v->n != s->nthreads || v->dt != TJ_DT_BOOL)
+        return tj_simt_fail(s, r, -1, "the predicate must be a bool scalar");
+    for (uint32_t t = t0 + 1; t < end; t++)
+        if ((v->data[t].u != 0) != (v->data[t0].u != 0))
+            return tj_simt_fail(s, r, t, "the predicate differs between threads of warpgroup %u", t0 / GROUP);
+    return v->data[t0].u != 0;
+}
+
+/* Whether any warpgroup executes r (predicate operand a): the groups in
+ * flight are tracked for the program, every warpgroup issuing alike. */
+static int any_group_on(tj_simt *s, tj_ref r, uint32_t a)
+{
+    int any = 0;
+    for (uint32_t t0 = 0; t0 < s->nthreads; t0 += GROUP) {
+        int on = group_on(s, r, a, t0);
+        if (on < 0)
+            return -1;
+        any |= on;
+    }
+    return any;
+}
+
+int tj_simt_wgmma_fence(tj_simt *s, tj_ref r)
+{
+    return any_group_on(s, r, 0) < 0 ? -1 : 0; /* in lockstep, register writes are done when issued */
+}
+
 int tj_simt_wgmma_commit(tj_simt *s, tj_ref r)
 {
+    int on = any_group_on(s, r, 0);
+    if (on <= 0)
+        return on;
     if (grow(s, r, &s->wg_group_end, &s->wg_group_cap, s->nwg_groups + 1) ||
         grow(s, r, &s->wg_group_aend, &s->wg_group_acap, s->nwg_groups + 1))
         return -1;
@@ -189,6 +237,9 @@ int tj_simt_wgmma_registers_free(tj_simt *s, tj_ref r)
 int tj_simt_wgmma_wait(tj_simt *s, tj_ref r)
 {
     int64_t pending = s->st.k->insts[r].imm;
+    int on = any_group_on(s, r, 0);
+    if (on <= 0)
+        return on;
     if (pending < 0 || s->nwg_groups <= (uint64_t)pending)
         return 0;
     uint32_t retire = s->nwg_groups - (uint32_t)pending, end = s->wg_group_end[retire - 1];
@@ -324,13 +375,13 @@ static int group_product(tj_simt *s, tj_ref r, uint32_t t0, float *am, float *bm
 {
     const tj_inst *in = &s->st.k->insts[r];
     tj_rval *d = &s->st.vals[r];
-    uint32_t nc = in->nargs - 2, n = 8 * nc, k = (uint32_t)tj_mma_k((tj_dtype)in->imm);
+    uint32_t nc = in->nargs - 3, n = 8 * nc, k = (uint32_t)tj_mma_k((tj_dtype)in->imm);
     if (read_operands(s, r, t0, k, n, am, bm))
         return -1;
     for (uint32_t j = 0; j < nc; j++) {
-        const tj_rval *c = &s->st.vals[in->args[2 + j]];
+        const tj_rval *c = &s->st.vals[in->args[3 + j]];
         if (!c->data || c->n != s->nthreads * 4)
-            return tj_simt_fail(s, r, -1, "operand %u is not a c fragment", 3 + j);
+            return tj_simt_fail(s, r, -1, "operand %u is not a c fragment", 4 + j);
         for (uint32_t l = 0; l < GROUP; l++)
             for (uint32_t e = 0; e < 4; e++) {
                 uint32_t row, col;
@@ -355,21 +406,44 @@ static int group_product(tj_simt *s, tj_ref r, uint32_t t0, float *am, float *bm
     return 0;
 }
 
+/* A warpgroup whose predicate is off: its results are its c operands. */
+static int skip_group(tj_simt *s, tj_ref r, uint32_t t0)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    tj_rval *d = &s->st.vals[r];
+    uint32_t end = t0 + GROUP < s->nthreads ? t0 + GROUP : s->nthreads;
+    for (uint32_t j = 0; j + 3 < in->nargs; j++) {
+        const tj_rval *c = &s->st.vals[in->args[3 + j]];
+        if (!c->data || c->n != s->nthreads * 4)
+            return tj_simt_fail(s, r, -1, "operand %u is not a c fragment", 4 + j);
+        memcpy(d->elems[j].data + t0 * 4, c->data + t0 * 4, sizeof *c->data * 4 * (end - t0));
+    }
+    return 0;
+}
+
+/* Each warpgroup where the predicate holds multiplies; a trailing warp
+ * short of a warpgroup (a producer warp) must have it off. */
 int tj_simt_wgmma(tj_simt *s, tj_ref r)
 {
     const tj_inst *in = &s->st.k->insts[r];
     tj_rval *d = &s->st.vals[r];
-    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
-    if (s->nthreads % GROUP)
-        return tj_simt_fail(s, r, -1, "wgmma needs whole warpgroups of 128 threads, not %u threads", s->nthreads);
+    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
     if (!tj_mma_k((tj_dtype)in->imm) || !d->elems || nc < 1 || nc > MAX_N / 8 || d->ti->nelems != nc)
         return tj_simt_fail(s, r, -1, "malformed wgmma");
     float *scratch = malloc(sizeof *scratch * (ROWS * MAX_K + MAX_K * MAX_N + ROWS * MAX_N));
     if (!scratch)
         return tj_simt_fail(s, r, -1, "out of memory");
     int rc = a_in_registers(s, r) ? record_aregs(s, r) : 0;
-    for (uint32_t t0 = 0; t0 < s->nthreads && !rc; t0 += GROUP)
-        rc = group_product(s, r, t0, scratch, scratch + ROWS * MAX_K, scratch + ROWS * MAX_K + MAX_K * MAX_N);
+    for (uint32_t t0 = 0; t0 < s->nthreads && !rc; t0 += GROUP) {
+        int on = group_on(s, r, 2, t0);
+        if (on > 0 && t0 + GROUP > s->nthreads)
+            rc = tj_simt_fail(s, r, t0, "wgmma needs whole warpgroups of 128 threads: threads %u .. %u are not one",
+                              t0, s->nthreads - 1);
+        else if (on > 0)
+            rc = group_product(s, r, t0, scratch, scratch + ROWS * MAX_K, scratch + ROWS * MAX_K + MAX_K * MAX_N);
+        else
+            rc = on < 0 ? -1 : skip_group(s, r, t0);
+    }
     free(scratch);
     return rc;
 }

@@ -72,7 +72,12 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_MBAR_INIT:
     case TJ_OP_MBAR_EXPECT_TX:
     case TJ_OP_MBAR_WAIT:
+    case TJ_OP_WGMMA:
         return a == 2; /* mask or predicate */
+    case TJ_OP_WGMMA_FENCE:
+    case TJ_OP_WGMMA_COMMIT:
+    case TJ_OP_WGMMA_WAIT:
+        return a == 0;
     case TJ_OP_MBAR_INVAL:
     case TJ_OP_MBAR_ARRIVE:
         return a == 1;

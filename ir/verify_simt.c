@@ -336,14 +336,15 @@ static void check_wgmma_desc(V *v, tj_ref r)
         tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
 }
 
-/* wgmma(a, b, c0 .. c{N/8-1}) {in, majors}: descriptors, N/8 c fragments
- * (N = 8 .. 256), the tuple of N/8 c fragments. tf32 takes K-major
- * operands only (PTX has no transpose for it). */
+/* wgmma(a, b, pred, c0 .. c{N/8-1}) {in, majors}: descriptors, the
+ * predicate (or _), N/8 c fragments (N = 8 .. 256), the tuple of N/8 c
+ * fragments. tf32 takes K-major operands only (PTX has no transpose for
+ * it). */
 static void check_wgmma(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     tj_dtype dt = (tj_dtype)in->imm;
-    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
+    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
     tj_type c = tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32);
     if (dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) {
         tj_verify_fail(v, r, "in = %s: wgmma takes bf16, f16 or f32 (tf32) inputs", tj_dtype_name(dt) ? tj_dtype_name(dt) : "?");
@@ -368,12 +369,12 @@ static void check_wgmma(V *v, tj_ref r)
     } else if (!expect_scalar(v, r, 0, TJ_DT_U64, "a's descriptor")) {
         return;
     }
-    if (!expect_scalar(v, r, 1, TJ_DT_U64, "b's descriptor"))
+    if (!expect_scalar(v, r, 1, TJ_DT_U64, "b's descriptor") || !expect_pred(v, r, 2))
         return;
     tj_type *elems = tj_alloc(v->c, sizeof *elems * nc);
     for (uint32_t i = 0; i < nc; i++) {
-        if (arg_type(v, r, 2 + i) != c) {
-            tj_verify_fail(v, r, "operand %u is %s, not a c fragment", 3 + i, TS(arg_type(v, r, 2 + i)));
+        if (arg_type(v, r, 3 + i) != c) {
+            tj_verify_fail(v, r, "operand %u is %s, not a c fragment", 4 + i, TS(arg_type(v, r, 3 + i)));
             return;
         }
         elems[i] = c;
@@ -487,10 +488,15 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_MMA_UNPACK: check_mma_unpack(v, r); break;
     case TJ_OP_WGMMA_DESC: check_wgmma_desc(v, r); break;
     case TJ_OP_WGMMA: check_wgmma(v, r); break;
-    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_FENCE_PROXY_ASYNC:
-        tj_verify_result(v, r, TJ_TYPE_NONE);
+    case TJ_OP_FENCE_PROXY_ASYNC: tj_verify_result(v, r, TJ_TYPE_NONE); break;
+    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT:
+        if (expect_pred(v, r, 0))
+            tj_verify_result(v, r, TJ_TYPE_NONE);
         break;
-    case TJ_OP_WGMMA_WAIT: check_cp_async_wait(v, r); break;
+    case TJ_OP_WGMMA_WAIT:
+        if (expect_pred(v, r, 0))
+            check_cp_async_wait(v, r);
+        break;
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
     case TJ_OP_MBAR_ARRIVE:
         check_mbarrier(v, r);

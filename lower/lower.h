@@ -344,6 +344,9 @@ tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_l
 int lw_wgmma_plan(const lw *w, lw_mma *p); /* 0: wgmma does not apply */
 /* addend: x of `x + dot(a, b, 0)`, the accumulator in its stead (TJ_NONE: none) */
 int lw_lower_wgmma(lw *w, tj_ref dot, const lw_mma *p, tj_ref addend);
+/* wgmma_fence, wgmma_commit or wgmma_wait {pending} (op) for every
+ * warpgroup (where a producer warp, lower/ring.c, runs: the consumers). */
+void lw_wgmma_sync(lw *w, tj_op op, int64_t pending);
 /* Before loop: a region above w->smem_pinned (which it raises) for the a
  * of each wgmma dot of its body whose a is fixed across it. */
 void lw_wgmma_pin_fixed(lw *w, tj_ref loop);

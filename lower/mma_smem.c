@@ -258,7 +258,6 @@ tj_ref *lw_mma_fragments_out(lw *w, const lw_mma *p, const tj_ref *c, const tj_l
 {
     if (!p->wg)
         return lw_mma_from_fragments(w, p, l, c);
-    tj_ref done = lw_emit(w, TJ_OP_WGMMA_WAIT, TJ_TYPE_NONE, NULL, 0); /* the loop's last group */
-    w->dst->insts[done].imm = 0;
+    lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, 0); /* the loop's last group */
     return lw_mma_unpack_c(w, p, l, c);
 }

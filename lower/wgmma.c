@@ -101,6 +101,13 @@ static void emit0(lw *w, tj_op op, int64_t imm)
     w->dst->insts[r].imm = imm;
 }
 
+void lw_wgmma_sync(lw *w, tj_op op, int64_t pending)
+{
+    tj_ref every = TJ_NONE; /* lw_emit narrows it to the consumers where there is a producer */
+    tj_ref r = lw_emit(w, op, TJ_TYPE_NONE, &every, 1);
+    w->dst->insts[r].imm = pending;
+}
+
 /* The descriptor of tile t at buf + shift + offset (u32 bytes). */
 static tj_ref descriptor(lw *w, const lw_wg_tile *t, uint32_t buf, tj_ref shift, tj_ref offset)
 {
@@ -127,16 +134,17 @@ static int64_t k_step_offset(const lw_wg_tile *t, int64_t k0)
 static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c)
 {
     uint32_t n = (uint32_t)p->tn;
-    tj_ref *args = lw_new_regs(w, n + 2);
+    tj_ref *args = lw_new_regs(w, n + 3);
     tj_type ct = tj_type_fragment(w->c, TJ_MMA_C, TJ_DT_F32);
     tj_type *elems = tj_alloc(w->c, sizeof *elems * n);
     args[0] = a;
     args[1] = b;
+    args[2] = TJ_NONE; /* every warpgroup; lw_emit narrows it to the consumers */
     for (uint32_t j = 0; j < n; j++) {
-        args[2 + j] = c[j];
+        args[3 + j] = c[j];
         elems[j] = ct;
     }
-    tj_ref d = lw_emit(w, TJ_OP_WGMMA, tj_type_tuple(w->c, n, elems), args, n + 2);
+    tj_ref d = lw_emit(w, TJ_OP_WGMMA, tj_type_tuple(w->c, n, elems), args, n + 3);
     w->dst->insts[d].imm = p->in;
     w->dst->insts[d].flags = p->bt ? 0 : TJ_WGMMA_B_MN;
     for (uint32_t j = 0; j < n; j++) {
@@ -283,21 +291,28 @@ static tj_ref a_descriptor(lw *w, const lw_mma *p, uint32_t buf, tj_ref shift)
     return descriptor(w, &p->wa, buf, shift, arow);
 }
 
-/* wgmma_fence, per k step and block one wgmma chained on c (a from adesc,
- * or aregs[step * tm + block] from registers), wgmma_commit. */
+/* The descriptors of every k step and block first (a from adesc, or
+ * aregs[step * tm + block] from registers), then wgmma_fence, per k step
+ * and block one wgmma chained on c, wgmma_commit: the group is one run of
+ * instructions of one predicate, which the PTX generator branches around
+ * in a producer warp (lower/ring.c). */
 static void issue_group(lw *w, const lw_mma *p, tj_ref adesc, const tj_ref *aregs, tj_ref bdesc, tj_ref *c)
 {
     int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
-    emit0(w, TJ_OP_WGMMA_FENCE, 0);
+    tj_ref *as = lw_new_regs(w, (uint32_t)(steps * p->tm)), *bs = lw_new_regs(w, (uint32_t)steps);
     for (int64_t s = 0; s < steps; s++) {
-        tj_ref bs = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
+        bs[s] = desc_plus(w, bdesc, k_step_offset(&p->wb, s * p->katom));
         for (int64_t mi = 0; mi < p->tm; mi++) {
             int64_t rows = BLOCK_ROWS * groups * mi * p->wa.swizzle;
-            tj_ref as = aregs ? aregs[s * p->tm + mi] : desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
-            product(w, p, as, bs, c + mi * p->tn);
+            as[s * p->tm + mi] =
+                aregs ? aregs[s * p->tm + mi] : desc_plus(w, adesc, rows + k_step_offset(&p->wa, s * p->katom));
         }
     }
-    emit0(w, TJ_OP_WGMMA_COMMIT, 0);
+    lw_wgmma_sync(w, TJ_OP_WGMMA_FENCE, 0);
+    for (int64_t s = 0; s < steps; s++)
+        for (int64_t mi = 0; mi < p->tm; mi++)
+            product(w, p, as[s * p->tm + mi], bs[s], c + mi * p->tn);
+    lw_wgmma_sync(w, TJ_OP_WGMMA_COMMIT, 0);
 }
 
 /* Operand a of dot r: the a fragments of every k step and block (from
@@ -361,7 +376,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
         w->wg_defer = d;
         return 0;
     }
-    emit0(w, TJ_OP_WGMMA_WAIT, pending); /* retires a deferred group too: it is older */
+    lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, pending); /* retires a deferred group too: it is older */
     finish_deferred(w);
     lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
     if (refill_late)

@@ -66,7 +66,7 @@ typedef struct ptx_emitter {
     int uses_smem;
     int uses_2opi32, uses_2opi64; /* the tables of ptx_trig.c */
     ptx_mma_lane lane;  /* valid when the kernel uses the matrix atom */
-    uint32_t tma_skip;  /* the label after the run of TMA issues being emitted (ptx_tma.c) */
+    uint32_t run_skip;  /* the label after the run of issues being emitted (ptx_runs.c) */
     int failed;
     simt_walker walk;   /* blocks, grid values and shared checks */
 } ptx_emitter;
@@ -205,6 +205,10 @@ void px_pow(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 /* d = fmod(a, b), exact. */
 void px_fmod(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 
+/* ---- ptx_runs.c: runs of issues under one predicate, one branch around them ---- */
+/* Emits r by emit, opening the branch before the first of its run and
+ * closing it after the last (r without a predicate: emit alone). */
+int px_emit_in_run(ptx_emitter *e, tj_ref r, int (*emit)(ptx_emitter *, tj_ref));
 /* ---- ptx_tma.c: mbarriers and TMA loads (sm_90a) ---- */
 int px_emit_tma(ptx_emitter *e, tj_ref r);
 /* Writes the tensor-map parameters after the ABI's (tj_tensor_maps). */

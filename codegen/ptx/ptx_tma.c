@@ -12,10 +12,7 @@
  *
  * A run of mbar_wait, mbar_expect_tx and tma_load instructions of one
  * predicate (the issuing thread's, lower/tma.c: its wait for the slot's
- * release, then the tile) goes inside one branch on it instead of being
- * predicated one by one: ptxas moves each copy's operands to uniform
- * registers and votes on its predicate, so every warp would step through
- * the whole run to issue nothing. */
+ * release, then the tile) goes inside one branch on it (ptx_runs.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -65,45 +62,6 @@ static int emit_wait(ptx_emitter *e, tj_ref r)
            RN(px_val(e, px_inst(e, r)->args[1], 0)));
     px_ins(e, "@!%s bra $L%u", RN(done), again);
     return 0;
-}
-
-static tj_ref issue_pred(const tj_kernel *k, tj_ref r)
-{
-    const tj_inst *in = &k->insts[r];
-    if ((in->op == TJ_OP_MBAR_EXPECT_TX || in->op == TJ_OP_MBAR_WAIT) && in->nargs == 3)
-        return in->args[2];
-    return in->op == TJ_OP_TMA_LOAD && in->nargs == 6 ? in->args[5] : TJ_NONE;
-}
-
-/* Whether r is the first and the last of its run of issues (same
- * predicate, one block, consecutive). */
-static void run_ends(const ptx_emitter *e, tj_ref r, int *first, int *last)
-{
-    const tj_kernel *k = e->k;
-    const tj_block *b = &k->blocks[k->insts[r].block];
-    tj_ref pred = issue_pred(k, r);
-    uint32_t i = 0;
-    while (i < b->ninsts && b->insts[i] != r)
-        i++;
-    *first = i == 0 || issue_pred(k, b->insts[i - 1]) != pred;
-    *last = i + 1 >= b->ninsts || issue_pred(k, b->insts[i + 1]) != pred;
-}
-
-/* Emits issue r (wait, expect_tx or tma_load) inside its run's branch. */
-static int emit_issue(ptx_emitter *e, tj_ref r, int (*emit)(ptx_emitter *, tj_ref))
-{
-    tj_ref pred = issue_pred(e->k, r);
-    int first = 1, last = 1;
-    if (pred)
-        run_ends(e, r, &first, &last);
-    if (pred && first) {
-        e->tma_skip = px_new_label(e);
-        px_ins(e, "@!%s bra $L%u", RN(px_val(e, pred, 0)), e->tma_skip);
-    }
-    int rc = emit(e, r);
-    if (pred && last)
-        px_label(e, e->tma_skip);
-    return rc;
 }
 
 static int emit_expect_tx(ptx_emitter *e, tj_ref r)
@@ -177,15 +135,15 @@ int px_emit_tma(ptx_emitter *e, tj_ref r)
         px_ins(e, "%smbarrier.init.shared::cta.b64 [%s], %s", guard(e, in->args[2]).s, RN(shared_addr(e, r, 0)),
                RN(px_val(e, in->args[1], 0)));
         return 0;
-    case TJ_OP_MBAR_EXPECT_TX: return emit_issue(e, r, emit_expect_tx);
+    case TJ_OP_MBAR_EXPECT_TX: return px_emit_in_run(e, r, emit_expect_tx);
     case TJ_OP_MBAR_INVAL:
         px_ins(e, "%smbarrier.inval.shared::cta.b64 [%s]", guard(e, in->args[1]).s, RN(shared_addr(e, r, 0)));
         return 0;
     case TJ_OP_MBAR_ARRIVE:
         px_ins(e, "%smbarrier.arrive.shared::cta.b64 _, [%s]", guard(e, in->args[1]).s, RN(shared_addr(e, r, 0)));
         return 0;
-    case TJ_OP_MBAR_WAIT: return emit_issue(e, r, emit_wait);
-    case TJ_OP_TMA_LOAD: return emit_issue(e, r, emit_tma_load);
+    case TJ_OP_MBAR_WAIT: return px_emit_in_run(e, r, emit_wait);
+    case TJ_OP_TMA_LOAD: return px_emit_in_run(e, r, emit_tma_load);
     default: return px_fail(e, r, "internal error: '%s' is not an mbarrier or TMA op", tj_op_get(in->op)->name);
     }
 }

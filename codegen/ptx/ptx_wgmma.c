@@ -73,17 +73,20 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_dtype dt = (tj_dtype)in->imm;
-    uint32_t nc = in->nargs >= 2 ? in->nargs - 2 : 0;
+    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
     tj_type ct = tj_type_fragment(e->c, TJ_MMA_C, TJ_DT_F32);
     if (!e->wgmma)
         return px_fail(e, r, "wgmma needs sm_90a");
     if ((dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) || nc < 1 || nc > MAX_FRAGMENTS ||
         (dt == TJ_DT_F32 && in->flags))
         return px_fail(e, r, "wgmma takes bf16, f16 or K-major f32 inputs and 1 to 32 c fragments");
-    if (e->k->nthreads % 128)
+    /* a trailing warp short of a warpgroup (a producer warp, lower/ring.c)
+     * must be predicated off: the lowering's consumers test */
+    if (e->k->nthreads % 128 && (e->k->nthreads % 128 != 32 || !in->args[2]))
         return px_fail(e, r, "wgmma needs whole warpgroups (128 threads), but nthreads is %u", e->k->nthreads);
     int a_regs = tj_type_is_fragment(e->c, px_inst(e, in->args[0])->type);
-    if ((!a_regs && px_scalar_operand(e, r, 0, TJ_DT_U64)) || px_scalar_operand(e, r, 1, TJ_DT_U64))
+    if ((!a_regs && px_scalar_operand(e, r, 0, TJ_DT_U64)) || px_scalar_operand(e, r, 1, TJ_DT_U64) ||
+        (in->args[2] && px_scalar_operand(e, r, 2, TJ_DT_BOOL)))
         return -1;
     if (a_regs && (dt == TJ_DT_F32 || e->ncomp[in->args[0]] != A_PARTS))
         return px_fail(e, r, "a from registers takes a 16-bit a fragment");
@@ -91,9 +94,9 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
     uint32_t start = e->ncomps;
     ptx_reg regs[C_PARTS];
     for (uint32_t j = 0; j < nc; j++) {
-        if (px_inst(e, in->args[2 + j])->type != ct)
-            return px_fail(e, r, "operand %u is not a c fragment", 2 + j);
-        c_registers(e, r, 2 + j, regs, &copied);
+        if (px_inst(e, in->args[3 + j])->type != ct)
+            return px_fail(e, r, "operand %u is not a c fragment", 3 + j);
+        c_registers(e, r, 3 + j, regs, &copied);
         for (uint32_t i = 0; i < C_PARTS; i++) {
             e->comps = tj_grow(e->c, e->comps, &e->compcap, e->ncomps + 1, sizeof *e->comps);
             e->comps[e->ncomps++] = regs[i];
@@ -147,23 +150,38 @@ static int emit_named_barrier(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* wgmma_fence, wgmma_commit, wgmma_wait {pending} */
+static int emit_group_sync(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (in->nargs != 1 || (in->args[0] && px_scalar_operand(e, r, 0, TJ_DT_BOOL)))
+        return in->nargs != 1 ? px_fail(e, r, "'%s' takes a predicate", tj_op_get(in->op)->name) : -1;
+    e->defined[r] = 1;
+    switch (in->op) {
+    case TJ_OP_WGMMA_FENCE: px_ins(e, "wgmma.fence.sync.aligned"); return 0;
+    case TJ_OP_WGMMA_COMMIT: px_ins(e, "wgmma.commit_group.sync.aligned"); return 0;
+    default: px_ins(e, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm); return 0;
+    }
+}
+
+/* The family's predicated runs (a producer warp's skip of the products)
+ * are branched around (ptx_runs.c). */
 int px_emit_wgmma(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     if (in->op == TJ_OP_WGMMA_DESC)
         return emit_desc(e, r);
     if (in->op == TJ_OP_WGMMA)
-        return emit_wgmma(e, r);
+        return px_emit_in_run(e, r, emit_wgmma);
     if (in->op == TJ_OP_FENCE_PROXY_ASYNC ? e->sm < 90 : !e->wgmma)
         return px_fail(e, r, "'%s' needs sm_90%s", tj_op_get(in->op)->name,
                        in->op == TJ_OP_FENCE_PROXY_ASYNC ? " or later" : "a");
     if (in->op == TJ_OP_BAR_SYNC || in->op == TJ_OP_BAR_ARRIVE)
         return emit_named_barrier(e, r);
-    e->defined[r] = 1;
-    switch (in->op) {
-    case TJ_OP_WGMMA_FENCE: px_ins(e, "wgmma.fence.sync.aligned"); return 0;
-    case TJ_OP_WGMMA_COMMIT: px_ins(e, "wgmma.commit_group.sync.aligned"); return 0;
-    case TJ_OP_WGMMA_WAIT: px_ins(e, "wgmma.wait_group.sync.aligned %lld", (long long)in->imm); return 0;
-    default: px_ins(e, "fence.proxy.async.shared::cta"); return 0;
+    if (in->op == TJ_OP_FENCE_PROXY_ASYNC) {
+        e->defined[r] = 1;
+        px_ins(e, "fence.proxy.async.shared::cta");
+        return 0;
     }
+    return px_emit_in_run(e, r, emit_group_sync);
 }

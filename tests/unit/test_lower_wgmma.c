@@ -674,10 +674,16 @@ Test(lower_wgmma, refused_where_it_does_not_exist)
     cr_expect(strstr(tj_diag_render(c), "in = i8: wgmma takes bf16, f16 or f32 (tf32) inputs"), "%s",
               tj_diag_render(c));
     k->insts[w].imm = TJ_DT_BF16;
-    k->insts[w].args[2] = k->insts[w].args[0]; /* a descriptor where a c fragment goes */
+    tj_ref pred = k->insts[w].args[2];
+    k->insts[w].args[2] = k->insts[w].args[0]; /* a descriptor where the predicate goes */
     tj_diag_clear(c);
     cr_expect_neq(tj_verify(k), 0);
-    cr_expect(strstr(tj_diag_render(c), "operand 3 is u64, not a c fragment"), "%s", tj_diag_render(c));
+    cr_expect(strstr(tj_diag_render(c), "the predicate is u64, not bool"), "%s", tj_diag_render(c));
+    k->insts[w].args[2] = pred;
+    k->insts[w].args[3] = k->insts[w].args[0]; /* a descriptor where a c fragment goes */
+    tj_diag_clear(c);
+    cr_expect_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(c), "operand 4 is u64, not a c fragment"), "%s", tj_diag_render(c));
     tj_ctx_free(c);
 }
 
