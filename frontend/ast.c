@@ -22,7 +22,7 @@ int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
         snprintf(buf, sizeof buf, "a power of two from 1 to %d (elements a thread owns along the last axis)",
                  FE_MAX_VEC);
         rule = buf;
-    } else if (!strcmp(name, TJ_PARAM_FASTMATH) && v != 0 && v != 1) {
+    } else if ((!strcmp(name, TJ_PARAM_FASTMATH) || !strcmp(name, TJ_PARAM_PRODUCER)) && v != 0 && v != 1) {
         rule = "0 or 1";
     }
     if (rule)

@@ -103,6 +103,8 @@ tj_dtype lw_dt(const lw *w, tj_ref v) { return tj_type_get(w->c, w->dst->insts[v
 tj_ref lw_emit(lw *w, tj_op op, tj_type t, const tj_ref *args, uint32_t n)
 {
     tj_ref r;
+    if (w->producer) /* warp P may not store, copy, wait or multiply (lower/producer.c) */
+        args = lw_producer_mask(w, op, args, n);
     if (w->hoisting) {
         r = tj_inst_new(w->dst, op, t, args, n);
         tj_block_insert(w->dst, w->entry, w->hoist_pos++, r);
@@ -315,11 +317,28 @@ tj_ref lw_shfl_idx(lw *w, tj_ref v, tj_ref lane) { return shuffle(w, TJ_OP_SHFL_
 
 /* ---- thread indices (hoisted) ------------------------------------------------ */
 
-tj_ref lw_tid(lw *w)
+tj_ref lw_raw_tid(lw *w)
 {
-    tj_ref r = lw_memo_get(w, LW_MEMO_TID, NULL, 0, 0);
+    tj_ref r = lw_memo_get(w, LW_MEMO_TID, NULL, LW_TID_RAW, 0);
     if (!r) {
         r = hoist(w, TJ_OP_TID, lw_sty(w, TJ_DT_I32), NULL, 0);
+        lw_memo_put(w, LW_MEMO_TID, NULL, LW_TID_RAW, 0, r);
+    }
+    return r;
+}
+
+/* With a producer warp, tid & (32 P - 1): warp P is a replica of warp 0
+ * (lower/producer.c). */
+tj_ref lw_tid(lw *w)
+{
+    if (!w->producer)
+        return lw_raw_tid(w);
+    tj_ref r = lw_memo_get(w, LW_MEMO_TID, NULL, 0, 0);
+    if (!r) {
+        int was = w->hoisting;
+        w->hoisting = 1;
+        r = lw_op2(w, TJ_OP_AND, lw_raw_tid(w), lw_const_int(w, TJ_DT_I32, w->nthreads - 1));
+        w->hoisting = was;
         lw_memo_put(w, LW_MEMO_TID, NULL, 0, 0, r);
     }
     return r;

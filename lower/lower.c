@@ -669,11 +669,12 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
         return NULL;
     lw_hazard_plan(w);
     lw_ring_plan(w);
+    lw_producer_plan(w);
     tj_ref y = TJ_NONE;
     if (lw_lower_block(w, k->body, &y) || w->err)
         return NULL;
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
-    w->dst->nthreads = w->nthreads;
+    w->dst->nthreads = w->nthreads + (w->producer ? TJ_WARP_SIZE : 0);
     w->dst->smem_bytes = w->smem_bytes;
     return w->dst;
 }
@@ -691,9 +692,14 @@ static int run_lower(void *arg)
     lw w = {.c = k->ctx, .src = k};
     uint32_t ndiags = tj_diag_count(k->ctx);
     j->result = lower_kernel(&w, j->opt);
+    if (!j->result && w.producer_unfit) { /* an op the producer warp cannot be kept from */
+        tj_diag_truncate(k->ctx, ndiags);
+        w = (lw){.c = k->ctx, .src = k, .no_producer = 1};
+        j->result = lower_kernel(&w, j->opt);
+    }
     if (!j->result && (w.pinned_any || w.rings_any) && w.smem_overflow) { /* the loops' regions took the room */
         tj_diag_truncate(k->ctx, ndiags);
-        lw again = {.c = k->ctx, .src = k, .no_pins = 1, .no_rings = 1};
+        lw again = {.c = k->ctx, .src = k, .no_pins = 1, .no_rings = 1, .no_producer = 1};
         j->result = lower_kernel(&again, j->opt);
     }
     return 0;

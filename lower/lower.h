@@ -110,6 +110,10 @@ typedef struct lw {
     struct lw_wg_defer *wg_defer; /* a wgmma dot whose group a later dot's wait retires (lower/wgmma.c) */
     int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
     int wgmma_turns;       /* warpgroups take turns (tj_lower_options, lower/wgmma_turns.c) */
+    int producer;          /* the program has a producer warp, warp nwarps (lower/producer.c) */
+    int producing;         /* the producer's part is being emitted: lw_emit keeps its predicates */
+    int no_producer;       /* none, whatever the kernel asks (the retry after producer_unfit) */
+    int producer_unfit;    /* the lowering met an op the producer warp cannot be kept from */
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
@@ -133,7 +137,8 @@ tj_ref lw_mul_imm(lw *w, tj_ref a, int64_t imm);
 tj_ref lw_shfl_xor(lw *w, tj_ref v, uint32_t mask);
 tj_ref lw_shfl_up(lw *w, tj_ref v, uint32_t delta);
 tj_ref lw_shfl_idx(lw *w, tj_ref v, tj_ref lane);
-tj_ref lw_tid(lw *w);
+tj_ref lw_tid(lw *w);     /* the thread among w->nthreads (a producer warp: warp 0's replica) */
+tj_ref lw_raw_tid(lw *w); /* the thread among the program's */
 tj_ref lw_lane(lw *w);
 tj_ref lw_warp(lw *w);
 /* Memoized hoisted values: key (kind, p, a, b). */
@@ -142,6 +147,8 @@ void lw_memo_put(lw *w, int kind, const void *p, int64_t a, int64_t b, tj_ref v)
 enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO_STRIDE, LW_MEMO_PTR,
        LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR,
        LW_MEMO_LANE_RAWOK, LW_MEMO_LANE_OWNER };
+/* LW_MEMO_TID's a: 0 lw_tid, 1 lane, 2 warp, and these */
+enum { LW_TID_RAW = 3, LW_TID_VS_PRODUCER };
 /* Report an error at the instruction being lowered (only the first of a
  * lowering is shown); lw_fail returns NULL, lw_error 1. Functions of the
  * lowering that can fail return 0 on success (predicates, "whether ...",
@@ -384,6 +391,14 @@ void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred);
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred);
 tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA */
 
+/* lower/producer.c: a producer warp for the TMA rings of wgmma */
+void lw_producer_plan(lw *w);       /* sets w->producer where the kernel asks and fits */
+tj_ref lw_consumers(lw *w);         /* raw tid < 32 P (hoisted) */
+tj_ref lw_producer_thread(lw *w);   /* raw tid == 32 P (hoisted): the producer's issuing thread */
+/* op's operands with its predicate narrowed to the consumers (lw_emit);
+ * an op that writes shared memory sets w->producer_unfit and fails. */
+const tj_ref *lw_producer_mask(lw *w, tj_op op, const tj_ref *args, uint32_t n);
+
 /* lower/ring.c: loads that feed a dot from `stages - 1` iterations ahead
  * (passes/prefetch.c) copied by cp_async into a ring of shared memory. */
 void lw_ring_plan(lw *w);                      /* finds the rings of every loop */
@@ -401,6 +416,7 @@ int lw_ring_keeps_group(const lw *w, tj_ref dot);
  * wait for the previous group releases, so lw_ring_issue comes after
  * lw_ring_release. */
 int lw_ring_refills_late(const lw *w, tj_ref dot);
+int lw_ring_any_late(const lw *w); /* some dot's rings refill late */
 /* Issues the copies of the tile d iterations ahead, when they are pending:
  * after the first fragment loads of the dot that awaited its slots. */
 void lw_ring_issue(lw *w);

@@ -353,6 +353,14 @@ int lw_ring_refills_late(const lw *w, tj_ref dot)
     return 0;
 }
 
+int lw_ring_any_late(const lw *w)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (lw_ring_refills_late(w, w->rings[i].dot))
+            return 1;
+    return 0;
+}
+
 int lw_ring_feeds(const lw *w, tj_ref dot)
 {
     for (uint32_t i = 0; i < w->nrings; i++)
@@ -624,8 +632,11 @@ void lw_ring_issue(lw *w)
         const lw_ring *g = first_ring(w, loop);
         ring_pos t = position(w, g->nslots, d);
         tj_ref released = parity(w, t.phase, 1), s = t.slot; /* tile n + d - S's phase of empty */
+        tj_ref who = w->producer ? lw_producer_thread(w) : lw_tma_thread(w);
+        w->producing = w->producer; /* the producer warp's part (lower/producer.c) */
         tma_tile(w, loop, slot_bar(w, g, s, 0), slot_bar(w, g, s, 1), released, s, -1,
-                 lw_and(w, lw_tma_thread(w), in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
+                 lw_and(w, who, in_range(w, w->loop->iv, d, w->loop->step, w->loop->hi)));
+        w->producing = 0;
         w->loop->copies_pending = 0;
         return;
     }

@@ -119,7 +119,7 @@ tj_ref lw_tma_thread(lw *w)
 {
     int was = w->hoisting;
     w->hoisting = 1;
-    tj_ref p = lw_op2(w, TJ_OP_EQ, lw_tid(w), lw_const_int(w, TJ_DT_I32, 0));
+    tj_ref p = lw_op2(w, TJ_OP_EQ, lw_raw_tid(w), lw_const_int(w, TJ_DT_I32, 0));
     w->hoisting = was;
     return p;
 }

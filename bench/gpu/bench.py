@@ -502,6 +502,12 @@ WGMMA_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                  for bm, bn, bk, w, s in ((128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3),
                                           (256, 128, 64, 8, 4), (128, 128, 64, 8, 3), (128, 128, 64, 8, 6),
                                           (128, 128, 64, 4, 3), (256, 128, 64, 16, 3))]
+# the four best of those again with a producer warp (docs/simt.md, "A
+# producer warp": warp P issues the TMA copies, 32 (warps + 1) threads),
+# for the large rows too
+PRODUCER_CONFIGS = [dict(c, producer=1) for c in WGMMA_CONFIGS[:4]]
+WGMMA_CONFIGS += PRODUCER_CONFIGS
+MATMUL_CONFIGS += PRODUCER_CONFIGS
 # skinny products (M = 64 .. 512): few row blocks, so narrow tiles and deep
 # rings (stages up to 8: the product is bound by B's bytes in flight), and
 # M = 512's one wave of the large tiles

@@ -288,6 +288,9 @@ typedef struct tj_kernel {
 #define TJ_PARAM_STAGES "stages"
 #define TJ_PARAM_FASTMATH "fastmath"
 #define TJ_PARAM_VEC "vec"
+/* producer (0 or 1, default 0): a producer warp for the TMA rings of
+ * wgmma where they fit (docs/simt.md, "A producer warp") */
+#define TJ_PARAM_PRODUCER "producer"
 enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);

@@ -2,7 +2,9 @@
  * through the JIT (front end, passes, specialize, lower-simt, PTX) and run on
  * the device, each compared with the reference interpreter on the same
  * random arguments; then the memory bandwidth a few memory-bound kernels
- * reach (reported, not checked). Exits 77 with the reason without a device. */
+ * reach (reported, not checked). Exits 77 with the reason without a device.
+ * `gpu_lower TEXT` runs only the cases whose defines hold TEXT (one case
+ * under compute-sanitizer: `gpu_lower producer=1`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,17 @@ static const struct {
     {"examples/matmul.tj",
      {NULL, "matmul_splitk", "BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176,S=4", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
     {"examples/matmul.tj", {NULL, "matmul_splitk_sum", "BM=8,BN=256", "M=37,N=300,S=3", "", NULL, 0, 0, 0, 0, 0, 0}},
+    /* a producer warp (docs/simt.md, "A producer warp"): warp P issues the
+     * TMA copies, running ahead of the consumers until a release stops it;
+     * rings of 3, 4 and 8 slots through several rounds, partial tiles */
+    {"examples/matmul.tj",
+     {NULL, "matmul", "BM=128,BN=128,BK=64,stages=3,producer=1", "M=200,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0,
+      4}},
+    {"examples/matmul.tj",
+     {NULL, "matmul", "BM=128,BN=256,BK=64,stages=4,producer=1", "M=200,N=256,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0,
+      8}},
+    {"examples/matmul.tj",
+     {NULL, "matmul", "BM=64,BN=64,BK=64,stages=8,producer=1", "M=136,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
       1e-2, 1e-2, 0, 0, 4}},
@@ -247,10 +260,14 @@ static void bandwidth(tj_jit *j, const char *src, const char *kernel, const char
     tj_ctx_free(c);
 }
 
-/* g with each warps from its least to 8; the number of failures. */
-static int run_warps(tj_jit *j, const gpu_case *g)
+/* g with each warps from its least to 8, where `only` (argv[1]: none
+ * runs every case and the bandwidths) is in its defines; the number of
+ * failures. */
+static int run_warps(tj_jit *j, const gpu_case *g, const char *only)
 {
     int failed = 0;
+    if (only && !strstr(g->defines, only))
+        return 0;
     for (int warps = g->min_warps ? g->min_warps : 1; warps <= 8; warps *= 2) {
         int ok = g->src && run_case(j, g, warps);
         printf("%s %s %s warps=%d\n", ok ? "PASS" : "FAIL", g->kernel, g->shapes, warps);
@@ -259,8 +276,9 @@ static int run_warps(tj_jit *j, const gpu_case *g)
     return failed;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *only = argc > 1 ? argv[1] : NULL;
     tj_rt_error err = {{0}};
     tj_jit *j = tj_jit_open(TJ_DEVICE_CUDA, 0, &err);
     if (!j) {
@@ -269,18 +287,20 @@ int main(void)
     }
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        failed += run_warps(j, &cases[i]);
+        failed += run_warps(j, &cases[i], only);
     for (size_t i = 0; i < sizeof file_cases / sizeof file_cases[0]; i++) {
         gpu_case g = file_cases[i].g;
         char *text = tu_source_file_f32(file_cases[i].file);
         g.src = text;
-        failed += run_warps(j, &g);
+        failed += run_warps(j, &g, only);
         free(text);
     }
     int64_t vec[] = {1 << 26}, sq[] = {8192, 8192}, wide[] = {65536, 1024};
-    bandwidth(j, COPY_SCALE, "scale", "warps=4", 1, vec, 8);
-    bandwidth(j, SOFTMAX, "softmax", "BLOCK=8192,warps=16", 2, sq, 8);
-    bandwidth(j, SOFTMAX, "softmax", "BLOCK=1024,warps=4", 2, wide, 8);
+    if (!only) {
+        bandwidth(j, COPY_SCALE, "scale", "warps=4", 1, vec, 8);
+        bandwidth(j, SOFTMAX, "softmax", "BLOCK=8192,warps=16", 2, sq, 8);
+        bandwidth(j, SOFTMAX, "softmax", "BLOCK=1024,warps=4", 2, wide, 8);
+    }
     tj_jit_close(j);
     printf("%d failures\n", failed);
     return failed ? 1 : 0;

@@ -783,3 +783,155 @@ Test(lower_wgmma, warpgroups_take_turns)
               tj_diag_render(c));
     tj_ctx_free(c);
 }
+
+/* ---- a producer warp (lower/producer.c) ---------------------------------------- */
+
+/* examples/matmul.tj's matmul with a producer warp: one and two warpgroups
+ * of consumers, rings of 2 to 8 slots through several rounds (K = 1040),
+ * partial tiles, a loop of no iteration; the interpreter runs warp P in
+ * lockstep with the consumers, its stores masked off. */
+Test(lower_wgmma, producer_matmul)
+{
+    char *src = read_example("matmul");
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3,producer=1",
+                                          "BM=128,BN=64,BK=32,stages=2,producer=1",
+                                          "BM=64,BN=64,BK=64,stages=8,producer=1",
+                                          "BM=128,BN=256,BK=64,stages=4,producer=1"};
+    static const char *const shapes[] = {"M=200,N=144,K=1040", "M=208,N=144,K=176", "M=136,N=144,K=1040",
+                                         "M=200,N=256,K=160"};
+    for (int d = 0; d < 4; d++) {
+        lc_opts o = wg_opts(defines[d], shapes[d]);
+        cr_assert(lc_check_tj(src, "matmul", &o), "%s", defines[d]);
+    }
+    lc_opts o = wg_opts("BM=128,BN=128,BK=64,stages=3,producer=1", "M=130,N=144,K=0");
+    cr_assert(lc_check_tj(src, "matmul", &o), "K = 0");
+    free(src);
+}
+
+/* examples/matmul.tj's matmul at M = N = K = 256 for cfg. */
+static tj_kernel *lower_example(tj_ctx *c, const char *cfg)
+{
+    char *src = read_example("matmul");
+    tj_kernel *k = lower_kernel(c, src, "matmul", cfg, "M=256,N=256,K=256", 1, 0);
+    free(src);
+    return k;
+}
+
+/* Runs simt (matmul, M = N = K = 256) on ones: every element of C is 256,
+ * else the diagnostics or "wrong". */
+static const char *run_ones(tj_ctx *c, const tj_kernel *simt)
+{
+    static uint16_t a[256 * 256], b[256 * 256], out[256 * 256];
+    for (int i = 0; i < 256 * 256; i++)
+        a[i] = b[i] = 0x3f80; /* bf16 1.0 */
+    memset(out, 0, sizeof out);
+    void *data[3] = {a, b, out};
+    tj_arg args[3];
+    for (int i = 0; i < 3; i++)
+        args[i] = (tj_arg){.is_tensor = 1,
+                           .tensor = {.dtype = TJ_DT_BF16, .rank = 2, .shape = {256, 256}, .strides = {256, 1},
+                                      .data = data[i]}};
+    tj_diag_clear(c);
+    if (tj_simt_run(simt, args, 3))
+        return tj_diag_render(c);
+    for (int i = 0; i < 256 * 256; i++)
+        if (out[i] != 0x4380) /* bf16 256.0 */
+            return "wrong";
+    return "";
+}
+
+/* The producer warp: 32 threads more; the consumers' products, their
+ * fences, commits and waits under tid < 32 P; the loop's copies in it.
+ * Asked where it cannot apply (copy rings by cp_async, which the warp
+ * cannot be kept from; mma.sync), it is not there. */
+Test(lower_wgmma, producer_warp_shape)
+{
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = lower_example(c, "BM=128,BN=128,BK=64,warps=8,stages=3,producer=1");
+    cr_assert_eq(k->nthreads, 288);
+    tj_ref consumers = TJ_NONE;
+    int wgmma_ops = 0, producer_copies = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        if (!in->block)
+            continue;
+        tj_ref pred = in->op == TJ_OP_WGMMA ? in->args[2]
+                      : in->op == TJ_OP_WGMMA_FENCE || in->op == TJ_OP_WGMMA_COMMIT || in->op == TJ_OP_WGMMA_WAIT
+                          ? in->args[0]
+                          : TJ_NONE;
+        if (in->op == TJ_OP_WGMMA || in->op == TJ_OP_WGMMA_FENCE || in->op == TJ_OP_WGMMA_COMMIT ||
+            in->op == TJ_OP_WGMMA_WAIT) {
+            cr_assert(pred, "a wgmma op without a predicate");
+            consumers = consumers ? consumers : pred;
+            cr_expect_eq(pred, consumers);
+            wgmma_ops++;
+        }
+        if (in->op == TJ_OP_TMA_LOAD && k->blocks[in->block].owner && k->insts[k->blocks[in->block].owner].op == TJ_OP_FOR)
+            producer_copies++;
+    }
+    cr_expect_gt(wgmma_ops, 0);
+    cr_expect_eq(producer_copies, 8 + 2);
+    const tj_inst *lt = &k->insts[consumers];
+    cr_expect(lt->op == TJ_OP_LT && k->insts[lt->args[0]].op == TJ_OP_TID &&
+              k->insts[lt->args[1]].op == TJ_OP_CONST && k->insts[lt->args[1]].imm == 256);
+    char *src = read_example("matmul");
+    const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3,producer=1", *shapes = "M=256,N=256,K=256";
+    tj_kernel *cp = lower_kernel(c, src, "matmul", cfg, shapes, 1, 1); /* cp_async: lowered again without it */
+    cr_expect_eq(cp->nthreads, 256);
+    cr_expect_gt(count_op(cp, TJ_OP_CP_ASYNC), 0);
+    cr_expect_eq(lower_kernel(c, src, "matmul", cfg, shapes, 0, 0)->nthreads, 256); /* mma.sync */
+    free(src);
+    tj_ctx_free(c);
+}
+
+/* Each mask matters: with the producer's store, its wgmma or its release
+ * unmasked, the interpreter gives a wrong C, refuses the lone warp's
+ * wgmma, or finds the empty mbarrier over-arrived. */
+Test(lower_wgmma, producer_masks_are_needed)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3,producer=1";
+    cr_assert_str_eq(run_ones(c, lower_example(c, cfg)), "");
+
+    tj_kernel *k = lower_example(c, cfg);
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == TJ_OP_ST_GLOBAL)
+            k->insts[r].args[2] = TJ_NONE; /* C is whole tiles: every store of a consumer is its owner's */
+    cr_expect_str_eq(run_ones(c, k), "wrong");
+
+    k = lower_example(c, cfg);
+    k->insts[find_op(k, TJ_OP_WGMMA, 0)].args[2] = TJ_NONE;
+    cr_expect(strstr(run_ones(c, k), "wgmma needs whole warpgroups"), "%s", tj_diag_render(c));
+
+    k = lower_example(c, cfg);
+    tj_ref arrive = find_op(k, TJ_OP_MBAR_ARRIVE, 0);
+    tj_ref masked = k->insts[arrive].args[1]; /* consumers & (lane 0 & n >= 1) */
+    cr_assert_eq(k->insts[masked].op, TJ_OP_AND);
+    k->insts[arrive].args[1] = k->insts[masked].args[1];
+    cr_expect_neq(strcmp(run_ones(c, k), ""), 0, "an unmasked release passed");
+    tj_ctx_free(c);
+}
+
+/* The benchmark's producer configurations assemble (288 threads: the
+ * accumulators' registers fit) and ptxas keeps the wgmma pipeline: the
+ * consumers' group is branched around, not predicated op by op. */
+Test(lower_wgmma, producer_assembles)
+{
+    static char path[1024];
+    const char *ptxas = pa_find_ptxas(path, sizeof path);
+    if (!ptxas)
+        cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
+    static const char *const configs[] = {"BM=128,BN=256,BK=64,warps=8,stages=4,producer=1",
+                                          "BM=128,BN=256,BK=64,warps=8,stages=3,producer=1",
+                                          "BM=256,BN=128,BK=64,warps=8,stages=4,producer=1",
+                                          "BM=128,BN=128,BK=64,warps=4,stages=4,producer=1"};
+    char *src = read_example("matmul");
+    for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
+        tj_ctx *c = tj_ctx_new();
+        tj_kernel *simt = lower_kernel(c, src, "matmul", configs[i], "M=4096,N=4096,K=4096", 1, 0);
+        cr_expect_eq(simt->nthreads % 128, 32, "%s", configs[i]);
+        expect_assembles(ptxas, c, simt, configs[i]);
+        tj_ctx_free(c);
+    }
+    free(src);
+}
