@@ -559,10 +559,17 @@ static tj_ref find_op(const tj_kernel *k, tj_op op, int nth)
     return TJ_NONE;
 }
 
-/* Runs simt (MATMUL, M = N = K = 256) on zero inputs; its diagnostics. */
-static const char *run_simt(tj_ctx *c, const tj_kernel *simt)
+/* Runs simt (MATMUL, M = N = K = 256) with every element of A and B the
+ * bf16 bits x; its diagnostics, C in *c_out where it is not NULL. */
+static const char *run_filled(tj_ctx *c, const tj_kernel *simt, uint16_t x, const uint16_t **c_out)
 {
     static uint16_t a[256 * 256], b[256 * 256], out[256 * 256];
+    for (int i = 0; i < 256 * 256; i++) {
+        a[i] = b[i] = x;
+        out[i] = 0;
+    }
+    if (c_out)
+        *c_out = out;
     void *data[3] = {a, b, out};
     tj_arg args[3];
     for (int i = 0; i < 3; i++)
@@ -572,6 +579,9 @@ static const char *run_simt(tj_ctx *c, const tj_kernel *simt)
     tj_diag_clear(c);
     return tj_simt_run(simt, args, 3) ? tj_diag_render(c) : "";
 }
+
+/* On zero inputs: the diagnostics. */
+static const char *run_simt(tj_ctx *c, const tj_kernel *simt) { return run_filled(c, simt, 0, NULL); }
 
 /* Removes instruction r from its block. */
 static void remove_inst(tj_kernel *k, tj_ref r)
@@ -821,19 +831,10 @@ static tj_kernel *lower_example(tj_ctx *c, const char *cfg)
  * else the diagnostics or "wrong". */
 static const char *run_ones(tj_ctx *c, const tj_kernel *simt)
 {
-    static uint16_t a[256 * 256], b[256 * 256], out[256 * 256];
-    for (int i = 0; i < 256 * 256; i++)
-        a[i] = b[i] = 0x3f80; /* bf16 1.0 */
-    memset(out, 0, sizeof out);
-    void *data[3] = {a, b, out};
-    tj_arg args[3];
-    for (int i = 0; i < 3; i++)
-        args[i] = (tj_arg){.is_tensor = 1,
-                           .tensor = {.dtype = TJ_DT_BF16, .rank = 2, .shape = {256, 256}, .strides = {256, 1},
-                                      .data = data[i]}};
-    tj_diag_clear(c);
-    if (tj_simt_run(simt, args, 3))
-        return tj_diag_render(c);
+    const uint16_t *out;
+    const char *diags = run_filled(c, simt, 0x3f80 /* bf16 1.0 */, &out);
+    if (*diags)
+        return diags;
     for (int i = 0; i < 256 * 256; i++)
         if (out[i] != 0x4380) /* bf16 256.0 */
             return "wrong";
