@@ -24,9 +24,12 @@
  * PTX's mul.rn/add.rn are never contracted into FMAs), and at 4 elements
  * a thread it is most of ptxas's time (gelu(x*y+z)'s tile of 1024: 17.5
  * ms of nvJitLink at 8 warps, 14 at 16; 512 at 16 warps, one a thread,
- * 12; ~6 of each are any compile's floor; bench/NOTES.md). Reductions split across threads by the layout (softmax,
- * layer norm, attention) and the matrix atom's products (f16, bf16) are
- * not tiered. Neither is a tuning, nor the cpu.
+ * 12; ~6 of each are any compile's floor; bench/NOTES.md). And the f32
+ * flash-attention kernel of heads of 64, whose variant takes 32 query rows
+ * a program at 16 warps instead of 64 at 8 over the same key blocks: each
+ * row is reduced by the same lanes in the same order (attention_tiers). Other reductions split across threads
+ * by the layout (softmax, layer norm) and the matrix atom's products (f16,
+ * bf16) are not tiered. Neither is a tuning, nor the cpu.
  *
  * The variant is another kernel text (its `warps` list starts at its
  * own), so it has an entry of its own in the graph's cache; the
@@ -52,7 +55,8 @@
  * the lists' usual ends (8 warps for matmuls) too. A matmul's keeps 8
  * accumulators a thread or more. */
 enum { MATMUL_MAX_WARPS = 16, MATMUL_MIN_FAST_ELEMS = 8, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2,
-       ELEM_MIN_CPUS = 4 };
+       ELEM_MIN_CPUS = 4, ATTENTION_FAST_ROWS = 32, ATTENTION_FAST_WARPS = 16 };
+enum { GRID_Y_MAX = 65535 }; /* CUDA's: the rows' programs run along grid y */
 
 /* The cores this process may run on: its CPU affinity (a container or
  * taskset may allow fewer than are online), else the online count. */
@@ -109,10 +113,26 @@ static int matmul_fast_warps(const tj_group *grp)
     return warps;
 }
 
+/* An f32 flash-attention kernel at the cost model's tile for heads of 64
+ * (64 x 64 at 8 warps, key blocks of 64): the configuration whose variant
+ * test_array_tier checks, 32 query rows a program at 16 warps over the
+ * same key blocks. A row's maxima and sums run over the same lanes in the
+ * same order in both: a [BM, 64] tile's row is 16 lanes of 4 elements
+ * while a thread holds 4 or more of the tile (16 rows at 16 warps, 2 a
+ * thread, would split it otherwise: the test fails there). */
+static int attention_tiers(const tj_graph *g, const tj_group *grp)
+{
+    int64_t m = grp->space[grp->space_rank - 2];
+    return g->nodes[grp->root].dtype == TJ_DT_F32 && grp->warps == 8 && grp->bm == 64 && grp->bn == 64 &&
+           grp->bd == 64 && grp->be == 64 && (m + ATTENTION_FAST_ROWS - 1) / ATTENTION_FAST_ROWS <= GRID_Y_MAX;
+}
+
 int tj_tier_applies(const tj_graph *g, const tj_group *grp)
 {
     if (g->device != TJ_DEVICE_CUDA || g->tuning)
         return 0;
+    if (grp->kind == TJ_GROUP_ATTENTION)
+        return attention_tiers(g, grp);
     int64_t per_thread = grp->bm * grp->bn / ((int64_t)grp->warps * 32);
     if (grp->kind == TJ_GROUP_ELEMWISE)
         return grp->warps * 2 <= ELEM_MAX_WARPS && per_thread >= ELEM_MIN_THREAD_ELEMS && tj_tier_spare_cores(g);
@@ -143,8 +163,6 @@ void tj_compile_args(const tj_group_args *args, tj_arg *argv)
     }
 }
 
-enum { GRID_Y_MAX = 65535 }; /* CUDA's: the rows' programs run along grid y */
-
 /* Halves fast's rows (while its rows' programs still fit grid y), then
  * its columns, down to `per_thread` elements a thread or extents of `min`. */
 static void cut_tile(tj_group *fast, int64_t m, int64_t per_thread, int64_t min)
@@ -159,19 +177,27 @@ static void cut_tile(tj_group *fast, int64_t m, int64_t per_thread, int64_t min)
     }
 }
 
-/* The variant's kernel: a matmul's source at matmul_fast_warps with its
- * tile cut to 4 accumulators a thread (tiles of 16 or more: a 32 x 64 tile
- * at 16 warps, which nvJitLink assembles in another 20-30% less than 64 x
- * 64); an elementwise group's at twice its warps with its tile cut to one
- * element a thread, in another ~12% less than two (gelu: a 512-element
- * tile at 16 warps against 1024). Each output is computed as before,
- * whichever program holds it. */
+/* The variant's kernel: an attention's with 32 query rows a program at
+ * 16 warps (0.4-0.5x of the optimized kernel's nvJitLink time); a
+ * matmul's source at matmul_fast_warps with its tile cut to 4
+ * accumulators a thread (tiles of 16 or more: a 32 x 64 tile at 16 warps,
+ * which nvJitLink assembles in another 20-30% less than 64 x 64); an
+ * elementwise group's at twice its warps with its tile cut to one element
+ * a thread, in another ~12% less than two (gelu: a 512-element tile at 16
+ * warps against 1024). Each output is computed as before, whichever
+ * program holds it. */
 static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
 {
     tj_group fast = *grp;
-    int matmul = grp->kind == TJ_GROUP_MATMUL;
-    fast.warps = matmul ? matmul_fast_warps(grp) : grp->warps * 2;
-    cut_tile(&fast, grp->space_rank >= 2 ? grp->space[grp->space_rank - 2] : 1, matmul ? 4 : 1, matmul ? 16 : 1);
+    int64_t m = grp->space_rank >= 2 ? grp->space[grp->space_rank - 2] : 1;
+    if (grp->kind == TJ_GROUP_ATTENTION) { /* half the query rows on twice the warps */
+        fast.warps = ATTENTION_FAST_WARPS;
+        fast.bm = ATTENTION_FAST_ROWS;
+    } else {
+        int matmul = grp->kind == TJ_GROUP_MATMUL;
+        fast.warps = matmul ? matmul_fast_warps(grp) : grp->warps * 2;
+        cut_tile(&fast, m, matmul ? 4 : 1, matmul ? 16 : 1);
+    }
     tj_buf src = {0};
     int made;
     tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, 1, &made, err);

@@ -66,6 +66,36 @@ static const char elementwise_gelu[] = "kernel fused(X0: f32[M, N], X1: f32[M, N
                                        "    v1 = f32(v0 + x2)\n"
                                        GELU_OF_V1;
 
+/* softmax(q @ k^T * s) @ v's flash-attention kernel (f32), as array/attention.c emits it */
+static const char flash_attention[] =
+    "kernel fused(XQ: f32[B0, B1, M, D], XK: f32[B0, B1, D, N], XV: f32[B0, B1, N, E], Y: f32[B0, B1, M, E])\n"
+    "    grid (1, cdiv(M, BM), B0 * B1)\n"
+    "    tune BM in [64, 16, 128], BN in [64, 128], warps in [8, 4]\n"
+    "    const BD = 64\n"
+    "    const BE = 64\n"
+    "{\n"
+    "    m = program_id(1) * BM\n"
+    "    q = program_id(2)\n"
+    "    b1 = q % B1\n"
+    "    q = q / B1\n"
+    "    b0 = q\n"
+    "    tq = load(XQ[b0, b1, m:m+BM, 0:BD])\n"
+    "    mi = full(f32[BM, 1], -inf)\n"
+    "    li = zeros(f32[BM, 1])\n"
+    "    acc = zeros(f32[BM, BE])\n"
+    "    for j in range(0, N, BN) {\n"
+    "        s = dot(tq, load(XK[b0, b1, 0:BD, j:j+BN]), precision = \"ieee\") * f32(0.18033688011112042)\n"
+    "        s = where(arange(BN)[None, :] + j < N, s, -inf)\n"
+    "        mn = maximum(mi, max(s, 1)[:, None])\n"
+    "        p = exp2(s - mn)\n"
+    "        alpha = exp2(mi - mn)\n"
+    "        li = li * alpha + sum(p, 1)[:, None]\n"
+    "        acc = acc * alpha + dot(f32(p), load(XV[b0, b1, j:j+BN, 0:BE]), precision = \"ieee\")\n"
+    "        mi = mn\n"
+    "    }\n"
+    "    store(Y[b0, b1, m:m+BM, 0:BE], f32(acc / li))\n"
+    "}\n";
+
 typedef struct kernel_case {
     const char *source, *config, *fast_config; /* the tile parameters but warps: the model's, the fast tier's */
 } kernel_case;
@@ -74,6 +104,9 @@ typedef struct kernel_case {
 static const kernel_case matmul = {matmul_gelu, "BM=64,BN=64,BK=32,stages=2", "BM=32,BN=64,BK=32,stages=2"};
 /* the fast tier: one element a thread (array/tier.c's variant) */
 static const kernel_case elementwise = {elementwise_gelu, "BM=1,BN=1024", "BM=1,BN=512"};
+
+/* the fast tier: 32 query rows a program at 16 warps, the same key blocks */
+static const kernel_case attention = {flash_attention, "BM=64,BN=64", "BM=32,BN=64"};
 
 /* Y of the kernel at these shapes, lowered at `warps`, on the SIMT
  * interpreter over the same random arguments (seed 1), into out. */
@@ -132,6 +165,12 @@ Test(array_tier, the_same_bits_over_whole_tiles) { same_bits(&matmul, "M=64,N=12
 Test(array_tier, an_elementwise_chain_gives_the_same_bits_at_8_and_16_warps)
 {
     same_bits(&elementwise, "M=2,N=3000", 8, 16, 2 * 3000);
+}
+
+/* ragged queries and keys (the key mask), two heads; 16 rows at 16 warps (2 a thread) fail */
+Test(array_tier, f32_flash_attention_gives_the_same_bits_over_32_query_rows_at_16_warps)
+{
+    same_bits(&attention, "B0=1,B1=2,M=70,D=64,N=100,E=64", 8, 16, 2 * 70 * 64);
 }
 
 /* ---- the kernels a graph makes ---- */
@@ -315,3 +354,21 @@ Test(array_tier, the_default_counts_the_cores_of_the_process_affinity)
     cr_assert_eq(st.kernels_fast, 0, "tiered on one core");
     tj_graph_free(g);
 }
+
+/* softmax(q @ k^T * s [+ mask]) @ v over two heads: one flash-attention
+ * kernel, tiered, whose two kernels write the same bytes */
+static void attention_tiers_agree(int masked)
+{
+    tj_graph *g = cuda_graph();
+    const int64_t qkv[] = {2, 64, 64};
+    tj_array q = input(g, TJ_DT_F32, 3, qkv), k = input(g, TJ_DT_F32, 3, qkv), v = input(g, TJ_DT_F32, 3, qkv);
+    tj_array s = tj_array_binary(g, TJ_AOP_MULTIPLY, tj_array_matmul(g, q, tj_array_swapaxes(g, k, 1, 2)),
+                                 tj_array_scalar(g, TJ_DT_F32, 0.125, 1));
+    if (masked)
+        s = tj_array_binary(g, TJ_AOP_ADD, s, input(g, TJ_DT_F32, 2, mn));
+    tj_array y = tj_array_matmul(g, tj_array_softmax(g, s, -1), v);
+    both_tiers_agree(g, y, masked ? "f32 attention with a mask" : "f32 attention", "B0=2,M=64,D=64,N=64,E=64");
+}
+
+Test(array_tier, f32_attention) { attention_tiers_agree(0); }
+Test(array_tier, f32_attention_with_a_mask) { attention_tiers_agree(1); }
