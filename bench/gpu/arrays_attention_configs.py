@@ -88,7 +88,7 @@ def run(cfg, args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--configs", nargs="+", default=["64,64,8", "64,64,16", "32,64,8", "64,64,8"],
+    ap.add_argument("--configs", nargs="+", default=["64,64,8", "64,64,16", "32,64,16", "64,64,8"],
                     help="BM,BN,WARPS each (the first and last: the cost model's, for the spread)")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--small", action="store_true", help="1 x 2 x 256 x 64 on the cpu: the flow without a GPU")
