@@ -602,8 +602,37 @@ static int row_not_shareable(lg *g, tj_ref x)
     return lg_mem_type(g, dt) != lg_type(g, dt);
 }
 
-/* 1 for a row that no earlier reader copied. */
-static int row_not_ready(lg *g, tj_ref x) { return !lg_val(g, x)->row; }
+enum { MAX_ROWS = 16 };
+
+/* The distinct fused loads that r reads (through fused operands), at
+ * most MAX_ROWS (more count as MAX_ROWS + 1); n: how many so far. */
+static int distinct_rows(lg *g, tj_ref r, tj_ref *rows, int n)
+{
+    const tj_inst *in = lg_in(g, r);
+    for (uint32_t a = 0; a < in->nargs && n <= MAX_ROWS; a++) {
+        tj_ref x = in->args[a];
+        if (!x || !lg_val(g, x)->fused)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++)
+            seen = rows[i] == x;
+        if (lg_in(g, x)->op == TJ_OP_LOAD && !seen)
+            rows[n++] = x; /* rows has MAX_ROWS + 1 slots */
+        n = distinct_rows(g, x, rows, n);
+    }
+    return n;
+}
+
+/* How many of the rows r reads no earlier reader copied, each counted
+ * once (x * x reads one row). */
+static int rows_not_ready(lg *g, tj_ref r)
+{
+    tj_ref rows[MAX_ROWS + 1];
+    int n = distinct_rows(g, r, rows, 0), not_ready = 0;
+    for (int i = 0; i < n; i++)
+        not_ready += !lg_val(g, rows[i])->row;
+    return not_ready;
+}
 
 /* The copy of a fused row, element by element checked (a masked load). */
 static void checked_row_copy(lg *g, tj_ref x, LLVMValueRef copy, uint64_t n)
@@ -694,7 +723,7 @@ int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
      * from the tensor or from a checked copy of the row made once for all
      * its readers: cheaper to compile unless r is cheap and reads several
      * rows of its own (gelu's x * y + z: three copies for one loop) */
-    if (!each_fused_row(g, r, row_not_shareable) && each_fused_row(g, r, row_not_ready) <= 1) {
+    if (!each_fused_row(g, r, row_not_shareable) && rows_not_ready(g, r) <= 1) {
         each_fused_row(g, r, row_begin);
         g->version = LG_INSIDE;
         int rc = emit(g, r);
