@@ -9,11 +9,38 @@
 
 static LLVMValueRef cf(lg *g, double v) { return LLVMConstReal(g->f32, v); }
 
-/* c[0] + x * (c[1] + x * (...)) */
+enum { MAX_COEFFS = 16, HORNER_LOW = 4 };
+
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1) by Estrin's scheme: pairs
+ * c[2i] + c[2i+1] x, then pairs of those with x^2, then x^4, ... */
+static LLVMValueRef estrin(lg *g, LLVMValueRef x, const double *c, int n)
+{
+    LLVMValueRef t[MAX_COEFFS], power = x;
+    for (int i = 0; i < n; i++)
+        t[i] = cf(g, c[i]);
+    while (n > 1) {
+        int half = (n + 1) / 2;
+        for (int i = 0; i < half; i++) {
+            LLVMValueRef args[3] = {2 * i + 1 < n ? t[2 * i + 1] : NULL, power, t[2 * i]};
+            t[i] = args[0] ? lg_intrinsic(g, "llvm.fma", args, 3) : t[2 * i];
+        }
+        n = half;
+        if (n > 1)
+            power = LLVMBuildFMul(g->b, power, power, "");
+    }
+    return t[0];
+}
+
+/* c[0] + x * (c[1] + x * (...)): Horner's rule, except that past
+ * 2 * HORNER_LOW coefficients the high ones go by Estrin's scheme (a
+ * dependency chain of log2 n FMAs, not n: erf's degree 14 was 14 FMAs
+ * deep, its loop bound by their latency) and only the low ones, whose
+ * rounding the result keeps, by Horner's. */
 static LLVMValueRef horner(lg *g, LLVMValueRef x, const double *c, int n)
 {
-    LLVMValueRef p = cf(g, c[n - 1]);
-    for (int i = n - 2; i >= 0; i--) {
+    int low = n > 2 * HORNER_LOW ? HORNER_LOW : n - 1;
+    LLVMValueRef p = low == n - 1 ? cf(g, c[n - 1]) : estrin(g, x, c + low, n - low);
+    for (int i = low - 1; i >= 0; i--) {
         LLVMValueRef args[3] = {p, x, cf(g, c[i])};
         p = lg_intrinsic(g, "llvm.fma", args, 3);
     }
@@ -118,7 +145,10 @@ static LLVMValueRef tanhf_ir(lg *g, LLVMValueRef x)
  * erf(x)/x in x^2, degree 5); from 1 on, a Chebyshev fit of degree 14 in
  * t = (2|x| - 5) / 3 over [1, 4], |x| clamped to 4 (erf is 1 in f32 from
  * 3.92 on). Simulated in f32 with one rounding per FMA over [-6, 6]: 9.8e-8
- * absolute, 1.7e-7 relative (the f32 rounding of the coefficients). */
+ * absolute, 1.7e-7 relative (the f32 rounding of the coefficients), by
+ * Horner's rule; the high coefficients by Estrin's scheme (horner) gave
+ * the same greatest error, 1.1e-7 absolute and 2.3 ulp, as Horner's alone
+ * over 2^20 points of [-5.5, 4.5] against libm's double erf. */
 static LLVMValueRef erff_ir(lg *g, LLVMValueRef x)
 {
     static const double below[] = {1.12837911, -0.376123488, 0.112803645, -0.026716385, 0.00492327753, -0.000565410592};
