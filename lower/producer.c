@@ -51,6 +51,11 @@ void lw_producer_plan(lw *w)
         tj_config_value(w->src, TJ_PARAM_PRODUCER, 0) != 1 || !lw_ring_any_late(w) || refuses_producer(w->src) ||
         w->nthreads + TJ_WARP_SIZE > TJ_MAX_WARPS * TJ_WARP_SIZE)
         return;
+    for (int part = 0; part <= 2; part++) /* lw_tid, lane, warp: they must see the replica */
+        if (lw_memo_get(w, LW_MEMO_TID, NULL, part, 0)) {
+            lw_error(w, "internal error: thread indices computed before the producer warp was planned");
+            return;
+        }
     w->producer = 1;
 }
 
