@@ -5,11 +5,7 @@
  * inputs in f32, i8 in i32), k in order, as the interpreter does. */
 #include "lower/lower.h"
 
-/* k unrolled up to 8 steps of at most 64 FMAs in all: ptxas's time grows
- * with the unrolled body (512 FMAs: a 4-warp 64 x 64 f32 matmul 8 steps
- * of 32; at 2 steps nvJitLink took 10-17% less, the f32 flash-attention
- * kernel's two dots 2-15% less at 4 steps of 16; bench/NOTES.md) */
-enum { MAX_UNROLL = 8, MAX_UNROLLED_FMAS = 64 };
+enum { MAX_UNROLL = 8, MAX_UNROLLED_FMAS = 512 };
 
 typedef struct dot_shape {
     int rank, batched;
