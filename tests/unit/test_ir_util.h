@@ -179,6 +179,7 @@ static inline tj_kernel *build_all_ops(tj_ctx *c)
     tj_ref kv = op_n(k, b, TJ_OP_SORT, tuple2(c, v32, i32v), 0, 2, rmax, ar, 0);
     op1i(k, b, TJ_OP_PROJ, i32v, kv, 1);
     op1(k, b, TJ_OP_COUNTING_SORT, tuple2(c, i32v, tile(c, TJ_DT_I32, 1, 16)), ar);
+    op2(k, b, TJ_OP_GATHER, v32, rmax, ar);
     tj_ref scan = op_n(k, b, TJ_OP_SCAN, tuple2(c, v32, v32), 0, 2, rmax, rmax, 0);
     tj_block_id sb = tj_block_new(k, scan);
     tj_inst_at(k, scan)->region[0] = sb;
