@@ -56,6 +56,17 @@ int tj_simt_ballot(tj_simt *s, tj_ref r)
     return 0;
 }
 
+/* elect: lane 0 of each warp (in lockstep every lane is active) */
+int tj_simt_elect(tj_simt *s, tj_ref r)
+{
+    tj_rval *rv = &s->st.vals[r];
+    if (!rv->data || rv->n != s->nthreads)
+        return tj_simt_fail(s, r, -1, "elect gives a bool scalar");
+    for (uint32_t t = 0; t < s->nthreads; t++)
+        rv->data[t].u = t % 32 == 0;
+    return 0;
+}
+
 int tj_simt_pack(tj_simt *s, tj_ref r)
 {
     const tj_inst *in = &s->st.k->insts[r];

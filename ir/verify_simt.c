@@ -470,6 +470,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_CP_ASYNC: check_cp_async(v, r); break;
     case TJ_OP_CP_ASYNC_WAIT: check_cp_async_wait(v, r); break;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: check_shuffle(v, r); break;
+    case TJ_OP_ELECT: tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_BOOL)); break;
     case TJ_OP_BALLOT:
         if (expect_scalar(v, r, 0, TJ_DT_BOOL, "the predicate"))
             tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U32));

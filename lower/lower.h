@@ -148,7 +148,7 @@ enum { LW_MEMO_CONST_I = 1, LW_MEMO_CONST_F, LW_MEMO_PARAM, LW_MEMO_DIM, LW_MEMO
        LW_MEMO_TID, LW_MEMO_TBASE, LW_MEMO_COORD, LW_MEMO_RAWOK, LW_MEMO_OWNER, LW_MEMO_SCALAR,
        LW_MEMO_LANE_RAWOK, LW_MEMO_LANE_OWNER };
 /* LW_MEMO_TID's a: 0 lw_tid, 1 lane, 2 warp, and these */
-enum { LW_TID_RAW = 3, LW_TID_VS_PRODUCER };
+enum { LW_TID_RAW = 3, LW_TID_VS_PRODUCER, LW_TID_PRODUCER };
 /* Report an error at the instruction being lowered (only the first of a
  * lowering is shown); lw_fail returns NULL, lw_error 1. Functions of the
  * lowering that can fail return 0 on success (predicates, "whether ...",
@@ -394,7 +394,7 @@ tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA *
 /* lower/producer.c: a producer warp for the TMA rings of wgmma */
 void lw_producer_plan(lw *w);       /* sets w->producer where the kernel asks and fits */
 tj_ref lw_consumers(lw *w);         /* raw tid < 32 P (hoisted) */
-tj_ref lw_producer_thread(lw *w);   /* raw tid == 32 P (hoisted): the producer's issuing thread */
+tj_ref lw_producer_thread(lw *w);   /* warp P's elected lane (hoisted): the producer's issuing thread */
 /* op's operands with its predicate narrowed to the consumers (lw_emit);
  * an op that writes shared memory sets w->producer_unfit and fails. */
 const tj_ref *lw_producer_mask(lw *w, tj_op op, const tj_ref *args, uint32_t n);

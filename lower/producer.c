@@ -11,7 +11,7 @@
  * masked where it is emitted (lw_emit): every store, atomic, mbarrier op,
  * TMA copy, named barrier and wgmma op gets `tid < 32 P` (the consumers)
  * in its predicate, except the producer's own part of a loop (lower/ring.c,
- * lw_producer_begin .. lw_producer_end), predicated on tid == 32 P. It
+ * emitted under w->producing), predicated on warp P's elected lane. It
  * joins every barrier of the program. A store to shared memory (or a copy
  * into it) cannot be masked: a kernel that emits one is refused here
  * (producer_unfit) and lowered again without the warp.
@@ -75,7 +75,24 @@ static tj_ref versus_producer(lw *w, tj_op op)
 
 tj_ref lw_consumers(lw *w) { return versus_producer(w, TJ_OP_LT); }
 
-tj_ref lw_producer_thread(lw *w) { return versus_producer(w, TJ_OP_EQ); }
+/* Warp P's elected lane (elect, at the top of the body where the warp is
+ * converged: its lane 0), not tid == 32 P: ptxas knows then that one thread
+ * runs the copies and takes their operands into uniform registers as they
+ * are, where for a compare it moves each one thread at a time (a loop per
+ * copy, measured 4-24% slower than thread 0's issue, bench/NOTES.md). */
+tj_ref lw_producer_thread(lw *w)
+{
+    tj_ref p = lw_memo_get(w, LW_MEMO_TID, NULL, LW_TID_PRODUCER, 0);
+    if (!p) {
+        int was = w->hoisting;
+        w->hoisting = 1;
+        tj_ref one = lw_emit(w, TJ_OP_ELECT, lw_sty(w, TJ_DT_BOOL), NULL, 0);
+        p = lw_and(w, versus_producer(w, TJ_OP_GE), one);
+        w->hoisting = was;
+        lw_memo_put(w, LW_MEMO_TID, NULL, LW_TID_PRODUCER, 0, p);
+    }
+    return p;
+}
 
 /* The index of op's predicate operand, -1: none to narrow, -2: op writes
  * shared memory and cannot be masked. */

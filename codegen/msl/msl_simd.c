@@ -90,11 +90,22 @@ static int emit_ballot(msl_emitter *e, tj_ref r)
     return 0;
 }
 
+/* elect: the first active lane of the SIMD group */
+static int emit_elect(msl_emitter *e, tj_ref r)
+{
+    if (ms_define(e, r, ms_inst(e, r)->type))
+        return -1;
+    ms_line(e, "bool %s = metal::simd_is_first();", ms_var(e, r, 0).s);
+    return 0;
+}
+
 int ms_emit_shuffle(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
     if (in->op == TJ_OP_BALLOT)
         return emit_ballot(e, r);
+    if (in->op == TJ_OP_ELECT)
+        return emit_elect(e, r);
     tj_dtype dt;
     int w = ms_elem_type(e, in->type, &dt);
     if (w <= 0 || ms_operand_check(e, r, 0, (uint32_t)w, dt))

@@ -13,6 +13,8 @@
  * a run. */
 #include "codegen/ptx/ptx.h"
 
+enum { WARP = 32 };
+
 static tj_ref issue_pred(const tj_kernel *k, tj_ref r)
 {
     const tj_inst *in = &k->insts[r];
@@ -44,6 +46,19 @@ static tj_ref neighbour_pred(const tj_kernel *k, const tj_block *b, uint32_t i, 
     return TJ_NONE;
 }
 
+/* Whether pred is the same in the 32 threads of every warp: tid < C with
+ * C whole warps (the consumers of a producer warp, lower/producer.c). Its
+ * branch is then `bra.uni`: ptxas knows the warp stays converged, so the
+ * code after it keeps the uniform datapath (values in uniform registers;
+ * without it each later tma_load's operands are moved to uniform registers
+ * one thread at a time). */
+static int warp_uniform(const tj_kernel *k, tj_ref pred)
+{
+    const tj_inst *p = &k->insts[pred], *c = p->nargs == 2 ? &k->insts[p->args[1]] : NULL;
+    return p->op == TJ_OP_LT && c && k->insts[p->args[0]].op == TJ_OP_TID && c->op == TJ_OP_CONST &&
+           c->imm >= 0 && c->imm % WARP == 0;
+}
+
 int px_emit_in_run(ptx_emitter *e, tj_ref r, int (*emit)(ptx_emitter *, tj_ref))
 {
     const tj_kernel *k = e->k;
@@ -59,7 +74,7 @@ int px_emit_in_run(ptx_emitter *e, tj_ref r, int (*emit)(ptx_emitter *, tj_ref))
     }
     if (pred && first) {
         e->run_skip = px_new_label(e);
-        px_ins(e, "@!%s bra $L%u", RN(px_val(e, pred, 0)), e->run_skip);
+        px_ins(e, "@!%s bra%s $L%u", RN(px_val(e, pred, 0)), warp_uniform(k, pred) ? ".uni" : "", e->run_skip);
     }
     int rc = emit(e, r);
     if (pred && last)

@@ -80,11 +80,25 @@ static int emit_ballot(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* elect: elect.sync over the full warp (sm_90), its lane id unused */
+static int emit_elect(ptx_emitter *e, tj_ref r)
+{
+    if (e->sm < 90)
+        return px_fail(e, r, "'elect' needs sm_90 or later");
+    if (px_define(e, r, px_inst(e, r)->type))
+        return -1;
+    ptx_reg lane = px_tmp(e, PX_B32);
+    px_ins(e, "elect.sync %s|%s, 0xFFFFFFFF", RN(lane), RN(px_val(e, r, 0)));
+    return 0;
+}
+
 int px_emit_shuffle(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     if (in->op == TJ_OP_BALLOT)
         return emit_ballot(e, r);
+    if (in->op == TJ_OP_ELECT)
+        return emit_elect(e, r);
     tj_dtype dt;
     int w = px_elem_type(e, in->type, &dt);
     if (w <= 0 || px_operand_check(e, r, 0, (uint32_t)w, dt))

@@ -287,7 +287,7 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     tj_ref x1 = op1i(k, b, TJ_OP_SHFL_XOR, f32, e, 16);
     tj_ref x2 = op1i(k, b, TJ_OP_SHFL_UP, f32, x1, 1);
     tj_ref x3 = op2(k, b, TJ_OP_SHFL_IDX, f32, x2, tid);
-    tj_ref vote = op1(k, b, TJ_OP_BALLOT, scalar(c, TJ_DT_U32), pred);
+    tj_ref vote = op1(k, b, TJ_OP_BALLOT, scalar(c, TJ_DT_U32), op0(k, b, TJ_OP_ELECT, scalar(c, TJ_DT_BOOL), 0));
     op1(k, b, TJ_OP_POPC, scalar(c, TJ_DT_U32), vote);
     op0(k, b, TJ_OP_WARP_BARRIER, TJ_TYPE_NONE, 0);
     tj_ref parts[4] = {x3, x3, x3, e};
