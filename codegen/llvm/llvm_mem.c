@@ -708,10 +708,8 @@ static int row_begin(lg *g, tj_ref x)
  * 15 instructions per vector of softmax's max(x) (i64 index lanes, two
  * compares per 16 floats): where every row r reads lies inside (every
  * program but the edge ones), a copy of r without those checks runs.
- * Stores are not copied: their unchecked copy was faster on cache-resident
- * rows (add -12%, layer norm -50%) but slower streaming 64 MiB from DRAM
- * (add and gelu +15-30% CPU time, same binary, A/B), which is what the
- * memory-bound kernels do. */
+ * Stores are copied on hosts without AVX-512 only (llvm_emit.c,
+ * emit_store says why). */
 int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
 {
     const tj_inst *in = lg_in(g, r);
