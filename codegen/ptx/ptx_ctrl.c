@@ -62,45 +62,52 @@ static int loop_args(ptx_emitter *e, tj_ref r, uint32_t ncarried)
     return 0;
 }
 
-/* The 64-bit trip count of range(lo, hi, step) (0 when step is 0), free of
- * the overflow a compare-and-increment loop could hit near the type's end. */
+/* The trip count of range(lo, hi, step) (0 when step is 0), free of the
+ * overflow a compare-and-increment loop could hit near the type's end: in
+ * 32 bits for indices of at most 32 (a span of two such values and a
+ * step's magnitude fit in u32), else 64. A div.u64 is a call to a
+ * subroutine, and a call anywhere in a kernel makes ptxas serialize every
+ * wgmma of it (each waited for before the next issues): the bf16 matmul's
+ * loop of i32 indices lost a fifth of its rate to one. */
 static ptx_reg trip_count(ptx_emitter *e, tj_dtype dt, ptx_reg lo, ptx_reg hi, ptx_reg step)
 {
-    int sign = tj_dtype_is_signed(dt);
-    const char *t64 = sign ? "s64" : "u64";
+    int sign = tj_dtype_is_signed(dt), wide = tj_dtype_bits(dt) > 32;
+    const char *ts = wide ? (sign ? "s64" : "u64") : (sign ? "s32" : "u32");
+    const char *tu = wide ? "u64" : "u32", *tb = wide ? "b64" : "b32";
+    ptx_cls cls = wide ? PX_B64 : PX_B32;
     ptx_reg v[3] = {lo, hi, step};
     for (int i = 0; i < 3; i++)
-        if (v[i].cls != PX_B64) {
-            ptx_reg w = px_tmp(e, PX_B64);
-            px_ins(e, "cvt.%s.%s %s, %s", t64, sign ? "s32" : "u32", RN(w), RN(v[i]));
+        if (wide && v[i].cls != PX_B64) {
+            ptx_reg w = px_tmp(e, cls);
+            px_ins(e, "cvt.%s.%s %s, %s", ts, sign ? "s32" : "u32", RN(w), RN(v[i]));
             v[i] = w;
         }
     ptx_reg pos = px_tmp(e, PX_PRED), run = px_tmp(e, PX_PRED), t = px_tmp(e, PX_PRED);
-    ptx_reg span = px_tmp(e, PX_B64), mag = px_tmp(e, PX_B64), cnt = px_tmp(e, PX_B64);
-    px_ins(e, "setp.gt.%s %s, %s, %s", t64, RN(run), RN(v[1]), RN(v[0]));
-    px_ins(e, "sub.s64 %s, %s, %s", RN(span), RN(v[1]), RN(v[0]));
-    px_ins(e, "mov.b64 %s, %s", RN(mag), RN(v[2]));
+    ptx_reg span = px_tmp(e, cls), mag = px_tmp(e, cls), cnt = px_tmp(e, cls);
+    px_ins(e, "setp.gt.%s %s, %s, %s", ts, RN(run), RN(v[1]), RN(v[0]));
+    px_ins(e, "sub.%s %s, %s, %s", tu, RN(span), RN(v[1]), RN(v[0]));
+    px_ins(e, "mov.%s %s, %s", tb, RN(mag), RN(v[2]));
     if (sign) {
-        ptx_reg neg = px_tmp(e, PX_PRED), back = px_tmp(e, PX_B64);
-        px_ins(e, "setp.gt.s64 %s, %s, 0", RN(pos), RN(v[2]));
-        px_ins(e, "setp.lt.s64 %s, %s, 0", RN(neg), RN(v[2]));
-        px_ins(e, "setp.gt.s64 %s, %s, %s", RN(t), RN(v[0]), RN(v[1]));
+        ptx_reg neg = px_tmp(e, PX_PRED), back = px_tmp(e, cls);
+        px_ins(e, "setp.gt.%s %s, %s, 0", ts, RN(pos), RN(v[2]));
+        px_ins(e, "setp.lt.%s %s, %s, 0", ts, RN(neg), RN(v[2]));
+        px_ins(e, "setp.gt.%s %s, %s, %s", ts, RN(t), RN(v[0]), RN(v[1]));
         px_ins(e, "and.pred %s, %s, %s", RN(run), RN(run), RN(pos));
         px_ins(e, "and.pred %s, %s, %s", RN(t), RN(t), RN(neg));
         px_ins(e, "or.pred %s, %s, %s", RN(run), RN(run), RN(t));
-        px_ins(e, "sub.s64 %s, %s, %s", RN(back), RN(v[0]), RN(v[1]));
-        px_ins(e, "selp.b64 %s, %s, %s, %s", RN(span), RN(span), RN(back), RN(pos));
-        px_ins(e, "sub.s64 %s, 0, %s", RN(back), RN(v[2]));
-        px_ins(e, "selp.b64 %s, %s, %s, %s", RN(mag), RN(mag), RN(back), RN(pos));
+        px_ins(e, "sub.%s %s, %s, %s", tu, RN(back), RN(v[0]), RN(v[1]));
+        px_ins(e, "selp.%s %s, %s, %s, %s", tb, RN(span), RN(span), RN(back), RN(pos));
+        px_ins(e, "sub.%s %s, 0, %s", tu, RN(back), RN(v[2]));
+        px_ins(e, "selp.%s %s, %s, %s, %s", tb, RN(mag), RN(mag), RN(back), RN(pos));
     } else {
-        px_ins(e, "setp.ne.u64 %s, %s, 0", RN(pos), RN(v[2]));
+        px_ins(e, "setp.ne.%s %s, %s, 0", tu, RN(pos), RN(v[2]));
         px_ins(e, "and.pred %s, %s, %s", RN(run), RN(run), RN(pos));
     }
-    px_ins(e, "selp.b64 %s, %s, 1, %s", RN(mag), RN(mag), RN(run));
-    px_ins(e, "sub.s64 %s, %s, 1", RN(span), RN(span));
-    px_ins(e, "div.u64 %s, %s, %s", RN(cnt), RN(span), RN(mag));
-    px_ins(e, "add.s64 %s, %s, 1", RN(cnt), RN(cnt));
-    px_ins(e, "selp.b64 %s, %s, 0, %s", RN(cnt), RN(cnt), RN(run));
+    px_ins(e, "selp.%s %s, %s, 1, %s", tb, RN(mag), RN(mag), RN(run));
+    px_ins(e, "sub.%s %s, %s, 1", tu, RN(span), RN(span));
+    px_ins(e, "div.%s %s, %s, %s", tu, RN(cnt), RN(span), RN(mag));
+    px_ins(e, "add.%s %s, %s, 1", tu, RN(cnt), RN(cnt));
+    px_ins(e, "selp.%s %s, %s, 0, %s", tb, RN(cnt), RN(cnt), RN(run));
     return cnt;
 }
 
@@ -140,7 +147,7 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     if (unit)
         px_ins(e, "setp.%s.%s %s, %s, %s", s == 1 ? "ge" : "le", it, RN(done), RN(iv), RN(hi));
     else
-        px_ins(e, "setp.eq.u64 %s, %s, 0", RN(done), RN(cnt));
+        px_ins(e, "setp.eq.%s %s, %s, 0", cnt.cls == PX_B64 ? "u64" : "u32", RN(done), RN(cnt));
     px_ins(e, "@%s bra.uni $L%u", RN(done), exit);
     if (simt_walk_block(&e->walk, body, depth + 1) ||
         copy_yield(e, yield, carried, nc, simt_yield_needs_parallel_copy(e->k, yield, body)))
@@ -148,7 +155,7 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     px_ins(e, "add.%s %s, %s, %s", it, RN(iv), RN(iv), RN(step));
     px_wrap_small(e, dt, iv);
     if (!unit)
-        px_ins(e, "sub.s64 %s, %s, 1", RN(cnt), RN(cnt));
+        px_ins(e, "sub.%s %s, %s, 1", cnt.cls == PX_B64 ? "u64" : "u32", RN(cnt), RN(cnt));
     px_ins(e, "bra.uni $L%u", head);
     px_label(e, exit);
     if (px_block_has_wgmma(e->k, body)) /* the copies below read what its last group writes */
