@@ -80,11 +80,12 @@ static int emit_ballot(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
-/* elect: elect.sync over the full warp (sm_90), its lane id unused */
+/* elect: elect.sync over the full warp (PTX ISA 8.0: sm_90a, sm_100 and
+ * later; plain sm_90 is emitted as 7.8), its lane id unused */
 static int emit_elect(ptx_emitter *e, tj_ref r)
 {
-    if (e->sm < 90)
-        return px_fail(e, r, "'elect' needs sm_90 or later");
+    if (e->sm < 90 || (e->sm == 90 && !e->wgmma))
+        return px_fail(e, r, "'elect' needs sm_90a or sm_100 and later");
     if (px_define(e, r, px_inst(e, r)->type))
         return -1;
     ptx_reg lane = px_tmp(e, PX_B32);
