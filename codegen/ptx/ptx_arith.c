@@ -245,6 +245,43 @@ static void float_minmax(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a, ptx_reg
     px_ins(e, "selp.f64 %s, 0d7FF8000000000000, %s, %s", RN(d), RN(d), RN(nan));
 }
 
+/* d = a / b in f32, correctly rounded, without div.rn.f32's slow-path
+ * subroutine (e->no_calls): in f64, where no f32 quotient is subnormal or
+ * out of range. The reciprocal's approximation, refined by three Newton
+ * steps (enough from 8 good bits), and the quotient corrected once by its
+ * residual leave
+ * it within an ulp of f64; an f32 quotient that is not itself a midpoint
+ * between two floats lies at least 2^-49 (relative) from one, so rounding
+ * that to f32 rounds the exact quotient. Zero, infinite and NaN operands
+ * take the plain product a * (1/b), which is their IEEE quotient. */
+static void div_rn_f32_in_f64(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b)
+{
+    ptx_reg x = px_tmp(e, PX_F64), nb = px_tmp(e, PX_F64), r0 = px_tmp(e, PX_F64), r = px_tmp(e, PX_F64);
+    ptx_reg t = px_tmp(e, PX_F64), q = px_tmp(e, PX_F64), plain = px_tmp(e, PX_F64);
+    ptx_reg fa = px_tmp(e, PX_PRED), fb = px_tmp(e, PX_PRED);
+    px_ins(e, "cvt.f64.f32 %s, %s", RN(x), RN(a));
+    px_ins(e, "cvt.f64.f32 %s, %s", RN(nb), RN(b));
+    px_ins(e, "rcp.approx.ftz.f64 %s, %s", RN(r0), RN(nb));
+    px_ins(e, "neg.f64 %s, %s", RN(nb), RN(nb));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, 0d3FF0000000000000", RN(t), RN(nb), RN(r0));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, %s", RN(r), RN(r0), RN(t), RN(r0));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, 0d3FF0000000000000", RN(t), RN(nb), RN(r));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, %s", RN(r), RN(r), RN(t), RN(r));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, 0d3FF0000000000000", RN(t), RN(nb), RN(r));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, %s", RN(r), RN(r), RN(t), RN(r));
+    px_ins(e, "mul.rn.f64 %s, %s, %s", RN(q), RN(x), RN(r));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, %s", RN(t), RN(nb), RN(q), RN(x));
+    px_ins(e, "fma.rn.f64 %s, %s, %s, %s", RN(q), RN(t), RN(r), RN(q));
+    px_ins(e, "mul.rn.f64 %s, %s, %s", RN(plain), RN(x), RN(r0));
+    px_ins(e, "testp.finite.f32 %s, %s", RN(fa), RN(a));
+    px_ins(e, "setp.ne.and.f32 %s, %s, 0f00000000, %s", RN(fa), RN(a), RN(fa));
+    px_ins(e, "testp.finite.f32 %s, %s", RN(fb), RN(b));
+    px_ins(e, "setp.ne.and.f32 %s, %s, 0f00000000, %s", RN(fb), RN(b), RN(fb));
+    px_ins(e, "and.pred %s, %s, %s", RN(fa), RN(fa), RN(fb));
+    px_ins(e, "selp.f64 %s, %s, %s, %s", RN(q), RN(q), RN(plain), RN(fa));
+    px_ins(e, "cvt.rn.f32.f64 %s, %s", RN(d), RN(q));
+}
+
 static int float_binary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_reg a, ptx_reg b)
 {
     tj_op op = px_inst(e, r)->op;
@@ -258,6 +295,8 @@ static int float_binary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_re
         /* fastmath: 2 ulp (div.full), as Triton's f32 `/` */
         if (cd.cls == PX_F32 && e->fastmath)
             px_ins(e, "div.full.f32 %s, %s, %s", RN(cd), RN(wa), RN(wb));
+        else if (cd.cls == PX_F32 && e->no_calls)
+            div_rn_f32_in_f64(e, cd, wa, wb);
         else
             px_ins(e, "div.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb));
         break;

@@ -27,8 +27,12 @@ static inline const char *pa_find_ptxas(char *buf, size_t cap)
     return NULL;
 }
 
-/* Assembles `ptx` for `arch`; returns ptxas's exit status (-1 when it could
- * not run) and its messages in *log (free with tj_buf_free). */
+/* Assembles `ptx` for `arch` as relocatable code (-c), as nvJitLink compiles
+ * the runtime's PTX: a subroutine the PTX needs (a 64-bit division, an IEEE
+ * division's slow path) is then an extern call, which makes ptxas serialize
+ * the kernel's wgmma (C7509), where a whole-program compile inlines it.
+ * Returns ptxas's exit status (-1 when it could not run) and its messages in
+ * *log (free with tj_buf_free). */
 static inline int pa_assemble(const char *ptxas, const char *ptx, size_t len, const char *arch, tj_buf *log)
 {
     char path[] = "/tmp/tj_ptx_XXXXXX";
@@ -44,7 +48,7 @@ static inline int pa_assemble(const char *ptxas, const char *ptx, size_t len, co
     fwrite(ptx, 1, len, f);
     fclose(f);
     char cmd[3072];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
+    snprintf(cmd, sizeof cmd, "'%s' -c -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
     FILE *p = popen(cmd, "r");
     int rc = -1;
     if (p) {
