@@ -7,8 +7,10 @@
  * view (no gathers) whose slices are the tile's two axes, element (i, j) of
  * the result reaches memory only as element (i, j) of that store, which
  * writes nothing past its tensor: the dot may leave the result's rows and
- * columns past the store's inside part as they were (the accumulator's
- * values), since nothing ever reads them. Any other reader (a reduction, a
+ * columns past the store's inside part uncomputed, since nothing ever
+ * reads them: the accumulator's values, or undefined where the product
+ * starts from zero and its registers are never initialised (llvm_dot.c's
+ * from_zero). Any other reader (a reduction, a
  * reshape, a second store, a mask, a while or an if) and nothing is
  * skipped. */
 #include <stdlib.h>
