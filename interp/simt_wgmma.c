@@ -162,7 +162,10 @@ void tj_simt_fence_proxy_async(tj_simt *s)
  * all of the warpgroup's threads (-1 after reporting). */
 static int group_on(tj_simt *s, tj_ref r, uint32_t a, uint32_t t0)
 {
-    tj_ref p = s->st.k->insts[r].args[a];
+    const tj_inst *in = &s->st.k->insts[r];
+    if (a >= in->nargs) /* SIMT text in the form before the predicate */
+        return tj_simt_fail(s, r, -1, "'%s' takes a predicate operand (`_`: every thread)", tj_op_get(in->op)->name);
+    tj_ref p = in->args[a];
     const tj_rval *v = p ? &s->st.vals[p] : NULL;
     uint32_t end = t0 + GROUP < s->nthreads ? t0 + GROUP : s->nthreads;
     if (!v)

@@ -121,8 +121,11 @@ const tj_ref *lw_producer_mask(lw *w, tj_op op, const tj_ref *args, uint32_t n)
         lw_error(w, "a producer warp cannot be kept from '%s'", tj_op_get(op)->name);
         return args;
     }
-    if ((uint32_t)at >= n)
+    if ((uint32_t)at >= n) { /* the op lacks the operand it is masked by: never run it unmasked */
+        w->producer_unfit = 1;
+        lw_error(w, "internal error: '%s' has no predicate operand to mask a producer warp with", tj_op_get(op)->name);
         return args;
+    }
     tj_ref *masked = lw_new_regs(w, n);
     for (uint32_t i = 0; i < n; i++)
         masked[i] = args[i];

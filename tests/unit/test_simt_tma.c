@@ -203,3 +203,24 @@ Test(simt_tma, refuses_what_a_tensor_map_cannot_describe)
     cr_expect_neq(run(NULL, NULL, y, PITCH, 1, &msg), 0);
     cr_expect(strstr(msg, "a tensor map needs"), "%s", msg);
 }
+
+/* SIMT text in the form before the wgmma family took a predicate (a bare
+ * `wgmma_fence`), run without the verifier: a located error, not a read
+ * past the instruction's operands. */
+Test(simt_tma, a_wgmma_fence_without_its_predicate_is_reported)
+{
+    const char *at = strstr(TMA, "  fence_proxy_async\n");
+    cr_assert(at, "no fence_proxy_async in the kernel");
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s  wgmma_fence\n%s", (int)(at - TMA), TMA, at);
+    static uint16_t x[MAX_ROWS * PITCH + 8], y[OUT];
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = NULL;
+    cr_assert_eq(tj_parse_ir(c, "tma.tjir", text, strlen(text), &k, 1), 1, "%s", tj_diag_render(c));
+    tj_arg args[2] = {{.is_tensor = 1,
+                       .tensor = {.data = x, .dtype = TJ_DT_BF16, .rank = 2, .shape = {ROWS, COLS}, .strides = {PITCH, 1}}},
+                      {.is_tensor = 1, .tensor = {.data = y, .dtype = TJ_DT_BF16, .rank = 1, .shape = {OUT}, .strides = {1}}}};
+    cr_expect_neq(tj_simt_run(k, args, 2), 0);
+    cr_expect(strstr(tj_diag_render(c), "takes a predicate operand"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+}
