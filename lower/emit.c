@@ -331,9 +331,11 @@ tj_ref lw_raw_tid(lw *w)
  * (lower/producer.c). */
 tj_ref lw_tid(lw *w)
 {
-    if (!w->producer)
-        return lw_raw_tid(w);
     tj_ref r = lw_memo_get(w, LW_MEMO_TID, NULL, 0, 0);
+    if (!r && !w->producer) { /* kept under lw_tid's key too: lw_producer_plan sees it was taken */
+        r = lw_raw_tid(w);
+        lw_memo_put(w, LW_MEMO_TID, NULL, 0, 0, r);
+    }
     if (!r) {
         int was = w->hoisting;
         w->hoisting = 1;
