@@ -72,9 +72,8 @@ static int loop_args(ptx_emitter *e, tj_ref r, uint32_t ncarried)
 static ptx_reg trip_count(ptx_emitter *e, tj_dtype dt, ptx_reg lo, ptx_reg hi, ptx_reg step)
 {
     int sign = tj_dtype_is_signed(dt), wide = tj_dtype_bits(dt) > 32;
-    const char *ts = wide ? (sign ? "s64" : "u64") : (sign ? "s32" : "u32");
-    const char *tu = wide ? "u64" : "u32", *tb = wide ? "b64" : "b32";
     ptx_cls cls = wide ? PX_B64 : PX_B32;
+    const char *ts = px_int_type(dt), *tu = wide ? "u64" : "u32", *tb = px_cls_type(cls);
     ptx_reg v[3] = {lo, hi, step};
     for (int i = 0; i < 3; i++)
         if (wide && v[i].cls != PX_B64) {
@@ -142,12 +141,13 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     int64_t s = 0;
     int unit = simt_step_constant(e->k, in->args[2], &s) && (s == 1 || (s == -1 && tj_dtype_is_signed(dt)));
     ptx_reg cnt = unit ? iv : trip_count(e, dt, lo, hi, step), done = px_tmp(e, PX_PRED);
+    const char *cu = cnt.cls == PX_B64 ? "u64" : "u32"; /* the trip count's width */
     uint32_t head = px_new_label(e), exit = px_new_label(e);
     px_label(e, head);
     if (unit)
         px_ins(e, "setp.%s.%s %s, %s, %s", s == 1 ? "ge" : "le", it, RN(done), RN(iv), RN(hi));
     else
-        px_ins(e, "setp.eq.%s %s, %s, 0", cnt.cls == PX_B64 ? "u64" : "u32", RN(done), RN(cnt));
+        px_ins(e, "setp.eq.%s %s, %s, 0", cu, RN(done), RN(cnt));
     px_ins(e, "@%s bra.uni $L%u", RN(done), exit);
     if (simt_walk_block(&e->walk, body, depth + 1) ||
         copy_yield(e, yield, carried, nc, simt_yield_needs_parallel_copy(e->k, yield, body)))
@@ -155,7 +155,7 @@ int px_emit_for(ptx_emitter *e, tj_ref r, int depth)
     px_ins(e, "add.%s %s, %s, %s", it, RN(iv), RN(iv), RN(step));
     px_wrap_small(e, dt, iv);
     if (!unit)
-        px_ins(e, "sub.%s %s, %s, 1", cnt.cls == PX_B64 ? "u64" : "u32", RN(cnt), RN(cnt));
+        px_ins(e, "sub.%s %s, %s, 1", cu, RN(cnt), RN(cnt));
     px_ins(e, "bra.uni $L%u", head);
     px_label(e, exit);
     if (px_block_has_wgmma(e->k, body)) /* the copies below read what its last group writes */
