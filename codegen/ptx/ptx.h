@@ -134,6 +134,9 @@ ptx_reg px_compute_dst(ptx_emitter *e, tj_dtype dt, ptx_reg d);
 void px_narrow(ptx_emitter *e, tj_dtype dt, ptx_reg d, ptx_reg computed);
 /* Wraps a 32-bit register to a small integer dtype in place. */
 void px_wrap_small(ptx_emitter *e, tj_dtype dt, ptx_reg d);
+/* d = a / b for f32 registers, correctly rounded as div.rn.f32 but with no
+ * subroutine call: for kernels with e->no_calls (ptx_arith.c). */
+void px_div_rn_f32_in_f64(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b);
 /* f32 and f64 literal operands (0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX). */
 ptx_rname px_f32_imm(float f);
 ptx_rname px_f64_imm(double d);

@@ -254,7 +254,7 @@ static void float_minmax(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a, ptx_reg
  * between two floats lies at least 2^-49 (relative) from one, so rounding
  * that to f32 rounds the exact quotient. Zero, infinite and NaN operands
  * take the plain product a * (1/b), which is their IEEE quotient. */
-static void div_rn_f32_in_f64(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b)
+void px_div_rn_f32_in_f64(ptx_emitter *e, ptx_reg d, ptx_reg a, ptx_reg b)
 {
     ptx_reg x = px_tmp(e, PX_F64), nb = px_tmp(e, PX_F64), r0 = px_tmp(e, PX_F64), r = px_tmp(e, PX_F64);
     ptx_reg t = px_tmp(e, PX_F64), q = px_tmp(e, PX_F64), plain = px_tmp(e, PX_F64);
@@ -296,7 +296,7 @@ static int float_binary(ptx_emitter *e, tj_ref r, tj_dtype dt, ptx_reg d, ptx_re
         if (cd.cls == PX_F32 && e->fastmath)
             px_ins(e, "div.full.f32 %s, %s, %s", RN(cd), RN(wa), RN(wb));
         else if (cd.cls == PX_F32 && e->no_calls)
-            div_rn_f32_in_f64(e, cd, wa, wb);
+            px_div_rn_f32_in_f64(e, cd, wa, wb);
         else
             px_ins(e, "div.rn.%s %s, %s, %s", ft, RN(cd), RN(wa), RN(wb));
         break;

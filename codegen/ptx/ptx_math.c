@@ -140,7 +140,10 @@ void px_log(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a)
     px_ins(e, "sub.rn.%s %s, %s, %s", FT(a), RN(f), RN(f), px_fimm(a.cls, 1.0).s);
     /* log(1 + f) = f - hfsq + s*(hfsq + R), s = f / (2 + f) */
     px_ins(e, "add.rn.%s %s, %s, %s", FT(a), RN(s), RN(f), px_fimm(a.cls, 2.0).s);
-    px_ins(e, "div.rn.%s %s, %s, %s", FT(a), RN(s), RN(f), RN(s));
+    if (a.cls == PX_F32 && e->no_calls)
+        px_div_rn_f32_in_f64(e, s, f, s);
+    else
+        px_ins(e, "div.rn.%s %s, %s, %s", FT(a), RN(s), RN(f), RN(s));
     px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(z), RN(s), RN(s));
     px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(w), RN(z), RN(z));
     px_horner(e, t1, w, L->even, L->neven);
