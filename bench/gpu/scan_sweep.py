@@ -9,7 +9,9 @@ cumsums (timed, not checked, labelled so): "no look-back" (the loop never
 runs: the ticket, loads, sum, publication, scan and stores alone: the bound
 of this structure) and "tiles by program id" (no ticket: a tile's index is
 its program's, which relies on the GPU starting programs in order, so it is
-no kernel to ship). --ordered adds, for each packed configuration, the kernel with its words
+no kernel to ship). --spin adds, for each packed configuration, the kernel that waits on the word
+of the nearest tile not combined yet alone (a load a warp) before it reads a
+window again. --ordered adds, for each packed configuration, the kernel with its words
 written by store_release and read by load_acquire (the packed kernel as
 first written). --two-word B,W,warps ... times scan_lookback (separate flags and values, the
 library's kernel for 64-bit values, and for f32 before the packed words) the
@@ -87,6 +89,12 @@ def packed_variant(src, old, new, count=1):
     return head + "kernel scan_lookback_packed(" + body.replace(old, new) + sep + tail
 
 
+SPIN = ("            w = j - m\n",
+        "            near = load_relaxed(F[j]) # the nearest tile not combined yet: one word until it is published\n"
+        "            while (near >> 32) == 0 {\n                near = load_relaxed(F[j])\n            }\n"
+        "            w = j - m\n")
+
+
 def ordered_variant(src):
     """scan_lookback_packed with its relaxed accesses of the words made acquire
     loads and release stores"""
@@ -104,6 +112,8 @@ def main():
                     help="time each configuration also with its aggregate published before the in-tile scan")
     ap.add_argument("--ordered", action="store_true",
                     help="time each packed configuration also with acquire loads and release stores of its words")
+    ap.add_argument("--spin", action="store_true",
+                    help="time each packed configuration also waiting on the nearest word alone before each window")
     ap.add_argument("--diagnostics", action="store_true",
                     help="time each packed configuration also without its look-back and without its ticket (unchecked)")
     ap.add_argument("--lib-layout", action="store_true",
@@ -146,6 +156,8 @@ def main():
         runs.append((label, src, consts["B"], "scan_lookback_packed"))
         if args.ordered:
             runs.append((label + " acquire/release", ordered_variant(src), consts["B"], "scan_lookback_packed"))
+        if args.spin:
+            runs.append((label + " spin on the nearest", packed_variant(src, *SPIN), consts["B"], "scan_lookback_packed"))
         if args.diagnostics:
             for what, old, new in DIAGNOSTICS:
                 runs.append((f"{label} (diagnostic, not a cumsum: {what})", packed_variant(src, old, new),
