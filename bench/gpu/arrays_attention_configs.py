@@ -6,12 +6,13 @@ time it buys; bench/NOTES.md, "Arrays: where a cold compile goes, eleventh
 session"):
 
     TILEJIT_LIB=.../libtilejit.so python3 bench/gpu/arrays_attention_configs.py
-        [--configs BM,BN,WARPS ...] [--reps 50] [--small]
+        [--configs BM,BN,WARPS ...] [--reps 20] [--launches 10] [--small]
 
 The kernel text is the one tnp.plan prints for arrays_bench.py's attention
 row (B 4, H 16, S 1024, D 64) with its tune line widened; each row reports
 the first call's compile (front end, nvJitLink, module load) and the warm
-kernel time (median of synchronized launches), after checking the result
+kernel time (the median over rounds of --launches calls queued back to back
+and synchronized once, so that the host's launch is not what is timed), after checking the result
 against torch. --small (1 x 2 x 256 x 64, NumPy on the cpu) runs the flow
 without a GPU."""
 import argparse
@@ -62,9 +63,12 @@ else:
     want = e / e.sum(-1, keepdims=True) @ v
     err = float(np.abs(y - want).max() / np.abs(want).max())
 assert err < 2e-3, f"max error {err:.2e} of the largest |value|"
-times = []
+times = []  # a round: LAUNCHES calls queued back to back, one synchronization (the kernel, not the host's launch)
 for _ in range(REPS):
-    t1 = time.perf_counter(); fn(q, kt, v, y); sync(); times.append((time.perf_counter() - t1) * 1e3)
+    t1 = time.perf_counter()
+    for _ in range(LAUNCHES):
+        fn(q, kt, v, y)
+    sync(); times.append((time.perf_counter() - t1) * 1e3 / LAUNCHES)
 print(json.dumps({"config": f"{BM},{BN},{WARPS}", "cold_ms": cold, "warm_ms": statistics.median(times),
                   "max_err": err}))
 """
@@ -74,7 +78,7 @@ def run(cfg, args):
     bm, bn, warps = (int(x) for x in cfg.split(","))
     shape = (1, 2, 256, 64) if args.small else (4, 16, 1024, 64)
     code = (f"import re\nROOT = {ROOT!r}\nSHAPE = {shape!r}\nGPU = {not args.small}\nTUNE = {TUNE!r}\n"
-            f"BM, BN, WARPS, REPS = {bm}, {bn}, {warps}, {args.reps}\n" + CHILD)
+            f"BM, BN, WARPS, REPS, LAUNCHES = {bm}, {bn}, {warps}, {args.reps}, {args.launches}\n" + CHILD)
     env = dict(os.environ, TILEJIT_CACHE_DIR=tempfile.mkdtemp(prefix="tj-attn-"), CUDA_CACHE_DISABLE="1")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     if r.returncode:
@@ -90,7 +94,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", nargs="+", default=["64,64,8", "64,64,16", "32,64,16", "64,64,8"],
                     help="BM,BN,WARPS each (the first and last: the cost model's, for the spread)")
-    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--reps", type=int, default=20, help="rounds; the warm time is their median")
+    ap.add_argument("--launches", type=int, default=10, help="calls queued a round before one synchronization")
     ap.add_argument("--small", action="store_true", help="1 x 2 x 256 x 64 on the cpu: the flow without a GPU")
     ap.add_argument("--json")
     args = ap.parse_args()
