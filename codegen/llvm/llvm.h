@@ -73,6 +73,7 @@ typedef struct lg {
     tj_ref *user;                   /* per instruction: its (last) user */
     tj_ref *row_store;              /* per instruction: the store its rows reach memory through
                                        alone (llvm_rows.c); TJ_NONE: any */
+    tj_ref *cell_store;             /* the same for its elements (i, j), of a rank-2 tile */
     void *fields;                   /* tensor fields read in the prologue */
     uint64_t frame;                 /* bytes of allocas so far */
     int vector_bits;                /* the host's widest vector (128, 256, 512) */
@@ -231,8 +232,9 @@ int lg_emit_sort(lg *g, tj_ref r);
 int lg_emit_counting_sort(lg *g, tj_ref r);
 /* llvm_dot.c */
 int lg_emit_dot(lg *g, tj_ref r);
-/* llvm_rows.c: the values whose rows reach memory only through one
- * clipped store (g->row_store); 0, or -1 out of memory. */
+/* llvm_rows.c: the values whose rows, or elements, reach memory only
+ * through one clipped store (g->row_store, g->cell_store); 0, or -1 out
+ * of memory. */
 int lg_plan_rows(lg *g);
 /* How many of r's rows anything reads (i64, evaluated here), or NULL
  * (all, or not known where r is emitted). */
@@ -240,8 +242,8 @@ LLVMValueRef lg_live_rows(lg *g, tj_ref r);
 /* Whether scalar x's value is already emitted where r is: x lies before
  * r in r's block or one around it. */
 int lg_emitted_before(const lg *g, tj_ref x, tj_ref r);
-/* llvm_dot_read.c: where rank-2 dot r's result reaches memory only
- * through one plain-slice store (element (i, j) as its element (i, j)),
+/* Where rank-2 dot r's result reaches memory only through one
+ * plain-slice store (element (i, j) as its element (i, j)),
  * how many of its rows and columns lie inside that store's tensor (i64,
  * evaluated here): 1; 0 where that is not proved. */
 int lg_dot_read_extent(lg *g, tj_ref r, LLVMValueRef *rows, LLVMValueRef *cols);

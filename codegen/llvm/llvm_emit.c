@@ -363,6 +363,7 @@ static void release(lg *g)
     free(g->uses);
     free(g->user);
     free(g->row_store);
+    free(g->cell_store);
     if (g->b)
         LLVMDisposeBuilder(g->b);
     if (g->pro)
@@ -379,9 +380,10 @@ int lg_build_function(LLVMModuleRef mod, const tj_kernel *k, int vector_bits, in
     g.uses = calloc(k->ninsts, sizeof *g.uses);
     g.user = calloc(k->ninsts, sizeof *g.user);
     g.row_store = calloc(k->ninsts, sizeof *g.row_store);
+    g.cell_store = calloc(k->ninsts, sizeof *g.cell_store);
     g.b = LLVMCreateBuilderInContext(g.lc);
     g.pro = LLVMCreateBuilderInContext(g.lc);
-    if (!g.vals || !g.views || !g.fields || !g.uses || !g.user || !g.row_store || plan_tuples(&g) ||
+    if (!g.vals || !g.views || !g.fields || !g.uses || !g.user || !g.row_store || !g.cell_store || plan_tuples(&g) ||
         lg_plan_rows(&g)) {
         release(&g);
         return lg_fail(&g, TJ_NONE, "out of memory");

@@ -215,46 +215,85 @@ static int check_frame(const tj_kernel *k, LLVMModuleRef mod)
     return -1;
 }
 
-int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
+/* A kernel's module for the host, before the passes. */
+typedef struct host_module {
+    LLVMContextRef lc;
+    LLVMModuleRef mod;
+    LLVMTargetMachineRef tm;
+    LLVMTargetDataRef dl;
+} host_module;
+
+static void host_module_free(host_module *h)
 {
+    if (h->mod)
+        LLVMDisposeModule(h->mod);
+    if (h->dl)
+        LLVMDisposeTargetData(h->dl);
+    if (h->tm)
+        LLVMDisposeTargetMachine(h->tm);
+    LLVMContextDispose(h->lc);
+}
+
+/* Checks the request and builds k's module into *h (which the caller
+ * frees either way); 0, or -1 after a diagnostic. */
+static int build_host_module(tj_cpu *cpu, const tj_kernel *k, const void *out, const char *caller, host_module *h)
+{
+    *h = (host_module){LLVMContextCreate(), NULL, NULL, NULL};
     if (!k)
         return -1;
-    if (!cpu || !object) {
-        tj_error(k->ctx, "tj_cpu_compile_object: NULL %s", cpu ? "object buffer" : "cpu");
+    if (!cpu || !out) {
+        tj_error(k->ctx, "%s: NULL %s", caller, cpu ? "output buffer" : "cpu");
         return -1;
     }
     if (k->level != TJ_LEVEL_TILE) {
         tj_error(k->ctx, "kernel '%s': the cpu back end takes Tile IR, not SIMT IR", k->name);
         return -1;
     }
-    double t0 = now_ms();
-    LLVMContextRef lc = LLVMContextCreate();
-    LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(k->name, lc);
-    LLVMTargetMachineRef tm = new_machine(cpu);
-    if (!tm) {
+    h->mod = LLVMModuleCreateWithNameInContext(k->name, h->lc);
+    if (!(h->tm = new_machine(cpu))) {
         tj_error(k->ctx, "kernel '%s': cpu back end: cannot create a target machine for %s", k->name, cpu->triple);
-        LLVMDisposeModule(mod);
-        LLVMContextDispose(lc);
         return -1;
     }
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(mod, dl);
-    LLVMSetTarget(mod, cpu->triple);
-    int rc = lg_build_function(mod, k, cpu->vector_bits, tj_cpu_sort_net_host(cpu->features));
+    h->dl = LLVMCreateTargetDataLayout(h->tm);
+    LLVMSetModuleDataLayout(h->mod, h->dl);
+    LLVMSetTarget(h->mod, cpu->triple);
+    return lg_build_function(h->mod, k, cpu->vector_bits, tj_cpu_sort_net_host(cpu->features));
+}
+
+int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cpu_times *times)
+{
+    double t0 = now_ms();
+    host_module h;
+    int rc = build_host_module(cpu, k, object, "tj_cpu_compile_object", &h);
     if (!rc)
-        rc = check_frame(k, mod);
+        rc = check_frame(k, h.mod);
     double t1 = now_ms();
     if (!rc)
-        rc = optimize_and_emit(cpu, k, mod, tm, object);
+        rc = optimize_and_emit(cpu, k, h.mod, h.tm, object);
     if (times) {
         times->codegen_ms = t1 - t0;
         times->opt_ms = now_ms() - t1;
         times->link_ms = 0;
     }
-    LLVMDisposeModule(mod);
-    LLVMDisposeTargetData(dl);
-    LLVMDisposeTargetMachine(tm);
-    LLVMContextDispose(lc);
+    host_module_free(&h);
+    return rc;
+}
+
+int tj_cpu_emit_llvm(tj_cpu *cpu, const tj_kernel *k, tj_buf *out)
+{
+    host_module h;
+    int rc = build_host_module(cpu, k, out, "tj_cpu_emit_llvm", &h);
+    if (!rc) {
+        char *text = LLVMPrintModuleToString(h.mod);
+        size_t before = out->len, n = strlen(text);
+        tj_buf_append(out, text, n);
+        LLVMDisposeMessage(text);
+        if (out->len != before + n) { /* tj_buf_append truncates when out of memory */
+            tj_error(k->ctx, "kernel '%s': cpu back end: out of memory for the LLVM IR", k->name);
+            rc = -1;
+        }
+    }
+    host_module_free(&h);
     return rc;
 }
 

@@ -178,7 +178,7 @@ LLVMValueRef lg_rows_begin(lg *g, lg_rows *l, tj_ref r)
     l->nested = live && row >= MIN_ROW;
     if (!l->nested)
         return lg_each_begin(g, &l->each, l->n);
-    l->row = lg_loop_begin(g, lg_i64(g, 0), live, "row");
+    l->row = lg_loop_begin(g, lg_i64(g, 0), live, "live_rows");
     l->each = lg_loop_begin(g, lg_i64(g, 0), lg_i64(g, (int64_t)row), "each");
     return LLVMBuildNSWAdd(g->b, LLVMBuildNSWMul(g->b, l->row.i, lg_i64(g, (int64_t)row), ""), l->each.i, "");
 }

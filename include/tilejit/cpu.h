@@ -50,6 +50,10 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
 tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, size_t cap);
 /* Both: compile and load; NULL after a diagnostic in k's context. */
 tj_cpu_fn *tj_cpu_compile(tj_cpu *cpu, const tj_kernel *k, tj_cpu_times *times);
+/* The LLVM IR that tj_cpu_compile_object makes of k for this host, before
+ * the optimization passes, as text appended to *out (`tilejit emit
+ * --target llvm`, the FileCheck tests): 0, or -1 after a diagnostic. */
+int tj_cpu_emit_llvm(tj_cpu *cpu, const tj_kernel *k, tj_buf *out);
 
 /* Runs every program of grid (as tj_eval_grid gives it) on the pool.
  * Arguments must have passed tj_check_args for the kernel compiled. Safe

@@ -18,7 +18,7 @@ expect 2 "$T" frobnicate;                        has err "unknown command 'frobn
 expect 2 "$T" check;                             has err "tilejit check: error: no FILE given"
 expect 2 "$T" emit "$ADD" --target ir;           has err "missing -k KERNEL"
 expect 2 "$T" run "$ADD";                        has err "missing -k KERNEL"
-expect 2 "$T" emit "$ADD" -k add;                has err "missing --target TARGET (targets: ir, ir-opt, simt[:sm_XX], ptx[:sm_XX], msl)"
+expect 2 "$T" emit "$ADD" -k add;                has err "missing --target TARGET (targets: ir, ir-opt, simt[:sm_XX], ptx[:sm_XX], msl, llvm)"
 expect 2 "$T" emit -k add --target ir;           has err "expected one FILE"
 expect 2 "$T" emit "$ADD" "$ADD" -k add --target ir; has err "unexpected argument"
 expect 2 "$T" run "$ADD" -k;                     has err "option -k needs a value"
@@ -26,7 +26,7 @@ expect 2 "$T" run "$ADD" --kernel;               has err "option --kernel needs 
 expect 2 "$T" run "$ADD" -k add --device;        has err "option --device needs a value"
 
 # targets
-expect 2 "$T" emit "$ADD" -k add --target llvm;  has err "unknown target 'llvm'"
+expect 2 "$T" emit "$ADD" -k add --target asm;   has err "unknown target 'asm'"
 expect 2 "$T" emit "$ADD" -k add --target ir:sm_80; has err "target 'ir' takes no ':ARCH'"
 expect 2 "$T" emit "$ADD" -k add --target ptx:80; has err "bad architecture '80'"
 expect 2 "$T" emit "$ADD" -k add --target ptx:sm_9x; has err "bad architecture 'sm_9x'"

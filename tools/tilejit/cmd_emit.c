@@ -1,8 +1,9 @@
 /* `tilejit emit FILE -k KERNEL --target TARGET`: prints one kernel as Tile
- * IR, optimized Tile IR, SIMT IR or PTX (MSL once its back end lands). */
+ * IR, optimized Tile IR, SIMT IR, PTX, MSL or the cpu back end's LLVM IR. */
 #include <string.h>
 
 #include "cli.h"
+#include "tilejit/cpu.h"
 #include "tilejit/tilejit.h"
 
 typedef struct emit_target {
@@ -53,6 +54,25 @@ static int emit_msl(tj_kernel *k, const char *arch, tj_buf *out)
     return simt ? tj_emit_msl(simt, out) : -1;
 }
 
+/* The optimized Tile IR through the cpu back end, for this host, before
+ * LLVM's passes: what its own code generator decided (loop bounds, the
+ * rows it skips). */
+static int emit_llvm(tj_kernel *k, const char *arch, tj_buf *out)
+{
+    (void)arch;
+    char err[256];
+    if (tj_optimize(k, 1))
+        return -1;
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    if (!cpu) {
+        tj_error(k->ctx, "target 'llvm': %s", err);
+        return -1;
+    }
+    int rc = tj_cpu_emit_llvm(cpu, k, out);
+    tj_cpu_free(cpu);
+    return rc;
+}
+
 /* The one list of targets; a back end that lands fills in its function. */
 static const emit_target targets[] = {
     {"ir", NULL, emit_ir},
@@ -60,6 +80,7 @@ static const emit_target targets[] = {
     {"simt", "sm_80", emit_simt}, /* simt:sm_90a: the lowering for wgmma */
     {"ptx", "sm_90a", emit_ptx},
     {"msl", NULL, emit_msl},
+    {"llvm", NULL, emit_llvm},
 };
 enum { NTARGETS = sizeof targets / sizeof targets[0] };
 

@@ -19,6 +19,7 @@ static const cli_command commands[] = {
      "  simt          SIMT IR: what one thread does, after lowering\n"
      "  ptx[:sm_XX]   PTX for an NVIDIA arch (default sm_90a; e.g. ptx:sm_80)\n"
      "  msl           Metal Shading Language (Metal 3)\n"
+     "  llvm          the cpu back end's LLVM IR for this host, before LLVM's passes\n"
      "A CUDA C file (FILE.cu) has one target, ptx[:sm_XX]: the PTX NVRTC makes (no GPU\n"
      "needed); KERNEL may be 'NAME<TEMPLATE ARGS>' and -D defines macros.\n"
      "An MLIR file (FILE.mlir): KERNEL is a function; the targets are graph (the array\n"

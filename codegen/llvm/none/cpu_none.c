@@ -34,6 +34,11 @@ int tj_cpu_compile_object(tj_cpu *cpu, const tj_kernel *k, tj_buf *object, tj_cp
     return -1;
 }
 
+int tj_cpu_emit_llvm(tj_cpu *cpu, const tj_kernel *k, tj_buf *out)
+{
+    return tj_cpu_compile_object(cpu, k, out, NULL);
+}
+
 tj_cpu_fn *tj_cpu_load(tj_cpu *cpu, const void *object, size_t len, char *err, size_t cap)
 {
     (void)cpu, (void)object, (void)len;
