@@ -95,15 +95,20 @@ static void rank_step(csort *s, tj_ref j)
     warp_sync(w);
 }
 
-/* A loop over the steps of a warp's chunk, `fn` its body. */
+/* A loop over the steps of a warp's chunk, `fn` its body, and the
+ * program's barrier after it. */
 static void steps(csort *s, void (*fn)(csort *, tj_ref))
 {
     lw *w = s->w;
     lw_loop lp;
     lw_loop_begin(w, &lp, i32(w, 0), i32(w, s->chunk / 32), i32(w, 1), NULL, 0);
     fn(s, lp.iv);
-    w->smem_dirty = 0; /* each body ends with a barrier (the rank steps' a warp's: the program's follows the loop) */
+    /* no step reads what another step wrote through a program's barrier:
+     * the rank steps order their warp's counters themselves, the
+     * placement writes only obuf, which no step reads */
+    w->smem_dirty = 0;
     lw_loop_end(w, &lp, NULL);
+    lw_barrier(w);
 }
 
 /* Bucket b's slot for this thread's k-th turn, or its spare slot. */
@@ -162,16 +167,18 @@ static void place_step(csort *s, tj_ref j)
     tj_ref place = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_ADD, start, warp_start),
                           load_pos(s, s->rbuf, safe));
     store_pos(s, s->obuf, lw_select(w, valid, place, spare(w, s->n)), e);
-    lw_barrier(w);
 }
 
 /* Whether the source kernel reads element k of r's results (dce has run:
- * a projection left is used). */
+ * a projection still in a block is used; one dce removed keeps its slot in
+ * insts, with no block). */
 static int projected(const lw *w, tj_ref r, int64_t k)
 {
-    for (tj_ref i = 1; i < w->src->ninsts; i++)
-        if (w->src->insts[i].op == TJ_OP_PROJ && w->src->insts[i].args[0] == r && w->src->insts[i].imm == k)
+    for (tj_ref i = 1; i < w->src->ninsts; i++) {
+        const tj_inst *in = &w->src->insts[i];
+        if (in->block && in->op == TJ_OP_PROJ && in->args[0] == r && in->imm == k)
             return 1;
+    }
     return 0;
 }
 
@@ -243,8 +250,7 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
     }
     zero_counters(&s);
     lw_barrier(w);
-    steps(&s, rank_step);
-    lw_barrier(w); /* every warp's counters are final (its steps ended with the warp's barrier only) */
+    steps(&s, rank_step); /* then every warp's counters are final */
     bucket_starts(&s);
     if (s.want_order)
         steps(&s, place_step);
