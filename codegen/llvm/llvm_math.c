@@ -47,18 +47,37 @@ static LLVMValueRef horner(lg *g, LLVMValueRef x, const double *c, int n)
     return p;
 }
 
-/* 2^k for integral float k in [-127, 127]: the exponent field. */
-static LLVMValueRef pow2i(lg *g, LLVMValueRef k)
+/* 1.5 * 2^23: t + SHIFTER rounds t (|t| < 2^22) to the nearest integer n,
+ * which the sum's low mantissa bits then hold: its bits are
+ * SHIFTER_BITS + n, and shifted into the exponent field they are n << 23
+ * (SHIFTER_BITS << 23 is 0 in 32 bits). No vroundps, no conversion. */
+#define SHIFTER 12582912.0
+enum { SHIFTER_BITS = 0x4B400000, ONE_BITS = 0x3F800000 };
+
+/* n = rint(t) as a float, from shifted = t + SHIFTER; *k: the sum's bits. */
+static LLVMValueRef nearest(lg *g, LLVMValueRef shifted, LLVMValueRef *k)
 {
-    LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildFPToSI(g->b, k, g->i32, ""), lg_i32(g, 127), "");
-    return LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, e, lg_i32(g, 23), ""), g->f32, "");
+    *k = LLVMBuildBitCast(g->b, shifted, g->i32, "");
+    return LLVMBuildFSub(g->b, shifted, cf(g, SHIFTER), "");
 }
 
-/* 2^n * e^r for integral n and |r| <= ln2/2, rounded once, so the
- * results between FLT_MIN and 0 (n down to -150) come out subnormal. With
- * AVX-512, llvm.ldexp is one vscalefps; elsewhere LLVM would expand it
- * (or call ldexpf), so 2^n goes in two halves through the exponent field. */
-static LLVMValueRef scale_exp(lg *g, LLVMValueRef n, LLVMValueRef r)
+static LLVMValueRef clamp_i32(lg *g, LLVMValueRef k, int32_t lo, int32_t hi)
+{
+    LLVMValueRef a[2] = {k, lg_i32(g, lo)};
+    LLVMValueRef b[2] = {lg_intrinsic(g, "llvm.smax", a, 2), lg_i32(g, hi)};
+    return lg_intrinsic(g, "llvm.smin", b, 2);
+}
+
+/* 2^n * e^r for integral n in [-151, 129] (k = SHIFTER_BITS + n, its
+ * float n) and |r| <= ln2/2, rounded once, so the results between FLT_MIN
+ * and 0 come out subnormal. With AVX-512, llvm.ldexp is one vscalefps;
+ * elsewhere LLVM would expand it (or call ldexpf), so n = n1 + n2 with n1
+ * clamped to [-125, 127]: n1 goes into e^r's exponent field by an integer
+ * add (e^r in [2^-0.5, 2^0.5] keeps it a normal float), 2^n2 (n2 in [-26,
+ * 2]) is a normal float that one product applies (1.0 unless the result
+ * is subnormal or past FLT_MAX). Two halves through the exponent field
+ * took a vroundps and two conversions more. */
+static LLVMValueRef scale_exp(lg *g, LLVMValueRef k, LLVMValueRef n, LLVMValueRef r)
 {
     static const double c[] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
     LLVMValueRef p = horner(g, r, c, 8);
@@ -69,10 +88,12 @@ static LLVMValueRef scale_exp(lg *g, LLVMValueRef n, LLVMValueRef r)
         return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->lc, id, over, 2), LLVMGetIntrinsicDeclaration(g->mod, id, over, 2),
                               pn, 2, "");
     }
-    LLVMValueRef half = LLVMBuildFMul(g->b, n, cf(g, 0.5), "");
-    LLVMValueRef n1 = lg_intrinsic(g, "llvm.floor", &half, 1);
-    LLVMValueRef n2 = LLVMBuildFSub(g->b, n, n1, "");
-    return LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, p, pow2i(g, n1), ""), pow2i(g, n2), "");
+    LLVMValueRef k1 = clamp_i32(g, k, SHIFTER_BITS - 125, SHIFTER_BITS + 127);
+    LLVMValueRef pbits = LLVMBuildBitCast(g->b, p, g->i32, "");
+    LLVMValueRef p1 = LLVMBuildAdd(g->b, pbits, LLVMBuildShl(g->b, k1, lg_i32(g, 23), ""), "");
+    LLVMValueRef two_n2 = LLVMBuildAdd(g->b, LLVMBuildShl(g->b, LLVMBuildSub(g->b, k, k1, ""), lg_i32(g, 23), ""),
+                                       lg_i32(g, ONE_BITS), "");
+    return LLVMBuildFMul(g->b, LLVMBuildBitCast(g->b, p1, g->f32, ""), LLVMBuildBitCast(g->b, two_n2, g->f32, ""), "");
 }
 
 static LLVMValueRef keep_nan(lg *g, LLVMValueRef x, LLVMValueRef v)
@@ -110,22 +131,22 @@ static LLVMValueRef expf_ir(lg *g, LLVMValueRef x)
 {
     LLVMValueRef u = under(g, x, -104.0);
     LLVMValueRef c = in_range(g, x, u, 89.0);
-    LLVMValueRef t = LLVMBuildFMul(g->b, c, cf(g, 1.4426950408889634), "");
-    LLVMValueRef n = lg_intrinsic(g, "llvm.rint", &t, 1);
+    LLVMValueRef t[3] = {c, cf(g, 1.4426950408889634), cf(g, SHIFTER)}, k;
+    LLVMValueRef n = nearest(g, lg_intrinsic(g, "llvm.fma", t, 3), &k); /* rint(c * log2(e)) */
     LLVMValueRef a[3] = {n, cf(g, -0.693145751953125), c}; /* ln2 in two parts: n * hi is exact */
     LLVMValueRef r = lg_intrinsic(g, "llvm.fma", a, 3);
     LLVMValueRef b[3] = {n, cf(g, -1.428606765330187e-06), r};
     r = lg_intrinsic(g, "llvm.fma", b, 3);
-    return keep_nan(g, x, zero_under(g, u, scale_exp(g, n, r)));
+    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, n, r)));
 }
 
 static LLVMValueRef exp2f_ir(lg *g, LLVMValueRef x)
 {
     LLVMValueRef u = under(g, x, -151.0);
     LLVMValueRef c = in_range(g, x, u, 129.0);
-    LLVMValueRef n = lg_intrinsic(g, "llvm.rint", &c, 1);
+    LLVMValueRef k, n = nearest(g, LLVMBuildFAdd(g->b, c, cf(g, SHIFTER), ""), &k);
     LLVMValueRef r = LLVMBuildFMul(g->b, LLVMBuildFSub(g->b, c, n, ""), cf(g, 0.6931471805599453), "");
-    return keep_nan(g, x, zero_under(g, u, scale_exp(g, n, r)));
+    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, n, r)));
 }
 
 static LLVMValueRef tanhf_ir(lg *g, LLVMValueRef x)
