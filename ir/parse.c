@@ -77,7 +77,8 @@ static tj_binding *parse_bindings(parser *p, uint32_t *n)
     return b;
 }
 
-/* `(threads = N, smem = BYTES)` after `simt`: a SIMT kernel (docs/simt.md). */
+/* `(threads = N, smem = BYTES[, programs = P])` after `simt`: a SIMT
+ * kernel (docs/simt.md). */
 static void parse_simt(parser *p, tj_kernel *k)
 {
     tjp_expect(p, '(');
@@ -88,6 +89,11 @@ static void parse_simt(parser *p, tj_kernel *k)
     tjp_expect_word(p, "smem");
     tjp_expect(p, '=');
     k->smem_bytes = (uint32_t)tjp_int_in(p, 0, UINT32_MAX, "smem");
+    if (accept_punct(p, ',')) {
+        tjp_expect_word(p, "programs");
+        tjp_expect(p, '=');
+        k->programs = (uint32_t)tjp_int_in(p, 0, 32, "programs");
+    }
     tjp_expect(p, ')');
     k->level = TJ_LEVEL_SIMT;
 }

@@ -436,7 +436,9 @@ static void print_header(const tj_kernel *k, tj_buf *out)
     }
     tj_buf_append(out, ")", 1);
     if (k->level == TJ_LEVEL_SIMT)
-        tj_buf_printf(out, " simt(threads = %u, smem = %u)", k->nthreads, k->smem_bytes);
+        tj_buf_printf(out, " simt(threads = %u, smem = %u%s", k->nthreads, k->smem_bytes, k->programs ? "" : ")");
+    if (k->level == TJ_LEVEL_SIMT && k->programs)
+        tj_buf_printf(out, ", programs = %u)", k->programs);
     print_bindings("config", k->config, k->nconfig, out);
     print_bindings("spec", k->spec, k->nspec, out);
     print_facts(k, out);

@@ -214,25 +214,35 @@ static const tj_layout *operand_layout(lw *w, const tj_layout *l, int rank, cons
     return NULL;
 }
 
-static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l);
-
-/* Broadcast or reshape of a value cheap to recompute: the operand is
- * recomputed where the shape op then reads it for free (an index mask
- * broadcast into a dot's result layout costs no shared memory). */
-static tj_ref *remat_shape(lw *w, tj_ref r, const tj_layout *l)
+/* Broadcast or reshape r read in layout l through its operand: the operand
+ * is taken (lw_regs_in: recomputed when cheap, else converted) in the layout
+ * from which r reads in l without moving data. An index mask broadcast into
+ * a dot's result layout then costs no shared memory, and a bias row
+ * broadcast into it moves its BN values, not the BM x BN of the broadcast
+ * tile (a register each for every row a thread holds). NULL with *none set
+ * where no such layout exists (r's operand a scalar, or no free read). */
+static tj_ref *shape_via_operand(lw *w, tj_ref r, const tj_layout *l, int *none)
 {
     const tj_inst *in = &w->src->insts[r];
     const tj_type_info *si = lw_src_type(w, in->args[0]);
     int64_t wts[TJ_MAX_RANK];
     const tj_layout *from = si->rank ? operand_layout(w, l, si->rank, si->shape) : NULL;
     const uint32_t *map = from && !lw_shape_weights(w, r, wts) ? lw_transfer_map(w, lw_intern(w, from), l, wts) : NULL;
-    tj_ref *src = map ? remat(w, in->args[0], lw_intern(w, from)) : NULL;
+    *none = !map;
+    tj_ref *src = map ? lw_regs_in(w, in->args[0], lw_intern(w, from)) : NULL;
     if (!src)
-        return lw_shape_regs(w, r, l);
+        return NULL;
     tj_ref *regs = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         regs[i] = src[map[i]];
     return regs;
+}
+
+static tj_ref *remat_shape(lw *w, tj_ref r, const tj_layout *l)
+{
+    int none;
+    tj_ref *regs = shape_via_operand(w, r, l, &none);
+    return none ? lw_shape_regs(w, r, l) : regs;
 }
 
 static tj_ref *remat(lw *w, tj_ref r, const tj_layout *l)
@@ -256,6 +266,22 @@ static int block_visible(const lw *w, tj_block_id b)
     return 0;
 }
 
+/* v's registers in l, recomputed or moved: a broadcast or reshape moves its
+ * operand where it can (never more elements than v). */
+static tj_ref *convert(lw *w, tj_ref v, const lw_val *val, const tj_layout *l)
+{
+    tj_op op = w->src->insts[v].op;
+    if (lw_src_type(w, v)->rank > 0 && remat_ok(w, v, 0))
+        return remat(w, v, l);
+    int none = 1;
+    tj_ref *regs = op == TJ_OP_BROADCAST || op == TJ_OP_RESHAPE ? shape_via_operand(w, v, l, &none) : NULL;
+    if (!none)
+        return regs;
+    int64_t strides[TJ_MAX_RANK];
+    tj_shape_strides(l->rank, l->shape, strides);
+    return lw_transfer(w, val, l, strides);
+}
+
 tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l)
 {
     lw_val *val = lw_val_of(w, v);
@@ -266,14 +292,7 @@ tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l)
     for (lw_conv *cv = w->conv; cv; cv = cv->next)
         if (cv->src == v && tj_layout_equal(cv->lay, l) && block_visible(w, cv->block))
             return cv->regs;
-    tj_ref *regs;
-    if (lw_src_type(w, v)->rank > 0 && remat_ok(w, v, 0)) {
-        regs = remat(w, v, l);
-    } else {
-        int64_t strides[TJ_MAX_RANK];
-        tj_shape_strides(l->rank, l->shape, strides);
-        regs = lw_transfer(w, val, l, strides);
-    }
+    tj_ref *regs = convert(w, v, val, l);
     if (!regs)
         return NULL;
     lw_conv *cv = tj_alloc(w->c, sizeof *cv);

@@ -674,8 +674,10 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     if (lw_lower_block(w, k->body, &y) || w->err)
         return NULL;
     lw_emit(w, TJ_OP_YIELD, TJ_TYPE_NONE, NULL, 0);
+    lw_sink_elementwise(w);
     w->dst->nthreads = w->nthreads + (w->producer ? TJ_WARP_SIZE : 0);
     w->dst->smem_bytes = w->smem_bytes;
+    w->dst->programs = lw_wgmma_programs(w);
     return w->dst;
 }
 

@@ -107,6 +107,7 @@ typedef struct lw {
                               (a load it copies, trans() of a slot), 0: none */
     int no_rings, rings_any;
     int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
+    uint32_t wgmma_acc;    /* the accumulator registers of a thread's wgmma dots, all summed */
     struct lw_wg_defer *wg_defer; /* a wgmma dot whose group a later dot's wait retires (lower/wgmma.c) */
     int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
     int wgmma_turns;       /* warpgroups take turns (tj_lower_options, lower/wgmma_turns.c) */
@@ -229,6 +230,10 @@ int lw_is_soft(const lw *w, tj_ref r);
 
 /* ---- lower/lower.c ---- */
 int lw_lower_block(lw *w, tj_block_id src_block, tj_ref *yield);
+/* lower/wgmma.c: programs an SM to leave registers for (tj_kernel.programs) */
+uint32_t lw_wgmma_programs(const lw *w);
+/* lower/sink.c: elementwise ops moved down to their first use (the last step) */
+void lw_sink_elementwise(lw *w);
 lw_val *lw_val_of(lw *w, tj_ref r);
 const tj_type_info *lw_src_type(const lw *w, tj_ref r);
 const tj_layout *lw_layout_of(lw *w, tj_ref r); /* the assigned layout */

@@ -45,7 +45,27 @@ enum {
     SM_REGS = 65536,     /* 32-bit registers of an SM, shared by a program's threads */
     THREAD_REGS = 255,   /* the most one thread may have */
     OTHER_REGS = 32,     /* beside the accumulators: descriptors, addresses, the loop */
+    FRAG_REGS = 4,       /* of a c fragment (f32[16, 8] in a warp) */
+    SM_SMEM = 228 * 1024, /* shared memory of an SM (sm_90) */
+    PROGRAM_SMEM = 1024, /* what the driver reserves of it per program */
+    EPILOGUE_REGS = 64,  /* beside the accumulators for a second program's share */
 };
+
+/* Two programs an SM where the shared memory leaves room for them and a
+ * thread's share of the registers then (128 at 256 threads) holds the
+ * accumulators and EPILOGUE_REGS more: the code generator tells ptxas
+ * (.minnctapersm), which would otherwise take what the second program
+ * needs (a fused bias + gelu epilogue at 128 x 128 / 8 warps took 160),
+ * and so one program's epilogue runs under the other's products. 0 where
+ * not (one program, or a share above what a thread can have anyway). */
+uint32_t lw_wgmma_programs(const lw *w)
+{
+    uint32_t threads = w->nthreads + (w->producer ? TJ_WARP_SIZE : 0);
+    uint32_t share = SM_REGS / (2 * threads) / 8 * 8;
+    if (!w->wgmma_acc || 2 * ((uint64_t)w->smem_bytes + PROGRAM_SMEM) > SM_SMEM || share > THREAD_REGS)
+        return 0;
+    return w->wgmma_acc + EPILOGUE_REGS <= share ? 2 : 0;
+}
 
 /* The largest of 128, 64, 32 bytes dividing a row of `bytes`, or 0. */
 static int swizzle_for(int64_t bytes)
@@ -343,6 +363,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     int carried = av && av->frags; /* by the enclosing loop (lw_mma_carried) */
     uint32_t nfrags = (uint32_t)(p->tm * p->tn);
+    w->wgmma_acc += nfrags * FRAG_REGS;
     tj_ref *c = carried ? lw_new_regs(w, nfrags) : accumulators(w, p, l, acc);
     if (!c)
         return 1;

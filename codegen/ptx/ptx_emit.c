@@ -255,7 +255,10 @@ static void write_module(ptx_emitter *e, const ptx_arch *arch, tj_buf *out)
     px_write_tables(e, out);
     tj_buf_printf(out, ".visible .entry %s(\n", k->name);
     px_write_params(e, out);
-    tj_buf_printf(out, ")\n.reqntid %u\n{\n", k->nthreads);
+    tj_buf_printf(out, ")\n.reqntid %u\n", k->nthreads);
+    if (k->programs > 1) /* registers for that many programs an SM (lower/wgmma.c, lw_wgmma_programs) */
+        tj_buf_printf(out, ".minnctapersm %u\n", k->programs);
+    tj_buf_append(out, "{\n", 2);
     for (int c = 0; c < PX_NCLS; c++)
         if (e->nregs[c])
             tj_buf_printf(out, "\t.reg %s %s<%u>;\n", cls_decl[c], cls_prefix[c], e->nregs[c]);

@@ -260,6 +260,8 @@ typedef struct tj_kernel {
     tj_level level;
     uint32_t nthreads;   /* SIMT: threads per program (warps * 32) */
     uint32_t smem_bytes; /* SIMT: shared memory per program */
+    uint32_t programs;   /* SIMT: programs an SM the code must leave registers for
+                            (PTX .minnctapersm); 0: no bound */
     const char *name;
     tj_loc loc;          /* the kernel's name in its source, for errors about the whole
                             kernel; none for IR from text or the builder */

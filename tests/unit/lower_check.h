@@ -75,6 +75,15 @@ static inline unsigned lc_rand(unsigned *state)
 
 static inline double lc_uniform(unsigned *state) { return (lc_rand(state) >> 8) / (double)(1u << 24); }
 
+/* How many instructions of kernel k are `op`. */
+static inline int lc_count_op(const tj_kernel *k, tj_op op)
+{
+    int n = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        n += k->insts[r].op == op;
+    return n;
+}
+
 /* Element i of a tensor as a double. */
 static inline double lc_get(tj_dtype dt, const void *p, size_t i)
 {

@@ -47,13 +47,6 @@ static tj_kernel *lower(const char *defines)
     return k;
 }
 
-static int count_op(const tj_kernel *k, tj_op op)
-{
-    int n = 0;
-    for (tj_ref r = 1; r <= k->ninsts; r++)
-        n += k->insts[r].op == op;
-    return n;
-}
 
 /* 512 steps on 64 threads: 8 a thread. With vec 8 they are consecutive, one
  * chunk, so one lane scan of (a, b): 5 levels of two shfl_up (and the shift
@@ -64,7 +57,7 @@ Test(lower_vec, consecutive_elements_take_one_lane_scan)
     tj_pipeline_options po = {.verify = 1};
     tj_kernel *one = tj_compile_simt(lower("warps=2,vec=8"), &po), *two = tj_compile_simt(lower("warps=2,vec=4"), &po);
     cr_assert(one && two, "%s", tj_diag_render(ctx));
-    int shfl_one = count_op(one, TJ_OP_SHFL_UP), shfl_two = count_op(two, TJ_OP_SHFL_UP);
+    int shfl_one = lc_count_op(one, TJ_OP_SHFL_UP), shfl_two = lc_count_op(two, TJ_OP_SHFL_UP);
     cr_expect_eq(2 * shfl_one, shfl_two, "vec 8: %d shfl_up, vec 4: %d", shfl_one, shfl_two);
     cr_expect_eq(shfl_one, 2 * 5 + 2, "vec 8: %d shfl_up", shfl_one);
 }

@@ -217,16 +217,6 @@ Test(lower_wgmma, grouped_query_attention)
     free(src);
 }
 
-/* The lowering says what it did: the SIMT kernel holds wgmma (and no
- * mma.sync atom) exactly when asked to. */
-static int count_op(const tj_kernel *k, tj_op op)
-{
-    int n = 0;
-    for (tj_ref r = 1; r < k->ninsts; r++)
-        n += k->insts[r].op == op;
-    return n;
-}
-
 /* MATMUL lowered for one configuration, as the JIT does for contiguous
  * tensors of those shapes (vector accesses: copy rings). */
 static tj_kernel *lower_with(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
@@ -276,20 +266,20 @@ Test(lower_wgmma, tma_where_it_applies)
     tj_kernel *wide = lower_config(c, "BM=256,BN=128,BK=64,warps=16,stages=3", "M=256,N=256,K=256", 1);
     /* per tile: a's 16 granules of 8 rows two a box (granules g and g + 8, side by side in the
      * warpgroups' order), b's 2 column blocks; tiles 0, 1 before the loop, one in it */
-    cr_expect_eq(count_op(tma, TJ_OP_TMA_LOAD), 3 * (8 + 2));
+    cr_expect_eq(lc_count_op(tma, TJ_OP_TMA_LOAD), 3 * (8 + 2));
     /* one granule a box: M not known to be whole 8-row blocks; four warpgroups (g, g + 16:
      * beyond TMA's element stride of 8) */
-    cr_expect_eq(count_op(rows, TJ_OP_TMA_LOAD), 3 * (16 + 2));
-    cr_expect_eq(count_op(wide, TJ_OP_TMA_LOAD), 3 * (32 + 2));
-    cr_expect_eq(count_op(tma, TJ_OP_MBAR_INIT), 2 * 3); /* full and empty of each slot */
-    cr_expect_eq(count_op(tma, TJ_OP_MBAR_WAIT), 2);     /* every warp for full, thread 0 for empty */
-    cr_expect_eq(count_op(tma, TJ_OP_MBAR_ARRIVE), 1);   /* each warp's release */
-    cr_expect_eq(count_op(tma, TJ_OP_BARRIER), 2);       /* after the inits, after the loop: none in it */
-    cr_expect_eq(count_op(tma, TJ_OP_CP_ASYNC), 0);
-    cr_expect_eq(count_op(odd, TJ_OP_TMA_LOAD), 3 * 8); /* b's rows are no vectors: staged, no ring */
-    cr_expect_gt(count_op(odd, TJ_OP_ST_SHARED), 0);
-    cr_expect_eq(count_op(off, TJ_OP_TMA_LOAD), 0);
-    cr_expect_gt(count_op(off, TJ_OP_CP_ASYNC), 0);
+    cr_expect_eq(lc_count_op(rows, TJ_OP_TMA_LOAD), 3 * (16 + 2));
+    cr_expect_eq(lc_count_op(wide, TJ_OP_TMA_LOAD), 3 * (32 + 2));
+    cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_INIT), 2 * 3); /* full and empty of each slot */
+    cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_WAIT), 2);     /* every warp for full, thread 0 for empty */
+    cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_ARRIVE), 1);   /* each warp's release */
+    cr_expect_eq(lc_count_op(tma, TJ_OP_BARRIER), 2);       /* after the inits, after the loop: none in it */
+    cr_expect_eq(lc_count_op(tma, TJ_OP_CP_ASYNC), 0);
+    cr_expect_eq(lc_count_op(odd, TJ_OP_TMA_LOAD), 3 * 8); /* b's rows are no vectors: staged, no ring */
+    cr_expect_gt(lc_count_op(odd, TJ_OP_ST_SHARED), 0);
+    cr_expect_eq(lc_count_op(off, TJ_OP_TMA_LOAD), 0);
+    cr_expect_gt(lc_count_op(off, TJ_OP_CP_ASYNC), 0);
     tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
     cr_assert_eq(tj_tensor_maps(tma, maps), 2);
     cr_expect(maps[0].param == 0 && maps[0].cols == 64 && maps[0].rows == 8 && maps[0].swizzle == 128 &&
@@ -298,16 +288,18 @@ Test(lower_wgmma, tma_where_it_applies)
     tj_ctx_free(c);
 }
 
+/* The lowering says what it did: the SIMT kernel holds wgmma (and no
+ * mma.sync atom) exactly when asked to. */
 Test(lower_wgmma, chosen_only_when_asked)
 {
     tj_ctx *c = tj_ctx_new();
     const char *defines = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
     tj_kernel *wg = lower_config(c, defines, shapes, 1), *sync = lower_config(c, defines, shapes, 0);
-    cr_expect_eq(count_op(wg, TJ_OP_WGMMA), 4 * 2 / 2); /* 4 k steps, 1 block per warpgroup (2 in all) */
-    cr_expect_eq(count_op(wg, TJ_OP_MMA), 0);
-    cr_expect_eq(count_op(wg, TJ_OP_FENCE_PROXY_ASYNC), 1);
-    cr_expect_eq(count_op(sync, TJ_OP_WGMMA), 0);
-    cr_expect_gt(count_op(sync, TJ_OP_MMA), 0);
+    cr_expect_eq(lc_count_op(wg, TJ_OP_WGMMA), 4 * 2 / 2); /* 4 k steps, 1 block per warpgroup (2 in all) */
+    cr_expect_eq(lc_count_op(wg, TJ_OP_MMA), 0);
+    cr_expect_eq(lc_count_op(wg, TJ_OP_FENCE_PROXY_ASYNC), 1);
+    cr_expect_eq(lc_count_op(sync, TJ_OP_WGMMA), 0);
+    cr_expect_gt(lc_count_op(sync, TJ_OP_MMA), 0);
     tj_ctx_free(c);
 }
 
@@ -339,8 +331,8 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
         tj_ctx *c = tj_ctx_new();
         tj_kernel *simt = lower_config(c, configs[i], "M=4096,N=4096,K=4096", 1);
-        cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0, "%s", configs[i]);
-        cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", configs[i]);
+        cr_expect_gt(lc_count_op(simt, TJ_OP_WGMMA), 0, "%s", configs[i]);
+        cr_expect_gt(lc_count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", configs[i]);
         expect_assembles(ptxas, c, simt, configs[i]);
         tj_buf ptx80 = {0};
         cr_expect_eq(tj_emit_ptx(simt, "sm_80", &ptx80), -1, "wgmma must not emit for sm_80");
@@ -351,7 +343,7 @@ Test(lower_wgmma, ptxas_takes_the_pipeline)
     }
     tj_ctx *c = tj_ctx_new(); /* 512 threads have 128 registers each: no m64n256 wgmma */
     tj_kernel *big = lower_config(c, "BM=256,BN=256,BK=64,warps=16,stages=2", "M=4096,N=4096,K=4096", 1);
-    cr_expect_eq(count_op(big, TJ_OP_WGMMA), 0);
+    cr_expect_eq(lc_count_op(big, TJ_OP_WGMMA), 0);
     tj_ctx_free(c);
 }
 
@@ -370,8 +362,8 @@ Test(lower_wgmma, attention_f32_mixes_the_paths)
     cr_assert(lc_check_tj(src, "attention", &o));
     tj_ctx *c = tj_ctx_new();
     tj_kernel *simt = lower_kernel(c, src, "attention", "BM=128,BN=64,warps=8,stages=2", "B=1,H=2,S=136,D=64", 1, 0);
-    cr_expect_gt(count_op(simt, TJ_OP_WGMMA), 0);
-    cr_expect_gt(count_op(simt, TJ_OP_MMA), 0);
+    cr_expect_gt(lc_count_op(simt, TJ_OP_WGMMA), 0);
+    cr_expect_gt(lc_count_op(simt, TJ_OP_MMA), 0);
     tj_ctx_free(c);
     free(src);
 }
@@ -405,9 +397,9 @@ static void check_rows_by_tma(const char *src, const char *kernel, const char *d
     char cfg[96];
     snprintf(cfg, sizeof cfg, "%s,warps=%d%s", defines, warps, extra);
     tj_kernel *simt = lower_kernel(c, src, kernel, cfg, "R=400,D=64", 1, 0);
-    cr_expect_gt(count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
+    cr_expect_gt(lc_count_op(simt, TJ_OP_TMA_LOAD), 0, "%s", cfg);
     if (only_tma)
-        cr_expect_eq(count_op(simt, TJ_OP_CP_ASYNC), 0, "%s", cfg);
+        cr_expect_eq(lc_count_op(simt, TJ_OP_CP_ASYNC), 0, "%s", cfg);
     tj_ctx_free(c);
 }
 
@@ -537,8 +529,8 @@ Test(lower_wgmma, attention_configs_assemble)
             tj_kernel *simt = lower_kernel(c, srcs[v], names[v], cfg, shapes[v], 1, 0);
             cr_expect_eq(count_register_a(simt), register_a[i], "%s %s", names[v], cfg);
             /* the pipelined kernel's first S, before the loop, stays on mma.sync */
-            cr_expect_eq(count_op(simt, TJ_OP_MMA) > 0, v == 3, "%s %s", names[v], cfg);
-            cr_expect_eq(count_op(simt, TJ_OP_TMA_LOAD) > 0, v == 2, "%s %s: TMA only for rank-2 views", names[v], cfg);
+            cr_expect_eq(lc_count_op(simt, TJ_OP_MMA) > 0, v == 3, "%s %s", names[v], cfg);
+            cr_expect_eq(lc_count_op(simt, TJ_OP_TMA_LOAD) > 0, v == 2, "%s %s: TMA only for rank-2 views", names[v], cfg);
             if (ptxas)
                 expect_assembles(ptxas, c, simt, cfg);
             tj_ctx_free(c);
@@ -765,15 +757,15 @@ static tj_kernel *attention_in_turns(tj_ctx *c, const char *cfg)
     return lower_with(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", &po);
 }
 
-static int turn_ops(const tj_kernel *k) { return count_op(k, TJ_OP_BAR_SYNC) + count_op(k, TJ_OP_BAR_ARRIVE); }
+static int turn_ops(const tj_kernel *k) { return lc_count_op(k, TJ_OP_BAR_SYNC) + lc_count_op(k, TJ_OP_BAR_ARRIVE); }
 
 Test(lower_wgmma, warpgroups_take_turns)
 {
     tj_ctx *c = tj_ctx_new();
     const char *cfg = "BM=128,BN=64,warps=8,stages=2";
     tj_kernel *k = attention_in_turns(c, cfg);
-    cr_expect_eq(count_op(k, TJ_OP_BAR_SYNC), 2);
-    cr_expect_eq(count_op(k, TJ_OP_BAR_ARRIVE), 2);
+    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_SYNC), 2);
+    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_ARRIVE), 2);
     cr_assert_str_eq(run_attention(c, k), "");
 
     cr_expect_eq(turn_ops(lower_kernel(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", 1, 0)), 0, "unasked");
@@ -879,7 +871,7 @@ Test(lower_wgmma, producer_warp_shape)
     const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3,producer=1", *shapes = "M=256,N=256,K=256";
     tj_kernel *cp = lower_kernel(c, src, "matmul", cfg, shapes, 1, 1); /* cp_async: lowered again without it */
     cr_expect_eq(cp->nthreads, 256);
-    cr_expect_gt(count_op(cp, TJ_OP_CP_ASYNC), 0);
+    cr_expect_gt(lc_count_op(cp, TJ_OP_CP_ASYNC), 0);
     cr_expect_eq(lower_kernel(c, src, "matmul", cfg, shapes, 0, 0)->nthreads, 256); /* mma.sync */
     free(src);
     tj_ctx_free(c);
