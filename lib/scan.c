@@ -27,7 +27,7 @@ typedef struct scan_job {
     tj_lib *l;
     tj_tensor x, y; /* as [P, N, Q] */
     lib_lines ln;
-    lib_subst subst[4];
+    lib_subst subst[5];
     char aggregate[80];
     void *stream;
     tj_rt_error *err;
@@ -40,10 +40,12 @@ static const char *unsigned_of(tj_dtype dt)
     return size == 2 ? "u16" : size == 4 ? "u32" : "u64";
 }
 
-/* scan.tj's substitutions: $T, $COMBINE, $U and $AGGREGATE, the look-back's
- * aggregate of tile x of n elements: a sum for cumsum (`sum`, so published
- * before the in-tile scan), otherwise the scan's last element (a combine has
- * no reduction of its own). */
+/* scan.tj's substitutions: $T, $COMBINE, $U, $AGGREGATE (the look-back's
+ * aggregate of tile x of n elements) and $NEAREST (the combine of a window's
+ * values v up to position last): for cumsum reductions (`sum`: the aggregate
+ * is published before the in-tile scan, and a window takes one reduction, not
+ * a scan and a reduction), otherwise from the scan (a combine has no
+ * reduction of its own). */
 static void set_kernels(scan_job *s, tj_dtype dt, const char *combine, int is_sum)
 {
     if (is_sum)
@@ -54,11 +56,13 @@ static void set_kernels(scan_job *s, tj_dtype dt, const char *combine, int is_su
     s->subst[1] = (lib_subst){"COMBINE", combine};
     s->subst[2] = (lib_subst){"U", unsigned_of(dt)};
     s->subst[3] = (lib_subst){"AGGREGATE", s->aggregate};
+    s->subst[4] = (lib_subst){"NEAREST", is_sum ? "sum(where(m <= last, v, 0))"
+                                                : "sum(where(m == last, scan(v, axis = 0, combine = combine_nearest_first), 0))"};
 }
 
 static tj_dispatch *kernel(scan_job *s, const char *name)
 {
-    return lib_dispatch(s->l, "scan", name, s->subst, 4, s->err);
+    return lib_dispatch(s->l, "scan", name, s->subst, 5, s->err);
 }
 
 /* A [P, N, 1] view as [P, N], as the kernels of lines take it: with the unit

@@ -42,13 +42,19 @@ import tilejit  # noqa: E402
 DEFAULT = ["8192,256,8", "8192,32,8", "16384,256,8", "4096,128,4", "2048,64,2"]
 
 
-def lookback_source(consts, path=None, kernel="scan_lookback"):
+NEAREST = {"sum": "sum(where(m <= last, v, 0))",  # lib/scan.c's for cumsum
+           "scan": "sum(where(m == last, scan(v, axis = 0, combine = combine_nearest_first), 0))"}
+
+
+def lookback_source(consts, path=None, kernel="scan_lookback", nearest="sum"):
     """scan.tj substituted as lib/scan.c does for a cumsum of f32 ($U the
-    bits' type, $AGGREGATE the tile's sum), with the constants of `kernel`
+    bits' type, $AGGREGATE the tile's sum, $NEAREST a window's combine: the
+    library's masked sum, or with nearest="scan" the scan form any other
+    combine takes), with the constants of `kernel`
     (a dict: B, W, warps, K) replaced"""
     with open(path or os.path.join(ROOT, "lib", "kernels", "scan.tj")) as f:
         src = f.read().replace("$T", "f32").replace("$COMBINE", "a + b").replace("$U", "u32")
-    src = src.replace("$AGGREGATE", "f32(sum(where(arange(B) < n, x, 0)))")
+    src = src.replace("$AGGREGATE", "f32(sum(where(arange(B) < n, x, 0)))").replace("$NEAREST", NEAREST[nearest])
     head, body = src.split(f"kernel {kernel}(", 1)
     for name, value in consts.items():
         body = re.sub(rf"const {name} = \d+", f"const {name} = {value}", body, count=1)
@@ -112,6 +118,8 @@ def main():
                     help="time each configuration also with its aggregate published before the in-tile scan")
     ap.add_argument("--ordered", action="store_true",
                     help="time each packed configuration also with acquire loads and release stores of its words")
+    ap.add_argument("--nearest-scan", action="store_true",
+                    help="time each packed and persistent configuration also with a window combined by a scan")
     ap.add_argument("--persistent", nargs="*", default=[],
                     help="B,W,warps,R of scan_lookback_persistent (R programs)")
     ap.add_argument("--spin", action="store_true",
@@ -156,6 +164,9 @@ def main():
         label = "packed, " + " ".join(f"{k} {v}" for k, v in consts.items())
         src = lookback_source(consts, kernel="scan_lookback_packed")
         runs.append((label, src, consts["B"], "scan_lookback_packed"))
+        if args.nearest_scan:
+            runs.append((label + " window by a scan", lookback_source(consts, kernel="scan_lookback_packed", nearest="scan"),
+                         consts["B"], "scan_lookback_packed"))
         if args.ordered:
             runs.append((label + " acquire/release", ordered_variant(src), consts["B"], "scan_lookback_packed"))
         if args.spin:
@@ -168,6 +179,10 @@ def main():
         b, w, warps, r = map(int, cfg.split(","))
         src = lookback_source(dict(B=b, W=w, warps=warps), kernel="scan_lookback_persistent")
         runs.append((f"persistent, B {b} W {w} warps {warps} R {r}", src, b, f"scan_lookback_persistent@{r}"))
+        if args.nearest_scan:
+            runs.append((f"persistent, B {b} W {w} warps {warps} R {r} window by a scan",
+                         lookback_source(dict(B=b, W=w, warps=warps), kernel="scan_lookback_persistent", nearest="scan"),
+                         b, f"scan_lookback_persistent@{r}"))
     for label, src, b, name in runs:
         time_lookback(label, src, name, b, x, y, want, nbytes, copy, False)
         if args.lib_layout and name == "scan_lookback":

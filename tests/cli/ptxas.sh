@@ -60,7 +60,8 @@ done
 for tu in f32:u32 f64:u64 i64:u64; do
     t=${tu%:*} u=${tu#*:}
     sed -e "s/\$T/$t/g" -e "s/\$U/$u/g" -e 's/\$COMBINE/a + b/g' \
-        -e "s/\$AGGREGATE/$t(sum(where(arange(B) < n, x, 0)))/g" "$SRC/lib/kernels/scan.tj" >scan.tj
+        -e "s/\$AGGREGATE/$t(sum(where(arange(B) < n, x, 0)))/g" -e 's/\$NEAREST/sum(where(m <= last, v, 0))/g' \
+        "$SRC/lib/kernels/scan.tj" >scan.tj
     for arch in sm_80 sm_90a; do
         assemble "scan_lookback ($t)" "$arch" scan.tj -k scan_lookback --shape P=3,N=100000,G=39
     done

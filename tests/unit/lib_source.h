@@ -51,10 +51,14 @@ static inline char *ls_lib_source(const char *family, const char *kernel, const 
     return out;
 }
 
-/* scan.tj's substitutions as lib/scan.c makes them: cumsum's aggregate is
- * the tile's sum, any other combine's the scan's last element */
-#define LS_SCAN_SUM(T, U) "T=" T ";COMBINE=a + b;U=" U ";AGGREGATE=" T "(sum(where(arange(B) < n, x, 0)))"
-#define LS_SCAN(T, U, COMBINE) "T=" T ";COMBINE=" COMBINE ";U=" U ";AGGREGATE=last_of(scan(x, axis = 0, combine = combine), n)"
+/* scan.tj's substitutions as lib/scan.c makes them: cumsum's aggregate and
+ * window combine are sums, any other combine's are taken from scans */
+#define LS_SCAN_SUM(T, U)                                                                                        \
+    "T=" T ";COMBINE=a + b;U=" U ";AGGREGATE=" T "(sum(where(arange(B) < n, x, 0)))"                              \
+    ";NEAREST=sum(where(m <= last, v, 0))"
+#define LS_SCAN(T, U, COMBINE)                                                                                   \
+    "T=" T ";COMBINE=" COMBINE ";U=" U ";AGGREGATE=last_of(scan(x, axis = 0, combine = combine), n)"             \
+    ";NEAREST=sum(where(m == last, scan(v, axis = 0, combine = combine_nearest_first), 0))"
 typedef struct lib_case {
     const char *family, *subst, *kernel;
     const char *defines, *shapes, *scalars;
