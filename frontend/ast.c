@@ -22,6 +22,9 @@ int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
         snprintf(buf, sizeof buf, "a power of two from 1 to %d (elements a thread owns along the last axis)",
                  FE_MAX_VEC);
         rule = buf;
+    } else if (!strcmp(name, TJ_PARAM_OCCUPANCY) && (v < 1 || v > FE_MAX_OCCUPANCY)) {
+        snprintf(buf, sizeof buf, "from 1 to %d (programs an SM holds at once)", FE_MAX_OCCUPANCY);
+        rule = buf;
     } else if ((!strcmp(name, TJ_PARAM_FASTMATH) || !strcmp(name, TJ_PARAM_PRODUCER)) && v != 0 && v != 1) {
         rule = "0 or 1";
     }

@@ -154,6 +154,7 @@ enum {
     FE_MAX_WARPS = 32,        /* TJ_MAX_WARPS: warps of 32 threads, 1024 threads */
     FE_MAX_STAGES = 8,        /* TJ_MAX_STAGES: slots of a copy ring */
     FE_MAX_VEC = 64,          /* TJ_MAX_VEC: consecutive elements a thread owns */
+    FE_MAX_OCCUPANCY = 32,    /* TJ_MAX_OCCUPANCY: programs an SM holds at once */
 };
 
 /* Bytes of a source file: token offsets and columns are 32-bit. */

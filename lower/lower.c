@@ -677,7 +677,9 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     lw_sink_elementwise(w);
     w->dst->nthreads = w->nthreads + (w->producer ? TJ_WARP_SIZE : 0);
     w->dst->smem_bytes = w->smem_bytes;
-    w->dst->programs = lw_wgmma_programs(w);
+    /* a declared occupancy is the kernel's word; else what wgmma leaves room for */
+    int64_t occupancy = tj_config_value(w->src, TJ_PARAM_OCCUPANCY, 0);
+    w->dst->programs = occupancy > 0 ? (uint32_t)occupancy : lw_wgmma_programs(w);
     return w->dst;
 }
 

@@ -293,7 +293,11 @@ typedef struct tj_kernel {
 /* producer (0 or 1, default 0): a producer warp for the TMA rings of
  * wgmma where they fit (docs/simt.md, "A producer warp") */
 #define TJ_PARAM_PRODUCER "producer"
-enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64 };
+/* occupancy (1 to TJ_MAX_OCCUPANCY, default none): the programs an SM
+ * should hold at once, the SIMT kernel's `programs` (PTX .minnctapersm:
+ * ptxas caps a thread's registers to fit them); other targets ignore it */
+#define TJ_PARAM_OCCUPANCY "occupancy"
+enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
 static inline int64_t tj_config_warps(const tj_kernel *k)

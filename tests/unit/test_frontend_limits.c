@@ -130,6 +130,7 @@ Test(limits, declared_warps_stages_and_fastmath_are_checked_where_written)
 Test(limits, declared_vec_is_checked_where_written)
 {
     cr_assert_eq(FE_MAX_VEC, TJ_MAX_VEC);
+    cr_assert_eq(FE_MAX_OCCUPANCY, TJ_MAX_OCCUPANCY);
     cr_assert_null(parse("kernel k(X: f32[N]) grid (1)\n"
                          "  tune vec in [1, 64, 3, 0, 128]\n{ }\n"));
     cr_assert(diag_has("t.tj:2:23: error: vec = 3 is not supported: vec must be a power of two from 1 to 64"));
