@@ -158,8 +158,8 @@ static LLVMValueRef tanhf_ir(lg *g, LLVMValueRef x)
     LLVMValueRef e = expf_ir(g, LLVMBuildFMul(g->b, ax, cf(g, 2.0), ""));
     LLVMValueRef big = LLVMBuildFSub(g->b, cf(g, 1.0), LLVMBuildFDiv(g->b, cf(g, 2.0), LLVMBuildFAdd(g->b, e, cf(g, 1.0), ""), ""), "");
     LLVMValueRef sb[2] = {big, x};
-    big = lg_intrinsic(g, "llvm.copysign", sb, 2);
-    return keep_nan(g, x, LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf(g, 0.25), ""), small, big, ""));
+    big = lg_intrinsic(g, "llvm.copysign", sb, 2); /* NaN: exp keeps it, and every step after */
+    return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf(g, 0.25), ""), small, big, "");
 }
 
 /* erf without exp or division: below 1, x * P(x^2) (a least-squares fit of
@@ -179,12 +179,17 @@ static LLVMValueRef erff_ir(lg *g, LLVMValueRef x)
     LLVMValueRef ax = lg_intrinsic(g, "llvm.fabs", &x, 1);
     LLVMValueRef x2 = LLVMBuildFMul(g->b, x, x, "");
     LLVMValueRef small = LLVMBuildFMul(g->b, x, horner(g, x2, below, 6), "");
-    LLVMValueRef m[2] = {ax, cf(g, 4.0)};
-    LLVMValueRef t[3] = {lg_intrinsic(g, "llvm.minnum", m, 2), cf(g, 2.0 / 3), cf(g, -5.0 / 3)};
+    /* |x| clamped to 4 by a select that keeps NaN (minnum would make it 4),
+     * so a NaN goes through the polynomial and the select below (ax < 1 is
+     * false) as NaN: no compare and blend at the end, 2 of gelu's ~38
+     * operations a vector */
+    LLVMValueRef four = cf(g, 4.0);
+    LLVMValueRef a = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, ax, four, ""), four, ax, "");
+    LLVMValueRef t[3] = {a, cf(g, 2.0 / 3), cf(g, -5.0 / 3)};
     LLVMValueRef big = horner(g, lg_intrinsic(g, "llvm.fma", t, 3), above, 15);
     LLVMValueRef sb[2] = {big, x};
     big = lg_intrinsic(g, "llvm.copysign", sb, 2);
-    return keep_nan(g, x, LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf(g, 1.0), ""), small, big, ""));
+    return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf(g, 1.0), ""), small, big, "");
 }
 
 LLVMValueRef lg_math_f32(lg *g, tj_op op, LLVMValueRef x)

@@ -161,6 +161,45 @@ Test(cpu_elementwise, exp_and_exp2_at_their_underflow)
     tj_cpu_free(cpu);
 }
 
+/* tanh and erf carry a NaN through their formulas (no fix-up at the end):
+ * NaN in is NaN out; elsewhere within 2e-7 of libm's, the infinities too. */
+static const char *const TANH_ERF_NAN = "kernel te(x: f32[N], o: f32[N], p: f32[N])\n"
+                                        "    grid (1)\n"
+                                        "{\n"
+                                        "    a = load(x[0:8])\n"
+                                        "    store(o[0:8], tanh(a))\n"
+                                        "    store(p[0:8], erf(a))\n"
+                                        "}\n";
+
+static int near_or_nan(float got, float want)
+{
+    return isnan(want) ? isnan(got) : fabsf(got - want) <= 2e-7f;
+}
+
+Test(cpu_elementwise, tanh_and_erf_of_nan_and_the_infinities)
+{
+    CC_REQUIRE_LLVM();
+    static const float in[8] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e30f, -5.0f};
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = CC_TILE_KERNEL(c, TANH_ERF_NAN, "N=8");
+    float x[8], o[8], q[8];
+    memcpy(x, in, sizeof x);
+    int64_t shape[1] = {8};
+    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, shape)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(o, TJ_DT_F32, 1, shape)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(q, TJ_DT_F32, 1, shape)}};
+    cr_assert_eq(tj_cpu_run_kernel(cpu, k, args, 3), 0, "%s", tj_diag_render(c));
+    for (int i = 0; i < 8; i++) {
+        cr_expect(near_or_nan(o[i], tanhf(in[i])), "tanh(%g) = %g, libm %g", in[i], o[i], tanhf(in[i]));
+        cr_expect(near_or_nan(q[i], erff(in[i])), "erf(%g) = %g, libm %g", in[i], q[i], erff(in[i]));
+    }
+    tj_ctx_free(c);
+    tj_cpu_free(cpu);
+}
+
 /* x / s with s the same for every element is a product with an f64
  * reciprocal (llvm_arith.c, divide_by_invariant), which must give the
  * division's bits for every x and s: checked against C's float division on
