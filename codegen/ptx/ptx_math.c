@@ -37,12 +37,12 @@ static void ex2(ptx_emitter *e, ptx_reg d, ptx_reg a)
     px_ins(e, "ex2.approx%s.f32 %s, %s", e->fastmath ? ".ftz" : "", RN(d), RN(a));
 }
 
-void px_exp_f32(ptx_emitter *e, ptx_reg d, ptx_reg a)
+/* t = x*log2(e) rounded; err = what the rounding and log2(e)'s own
+ * rounding lost, so exp(x) = 2^t * 2^err ~ r + r*err*ln2 (into d; r
+ * returned). The correction is NaN where r is infinite or x NaN. */
+static ptx_reg exp_f32_corrected(ptx_emitter *e, ptx_reg d, ptx_reg a)
 {
-    /* t = x*log2(e) rounded; err = what the rounding and log2(e)'s own
-     * rounding lost, so exp(x) = 2^t * 2^err ~ r + r*err*ln2. Where that
-     * correction is NaN (r infinite, x NaN) r itself is the answer. */
-    ptx_reg t = tmp(e, a), nt = tmp(e, a), err = tmp(e, a), r = tmp(e, a), c = tmp(e, a), nan = px_tmp(e, PX_PRED);
+    ptx_reg t = tmp(e, a), nt = tmp(e, a), err = tmp(e, a), r = tmp(e, a), c = tmp(e, a);
     px_ins(e, "mul.rn.f32 %s, %s, 0f3FB8AA3B", RN(t), RN(a));
     px_ins(e, "neg.f32 %s, %s", RN(nt), RN(t));
     px_ins(e, "fma.rn.f32 %s, %s, 0f3FB8AA3B, %s", RN(err), RN(a), RN(nt));
@@ -50,6 +50,13 @@ void px_exp_f32(ptx_emitter *e, ptx_reg d, ptx_reg a)
     ex2(e, r, t);
     px_ins(e, "mul.rn.f32 %s, %s, 0f3F317218", RN(c), RN(err));
     px_ins(e, "fma.rn.f32 %s, %s, %s, %s", RN(d), RN(r), RN(c), RN(r));
+    return r;
+}
+
+/* Where the correction is NaN, r itself is the answer (infinite, or x's NaN). */
+void px_exp_f32(ptx_emitter *e, ptx_reg d, ptx_reg a)
+{
+    ptx_reg r = exp_f32_corrected(e, d, a), nan = px_tmp(e, PX_PRED);
     px_ins(e, "setp.nan.f32 %s, %s, %s", RN(nan), RN(d), RN(d));
     px_ins(e, "selp.f32 %s, %s, %s, %s", RN(d), RN(r), RN(d), RN(nan));
 }
@@ -180,18 +187,24 @@ void px_log(ptx_emitter *e, tj_op op, ptx_reg d, ptx_reg a)
  * infinite: r = 0) or NaN itself. ftz (results flushed below 2^-126) where
  * the caller's result does not depend on such a reciprocal (tanh: 1 - 2r);
  * f64 keeps rcp.rn. */
+static ptx_reg rcp_f32_newton(ptx_emitter *e, int ftz, ptx_reg nr, ptx_reg a)
+{
+    ptx_reg r = tmp(e, a), na = tmp(e, a), rest = tmp(e, a);
+    px_ins(e, "rcp.approx%s.f32 %s, %s", ftz ? ".ftz" : "", RN(r), RN(a));
+    px_ins(e, "neg.f32 %s, %s", RN(na), RN(a));
+    px_ins(e, "fma.rn.f32 %s, %s, %s, 0f3F800000", RN(rest), RN(na), RN(r));
+    px_ins(e, "fma.rn.f32 %s, %s, %s, %s", RN(nr), RN(r), RN(rest), RN(r));
+    return r;
+}
+
 static void rcp_ge1(ptx_emitter *e, int ftz, ptx_reg d, ptx_reg a)
 {
     if (a.cls != PX_F32) {
         px_ins(e, "rcp.rn.%s %s, %s", FT(a), RN(d), RN(a));
         return;
     }
-    ptx_reg r = tmp(e, a), na = tmp(e, a), rest = tmp(e, a), nr = tmp(e, a);
-    ptx_reg nan = px_tmp(e, PX_PRED);
-    px_ins(e, "rcp.approx%s.f32 %s, %s", ftz ? ".ftz" : "", RN(r), RN(a));
-    px_ins(e, "neg.f32 %s, %s", RN(na), RN(a));
-    px_ins(e, "fma.rn.f32 %s, %s, %s, 0f3F800000", RN(rest), RN(na), RN(r));
-    px_ins(e, "fma.rn.f32 %s, %s, %s, %s", RN(nr), RN(r), RN(rest), RN(r));
+    ptx_reg nr = tmp(e, a), nan = px_tmp(e, PX_PRED);
+    ptx_reg r = rcp_f32_newton(e, ftz, nr, a);
     px_ins(e, "setp.nan.f32 %s, %s, %s", RN(nan), RN(nr), RN(nr));
     px_ins(e, "selp.f32 %s, %s, %s, %s", RN(d), RN(r), RN(nr), RN(nan));
 }
@@ -253,31 +266,52 @@ static const double erfc64[] = {-1.2655116508210198, 0.9999800828482507, 0.37539
                                 73.24990983103322, -53.40820913896807, 27.13420162420392, -9.080515084442974,
                                 1.7856334728327685, -0.1539452667852428};
 
-/* |x| < 0.75: x*P(x*x); else copysign(1 - erfc(min(|x|, 6)), x). */
+/* erfc(ax) for ax in [0.75, 6] (or NaN): t * exp(-ax*ax + P(t)), t = 1 /
+ * (1 + ax/2) in [1/4, 1]. f32 leaves out the guards rcp_ge1 and
+ * px_exp_f32 keep for infinite arguments (4 instructions an element of a
+ * fused gelu): t and the exponent are finite, or NaN from ax's NaN, which
+ * every step keeps. */
+static void erfc_mid(ptx_emitter *e, ptx_reg ex, ptx_reg ax)
+{
+    int f32 = ax.cls == PX_F32;
+    ptx_reg t = tmp(e, ax), s = tmp(e, ax), p = tmp(e, ax), y = tmp(e, ax), nx = tmp(e, ax);
+    px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(ax), RN(s), RN(ax), px_fimm(ax.cls, 0.5).s, px_fimm(ax.cls, 1.0).s);
+    if (f32)
+        rcp_f32_newton(e, 1, t, s);
+    else
+        rcp_ge1(e, 1, t, s);
+    px_horner(e, p, t, f32 ? erfc32 : erfc64, f32 ? 10 : 18);
+    px_ins(e, "neg.%s %s, %s", FT(ax), RN(nx), RN(ax));
+    px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(ax), RN(y), RN(nx), RN(ax), RN(p));
+    if (f32)
+        exp_f32_corrected(e, ex, y);
+    else
+        exp_any(e, 0, ex, y);
+    px_ins(e, "mul.rn.%s %s, %s, %s", FT(ax), RN(ex), RN(ex), RN(t));
+}
+
+/* |x| < 0.75: x*P(x*x); else copysign(1 - erfc(min(|x|, 6)), x). f32's
+ * min.NaN keeps x's NaN through erfc_mid to the result; f64's min gives 6
+ * for NaN, which the last select undoes. */
 static void erf_any(ptx_emitter *e, ptx_reg d, ptx_reg a)
 {
     int f32 = a.cls == PX_F32;
-    ptx_reg ax = tmp(e, a), z = tmp(e, a), p = tmp(e, a), small = tmp(e, a), t = tmp(e, a), y = tmp(e, a);
-    ptx_reg nx = tmp(e, a), ex = tmp(e, a), is_small = px_tmp(e, PX_PRED);
+    ptx_reg ax = tmp(e, a), z = tmp(e, a), p = tmp(e, a), small = tmp(e, a), ex = tmp(e, a);
+    ptx_reg is_small = px_tmp(e, PX_PRED);
     px_ins(e, "abs.%s %s, %s", FT(a), RN(ax), RN(a));
     px_ins(e, "setp.lt.%s %s, %s, %s", FT(a), RN(is_small), RN(ax), px_fimm(a.cls, 0.75).s);
     px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(z), RN(a), RN(a));
     px_horner(e, p, z, f32 ? erf32 : erf64, f32 ? 6 : 11);
     px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(small), RN(a), RN(p));
-    px_ins(e, "min.%s %s, %s, %s", FT(a), RN(ax), RN(ax), px_fimm(a.cls, 6.0).s);
-    px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(a), RN(t), RN(ax), px_fimm(a.cls, 0.5).s, px_fimm(a.cls, 1.0).s);
-    rcp_ge1(e, 1, t, t); /* t in [0.25, 1] */
-    px_horner(e, p, t, f32 ? erfc32 : erfc64, f32 ? 10 : 18);
-    px_ins(e, "neg.%s %s, %s", FT(a), RN(nx), RN(ax));
-    px_ins(e, "fma.rn.%s %s, %s, %s, %s", FT(a), RN(y), RN(nx), RN(ax), RN(p));
-    exp_any(e, 0, ex, y);
-    px_ins(e, "mul.rn.%s %s, %s, %s", FT(a), RN(ex), RN(ex), RN(t));
+    px_ins(e, "min%s.%s %s, %s, %s", f32 ? ".NaN" : "", FT(a), RN(ax), RN(ax), px_fimm(a.cls, 6.0).s);
+    erfc_mid(e, ex, ax);
     px_ins(e, "sub.rn.%s %s, %s, %s", FT(a), RN(ex), px_fimm(a.cls, 1.0).s, RN(ex));
     px_ins(e, "copysign.%s %s, %s, %s", FT(a), RN(ex), RN(a), RN(ex));
     px_ins(e, "selp.%s %s, %s, %s, %s", FT(a), RN(d), RN(small), RN(ex), RN(is_small));
-    /* min(NaN, 6) above is 6: NaN comes back here */
-    px_ins(e, "setp.nan.%s %s, %s, %s", FT(a), RN(is_small), RN(a), RN(a));
-    px_ins(e, "selp.%s %s, %s, %s, %s", FT(a), RN(d), RN(a), RN(d), RN(is_small));
+    if (!f32) {
+        px_ins(e, "setp.nan.%s %s, %s, %s", FT(a), RN(is_small), RN(a), RN(a));
+        px_ins(e, "selp.%s %s, %s, %s, %s", FT(a), RN(d), RN(a), RN(d), RN(is_small));
+    }
 }
 
 /* ---- dispatch ------------------------------------------------------------------------ */
