@@ -132,6 +132,28 @@ static int within_ulp(float got, float want)
     return got == want || got == nextafterf(want, INFINITY) || got == nextafterf(want, -INFINITY);
 }
 
+/* Runs kernel src (x, o, p: f32[N], N = n <= 32) on the native back end:
+ * x from in, o and p out. */
+static void run_two_outputs(const char *src, const float *in, float *o, float *q, int64_t n)
+{
+    char err[256];
+    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
+    cr_assert(cpu, "%s", err);
+    tj_ctx *c = tj_ctx_new();
+    char shapes[32];
+    snprintf(shapes, sizeof shapes, "N=%lld", (long long)n);
+    tj_kernel *k = CC_TILE_KERNEL(c, src, shapes);
+    float x[32];
+    memcpy(x, in, (size_t)n * sizeof *x);
+    int64_t shape[1] = {n};
+    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, shape)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(o, TJ_DT_F32, 1, shape)},
+                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(q, TJ_DT_F32, 1, shape)}};
+    cr_assert_eq(tj_cpu_run_kernel(cpu, k, args, 3), 0, "%s", tj_diag_render(c));
+    tj_ctx_free(c);
+    tj_cpu_free(cpu);
+}
+
 Test(cpu_elementwise, exp_and_exp2_at_their_underflow)
 {
     CC_REQUIRE_LLVM();
@@ -139,26 +161,14 @@ Test(cpu_elementwise, exp_and_exp2_at_their_underflow)
                                  -150.0f,   -149.5f, -149.0f, -140.0f, -126.5f, -126.0f, -110.0f, -104.5f,
                                  -104.0f,   -103.98f, -103.96f, -103.9f, -102.0f, -100.0f, -95.0f, -90.0f,
                                  -87.5f,    -87.3f,  -87.0f, -50.0f,  -1.0f,   0.0f,    1.0f,    NAN};
-    char err[256];
-    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
-    cr_assert(cpu, "%s", err);
-    tj_ctx *c = tj_ctx_new();
-    tj_kernel *k = CC_TILE_KERNEL(c, UNDERFLOW, "N=32");
-    float x[32], o[32], q[32];
-    memcpy(x, in, sizeof x);
-    int64_t shape[1] = {32};
-    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, shape)},
-                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(o, TJ_DT_F32, 1, shape)},
-                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(q, TJ_DT_F32, 1, shape)}};
-    cr_assert_eq(tj_cpu_run_kernel(cpu, k, args, 3), 0, "%s", tj_diag_render(c));
+    float o[32], q[32];
+    run_two_outputs(UNDERFLOW, in, o, q, 32);
     for (int i = 0; i < 31; i++) {
         cr_expect(within_ulp(o[i], expf(in[i])), "exp(%g) = %a, libm %a", in[i], o[i], expf(in[i]));
         cr_expect(within_ulp(q[i], exp2f(in[i])), "exp2(%g) = %a, libm %a", in[i], q[i], exp2f(in[i]));
     }
     cr_expect(isnan(o[31]) && isnan(q[31]), "NaN in, %g and %g out", o[31], q[31]);
     cr_expect(o[21] > 0 && q[9] > 0, "the subnormal results are not zeroed: %a %a", o[21], q[9]);
-    tj_ctx_free(c);
-    tj_cpu_free(cpu);
 }
 
 /* tanh and erf carry a NaN through their formulas (no fix-up at the end):
@@ -180,24 +190,12 @@ Test(cpu_elementwise, tanh_and_erf_of_nan_and_the_infinities)
 {
     CC_REQUIRE_LLVM();
     static const float in[8] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e30f, -5.0f};
-    char err[256];
-    tj_cpu *cpu = tj_cpu_new(1, err, sizeof err);
-    cr_assert(cpu, "%s", err);
-    tj_ctx *c = tj_ctx_new();
-    tj_kernel *k = CC_TILE_KERNEL(c, TANH_ERF_NAN, "N=8");
-    float x[8], o[8], q[8];
-    memcpy(x, in, sizeof x);
-    int64_t shape[1] = {8};
-    tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, shape)},
-                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(o, TJ_DT_F32, 1, shape)},
-                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(q, TJ_DT_F32, 1, shape)}};
-    cr_assert_eq(tj_cpu_run_kernel(cpu, k, args, 3), 0, "%s", tj_diag_render(c));
+    float o[8], q[8];
+    run_two_outputs(TANH_ERF_NAN, in, o, q, 8);
     for (int i = 0; i < 8; i++) {
         cr_expect(near_or_nan(o[i], tanhf(in[i])), "tanh(%g) = %g, libm %g", in[i], o[i], tanhf(in[i]));
         cr_expect(near_or_nan(q[i], erff(in[i])), "erf(%g) = %g, libm %g", in[i], q[i], erff(in[i]));
     }
-    tj_ctx_free(c);
-    tj_cpu_free(cpu);
 }
 
 /* x / s with s the same for every element is a product with an f64
