@@ -111,7 +111,6 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_ST_SHARED: return SF_ST_SHARED;
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return SF_ATOMIC;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: case TJ_OP_BALLOT: case TJ_OP_ELECT:
-    case TJ_OP_MATCH_ANY:
         return SF_SHUFFLE;
     case TJ_OP_EXTRACT: case TJ_OP_PACK: return SF_VECTOR;
     case TJ_OP_LD_ACQUIRE: case TJ_OP_ST_RELEASE: case TJ_OP_LD_RELAXED: case TJ_OP_ST_RELAXED: return SF_ORDERED;
@@ -355,7 +354,8 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
         *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
                       op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC ||
                       simt_op_family(op) == SF_TMA;
-        shuffles |= simt_op_family(op) == SF_SHUFFLE || op == TJ_OP_WARP_BARRIER;
+        shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX || op == TJ_OP_BALLOT ||
+                    op == TJ_OP_ELECT || op == TJ_OP_WARP_BARRIER;
         atoms |= simt_op_family(op) == SF_MMA || op == TJ_OP_WGMMA;
     }
     if ((shuffles || atoms) && k->nthreads % 32)

@@ -415,7 +415,6 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_CP_ASYNC_WAIT: return tj_simt_cp_async_wait(s, r);
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: return tj_simt_shuffle(s, r);
     case TJ_OP_BALLOT: return tj_simt_ballot(s, r);
-    case TJ_OP_MATCH_ANY: return tj_simt_match_any(s, r);
     case TJ_OP_ELECT: return tj_simt_elect(s, r);
     case TJ_OP_PACK: return tj_simt_pack(s, r);
     case TJ_OP_EXTRACT: return tj_simt_extract(s, r);

@@ -140,7 +140,6 @@ int tj_simt_mma_repack(tj_simt *s, tj_ref r);
 /* simt_warp.c: shuffles, pack, extract */
 int tj_simt_shuffle(tj_simt *s, tj_ref r);
 int tj_simt_ballot(tj_simt *s, tj_ref r);
-int tj_simt_match_any(tj_simt *s, tj_ref r);
 int tj_simt_elect(tj_simt *s, tj_ref r);
 int tj_simt_pack(tj_simt *s, tj_ref r);
 int tj_simt_extract(tj_simt *s, tj_ref r);

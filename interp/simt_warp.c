@@ -4,8 +4,7 @@
  * does with a full warp: xor reads lane ^ mask; up reads lane - delta,
  * lanes below delta keep their own value; idx reads the lane given by the
  * low 5 bits of its operand (shfl.sync.idx with clamp 31). Ballots gather
- * a predicate of every lane of the warp into a u32, match_any the lanes
- * that hold a lane's value. */
+ * a predicate of every lane of the warp into a u32. */
 #include "interp/simt.h"
 
 int tj_simt_shuffle(tj_simt *s, tj_ref r)
@@ -53,25 +52,6 @@ int tj_simt_ballot(tj_simt *s, tj_ref r)
             mask |= (uint64_t)(p->data[w + l].u != 0) << l;
         for (uint32_t l = 0; l < 32 && w + l < s->nthreads; l++)
             rv->data[w + l].u = mask;
-    }
-    return 0;
-}
-
-/* match_any: every lane gets the mask of its warp's lanes whose operand
- * equals its own (match.any.sync with a full warp) */
-int tj_simt_match_any(tj_simt *s, tj_ref r)
-{
-    const tj_inst *in = &s->st.k->insts[r];
-    tj_rval *rv = &s->st.vals[r];
-    const tj_rval *x = in->nargs == 1 ? &s->st.vals[in->args[0]] : NULL;
-    if (!x || !x->data || x->n != s->nthreads || x->dt != TJ_DT_U32 || rv->n != s->nthreads)
-        return tj_simt_fail(s, r, -1, "the operand must be a u32 scalar");
-    for (uint32_t t = 0; t < s->nthreads; t++) {
-        uint32_t w = t - t % 32;
-        uint64_t mask = 0;
-        for (uint32_t l = 0; l < 32 && w + l < s->nthreads; l++)
-            mask |= (uint64_t)(x->data[w + l].u == x->data[t].u) << l;
-        rv->data[t].u = mask;
     }
     return 0;
 }

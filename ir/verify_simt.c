@@ -475,7 +475,7 @@ void tj_verify_simt_op(V *v, tj_ref r)
         if (expect_scalar(v, r, 0, TJ_DT_BOOL, "the predicate"))
             tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U32));
         break;
-    case TJ_OP_POPC: case TJ_OP_MATCH_ANY:
+    case TJ_OP_POPC:
         if (expect_scalar(v, r, 0, TJ_DT_U32, "the operand"))
             tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U32));
         break;

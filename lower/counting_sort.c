@@ -1,14 +1,14 @@
 /* counting_sort: the stable order of a 1-D tile by its low bits, ranked as
  * CUB's BlockRadixRankMatch ranks radix digits. The buckets go to shared
  * memory; warp w takes the w-th contiguous chunk of the tile and walks it
- * 32 elements a step: lanes holding one bucket find each other (one
- * match.any on CUDA, a ballot per bucket bit on Metal), each counts the
- * peers below it, and the highest peer adds their number to the warp's
- * counter of that bucket (two barriers a step keep the read before the
- * write: the warp's own on CUDA, the program's on Metal). The counters,
- * made exclusive over warps and the totals scanned over buckets, give
- * every element its place; its position is written there, and the results
- * are read back in their layouts. No atomics: the order is stable. */
+ * 32 elements a step: lanes holding one bucket find each other with a
+ * ballot per bucket bit, each counts the peers below it, and the highest
+ * peer adds their number to the warp's counter of that bucket (two
+ * barriers a step keep the read before the write: the warp's own on CUDA,
+ * the program's on Metal). The counters, made
+ * exclusive over warps and the totals scanned over buckets, give every
+ * element its place; its position is written there, and the results are
+ * read back in their layouts. No atomics: Metal and PTX lower it alike. */
 #include "lower/lower.h"
 
 typedef struct csort {
@@ -66,24 +66,6 @@ static void warp_sync(lw *w)
         lw_barrier(w);
 }
 
-/* The lanes of the warp that exist and hold bucket d: on CUDA one
- * match.any; on Metal, which has none, a ballot per bucket bit, each lane
- * keeping the lanes that agree with its own bit. Lanes past the end (their
- * d is element 0's) drop out through the ballot of `valid`. */
-static tj_ref peers_of(csort *s, tj_ref d, tj_ref valid)
-{
-    lw *w = s->w;
-    tj_ref peers = ballot(w, valid);
-    if (w->target == TJ_LOWER_CUDA)
-        return lw_op2(w, TJ_OP_AND, peers, lw_emit(w, TJ_OP_MATCH_ANY, lw_sty(w, TJ_DT_U32), &d, 1));
-    for (int b = 0; b < s->bits; b++) {
-        tj_ref set = lw_op2(w, TJ_OP_NE, lw_op2(w, TJ_OP_AND, d, u32(w, (int64_t)1 << b)), u32(w, 0));
-        tj_ref vote = ballot(w, set);
-        peers = lw_op2(w, TJ_OP_AND, peers, lw_select(w, set, vote, lw_op1(w, TJ_OP_NOT, vote)));
-    }
-    return peers;
-}
-
 /* One step: the element's rank among the earlier ones of its bucket in
  * this warp goes to rbuf, and the warp's counter of the bucket grows. */
 static void rank_step(csort *s, tj_ref j)
@@ -92,7 +74,16 @@ static void rank_step(csort *s, tj_ref j)
     tj_ref valid, safe;
     element(s, j, &valid, &safe);
     tj_ref d = lw_cast(w, lw_smem_load(w, digit_at(s, safe), TJ_DT_U8), TJ_DT_U32);
-    tj_ref peers = peers_of(s, d, valid);
+    /* a ballot per bucket bit, each lane keeping the lanes that agree with
+     * its own bit; lanes past the end (their d is element 0's) drop out
+     * through the first ballot. One match.any in place of the bit ballots
+     * was slower on the H200 (bench/NOTES.md). */
+    tj_ref peers = ballot(w, valid);
+    for (int b = 0; b < s->bits; b++) {
+        tj_ref set = lw_op2(w, TJ_OP_NE, lw_op2(w, TJ_OP_AND, d, u32(w, (int64_t)1 << b)), u32(w, 0));
+        tj_ref vote = ballot(w, set);
+        peers = lw_op2(w, TJ_OP_AND, peers, lw_select(w, set, vote, lw_op1(w, TJ_OP_NOT, vote)));
+    }
     tj_ref lane_bit = lw_op2(w, TJ_OP_SHL, u32(w, 1), lw_cast(w, lw_lane(w), TJ_DT_U32));
     tj_ref below_mask = lw_op2(w, TJ_OP_SUB, lane_bit, u32(w, 1));
     tj_ref below = lw_cast(w, popc(w, lw_op2(w, TJ_OP_AND, peers, below_mask)), TJ_DT_I32);

@@ -106,8 +106,6 @@ int ms_emit_shuffle(msl_emitter *e, tj_ref r)
         return emit_ballot(e, r);
     if (in->op == TJ_OP_ELECT)
         return emit_elect(e, r);
-    if (in->op == TJ_OP_MATCH_ANY) /* the lowering keeps ballots for Metal */
-        return ms_fail(e, r, "'match_any' has no Metal form (a SIMD group's lanes match by ballots)");
     tj_dtype dt;
     int w = ms_elem_type(e, in->type, &dt);
     if (w <= 0 || ms_operand_check(e, r, 0, (uint32_t)w, dt))

@@ -80,17 +80,6 @@ static int emit_ballot(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
-/* match_any: the lanes of the warp that hold this lane's u32 */
-static int emit_match_any(ptx_emitter *e, tj_ref r)
-{
-    if (e->sm < 70)
-        return px_fail(e, r, "'match_any' needs sm_70 or later");
-    if (px_operand_check(e, r, 0, 1, TJ_DT_U32) || px_define(e, r, px_inst(e, r)->type))
-        return -1;
-    px_ins(e, "match.any.sync.b32 %s, %s, 0xFFFFFFFF", RN(px_val(e, r, 0)), RN(px_operand(e, r, 0, 0)));
-    return 0;
-}
-
 /* elect: elect.sync over the full warp (PTX ISA 8.0: sm_90a, sm_100 and
  * later; plain sm_90 is emitted as 7.8), its lane id unused */
 static int emit_elect(ptx_emitter *e, tj_ref r)
@@ -111,8 +100,6 @@ int px_emit_shuffle(ptx_emitter *e, tj_ref r)
         return emit_ballot(e, r);
     if (in->op == TJ_OP_ELECT)
         return emit_elect(e, r);
-    if (in->op == TJ_OP_MATCH_ANY)
-        return emit_match_any(e, r);
     tj_dtype dt;
     int w = px_elem_type(e, in->type, &dt);
     if (w <= 0 || px_operand_check(e, r, 0, (uint32_t)w, dt))
