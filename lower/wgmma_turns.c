@@ -56,6 +56,7 @@ static int is_wgmma_dot(lw *w, tj_ref d)
 static int turns(lw *w, tj_ref *first, tj_ref *last)
 {
     int groups = w->nwarps / GROUP_WARPS;
+    *first = *last = TJ_NONE;
     if (!w->wgmma_turns || !w->loop || !w->wgmma || w->target != TJ_LOWER_CUDA || groups < 2 || w->nwarps % GROUP_WARPS)
         return 0;
     tj_block_id body = w->loop->src_body;
@@ -65,7 +66,8 @@ static int turns(lw *w, tj_ref *first, tj_ref *last)
             continue;
         if (w->src->insts[d].block != body)
             return 0;
-        *first = n++ ? *first : d;
+        if (!n++)
+            *first = d;
         *last = d;
     }
     return n >= 2;
