@@ -212,6 +212,7 @@ typedef struct tj_group {
     int64_t bm, bn, bk;
     int warps;                      /* the cost model's threads per program / 32 */
     int stages;                     /* matmul: the copy ring's slots */
+    int unroll;                     /* the dots' k steps unrolled (`const unroll`), 0: the compiler's */
     double scale;                   /* attention: s */
     int64_t bd, be;                 /* attention: tiles of the head dims */
     char why[96];                   /* the cost model's reason, for the plan text */

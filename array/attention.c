@@ -261,8 +261,10 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
     tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [%d, %d]\n", (long long)grp->bm,
                   (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2), grp->warps,
                   grp->warps == 4 ? 8 : 4);
-    tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n{\n    m = program_id(1) * BM\n", (long long)grp->bd,
-                  (long long)grp->be);
+    tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n", (long long)grp->bd, (long long)grp->be);
+    if (grp->unroll)
+        tj_buf_printf(o, "    const unroll = %d\n", grp->unroll);
+    tj_buf_printf(o, "{\n    m = program_id(1) * BM\n");
     tj_emit_batch_indices(o, grp->nbatch);
     const char *prec = f32 ? ", precision = \"ieee\"" : "";
     tj_buf_printf(o, "    tq = load(XQ[%sm:m+BM, 0:BD])\n", bi);

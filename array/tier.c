@@ -55,7 +55,7 @@
  * the lists' usual ends (8 warps for matmuls) too. A matmul's keeps 8
  * accumulators a thread or more. */
 enum { MATMUL_MAX_WARPS = 16, MATMUL_MIN_FAST_ELEMS = 8, ELEM_MAX_WARPS = 16, ELEM_MIN_THREAD_ELEMS = 2,
-       ELEM_MIN_CPUS = 4, ATTENTION_FAST_ROWS = 32, ATTENTION_FAST_WARPS = 16 };
+       ELEM_MIN_CPUS = 4, ATTENTION_FAST_ROWS = 32, ATTENTION_FAST_WARPS = 16, FAST_UNROLL = 1 };
 enum { GRID_Y_MAX = 65535 }; /* CUDA's: the rows' programs run along grid y */
 
 /* The cores this process may run on: its CPU affinity (a container or
@@ -185,7 +185,10 @@ static void cut_tile(tj_group *fast, int64_t m, int64_t per_thread, int64_t min)
  * elementwise group's at twice its warps with its tile cut to one element
  * a thread, in another ~12% less than two (gelu: a 512-element tile at 16
  * warps against 1024). Each output is computed as before, whichever
- * program holds it. */
+ * program holds it. The dots of a matmul's and an attention's variant run
+ * their k loops a step at a time (`const unroll = 1`, not 8): the same
+ * sums in the same order, in 18-23% fewer of nvJitLink's instructions
+ * (bench/NOTES.md, twelfth session). */
 static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
 {
     tj_group fast = *grp;
@@ -193,10 +196,12 @@ static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_arg
     if (grp->kind == TJ_GROUP_ATTENTION) { /* half the query rows on twice the warps */
         fast.warps = ATTENTION_FAST_WARPS;
         fast.bm = ATTENTION_FAST_ROWS;
+        fast.unroll = FAST_UNROLL;
     } else {
         int matmul = grp->kind == TJ_GROUP_MATMUL;
         fast.warps = matmul ? matmul_fast_warps(grp) : grp->warps * 2;
         cut_tile(&fast, m, matmul ? 4 : 1, matmul ? 16 : 1);
+        fast.unroll = matmul ? FAST_UNROLL : 0;
     }
     tj_buf src = {0};
     int made;

@@ -5,7 +5,7 @@
  * inputs in f32, i8 in i32), k in order, as the interpreter does. */
 #include "lower/lower.h"
 
-enum { MAX_UNROLL = 8, MAX_UNROLLED_FMAS = 512 };
+enum { MAX_UNROLLED_FMAS = 512 };
 
 typedef struct dot_shape {
     int rank, batched;
@@ -91,7 +91,9 @@ int lw_lower_dot(lw *w, tj_ref r)
         if (bfirst[i] == i)
             bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.k * d.n), lw_tile_coord(w, l, i, d.rank - 1));
     }
-    int unroll = MAX_UNROLL;
+    int64_t unroll = tj_config_value(w->src, TJ_PARAM_UNROLL, TJ_MAX_UNROLL);
+    if (unroll < 1 || unroll > TJ_MAX_UNROLL) /* the front end checks its kernels; IR text may hold any */
+        return lw_error(w, "unroll must be from 1 to %d, not %lld", TJ_MAX_UNROLL, (long long)unroll);
     while (unroll > 1 && (d.k % unroll || (uint64_t)unroll * l->nregs > MAX_UNROLLED_FMAS))
         unroll /= 2;
     lw_loop lp;
@@ -100,7 +102,7 @@ int lw_lower_dot(lw *w, tj_ref r)
     tj_ref *cur = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         cur[i] = lp.args[i];
-    for (int u = 0; u < unroll; u++) {
+    for (int64_t u = 0; u < unroll; u++) {
         tj_ref k = lw_add_imm(w, lp.iv, u);
         tj_ref *av = lw_new_regs(w, l->nregs), *bv = lw_new_regs(w, l->nregs);
         for (uint32_t i = 0; i < l->nregs; i++) {

@@ -297,7 +297,12 @@ typedef struct tj_kernel {
  * should hold at once, the SIMT kernel's `programs` (PTX .minnctapersm:
  * ptxas caps a thread's registers to fit them); other targets ignore it */
 #define TJ_PARAM_OCCUPANCY "occupancy"
-enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32 };
+/* unroll (a power of two up to TJ_MAX_UNROLL): the most k steps an FMA
+ * dot's loop unrolls (lower/dot.c; without it up to 8 within 512 FMAs a
+ * thread). Only the schedule changes, never the results: a fast tier's
+ * kernel takes 1, which ptxas assembles in less time (array/tier.c). */
+#define TJ_PARAM_UNROLL "unroll"
+enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 8 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
 static inline int64_t tj_config_warps(const tj_kernel *k)

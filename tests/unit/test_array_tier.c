@@ -38,6 +38,7 @@ static const char matmul_gelu[] = "kernel fused(X0: f32[M, K], X1: f32[K, N], X2
                                   "    grid (cdiv(N, BN), cdiv(M, BM), 1)\n"
                                   "    tune BM in [64, 32, 128], BN in [64, 32, 128], BK in [32, 16, 64], "
                                   "warps in [4, 8], stages in [2, 3]\n"
+                                  "    const unroll = 8\n"
                                   "{\n"
                                   "    m = program_id(1) * BM\n"
                                   "    n = program_id(0) * BN\n"
@@ -73,6 +74,7 @@ static const char flash_attention[] =
     "    tune BM in [64, 16, 128], BN in [64, 128], warps in [8, 4]\n"
     "    const BD = 64\n"
     "    const BE = 64\n"
+    "    const unroll = 8\n"
     "{\n"
     "    m = program_id(1) * BM\n"
     "    q = program_id(2)\n"
@@ -100,13 +102,14 @@ typedef struct kernel_case {
     const char *source, *config, *fast_config; /* the tile parameters but warps: the model's, the fast tier's */
 } kernel_case;
 
-/* the fast tier: 16 warps over half the rows, 4 accumulators a thread (array/tier.c's variant) */
-static const kernel_case matmul = {matmul_gelu, "BM=64,BN=64,BK=32,stages=2", "BM=32,BN=64,BK=32,stages=2"};
+/* the fast tier: 16 warps over half the rows, 4 accumulators a thread, its dot's k loop not unrolled
+ * (array/tier.c's variant) */
+static const kernel_case matmul = {matmul_gelu, "BM=64,BN=64,BK=32,stages=2", "BM=32,BN=64,BK=32,stages=2,unroll=1"};
 /* the fast tier: one element a thread (array/tier.c's variant) */
 static const kernel_case elementwise = {elementwise_gelu, "BM=1,BN=1024", "BM=1,BN=512"};
 
-/* the fast tier: 32 query rows a program at 16 warps, the same key blocks */
-static const kernel_case attention = {flash_attention, "BM=64,BN=64", "BM=32,BN=64"};
+/* the fast tier: 32 query rows a program at 16 warps, the same key blocks, the dots not unrolled */
+static const kernel_case attention = {flash_attention, "BM=64,BN=64", "BM=32,BN=64,unroll=1"};
 
 /* Y of the kernel at these shapes, lowered at `warps`, on the SIMT
  * interpreter over the same random arguments (seed 1), into out. */
