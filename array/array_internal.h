@@ -213,6 +213,7 @@ typedef struct tj_group {
     int warps;                      /* the cost model's threads per program / 32 */
     int stages;                     /* matmul: the copy ring's slots */
     int unroll;                     /* the dots' k steps unrolled (`const unroll`), 0: the compiler's */
+    int no_calls;                   /* `const calls = 0`: f32 divisions in f64 (few a thread: per row, a fast tier) */
     double scale;                   /* attention: s */
     int64_t bd, be;                 /* attention: tiles of the head dims */
     char why[96];                   /* the cost model's reason, for the plan text */
@@ -261,6 +262,8 @@ void tj_emit_literal(tj_buf *out, tj_dtype dt, double v);
 void tj_emit_extreme(tj_buf *out, tj_dtype dt, int highest);
 /* emit.c: b0, b1, ... of the batch axes B0, B1, ... from program_id(2). */
 void tj_emit_batch_indices(tj_buf *o, int nbatch);
+/* emit.c: the header's `const unroll` and `const calls` lines that grp asks for. */
+void tj_emit_consts(tj_buf *o, const tj_group *grp);
 
 /* other.c: the ops that are a kernel of their own (gathers, scans, sorts,
  * concatenation). 0, or 1 with err. */

@@ -208,6 +208,8 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     /* f32 runs its products on FMAs with whole tiles in registers: 4 warps
      * spilled at 64 x 64 (255 registers), 8 do not; 16-bit ones on mma */
     grp->warps = y->dtype == TJ_DT_F32 ? tj_warps_for_tile(grp->bm * (grp->bn > grp->be ? grp->bn : grp->be)) : 4;
+    /* its divisions, acc / li, run once an output after the loop over the keys */
+    grp->no_calls = 1;
     snprintf(grp->why, sizeof grp->why, "flash: %lld queries, %lld keys, head %lld -> %lld", (long long)M,
              (long long)N, (long long)D, (long long)E);
     int64_t rows[5] = {M, D, N, M, M}, cols[5] = {D, N, E, N, E};
@@ -261,10 +263,9 @@ int tj_emit_attention(const tj_graph *g, const tj_group *grp, const tj_group_arg
     tj_buf_printf(o, "    tune BM in [%lld, %lld], BN in [%lld, %lld], warps in [%d, %d]\n", (long long)grp->bm,
                   (long long)(grp->bm == 64 ? 128 : 64), (long long)grp->bn, (long long)(grp->bn * 2), grp->warps,
                   grp->warps == 4 ? 8 : 4);
-    tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld\n", (long long)grp->bd, (long long)grp->be);
-    if (grp->unroll)
-        tj_buf_printf(o, "    const unroll = %d\n", grp->unroll);
-    tj_buf_printf(o, "{\n    m = program_id(1) * BM\n");
+    tj_buf_printf(o, "    const BD = %lld\n    const BE = %lld", (long long)grp->bd, (long long)grp->be);
+    tj_emit_consts(o, grp);
+    tj_buf_printf(o, "\n{\n    m = program_id(1) * BM\n");
     tj_emit_batch_indices(o, grp->nbatch);
     const char *prec = f32 ? ", precision = \"ieee\"" : "";
     tj_buf_printf(o, "    tq = load(XQ[%sm:m+BM, 0:BD])\n", bi);

@@ -452,9 +452,16 @@ static void emit_header(const em *e)
     tune_list(e->o, "warps", grp->warps, 4, matmul ? 8 : 16);
     if (matmul)
         tj_buf_printf(e->o, ", stages in [%d, %d]", grp->stages, grp->stages == 3 ? 2 : 3);
-    if (grp->unroll)
-        tj_buf_printf(e->o, "\n    const unroll = %d", grp->unroll);
+    tj_emit_consts(e->o, grp);
     tj_buf_printf(e->o, grp->kind == TJ_GROUP_REDUCE && grp->row ? "\n    where BN >= N\n" : "\n");
+}
+
+void tj_emit_consts(tj_buf *o, const tj_group *grp)
+{
+    if (grp->unroll)
+        tj_buf_printf(o, "\n    const unroll = %d", grp->unroll);
+    if (grp->no_calls)
+        tj_buf_printf(o, "\n    const calls = 0");
 }
 
 void tj_emit_batch_indices(tj_buf *o, int nbatch)

@@ -203,6 +203,7 @@ static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_arg
         cut_tile(&fast, m, matmul ? 4 : 1, matmul ? 16 : 1);
         fast.unroll = matmul ? FAST_UNROLL : 0;
     }
+    fast.no_calls = 1; /* its divisions in f64: it runs only until the optimized kernel is in */
     tj_buf src = {0};
     int made;
     tj_kernel_entry *e = tj_emit_group(g, &fast, args, &src, err) ? NULL : tj_graph_kernel(g, &src, 1, 1, &made, err);

@@ -257,6 +257,34 @@ static int tile_elementwise(const tj_graph *g, tj_group *grp, tj_group_args *arg
     return 0;
 }
 
+/* Whether the PTX of op may divide (math: a log divides). */
+static int may_divide(tj_aop op)
+{
+    tj_aop_kind kind = tj_aop_kind_of(op);
+    return kind == TJ_AK_DIVIDE || kind == TJ_AK_MATH || op == TJ_AOP_MEAN || op == TJ_AOP_RECIPROCAL ||
+           op == TJ_AOP_POWER || op == TJ_AOP_REMAINDER || op == TJ_AOP_FLOOR_DIVIDE;
+}
+
+/* Whether a reduction group divides, and only at the reduced level (a
+ * mean, as a layer norm's two): a few divisions a thread, where the f32
+ * division in f64 (`const calls = 0`) costs nothing that counts and saves
+ * ptxas its slow path's subroutine (54 M of nvJitLink's 214 M
+ * instructions for the MLP's layer norm; bench/NOTES.md). A division at
+ * every element keeps div.rn.f32. */
+static int divides_per_row(const tj_graph *g, const tj_group *grp)
+{
+    int divides = 0;
+    for (uint32_t i = 0; i < grp->nmembers; i++) {
+        tj_array a = grp->members[i];
+        if (!may_divide(g->nodes[a].op))
+            continue;
+        if (!tj_group_reduced_level(g, grp, a))
+            return 0;
+        divides = 1;
+    }
+    return divides;
+}
+
 static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, axes *ax, tj_rt_error *err)
 {
     const tj_anode *core = &g->nodes[grp->core], *in = &g->nodes[core->in[0]];
@@ -294,6 +322,7 @@ static int tile_reduce(const tj_graph *g, tj_group *grp, tj_group_args *args, ax
     }
     choose_reduce(grp, along == 1);
     grp->warps = tj_warps_for_tile(grp->bm * grp->bn);
+    grp->no_calls = divides_per_row(g, grp);
     return 0;
 }
 

@@ -54,9 +54,10 @@ typedef struct ptx_emitter {
     int fastmath;       /* the kernel's `fastmath` tile parameter: f32 math
                            through the hardware approximations (Triton's
                            default), division as div.full.f32 */
-    int no_calls;       /* the kernel issues wgmma: nothing may assemble to a
-                           subroutine call, which in a relocatable compile
-                           (nvJitLink's) makes ptxas serialize every wgmma */
+    int no_calls;       /* the kernel issues wgmma, or declares `calls = 0`:
+                           nothing may assemble to a subroutine call, which in a
+                           relocatable compile (nvJitLink's) makes ptxas
+                           serialize every wgmma, and costs ptxas time */
     tj_buf body;        /* instruction text */
     uint32_t nregs[PX_NCLS];
     uint32_t nlabels;

@@ -338,7 +338,7 @@ int tj_emit_ptx(const tj_kernel *k, const char *arch_name, tj_buf *out)
     e->sm = arch->sm;
     e->wgmma = arch->wgmma;
     e->fastmath = tj_config_fastmath(k); /* `const fastmath = 1`, or a tuned value */
-    e->no_calls = arch->wgmma && px_uses_wgmma(k);
+    e->no_calls = (arch->wgmma && px_uses_wgmma(k)) || tj_config_value(k, TJ_PARAM_CALLS, 1) == 0;
     emit_job j = {e, arch, out};
     int rc = tj_guarded(c, run_emit, &j);
     tj_buf_free(&e->body);

@@ -302,6 +302,12 @@ typedef struct tj_kernel {
  * thread). Only the schedule changes, never the results: a fast tier's
  * kernel takes 1, which ptxas assembles in less time (array/tier.c). */
 #define TJ_PARAM_UNROLL "unroll"
+/* calls (0 or 1, default 1): 0 keeps the PTX free of subroutine calls, as
+ * a wgmma kernel always is: its f32 divisions (and logs') run in f64
+ * instead of div.rn.f32, whose slow path ptxas assembles as a subroutine
+ * (about an empty kernel's link more). The same bits; more instructions a
+ * division, so for kernels whose divisions are few a thread. */
+#define TJ_PARAM_CALLS "calls"
 enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 8 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
