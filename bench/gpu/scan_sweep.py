@@ -119,9 +119,7 @@ def main():
     ap.add_argument("--ordered", action="store_true",
                     help="time each packed configuration also with acquire loads and release stores of its words")
     ap.add_argument("--nearest-scan", action="store_true",
-                    help="time each packed and persistent configuration also with a window combined by a scan")
-    ap.add_argument("--persistent", nargs="*", default=[],
-                    help="B,W,warps,R of scan_lookback_persistent (R programs)")
+                    help="time each packed configuration also with a window combined by a scan")
     ap.add_argument("--spin", action="store_true",
                     help="time each packed configuration also waiting on the nearest word alone before each window")
     ap.add_argument("--diagnostics", action="store_true",
@@ -175,14 +173,6 @@ def main():
             for what, old, new in DIAGNOSTICS:
                 runs.append((f"{label} (diagnostic, not a cumsum: {what})", packed_variant(src, old, new),
                              consts["B"], "scan_lookback_packed unchecked"))
-    for cfg in args.persistent:
-        b, w, warps, r = map(int, cfg.split(","))
-        src = lookback_source(dict(B=b, W=w, warps=warps), kernel="scan_lookback_persistent")
-        runs.append((f"persistent, B {b} W {w} warps {warps} R {r}", src, b, f"scan_lookback_persistent@{r}"))
-        if args.nearest_scan:
-            runs.append((f"persistent, B {b} W {w} warps {warps} R {r} window by a scan",
-                         lookback_source(dict(B=b, W=w, warps=warps), kernel="scan_lookback_persistent", nearest="scan"),
-                         b, f"scan_lookback_persistent@{r}"))
     for label, src, b, name in runs:
         time_lookback(label, src, name, b, x, y, want, nbytes, copy, False)
         if args.lib_layout and name == "scan_lookback":
@@ -208,8 +198,6 @@ def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
     n = x.numel()
     g = (n + b - 1) // b
     name, _, unchecked = name.partition(" ")
-    name, _, programs = name.partition("@")
-    extra = {"R": int(programs)} if programs else {}
     if name != "scan_lookback":  # lib/scan.c's scratch: the words, then the ticket counter
         zeroed = torch.zeros(g + 1, device="cuda", dtype=torch.int64)
         scratch_args = (zeroed[:g].view(torch.uint64), zeroed[g:].view(torch.int32)[:1])
@@ -222,7 +210,7 @@ def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
 
         def call():
             zeroed.zero_()
-            k(x3, y3, *scratch_args, **extra)
+            k(x3, y3, *scratch_args)
 
         y.zero_()
         call()
