@@ -414,7 +414,7 @@ static int run_examples(tj_cpu *cpu, const char *dir)
         double t[4];
         int failed = !f || time_example(f, &b, t);
         if (!failed)
-            printf("example %s %s %s%s%s %.7f %.6f %.1f %.1f %.7f %.6f\n", file, kernel, shapes, *defines ? ";" : "",
+            printf("example %s %s %s%s%s %.9f %.9f %.1f %.1f %.9f %.9f\n", file, kernel, shapes, *defines ? ";" : "",
                    defines, t[0], t[1], ms, cms, t[2], t[3]);
         fflush(stdout);
         release(&b);

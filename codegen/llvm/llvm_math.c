@@ -1,6 +1,6 @@
 /* f32 exp, exp2, tanh, sigmoid and erf as straight-line IR (no calls, no
  * branches), so loops over tiles vectorize with them. Accurate to a few
- * ulp (exp: 2^n times a degree-7 polynomial on |r| <= ln2/2; erf: two
+ * ulp (exp: 2^n times a degree-6 polynomial on |r| <= ln2/2; erf: two
  * polynomial fits, 1e-7 absolute;
  * tanh: a series below 0.25, 1 - 2/(e^2x + 1) above). NaN propagates. */
 #include <string.h>
@@ -70,19 +70,25 @@ static LLVMValueRef clamp_i32(lg *g, LLVMValueRef k, int32_t lo, int32_t hi)
 
 /* 2^n * e^r for integral n in [-151, 129] (k = SHIFTER_BITS + n, its
  * float n) and |r| <= ln2/2, rounded once, so the results between FLT_MIN
- * and 0 come out subnormal. With AVX-512, llvm.ldexp is one vscalefps;
- * elsewhere LLVM would expand it (or call ldexpf), so n = n1 + n2 with n1
- * clamped to [-125, 127]: n1 goes into e^r's exponent field by an integer
- * add (e^r in [2^-0.5, 2^0.5] keeps it a normal float), 2^n2 (n2 in [-26,
- * 2]) is a normal float that one product applies (1.0 unless the result
- * is subnormal or past FLT_MAX). Two halves through the exponent field
- * took a vroundps and two conversions more. */
-static LLVMValueRef scale_exp(lg *g, LLVMValueRef k, LLVMValueRef n, LLVMValueRef r)
+ * and 0 come out subnormal. e^r is 1 + r + r^2 Q(r), Q of degree 4 fitted
+ * (Remez) to e^r's relative error on [-ln2/2, ln2/2]: 3.1e-9, a twentieth
+ * of an ulp, where the Taylor polynomial needed degree 7 (one FMA more in
+ * the chain). With AVX-512, llvm.ldexp is one vscalefps, its exponent the
+ * integer k - SHIFTER_BITS (no float conversion; for a NaN n some integer,
+ * which a NaN p keeps NaN); elsewhere LLVM would expand it (or call
+ * ldexpf), so n = n1 + n2 with n1 clamped to [-125, 127]: n1 goes into
+ * e^r's exponent field by an integer add (e^r in [2^-0.5, 2^0.5] keeps it
+ * a normal float), 2^n2 (n2 in [-26, 2]) is a normal float that one
+ * product applies (1.0 unless the result is subnormal or past FLT_MAX).
+ * Two halves through the exponent field took a vroundps and two
+ * conversions more. */
+static LLVMValueRef scale_exp(lg *g, LLVMValueRef k, LLVMValueRef r)
 {
-    static const double c[] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040};
-    LLVMValueRef p = horner(g, r, c, 8);
+    static const double c[] = {1.0, 1.0, 0.49999993451708435, 0.1666652068983302, 0.04166838736126115,
+                               0.008368709824171195, 0.0013814613260779772};
+    LLVMValueRef p = horner(g, r, c, 7);
     if (g->vector_bits >= 512) {
-        LLVMValueRef pn[2] = {p, LLVMBuildFPToSI(g->b, n, g->i32, "")};
+        LLVMValueRef pn[2] = {p, LLVMBuildSub(g->b, k, lg_i32(g, SHIFTER_BITS), "")};
         LLVMTypeRef over[2] = {g->f32, g->i32};
         unsigned id = LLVMLookupIntrinsicID("llvm.ldexp", strlen("llvm.ldexp"));
         return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->lc, id, over, 2), LLVMGetIntrinsicDeclaration(g->mod, id, over, 2),
@@ -96,9 +102,22 @@ static LLVMValueRef scale_exp(lg *g, LLVMValueRef k, LLVMValueRef n, LLVMValueRe
     return LLVMBuildFMul(g->b, LLVMBuildBitCast(g->b, p1, g->f32, ""), LLVMBuildBitCast(g->b, two_n2, g->f32, ""), "");
 }
 
+/* The scaling through the exponent field (hosts without AVX-512) turns a
+ * NaN into a number: put it back. With AVX-512 every step keeps it. */
 static LLVMValueRef keep_nan(lg *g, LLVMValueRef x, LLVMValueRef v)
 {
+    if (g->vector_bits >= 512)
+        return v;
     return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""), x, v, "");
+}
+
+/* min(x, hi) that keeps a NaN x (minnum would make it hi): a select,
+ * which x86 does as one vminps(hi, x), whose second operand is the
+ * result when either is NaN. */
+static LLVMValueRef at_most(lg *g, LLVMValueRef x, double hi)
+{
+    LLVMValueRef h = cf(g, hi);
+    return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, x, h, ""), h, x, "");
 }
 
 /* Below lo the result is 0 (e^-104 and 2^-151 round to 0), and the lane
@@ -110,21 +129,20 @@ static LLVMValueRef keep_nan(lg *g, LLVMValueRef x, LLVMValueRef v)
  * must to round it. */
 static LLVMValueRef under(lg *g, LLVMValueRef x, double lo)
 {
-    return LLVMBuildFCmp(g->b, LLVMRealOLT, x, cf(g, lo), "");
+    return LLVMBuildFCmp(g->b, LLVMRealUGE, x, cf(g, lo), ""); /* not under: x >= lo or NaN */
 }
 
 static LLVMValueRef zero_under(lg *g, LLVMValueRef u, LLVMValueRef v)
 {
-    return LLVMBuildSelect(g->b, u, cf(g, 0.0), v, "");
+    return LLVMBuildSelect(g->b, u, v, cf(g, 0.0), "");
 }
 
 /* The argument the scaling can take: at most hi, where the result is inf
- * already (NaN becomes hi too, and is put back at the end), 0 in the lanes
- * under the range (u), which replaces a lower clamp. */
+ * already (a NaN stays NaN), 0 in the lanes under the range (u), which
+ * replaces a lower clamp. */
 static LLVMValueRef in_range(lg *g, LLVMValueRef x, LLVMValueRef u, double hi)
 {
-    LLVMValueRef a[2] = {x, cf(g, hi)};
-    return zero_under(g, u, lg_intrinsic(g, "llvm.minnum", a, 2));
+    return zero_under(g, u, at_most(g, x, hi));
 }
 
 static LLVMValueRef expf_ir(lg *g, LLVMValueRef x)
@@ -137,7 +155,7 @@ static LLVMValueRef expf_ir(lg *g, LLVMValueRef x)
     LLVMValueRef r = lg_intrinsic(g, "llvm.fma", a, 3);
     LLVMValueRef b[3] = {n, cf(g, -1.428606765330187e-06), r};
     r = lg_intrinsic(g, "llvm.fma", b, 3);
-    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, n, r)));
+    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, r)));
 }
 
 static LLVMValueRef exp2f_ir(lg *g, LLVMValueRef x)
@@ -146,7 +164,7 @@ static LLVMValueRef exp2f_ir(lg *g, LLVMValueRef x)
     LLVMValueRef c = in_range(g, x, u, 129.0);
     LLVMValueRef k, n = nearest(g, LLVMBuildFAdd(g->b, c, cf(g, SHIFTER), ""), &k);
     LLVMValueRef r = LLVMBuildFMul(g->b, LLVMBuildFSub(g->b, c, n, ""), cf(g, 0.6931471805599453), "");
-    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, n, r)));
+    return keep_nan(g, x, zero_under(g, u, scale_exp(g, k, r)));
 }
 
 static LLVMValueRef tanhf_ir(lg *g, LLVMValueRef x)
@@ -179,12 +197,10 @@ static LLVMValueRef erff_ir(lg *g, LLVMValueRef x)
     LLVMValueRef ax = lg_intrinsic(g, "llvm.fabs", &x, 1);
     LLVMValueRef x2 = LLVMBuildFMul(g->b, x, x, "");
     LLVMValueRef small = LLVMBuildFMul(g->b, x, horner(g, x2, below, 6), "");
-    /* |x| clamped to 4 by a select that keeps NaN (minnum would make it 4),
-     * so a NaN goes through the polynomial and the select below (ax < 1 is
-     * false) as NaN: no compare and blend at the end, 2 of gelu's ~38
-     * operations a vector */
-    LLVMValueRef four = cf(g, 4.0);
-    LLVMValueRef a = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, ax, four, ""), four, ax, "");
+    /* |x| clamped to 4 keeping NaN, so a NaN goes through the polynomial
+     * and the select below (ax < 1 is false) as NaN: no compare and blend
+     * at the end, 2 of gelu's ~38 operations a vector */
+    LLVMValueRef a = at_most(g, ax, 4.0);
     LLVMValueRef t[3] = {a, cf(g, 2.0 / 3), cf(g, -5.0 / 3)};
     LLVMValueRef big = horner(g, lg_intrinsic(g, "llvm.fma", t, 3), above, 15);
     LLVMValueRef sb[2] = {big, x};

@@ -132,8 +132,8 @@ static int within_ulp(float got, float want)
     return got == want || got == nextafterf(want, INFINITY) || got == nextafterf(want, -INFINITY);
 }
 
-/* Runs kernel src (x, o, p: f32[N], N = n <= 32) on the native back end:
- * x from in, o and p out. */
+/* Runs kernel src (x, o, p: f32[N], N = n) on the native back end: x from
+ * in, o and p out. */
 static void run_two_outputs(const char *src, const float *in, float *o, float *q, int64_t n)
 {
     char err[256];
@@ -143,13 +143,15 @@ static void run_two_outputs(const char *src, const float *in, float *o, float *q
     char shapes[32];
     snprintf(shapes, sizeof shapes, "N=%lld", (long long)n);
     tj_kernel *k = CC_TILE_KERNEL(c, src, shapes);
-    float x[32];
+    float *x = malloc((size_t)n * sizeof *x);
+    cr_assert(x);
     memcpy(x, in, (size_t)n * sizeof *x);
     int64_t shape[1] = {n};
     tj_arg args[3] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_F32, 1, shape)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(o, TJ_DT_F32, 1, shape)},
                       {.is_tensor = 1, .tensor = tj_tensor_contiguous(q, TJ_DT_F32, 1, shape)}};
     cr_assert_eq(tj_cpu_run_kernel(cpu, k, args, 3), 0, "%s", tj_diag_render(c));
+    free(x);
     tj_ctx_free(c);
     tj_cpu_free(cpu);
 }
@@ -169,6 +171,59 @@ Test(cpu_elementwise, exp_and_exp2_at_their_underflow)
     }
     cr_expect(isnan(o[31]) && isnan(q[31]), "NaN in, %g and %g out", o[31], q[31]);
     cr_expect(o[21] > 0 && q[9] > 0, "the subnormal results are not zeroed: %a %a", o[21], q[9]);
+}
+
+/* exp and exp2 within an ulp of libm's (in double, rounded to f32) over
+ * every 9973rd float of [-160, 130], which holds the polynomial's whole
+ * reduced range at every exponent, the subnormal results and both
+ * saturations, and at the infinities, FLT_MAX and NaN of either sign. */
+static const char *const EXP_SWEEP = "kernel sweep(x: f32[N], o: f32[N], p: f32[N])\n"
+                                     "    grid (cdiv(N, 1024))\n"
+                                     "{\n"
+                                     "    i = program_id(0) * 1024\n"
+                                     "    a = load(x[i:i+1024])\n"
+                                     "    store(o[i:i+1024], exp(a))\n"
+                                     "    store(p[i:i+1024], exp2(a))\n"
+                                     "}\n";
+
+static int64_t sweep_inputs(float *in, int64_t cap)
+{
+    static const float special[] = {INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, NAN, -NAN};
+    int64_t n = 0;
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+        in[n++] = special[i];
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (uint32_t bits = 0; n < cap; bits += 9973) {
+            uint32_t b = bits | sign << 31;
+            float v;
+            memcpy(&v, &b, sizeof v);
+            if (v < -160.0f || v > 130.0f)
+                break;
+            in[n++] = v;
+        }
+    return n;
+}
+
+Test(cpu_elementwise, exp_and_exp2_within_an_ulp_over_their_range)
+{
+    CC_REQUIRE_LLVM();
+    enum { CAP = 1 << 18 };
+    float *in = malloc(CAP * sizeof *in), *o = malloc(CAP * sizeof *o), *q = malloc(CAP * sizeof *q);
+    cr_assert(in && o && q);
+    int64_t n = sweep_inputs(in, CAP);
+    cr_assert(n > 200000 && n < CAP, "%lld inputs", (long long)n);
+    run_two_outputs(EXP_SWEEP, in, o, q, n);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float e = (float)exp((double)in[i]), e2 = (float)exp2((double)in[i]);
+        int ok = isnan(in[i]) ? isnan(o[i]) && isnan(q[i]) : within_ulp(o[i], e) && within_ulp(q[i], e2);
+        if (!ok && wrong++ < 5)
+            cr_expect(0, "x = %a: exp %a (libm %a), exp2 %a (libm %a)", in[i], o[i], e, q[i], e2);
+    }
+    cr_expect_eq(wrong, 0, "%lld of %lld inputs more than an ulp off", (long long)wrong, (long long)n);
+    free(in);
+    free(o);
+    free(q);
 }
 
 /* tanh and erf carry a NaN through their formulas (no fix-up at the end):
