@@ -76,7 +76,8 @@ typedef struct radix_bufs {
     size_t zeroed;         /* the bytes of L, Hg and C (zeroed once a sort) */
     int64_t n, tiles;
     int passes;
-    int carry;     /* the payload is the input's bit patterns, not flat indices (radix_finish_carried) */
+    int carry;     /* the payload is the input's bit patterns, not flat indices */
+    int direct;    /* carried 32-bit bits: the last pass writes its payload into the output (no finish) */
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
 
@@ -111,18 +112,25 @@ static int bits_of(int64_t v)
 }
 
 typedef struct radix_kernels {
-    tj_dispatch *keys, *hist, *offsets, *scatter; /* the three-kernel passes (and their first keys) */
-    tj_dispatch *upsweep, *onesweep;              /* the single pass */
-    tj_dispatch *finish;
+    tj_dispatch *hist, *offsets, *scatter; /* the three-kernel passes */
+    tj_dispatch *upsweep, *onesweep;       /* the single pass */
+    tj_dispatch *finish;                   /* NULL when the last pass wrote the output (direct) */
 } radix_kernels;
 
-/* The digit's scalars of radix_hist, radix_scatter and radix_onesweep;
- * `first` (the payload is the flat index, P not read) is false for a
- * carried payload, which the first keys' kernel wrote to P. */
+/* The digit's scalars of radix_hist (the first four), radix_scatter and
+ * radix_onesweep: pass 0 reads the input (its payload the flat index, or
+ * with `carry` its bits), the `last` pass stores no keys. */
 static void digit_args(const sort_job *s, const radix_bufs *b, int pass, int key_passes, tj_arg *out)
 {
     out[0] = lib_int_arg(pass), out[1] = lib_int_arg(key_passes), out[2] = lib_int_arg(s->ln.n);
-    out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(pass == 0 && !b->carry);
+    out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(b->carry), out[5] = lib_int_arg(pass == b->passes - 1);
+}
+
+/* Where a pass's payloads go: the other buffer, or the output itself in
+ * the last pass of a direct sort. */
+static void *payload_out(const sort_job *s, const radix_bufs *b, int pass, int cur)
+{
+    return b->direct && pass == b->passes - 1 ? s->y.data : b->p[!cur];
 }
 
 /* One pass: count each tile's digits (H, and where they start in the
@@ -132,38 +140,33 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
 {
     tj_dtype kt = b->work;
     int64_t n = b->n, hs[] = {DIGITS, b->tiles}, gs[] = {b->tiles, DIGITS}, flat = DIGITS * b->tiles;
+    tj_arg x = lib_buffer_arg(s->x.data, s->x.dtype, 1, &n);
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
     tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
-    tj_arg digits[5];
+    tj_arg digits[6];
     digit_args(s, b, pass, key_passes, digits);
-    tj_arg hist[] = {k, p, h, e, digits[0], digits[1], digits[2], digits[3], digits[4]}, offsets[] = {h, o, e, g};
-    tj_arg scatter[] = {k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n), lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n),
-                        digits[0], digits[1], digits[2], digits[3], digits[4]};
+    tj_arg hist[] = {x, k, p, h, e, digits[0], digits[1], digits[2], digits[3]}, offsets[] = {h, o, e, g};
+    tj_arg scatter[] = {x, k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n),
+                        lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n),
+                        digits[0], digits[1], digits[2], digits[3], digits[4], digits[5]};
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat);
     tj_tensor of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
     return lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err) ||
            lib_cumsum_1d(s->l, &hf, &of, s->stream, s->err) ||
            lib_launch(s->l, rk->offsets, offsets, 4, s->stream, s->err) ||
-           lib_launch(s->l, rk->scatter, scatter, 10, s->stream, s->err);
+           lib_launch(s->l, rk->scatter, scatter, 12, s->stream, s->err);
 }
 
-/* The first pass's keys (and a carried payload): radix_keys, or on the
- * single pass radix_upsweep, which also counts every pass's digits in that
- * read of the input (after L, Hg and C are zeroed). */
-static int first_keys(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int key_passes)
+/* The single pass's counts: every pass's digits counted by radix_upsweep
+ * in one read of the input (after L, Hg and C are zeroed). */
+static int upsweep(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int key_passes)
 {
     int64_t n = b->n, hs[] = {b->passes, DIGITS};
-    tj_arg x = lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), k = lib_buffer_arg(b->k[0], b->work, 1, &n);
-    tj_arg p = lib_buffer_arg(b->p[0], TJ_DT_I32, 1, &n), carry = lib_int_arg(b->carry);
-    if (!rk->upsweep) {
-        tj_arg args[] = {x, k, p, carry};
-        return lib_launch(s->l, rk->keys, args, 4, s->stream, s->err);
-    }
-    tj_arg args[] = {x, k, p, lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_int_arg(b->passes), lib_int_arg(key_passes),
-                     lib_int_arg(s->ln.n), lib_int_arg(s->ln.q), carry};
+    tj_arg args[] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs),
+                     lib_int_arg(b->passes), lib_int_arg(key_passes), lib_int_arg(s->ln.n), lib_int_arg(s->ln.q)};
     return lib_zero(s->l, b->l, b->zeroed / 4, s->stream, s->err) ||
-           lib_launch(s->l, rk->upsweep, args, 9, s->stream, s->err);
+           lib_launch(s->l, rk->upsweep, args, 6, s->stream, s->err);
 }
 
 /* One pass in one launch: radix_onesweep ranks each tile once and looks
@@ -172,18 +175,19 @@ static int onesweep_pass(sort_job *s, const radix_kernels *rk, const radix_bufs 
                          int cur)
 {
     int64_t n = b->n, hs[] = {b->passes, DIGITS}, ls[] = {b->tiles, DIGITS}, np = b->passes;
-    tj_arg args[12] = {lib_buffer_arg(b->k[cur], b->work, 1, &n), lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n),
-                       lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs), lib_buffer_arg(b->l, TJ_DT_U64, 2, ls),
-                       lib_buffer_arg(b->c, TJ_DT_I32, 1, &np), lib_buffer_arg(b->k[!cur], b->work, 1, &n),
-                       lib_buffer_arg(b->p[!cur], TJ_DT_I32, 1, &n)};
-    digit_args(s, b, pass, key_passes, args + 7);
-    return lib_launch(s->l, rk->onesweep, args, 12, s->stream, s->err);
+    tj_arg args[14] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->k[cur], b->work, 1, &n),
+                       lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n), lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs),
+                       lib_buffer_arg(b->l, TJ_DT_U64, 2, ls), lib_buffer_arg(b->c, TJ_DT_I32, 1, &np),
+                       lib_buffer_arg(b->k[!cur], b->work, 1, &n),
+                       lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n)};
+    digit_args(s, b, pass, key_passes, args + 8);
+    return lib_launch(s->l, rk->onesweep, args, 14, s->stream, s->err);
 }
 
 /* Whether the sort takes the single pass. TJ_LIB_MULTI_PHASE asks for the
  * three kernels a pass; TILEJIT_LIB_SORT_MULTI_PHASE=1 or 0 chooses (the
  * benchmark's side-by-side rows). Otherwise the single pass, except on
- * CUDA: there it is correct but slower (5.8 against 7.4 G keys/s for 2^24
+ * CUDA: there it is correct but slower (13.1 against 19.1 G keys/s for 2^24
  * f32 on the H200, bench/RESULTS.md: its look-backs wait), so CUDA keeps
  * the three kernels until it is faster. Metal's kernels are the three (no
  * ordered accesses); the library's jits all have them. */
@@ -197,26 +201,30 @@ static int single_pass(const tj_lib *l, uint32_t flags)
     return tj_jit_device(l->jit) != TJ_DEVICE_CUDA;
 }
 
-/* The kernels of one path (NULL with err when one fails to compile). */
+/* The kernels of one path (NULL with err when one fails to compile); no
+ * finish kernel where `finish` is NULL. */
 static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kernels *rk)
 {
-    static const char *const names[] = {"radix_keys", "radix_hist", "radix_offsets", "radix_scatter",
-                                        "radix_upsweep", "radix_onesweep"};
-    tj_dispatch **slots[] = {&rk->keys, &rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
+    static const char *const names[] = {"radix_hist", "radix_offsets", "radix_scatter", "radix_upsweep",
+                                        "radix_onesweep"};
+    tj_dispatch **slots[] = {&rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
     char tile[24];
     snprintf(tile, sizeof tile, "%d", RADIX_TILE);
     s->subst[SORT_SUBSTS] = (lib_subst){"RB", tile};
-    for (int i = one ? 4 : 0; i < (one ? 6 : 4); i++)
+    for (int i = one ? 3 : 0; i < (one ? 5 : 3); i++)
         if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, SORT_SUBSTS + 1, s->err)))
             return 1;
-    return !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, SORT_SUBSTS, s->err));
+    return finish && !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, SORT_SUBSTS, s->err));
 }
 
 /* The results from the last pass's payload P: the input gathered in
- * sorted order (or copied, when P carried it), or the indices. */
+ * sorted order (or copied, when P carried it), or the indices; nothing
+ * when the last pass wrote them (direct). */
 static int radix_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int cur)
 {
     int64_t n = b->n;
+    if (b->direct)
+        return 0;
     tj_arg p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
     tj_arg y = lib_buffer_arg(s->y.data, s->x.dtype, 1, &n);
     if (b->carry) {
@@ -233,8 +241,9 @@ static int radix_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *
 
 /* A sort of one line with keys of at most 32 bits carries the input's bit
  * patterns as the payload (no segment digit needs the flat index), so the
- * result is a copy of the last pass's P, not a gather of the input in
- * random order. */
+ * result is the last pass's P, not a gather of the input in random order:
+ * for 32-bit keys that pass writes it into the output (direct), for
+ * 16-bit ones a copy narrows it. */
 static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
 {
     int values = s->y.data != NULL, one = single_pass(s->l, flags), key_passes = key_bits / 8;
@@ -242,10 +251,14 @@ static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
     radix_bufs b = {.passes = key_passes + (bits_of(lines - 1) + 7) / 8,
                     .carry = values && lines == 1 && key_bits <= 32,
                     .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32};
-    const char *finish = b.carry ? "radix_finish_carried" : values ? "radix_finish_values" : "radix_finish_indices";
+    b.direct = b.carry && key_bits == 32;
+    const char *finish = b.direct ? NULL
+                         : b.carry ? "radix_finish_carried"
+                         : values  ? "radix_finish_values"
+                                   : "radix_finish_indices";
     radix_kernels rk = {0};
     if (radix_kernels_of(s, one, finish, &rk) || radix_scratch(s, tj_dtype_size(b.work), &b) ||
-        first_keys(s, &rk, &b, key_passes))
+        (one && upsweep(s, &rk, &b, key_passes)))
         return 1;
     int cur = 0;
     for (int pass = 0; pass < b.passes; pass++, cur = !cur)

@@ -114,11 +114,13 @@ typedef struct lib_case {
      ",HL=" ch, "", 0, -1, 0.25, 0, 0, NULL}
 
 /* the radix sort's passes (lib/kernels/sort.tj): 3 tiles of 2048, the last
- * partial; a key pass, and a segment pass whose flat indices are P's. The
- * offsets over 40 tiles (two programs, the second partial); the scatter
- * of one partial tile with every offset 0 (to places 0 to 1499: distinct;
- * one program, so no schedule changes which tile writes last): a key pass
- * of the first and of a later pass, a segment pass, 64-bit keys */
+ * partial; the first pass (keys from X), a later key pass, and a segment
+ * pass whose flat indices are P's. The offsets over 40 tiles (two
+ * programs, the second partial); the scatter of one partial tile with
+ * every offset 0 (to places 0 to 1499: distinct; one program, so no
+ * schedule changes which tile writes last): the first pass (flat indices,
+ * or carried bits), a later key pass, the last (no keys stored), a segment
+ * pass, 64-bit keys */
 /* the radix kernels' (sort_rows' $VALUES left out), at Metal's tile of 2048
  * (test_lib_lower.c also runs CUDA's 4096) */
 #define LS_SORT_F32 "K=u32;KEY=key_f32;DESC=0;W=u32;RB=2048"
@@ -132,10 +134,10 @@ typedef struct lib_case {
     {"sort", LS_SORT_I64, "radix_scatter", "", "N=1500,D=256,T=1", scalars, 0, 0, 0, 0, 1500, "G=0:1,K=0:1000000000000"}
 #define LS_RADIX_OFFSETS {"sort", LS_SORT_F32, "radix_offsets", "", "D=256,T=40", "", 0, 0, 0, -1000, 1000, NULL}
 /* the single pass's upsweep: every pass's counts (5: a segment byte) added
- * to Hg by atomics, the first keys written, and the bit patterns (carry) */
+ * to Hg by atomics */
 #define LS_RADIX_UPSWEEP \
     {"sort", LS_SORT_F32, "radix_upsweep", "", "N=5000,S=5,D=256", \
-     "passes=5,key_passes=4,lines_n=700,lines_q=1,carry=1", 0, 0, 0, 0, 5000, NULL}
+     "passes=5,key_passes=4,lines_n=700,lines_q=1", 0, 0, 0, 0, 5000, NULL}
 
 static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
@@ -156,15 +158,17 @@ static const lib_case ls_cases[] = {
     LS_SSM_ROWS(LS_SSM_CHUNK_F32("4", "16"), "512"),
     LS_SSM_EDGE("1", "2", "1"), LS_SSM_EDGE("1", "2", "65"), LS_SSM_ROWS_EDGE("4", "2", "1", "64"),
     LS_SSM_ROWS_EDGE("4", "2", "65", "64"),
-    LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1,first=1"),
-    LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
+    LS_RADIX_HIST("pass=0,key_passes=4,lines_n=5000,lines_q=1"),
+    LS_RADIX_HIST("pass=1,key_passes=4,lines_n=5000,lines_q=1"),
+    LS_RADIX_HIST("pass=4,key_passes=4,lines_n=700,lines_q=1"),
     LS_RADIX_OFFSETS,
-    LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,first=1"),
-    LS_RADIX_SCATTER("pass=2,key_passes=4,lines_n=1500,lines_q=1,first=0"),
-    LS_RADIX_SCATTER("pass=4,key_passes=4,lines_n=700,lines_q=1,first=0"),
-    LS_RADIX_SCATTER_U64("pass=4,key_passes=8,lines_n=1500,lines_q=1,first=0"),
+    LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,carry=0,last=0"),
+    LS_RADIX_SCATTER("pass=0,key_passes=4,lines_n=1500,lines_q=1,carry=1,last=0"),
+    LS_RADIX_SCATTER("pass=2,key_passes=4,lines_n=1500,lines_q=1,carry=0,last=0"),
+    LS_RADIX_SCATTER("pass=3,key_passes=4,lines_n=1500,lines_q=1,carry=1,last=1"),
+    LS_RADIX_SCATTER("pass=4,key_passes=4,lines_n=700,lines_q=1,carry=0,last=1"),
+    LS_RADIX_SCATTER_U64("pass=4,key_passes=8,lines_n=1500,lines_q=1,carry=0,last=0"),
     LS_RADIX_UPSWEEP,
-    {"sort", LS_SORT_F32, "radix_keys", "", "N=5000", "carry=1", 0, 0, 0, 0, 5000, NULL},
     {"sort", LS_SORT_F32, "radix_finish_carried", "", "N=5000", "", 0, 0, 0, -5000, 5000, NULL},
 };
 
