@@ -63,6 +63,7 @@ typedef struct lg {
      * LG_CHECKED, the other; keep: its result buffer */
     enum { LG_ANY, LG_INSIDE, LG_CHECKED } version;
     tj_ref keep;
+    LLVMValueRef row_end;           /* while its rows are made: where a rank-1 reader stops (lg_live_rows) */
     LLVMValueRef pid[3], nprog[3];  /* i64 */
     LLVMBasicBlockRef entry;        /* holds the allocas */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
@@ -149,14 +150,18 @@ void lg_loop_end_scalar(lg *g, lg_loop *l);
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n);
 void lg_each_end(lg *g, lg_loop *l, uint64_t n);
 /* The elements of tile r's rows up to lg_live_rows: a loop over those
- * rows and one over a row (a constant trip count: no vector remainder),
- * or lg_each_begin's one loop where every row is read or rows are short. */
+ * rows and one over a row (a constant trip count: no vector remainder;
+ * a rank-1 tile's rows are blocks of its elements), or lg_each_begin's
+ * one loop where every row is read or rows are short. */
 typedef struct lg_rows {
     lg_loop row, each;
     uint64_t n;
     int nested;
 } lg_rows;
 LLVMValueRef lg_rows_begin(lg *g, lg_rows *l, tj_ref r);
+/* The flat elements lg_rows_begin runs r's loop over, 0 .. this (i64;
+ * NULL: all of r). */
+LLVMValueRef lg_live_extent(lg *g, tj_ref r);
 void lg_rows_end(lg *g, lg_rows *l);
 /* Loops over every coordinate of a shape, outer axes outside; returns the
  * row-major flat index (0, with no loop, for rank 0). */

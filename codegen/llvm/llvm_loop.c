@@ -167,14 +167,35 @@ void lg_each_end(lg *g, lg_loop *l, uint64_t n)
         lg_loop_end(g, l);
 }
 
-enum { MIN_ROW = 8 }; /* shorter rows stay in one loop over the tile */
+/* Shorter rows stay in one loop over the tile. A rank-1 tile's elements
+ * are its rows, in blocks of LIVE_BLOCK (lg_live_extent): a loop to a
+ * runtime count takes a vector epilogue and a scalar remainder. */
+enum { MIN_ROW = 8, LIVE_BLOCK = 64 };
+
+/* Tile r's live rows, and how long a row is (*row); NULL: every row. */
+static LLVMValueRef live_rows(lg *g, tj_ref r, uint64_t n, uint64_t *row)
+{
+    const tj_type_info *t = lg_ti(g, r);
+    *row = n && t->rank >= 1 ? n / (uint64_t)t->shape[0] : 0;
+    if (t->rank != 1)
+        return t->rank >= 2 ? lg_live_rows(g, r) : NULL;
+    LLVMValueRef live = n % LIVE_BLOCK || n <= LIVE_BLOCK ? NULL : lg_live_rows(g, r);
+    *row = LIVE_BLOCK;
+    return live ? LLVMBuildUDiv(g->b, LLVMBuildAdd(g->b, live, lg_i64(g, LIVE_BLOCK - 1), ""), lg_i64(g, LIVE_BLOCK), "") : NULL;
+}
+
+LLVMValueRef lg_live_extent(lg *g, tj_ref r)
+{
+    uint64_t row;
+    LLVMValueRef live = live_rows(g, r, lg_count(g, r), &row);
+    return live && row >= MIN_ROW ? LLVMBuildNUWMul(g->b, live, lg_i64(g, (int64_t)row), "") : NULL;
+}
 
 LLVMValueRef lg_rows_begin(lg *g, lg_rows *l, tj_ref r)
 {
-    const tj_type_info *t = lg_ti(g, r);
-    LLVMValueRef live = t->rank >= 2 ? lg_live_rows(g, r) : NULL;
+    uint64_t row;
     l->n = lg_count(g, r);
-    uint64_t row = l->n && t->rank >= 1 ? l->n / (uint64_t)t->shape[0] : 0;
+    LLVMValueRef live = live_rows(g, r, l->n, &row);
     l->nested = live && row >= MIN_ROW;
     if (!l->nested)
         return lg_each_begin(g, &l->each, l->n);

@@ -197,7 +197,8 @@ static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
 }
 
 /* `other` in a row of extent len that buffer buf holds from element first,
- * outside the part [lo, hi) that is copied in after it. Where `other` is
+ * outside the part [lo, hi) that is copied in after it, up to end (NULL:
+ * len; no reader reads past it). Where `other` is
  * one value (none, a scalar or its broadcast): the part before lo (a
  * negative start) in a scalar loop, and the tail from the vector-aligned
  * element at or below hi on as whole vectors in a loop the vectorizer
@@ -210,7 +211,7 @@ static LLVMValueRef load_other(lg *g, tj_ref r, LLVMValueRef flat)
 enum { SHORT_ROW_VECTORS = 8 };
 
 static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LLVMValueRef lo, LLVMValueRef hi,
-                       int32_t len)
+                       int32_t len, LLVMValueRef end)
 {
     tj_dtype dt = lg_ti(g, r)->dtype;
     LLVMTypeRef t = lg_type(g, dt);
@@ -218,7 +219,7 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     LLVMValueRef one = other ? lg_same_everywhere(g, other) : LLVMConstNull(t);
     unsigned bits = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), t) * 8;
     int64_t w = one ? lg_lanes(g, dt) : 0, whole = w > 1 ? len / w * w : 0;
-    LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, lg_i64(g, len)};
+    LLVMValueRef from[2] = {lg_i64(g, 0), hi}, to[2] = {lo, end ? end : lg_i64(g, len)};
     if (w <= 1 || len / w <= SHORT_ROW_VECTORS) { /* the whole row, element by element */
         from[1] = from[0];
         to[0] = from[0];
@@ -227,7 +228,12 @@ static void fill_other(lg *g, tj_ref r, LLVMValueRef buf, LLVMValueRef first, LL
     for (int part = 0; part < 2; part++) {
         if (part && whole) { /* the tail's whole vectors, then what is left after them */
             LLVMValueRef start = LLVMBuildAnd(g->b, hi, lg_i64(g, -w), ""), splat = lg_splat(g, one, (unsigned)w);
-            lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildSDiv(g->b, LLVMBuildSub(g->b, lg_i64(g, whole), start, ""), lg_i64(g, w), ""), "other_vectors");
+            LLVMValueRef stop = lg_i64(g, whole);
+            if (end) { /* the vectors that hold elements before end */
+                LLVMValueRef up[2] = {LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, end, lg_i64(g, w - 1), ""), lg_i64(g, -w), ""), stop};
+                stop = lg_intrinsic(g, "llvm.smin", up, 2);
+            }
+            lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildSDiv(g->b, LLVMBuildSub(g->b, stop, start, ""), lg_i64(g, w), ""), "other_vectors");
             LLVMValueRef at = LLVMBuildNSWAdd(g->b, first, LLVMBuildNSWAdd(g->b, start, LLVMBuildNSWMul(g->b, vl.i, lg_i64(g, w), ""), ""), "");
             LLVMSetAlignment(LLVMBuildStore(g->b, splat, lg_elem_ptr(g, dt, buf, at)), bits / 8);
             lg_loop_end_scalar(g, &vl);
@@ -277,7 +283,7 @@ static void walk_row(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn,
     if (clip)
         row_span(g, v, inner, len[n - 1], &lo, &hi);
     if (clip && fn == load_elem)
-        fill_other(g, r, lg_val(g, r)->v, first, lo, hi, len[n - 1]);
+        fill_other(g, r, lg_val(g, r)->v, first, lo, hi, len[n - 1], NULL);
     lg_loop l = lg_loop_begin(g, lo, hi, "row");
     view_walk w;
     gc[n - 1] = l.i;
@@ -648,8 +654,9 @@ static void checked_row_copy(lg *g, tj_ref x, LLVMValueRef copy, uint64_t n)
 /* The copy of an unmasked fused row: `other` outside the part of the row
  * inside its dim (all of it when its index axes are outside), that part read
  * without checks: plain vector accesses where the checked copy took i64
- * index lanes and masked loads (walk_row says why). */
-static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef copy, uint64_t n)
+ * index lanes and masked loads (walk_row says why). Only the elements
+ * before end (NULL: all) are made: its one reader reads no further. */
+static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef copy, uint64_t n, LLVMValueRef end)
 {
     tj_dtype dt = lg_ti(g, x)->dtype;
     int inner = inner_axis(v);
@@ -658,7 +665,12 @@ static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef cop
     LLVMValueRef rows_in = coords_inside(g, v, c, inner);
     row_span(g, v, inner, (int32_t)n, &lo, &hi);
     hi = LLVMBuildSelect(g->b, rows_in, hi, lo, "");
-    fill_other(g, x, copy, zero, lo, hi, (int32_t)n);
+    if (end) {
+        LLVMValueRef lo_end[2] = {lo, end}, hi_end[2] = {hi, end};
+        lo = lg_intrinsic(g, "llvm.smin", lo_end, 2);
+        hi = lg_intrinsic(g, "llvm.smin", hi_end, 2);
+    }
+    fill_other(g, x, copy, zero, lo, hi, (int32_t)n, end);
     lg_loop l = lg_loop_begin(g, lo, hi, "row_copy");
     view_walk w;
     view_point(g, v, &l.i, 0, &w);
@@ -669,7 +681,9 @@ static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef cop
 
 /* x's row for the shared reader: in the tensor where the row lies wholly
  * inside it, else a checked copy of it (masked-off and outside elements
- * hold `other`) made once per program for all of x's readers. */
+ * hold `other`) made once per program for all of x's readers; only up to
+ * g->row_end where that reader, x's only one, stops there (lg_live_rows:
+ * colsum.tj's rows of 100 in tiles of 1024 filled 924 elements a row). */
 static int row_begin(lg *g, tj_ref x)
 {
     lval *lx = lg_val(g, x);
@@ -692,7 +706,7 @@ static int row_begin(lg *g, tj_ref x)
     if (lg_in(g, x)->args[1] || inner_axis(v) < 0)
         checked_row_copy(g, x, lx->row_copy, n);
     else
-        clipped_row_copy(g, x, v, lx->row_copy, n);
+        clipped_row_copy(g, x, v, lx->row_copy, n, g->uses[x] == 1 ? g->row_end : NULL);
     LLVMBasicBlockRef filled = LLVMGetInsertBlock(g->b);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, done);
@@ -722,7 +736,9 @@ int lg_emit_inside(lg *g, tj_ref r, int (*emit)(lg *, tj_ref))
      * its readers: cheaper to compile unless r is cheap and reads several
      * rows of its own (gelu's x * y + z: three copies for one loop) */
     if (!each_fused_row(g, r, row_not_shareable) && rows_not_ready(g, r) <= 1) {
+        g->row_end = elem && lg_ti(g, r)->rank == 1 ? lg_live_extent(g, r) : NULL; /* where lg_rows_begin stops */
         each_fused_row(g, r, row_begin);
+        g->row_end = NULL;
         g->version = LG_INSIDE;
         int rc = emit(g, r);
         g->version = LG_ANY;

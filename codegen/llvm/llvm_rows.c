@@ -2,12 +2,14 @@
  * columns) past the tensor (attention.tj's S = 80 in query blocks of 64:
  * the second block has 16 rows inside; matmul.tj BM = 128 computes 128 x
  * 128 products for 96 x 80 stored), and every op computes them although
- * only a clipped store reads them. For each store of a plain slice view
- * (no gathers) of a tensor parameter, two sets of values are found, each
+ * only a clipped store reads them. For each store (or atomic) of a plain
+ * slice view (no gathers) of a tensor parameter, two sets of values are
+ * found, each
  * the largest in which every use of a member passes what it holds on only
  * into a member or as the store's value:
  * - rows (g->row_store; the view's first slice is the stored tile's axis
- *   0, R long): row i reaches memory only as row i of the store, through
+ *   0, R long; of a rank-1 tile, its elements): row i reaches memory
+ *   only as row i of the store, through
  *   elementwise ops, a reshape or a broadcast that keeps axis 0, a
  *   reduction along another axis, a product's left operand or accumulator;
  * - elements (g->cell_store; the view's two slices are a rank-2 tile's
@@ -73,13 +75,21 @@ typedef struct reach {
     uint8_t *member; /* per instruction */
 } reach;
 
+/* A store, or an atomic: both touch memory only inside the tensor, at
+ * the elements of their value (operand 1) that their view puts there. */
+static int is_sink(tj_op op)
+{
+    return op == TJ_OP_STORE || op == TJ_OP_ATOMIC_ADD || op == TJ_OP_ATOMIC_MAX || op == TJ_OP_ATOMIC_MIN;
+}
+
 /* The view axes of store s's first two tile axes (-1 where it has fewer),
- * and how many slices its view has; -1 where s is not a store of a plain
- * slice view of a tensor parameter (each axis an index or a slice). */
+ * and how many slices its view has; -1 where s is not a store (or an
+ * atomic) of a plain slice view of a tensor parameter (each axis an index
+ * or a slice). */
 static int store_axes(const lg *g, tj_ref s, int axes[2])
 {
     const tj_inst *in = lg_in(g, s);
-    if (in->op != TJ_OP_STORE || in->nargs < 2)
+    if (!is_sink(in->op) || in->nargs < 2)
         return -1;
     const tj_inst *v = lg_in(g, in->args[0]);
     if (v->op != TJ_OP_VIEW || lg_in(g, v->args[0])->op != TJ_OP_PARAM)
@@ -207,7 +217,7 @@ static void plan_store(const lg *g, reach *p, tj_ref *plan)
 {
     uint32_t n = g->k->ninsts;
     for (tj_ref r = 1; r < n; r++)
-        p->member[r] = member_shape(g, p, r);
+        p->member[r] = r != p->store && member_shape(g, p, r); /* an atomic's old values are no member */
     for (int changed = 1; changed;) {
         changed = 0;
         for (tj_ref r = 1; r < n; r++)
@@ -282,11 +292,28 @@ static LLVMValueRef inside_end(lg *g, tj_ref s, int axis, tj_ref r)
     return lg_slice_inside_end(g, (uint32_t)lg_in(g, v->args[0])->imm, axis, at, (uint64_t)v->list[axis]);
 }
 
+/* Whether r runs in a loop's body (some trip count of times a program). */
+static int in_loop(const lg *g, tj_ref r)
+{
+    for (tj_ref o = tj_block_at(g->k, lg_in(g, r)->block)->owner; o; o = tj_block_at(g->k, lg_in(g, o)->block)->owner)
+        if (lg_in(g, o)->op == TJ_OP_FOR || lg_in(g, o)->op == TJ_OP_WHILE)
+            return 1;
+    return 0;
+}
+
+/* A rank-1 tile's rows are its elements: a loop over them to a runtime
+ * count takes the loop vectorizer's epilogue and remainder, which pay
+ * only in a loop's body, where the work past the tensor repeats every
+ * trip (colsum.tj's sums of rows of 100 in tiles of 1024). Elsewhere an
+ * edge program saves less than the compile costs (gelu.tj's 27 -> 32 ms
+ * of CPU). */
 LLVMValueRef lg_live_rows(lg *g, tj_ref r)
 {
     tj_ref s = g->row_store ? g->row_store[r] : TJ_NONE;
     int axes[2];
-    return s && store_axes(g, s, axes) >= 1 ? inside_end(g, s, axes[0], r) : NULL;
+    if (!s || (lg_ti(g, r)->rank == 1 && !in_loop(g, r)))
+        return NULL;
+    return store_axes(g, s, axes) >= 1 ? inside_end(g, s, axes[0], r) : NULL;
 }
 
 int lg_dot_read_extent(lg *g, tj_ref r, LLVMValueRef *rows, LLVMValueRef *cols)

@@ -67,3 +67,35 @@ Test(cpu_rows, only_the_stored_rows_are_computed)
     o.shapes = "M=20,N=40,K=10,L=28";
     cr_assert(cc_check_tj(NO_ROWS, "norows", &o));
 }
+
+/* A rank-1 tile's rows are its elements, and an atomic is a store: in the
+ * loop, the sum runs over blocks of 64 up to S's part inside (N = 228:
+ * 100 of the second program's 128), the copy of X's row (K wide, padded
+ * with 1.0) gets `other` only that far: where K < N the padding between
+ * K and N is summed and stored, so a fill that stopped short would be
+ * wrong, and an atomic past N would write outside S. e * e, outside a
+ * loop, runs whole. */
+static const char *const SUMS = "kernel sums(X: f32[M, K], S: f32[N], T: f32[N])\n"
+                                "    grid (cdiv(N, 128))\n"
+                                "{\n"
+                                "    n = program_id(0) * 128\n"
+                                "    acc = zeros(f32[128])\n"
+                                "    for m in range(0, M) {\n"
+                                "        acc = acc + load(X[m, n:n+128], other = 1.0)\n"
+                                "    }\n"
+                                "    atomic_add(S[n:n+128], acc)\n"
+                                "    e = exp(load(X[0, n:n+128], other = 1.0))\n"
+                                "    store(T[n:n+128], e * e)\n"
+                                "}\n";
+
+Test(cpu_rows, a_sum_in_a_loop_stops_at_its_atomic)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    const char *shapes[] = {"M=40,N=228,K=228", "M=3,N=70,K=70", "M=9,N=256,K=256", "M=5,N=1,K=1",
+                            "M=7,N=228,K=150", "M=4,N=200,K=20", "M=6,N=100,K=300"};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        o.shapes = shapes[i];
+        cr_assert(cc_check_tj(SUMS, "sums", &o), "%s", shapes[i]);
+    }
+}
