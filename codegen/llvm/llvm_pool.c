@@ -213,14 +213,15 @@ static int caller_can_run(int64_t frame_bytes)
  * runs programs meanwhile (atomics are atomic across the launches of one
  * tj_cpu, as a GPU's are across one device's kernels). Returns the
  * programs' time (not the wait for the lock). */
-static int64_t run_serial(tj_cpu_fn *f, const tj_arg *args, int64_t start, int64_t total, const int64_t *grid)
+static int64_t run_serial(tj_cpu_fn *f, const tj_arg *args, int64_t start, int64_t total, const int64_t *grid,
+                          int timed)
 {
     tj_cpu_pool *p = f->cpu->pool;
     if (f->atomics)
         pthread_mutex_lock(&p->launch);
-    int64_t t0 = now_ns();
+    int64_t t0 = timed ? now_ns() : 0;
     f->entry(args, start, total, grid, f->atomics);
-    int64_t ns = now_ns() - t0;
+    int64_t ns = timed ? now_ns() - t0 : 0;
     if (f->atomics)
         pthread_mutex_unlock(&p->launch);
     return ns;
@@ -244,15 +245,21 @@ int tj_cpu_run(tj_cpu_fn *f, const tj_arg *args, uint32_t nargs, const int64_t g
     chunk = chunk > 0 ? chunk : 1;
     int64_t nchunks = (total + chunk - 1) / chunk, want = nchunks - caller;
     want = want < threads - caller ? want : threads - caller;
-    int64_t start = 0, t0 = now_ns();
-    if (caller && !atomic_load(&f->ns_per_program) && want > 0) { /* a first chunk alone, to learn the cost */
-        learn(f, run_serial(f, args, 0, chunk, grid), chunk); /* under the launch lock, as any serial run */
-        start = chunk;
-        t0 = now_ns();
+    int64_t start = 0, t0 = 0;
+    /* one chunk (or one thread): no one to wake, nothing to learn; a clock
+     * read is 15-20 ns under KVM, and three of them were half of a small
+     * launch's fixed cost (embed.tj's 0.09 of 0.23 us, one thread) */
+    if (caller && want <= 0) {
+        run_serial(f, args, 0, total, grid, 0);
+        return 0;
     }
-    /* one chunk, or less work than waking a thread costs: no one to wake */
-    if (caller && (want <= 0 || atomic_load(&f->ns_per_program) * (total - start) < SERIAL_NS)) {
-        learn(f, run_serial(f, args, start, total, grid), total - start);
+    if (caller && !atomic_load(&f->ns_per_program)) { /* a first chunk alone, to learn the cost */
+        learn(f, run_serial(f, args, 0, chunk, grid, 1), chunk); /* under the launch lock, as any serial run */
+        start = chunk;
+    }
+    /* less work than waking a thread costs */
+    if (caller && atomic_load(&f->ns_per_program) * (total - start) < SERIAL_NS) {
+        learn(f, run_serial(f, args, start, total, grid, 1), total - start);
         return 0;
     }
     int64_t launched = now_ns(), ran = 0;
