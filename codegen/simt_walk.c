@@ -109,7 +109,7 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_ST_GLOBAL: return SF_ST_GLOBAL;
     case TJ_OP_LD_SHARED: return SF_LD_SHARED;
     case TJ_OP_ST_SHARED: return SF_ST_SHARED;
-    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return SF_ATOMIC;
+    case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: case TJ_OP_RED_ADD_SHARED: return SF_ATOMIC;
     case TJ_OP_SHFL_XOR: case TJ_OP_SHFL_UP: case TJ_OP_SHFL_IDX: case TJ_OP_BALLOT: case TJ_OP_ELECT:
         return SF_SHUFFLE;
     case TJ_OP_EXTRACT: case TJ_OP_PACK: return SF_VECTOR;
@@ -351,7 +351,7 @@ int simt_check_kernel(const simt_walker *w, int *uses_smem)
     *uses_smem = 0;
     for (tj_ref r = 1; r < k->ninsts; r++) {
         tj_op op = k->insts[r].op;
-        *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_MMA_LOAD ||
+        *uses_smem |= op == TJ_OP_LD_SHARED || op == TJ_OP_ST_SHARED || op == TJ_OP_RED_ADD_SHARED || op == TJ_OP_MMA_LOAD ||
                       op == TJ_OP_MMA_STORE || op == TJ_OP_CP_ASYNC || op == TJ_OP_WGMMA_DESC ||
                       simt_op_family(op) == SF_TMA;
         shuffles |= op == TJ_OP_SHFL_XOR || op == TJ_OP_SHFL_UP || op == TJ_OP_SHFL_IDX || op == TJ_OP_BALLOT ||

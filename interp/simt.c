@@ -410,6 +410,7 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN: return tj_simt_atomic(s, r);
     case TJ_OP_LD_SHARED: return tj_simt_load_shared(s, r);
     case TJ_OP_ST_SHARED: return tj_simt_store_shared(s, r);
+    case TJ_OP_RED_ADD_SHARED: return tj_simt_red_add_shared(s, r);
     case TJ_OP_CP_ASYNC: return tj_simt_cp_async(s, r);
     case TJ_OP_CP_ASYNC_COMMIT: return tj_simt_cp_async_commit(s, r);
     case TJ_OP_CP_ASYNC_WAIT: return tj_simt_cp_async_wait(s, r);

@@ -79,6 +79,7 @@ unsigned char *tj_simt_global_bytes(tj_simt *s, tj_ref r, uint32_t t, uint64_t a
 int tj_simt_shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes);
 int tj_simt_load_shared(tj_simt *s, tj_ref r);
 int tj_simt_store_shared(tj_simt *s, tj_ref r);
+int tj_simt_red_add_shared(tj_simt *s, tj_ref r);
 /* One element of dtype dt at shared byte off, for thread t: checked for
  * range, alignment and (reads) an earlier write; -1 after reporting. */
 int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);

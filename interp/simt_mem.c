@@ -201,6 +201,23 @@ int tj_simt_load_shared(tj_simt *s, tj_ref r)
     return 0;
 }
 
+/* red_add_shared: each thread in turn adds its value to the u32 at its
+ * address (atomic: the sum does not depend on the order) */
+int tj_simt_red_add_shared(tj_simt *s, tj_ref r)
+{
+    const tj_rval *addr = operand(s, r, 0), *val = operand(s, r, 1);
+    if (scalar_of(s, r, 0, addr, TJ_DT_U32, TJ_DT_I32) || scalar_of(s, r, 1, val, TJ_DT_U32, TJ_DT_U32))
+        return -1;
+    for (uint32_t t = 0; t < s->nthreads; t++) {
+        uint64_t off = (uint32_t)addr->data[t].u;
+        tj_slot old;
+        if (tj_simt_shared_get(s, r, t, off, TJ_DT_U32, &old) ||
+            tj_simt_shared_put(s, r, t, off, TJ_DT_U32, (tj_slot){.u = (uint32_t)(old.u + val->data[t].u)}))
+            return -1;
+    }
+    return 0;
+}
+
 int tj_simt_store_shared(tj_simt *s, tj_ref r)
 {
     const tj_rval *addr = operand(s, r, 0), *val = operand(s, r, 1);

@@ -464,6 +464,10 @@ void tj_verify_simt_op(V *v, tj_ref r)
     case TJ_OP_ATOM_ADD: case TJ_OP_ATOM_MAX: case TJ_OP_ATOM_MIN:
         check_simt_update(v, r);
         break;
+    case TJ_OP_RED_ADD_SHARED:
+        if (expect_scalar(v, r, 0, TJ_DT_U32, "the address") && expect_scalar(v, r, 1, TJ_DT_U32, "the addend"))
+            tj_verify_result(v, r, TJ_TYPE_NONE);
+        break;
     case TJ_OP_BARRIER: case TJ_OP_WARP_BARRIER: case TJ_OP_CP_ASYNC_COMMIT:
         tj_verify_result(v, r, TJ_TYPE_NONE);
         break;

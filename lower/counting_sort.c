@@ -8,7 +8,10 @@
  * the program's on Metal). The counters, made
  * exclusive over warps and the totals scanned over buckets, give every
  * element its place; its position is written there, and the results are
- * read back in their layouts. No atomics: Metal and PTX lower it alike. */
+ * read back in their layouts. No atomics: Metal and PTX lower it alike,
+ * except where only the counts are read on CUDA: each thread adds its
+ * elements to the bucket counters with red.shared (no ranks, no warp
+ * steps, no scan). */
 #include "lower/lower.h"
 
 typedef struct csort {
@@ -125,8 +128,8 @@ static tj_ref bucket_of(csort *s, uint32_t k, tj_ref *valid)
 }
 
 /* The warps' counters made exclusive (each warp's start within its
- * bucket), the totals to `total`, then scanned over buckets (Hillis and
- * Steele, double-buffered) into s->inclusive. */
+ * bucket), the totals to `total`, then, where the order is used, scanned
+ * over buckets (Hillis and Steele, double-buffered) into s->inclusive. */
 static void bucket_starts(csort *s)
 {
     lw *w = s->w;
@@ -143,6 +146,8 @@ static void bucket_starts(csort *s)
         lw_smem_store(w, word(s, s->total, b), run);
     }
     lw_barrier(w);
+    if (!s->want_order) /* the scan places elements only */
+        return;
     uint32_t from = s->total;
     for (int64_t d = 1, out = 0; d < s->nb; d *= 2, out = !out) {
         for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
@@ -232,13 +237,59 @@ static void zero_counters(csort *s)
     }
 }
 
+/* Register i's bucket: its low bits. */
+static tj_ref bucket_reg(csort *s, const lw_val *dv, uint32_t i)
+{
+    return lw_op2(s->w, TJ_OP_AND, lw_cast(s->w, dv->regs[i], TJ_DT_U32), u32(s->w, s->nb - 1));
+}
+
+/* Only the counts, on CUDA: the counters zeroed, every owned element
+ * added to its bucket's by red_add_shared (no ranks, warp steps or scan),
+ * a barrier. */
+static int count_by_atomics(csort *s, const lw_val *dv)
+{
+    lw *w = s->w;
+    s->total = lw_smem_alloc(w, 4 * ((uint64_t)s->nb + (uint64_t)w->nthreads));
+    if (w->err)
+        return 1;
+    tj_ref valid;
+    for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++)
+        lw_smem_store(w, word(s, s->total, bucket_of(s, k, &valid)), i32(w, 0));
+    lw_barrier(w);
+    for (uint32_t i = 0; i < dv->lay->nregs; i++) {
+        tj_ref own = lw_owner(w, dv->lay, i); /* replicas add nothing */
+        tj_ref args[2] = {word(s, s->total, bucket_reg(s, dv, i)),
+                          own ? lw_select(w, own, u32(w, 1), u32(w, 0)) : u32(w, 1)};
+        lw_emit(w, TJ_OP_RED_ADD_SHARED, TJ_TYPE_NONE, args, 2);
+    }
+    lw_barrier(w);
+    return 0;
+}
+
+/* The ranking (the module comment): the counters by warp steps, the
+ * buckets' starts, and where the order is used the placement. */
+static int count_by_ranks(csort *s, const lw_val *dv)
+{
+    lw *w = s->w;
+    if (alloc_buffers(s))
+        return 1;
+    for (uint32_t i = 0; i < dv->lay->nregs; i++) /* replicas write the same */
+        lw_smem_store(w, digit_at(s, lw_tile_coord(w, dv->lay, i, 0)), lw_cast(w, bucket_reg(s, dv, i), TJ_DT_U8));
+    zero_counters(s);
+    lw_barrier(w);
+    steps(s, rank_step); /* then every warp's counters are final */
+    bucket_starts(s);
+    if (s->want_order)
+        steps(s, place_step);
+    return 0;
+}
+
 int lw_lower_counting_sort(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
     const lw_val *dv = lw_val_of(w, in->args[0]);
     const tj_type_info *ri = lw_src_type(w, r);
-    const tj_layout *l = dv->lay;
-    if (!l || l->rank != 1 || ri->kind != TJ_TK_TUPLE || ri->nelems != 2)
+    if (!dv->lay || dv->lay->rank != 1 || ri->kind != TJ_TK_TUPLE || ri->nelems != 2)
         return lw_error(w, "counting_sort takes a 1-D tile");
     csort s = {.w = w, .n = lw_src_type(w, in->args[0])->shape[0], .want_order = projected(w, r, 0)};
     s.nb = tj_type_get(w->c, ri->elems[1])->shape[0];
@@ -246,18 +297,9 @@ int lw_lower_counting_sort(lw *w, tj_ref r)
         s.bits++;
     s.chunk = (s.n + 32 * w->nwarps - 1) / (32 * w->nwarps) * 32;
     lw_smem_begin(w);
-    if (alloc_buffers(&s))
+    int atomics = !s.want_order && w->target == TJ_LOWER_CUDA;
+    if (atomics ? count_by_atomics(&s, dv) : count_by_ranks(&s, dv))
         return 1;
-    for (uint32_t i = 0; i < l->nregs; i++) { /* replicas write the same */
-        tj_ref d = lw_op2(w, TJ_OP_AND, lw_cast(w, dv->regs[i], TJ_DT_U32), u32(w, s.nb - 1));
-        lw_smem_store(w, digit_at(&s, lw_tile_coord(w, l, i, 0)), lw_cast(w, d, TJ_DT_U8));
-    }
-    zero_counters(&s);
-    lw_barrier(w);
-    steps(&s, rank_step); /* then every warp's counters are final */
-    bucket_starts(&s);
-    if (s.want_order)
-        steps(&s, place_step);
     lw_val *v = lw_val_of(w, r);
     v->nelems = 2;
     v->elems = tj_alloc(w->c, sizeof *v->elems * 2);

@@ -93,6 +93,8 @@ static msl_str update(msl_emitter *e, tj_ref r, tj_dtype dt)
 int ms_emit_atomic(msl_emitter *e, tj_ref r)
 {
     const tj_inst *in = ms_inst(e, r);
+    if (in->op == TJ_OP_RED_ADD_SHARED) /* the lowering counts by ballots there */
+        return ms_fail(e, r, "'red_add_shared' has no Metal form (counting_sort counts by ballots there)");
     tj_dtype dt;
     int p;
     if (ms_elem_type(e, in->type, &dt) != 1 || dt == TJ_DT_BOOL || in->nargs != 3)

@@ -112,9 +112,24 @@ static void cas_loop_subword(ptx_emitter *e, const atomic_op *a)
     px_ins(e, "@%s bra $L%u", RN(again), top);
 }
 
+/* red_add_shared: red.shared.add.u32 at the program's shared base + addr */
+static int emit_red_add_shared(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    if (in->nargs != 2 || px_operand_check(e, r, 0, 1, TJ_DT_U32) || px_operand_check(e, r, 1, 1, TJ_DT_U32))
+        return -1;
+    e->defined[r] = 1;
+    ptx_reg at = px_tmp(e, PX_B32);
+    px_ins(e, "add.u32 %s, %s, %s", RN(at), RN(e->smem_base), RN(px_val(e, in->args[0], 0)));
+    px_ins(e, "red.shared.add.u32 [%s], %s", RN(at), RN(px_val(e, in->args[1], 0)));
+    return 0;
+}
+
 int px_emit_atomic(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
+    if (in->op == TJ_OP_RED_ADD_SHARED)
+        return emit_red_add_shared(e, r);
     atomic_op a = {.op = in->op};
     if (px_elem_type(e, in->type, &a.dt) != 1 || a.dt == TJ_DT_BOOL || in->nargs != 3)
         return px_fail(e, r, "atomics update one number (a scalar, not bool)");

@@ -277,6 +277,7 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op3(k, b, TJ_OP_ST_RELAXED, TJ_TYPE_NONE, ptr, s, pred);
     tj_ref at = const_i(k, b, TJ_DT_U32, 0);
     op2(k, b, TJ_OP_ST_SHARED, TJ_TYPE_NONE, at, v4);
+    op2(k, b, TJ_OP_RED_ADD_SHARED, TJ_TYPE_NONE, at, const_i(k, b, TJ_DT_U32, 1));
     tj_ref copy = op3(k, b, TJ_OP_CP_ASYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 16), ptr, const_i(k, b, TJ_DT_U32, 8));
     k->insts[copy].imm = 16;
     op0(k, b, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, 0);
