@@ -1,16 +1,33 @@
-/* dot with FMAs, where the matrix atom does not apply (lower/mma.c): both operands are staged
- * in shared memory, row-major, and every thread accumulates its own output
+/* dot with FMAs, where the matrix atom does not apply (lower/mma.c): both operands are read from
+ * shared memory, row-major, and every thread accumulates its own output
  * registers in a SIMT loop over k, loading each operand element it needs
  * once per k. Accumulation runs in the result's dtype (f16/bf16 and tf32
- * inputs in f32, i8 in i32), k in order, as the interpreter does. */
+ * inputs in f32, i8 in i32), k in order, as the interpreter does.
+ *
+ * An operand that a copy ring feeds (lower/ring.c, lw_fma_ring_plan) is
+ * read from its slot, rows padded by 16 bytes; the others are staged from
+ * registers for the product. With both in rings the product stages
+ * nothing: the ring's one wait and barrier an iteration replace the
+ * stores and the two barriers around them, and no registers hold the
+ * next tiles. */
 #include "lower/lower.h"
 
-enum { MAX_UNROLLED_FMAS = 512 };
+enum { MAX_UNROLLED_FMAS = 1024 };
 
 typedef struct dot_shape {
     int rank, batched;
     int64_t batch, m, k, n;
 } dot_shape;
+
+/* Where the products read an operand: element (i, kk) of a at i * outer +
+ * kk * step of its buffer, (kk, j) of b at j * outer + kk * step; a ring
+ * slot sits `shift` bytes past buf (TJ_NONE: a staged buffer). */
+typedef struct fma_src {
+    uint32_t buf;
+    tj_ref shift;
+    int64_t outer, step;
+    tj_dtype dt;
+} fma_src;
 
 /* Stages a tile in shared memory, row-major; returns its buffer. */
 static uint32_t stage(lw *w, const lw_val *v, uint64_t numel)
@@ -25,11 +42,24 @@ static uint32_t stage(lw *w, const lw_val *v, uint64_t numel)
     return buf;
 }
 
-/* An operand element at index base + k * step of a staged buffer. */
-static tj_ref operand(lw *w, uint32_t buf, tj_dtype dt, tj_ref base, tj_ref k, int64_t step, tj_dtype acc)
+/* Operand o's slot when a ring feeds it (its plan: lw_fma_ring_plan). */
+static int ring_src(lw *w, tj_ref r, int o, fma_src *s)
 {
-    tj_ref at = lw_op2(w, TJ_OP_ADD, base, lw_mul_imm(w, k, step));
-    return lw_cast(w, lw_smem_load(w, lw_smem_addr(w, buf, at, lw_smem_size(dt)), dt), acc);
+    lw_mma p;
+    if (!lw_ring_feeds(w, r) || !lw_fma_ring_plan(w, r, &p) || !lw_ring_operand(w, r, o, &s->buf, &s->shift))
+        return 0;
+    s->dt = p.in;
+    s->outer = o == 0 ? p.lda : 1;
+    s->step = o == 0 ? 1 : p.ldb;
+    return 1;
+}
+
+/* An operand element at index base + k * step of its buffer. */
+static tj_ref operand(lw *w, const fma_src *s, tj_ref base, tj_ref k, tj_dtype acc)
+{
+    int size = lw_smem_size(s->dt);
+    tj_ref at = lw_smem_addr(w, s->buf, lw_op2(w, TJ_OP_ADD, base, lw_mul_imm(w, k, s->step)), size);
+    return lw_cast(w, lw_smem_load(w, lw_shifted(w, at, s->shift), s->dt), acc);
 }
 
 static tj_ref multiply_add(lw *w, tj_ref a, tj_ref b, tj_ref c)
@@ -39,6 +69,24 @@ static tj_ref multiply_add(lw *w, tj_ref a, tj_ref b, tj_ref c)
         return lw_emit(w, TJ_OP_FMA, w->dst->insts[c].type, args, 3);
     }
     return lw_op2(w, TJ_OP_ADD, c, lw_op2(w, TJ_OP_MUL, a, b));
+}
+
+/* The operands not in rings, staged (after a barrier where reads may pend,
+ * before one); returns whether it opened a scope of shared memory. */
+static int stage_rest(lw *w, const dot_shape *d, const lw_val *a, const lw_val *b, fma_src *as, fma_src *bs, int aring,
+                      int bring)
+{
+    if (aring && bring)
+        return 0;
+    lw_smem_begin(w);
+    if (!aring) {
+        *as = (fma_src){stage(w, a, (uint64_t)(d->batch * d->m * d->k)), TJ_NONE, d->k, 1, lw_dt(w, a->regs[0])};
+    }
+    if (!bring) {
+        *bs = (fma_src){stage(w, b, (uint64_t)(d->batch * d->k * d->n)), TJ_NONE, 1, d->n, lw_dt(w, b->regs[0])};
+    }
+    lw_barrier(w);
+    return 1;
 }
 
 int lw_lower_dot(lw *w, tj_ref r)
@@ -51,23 +99,25 @@ int lw_lower_dot(lw *w, tj_ref r)
     const tj_type_info *ai = lw_src_type(w, in->args[0]), *ri = lw_src_type(w, r);
     const lw_val *a = lw_val_of(w, in->args[0]), *b = lw_val_of(w, in->args[1]);
     dot_shape d = {.rank = ri->rank, .batched = ri->rank == 3};
-    if (!l || !a->regs || !b->regs || (d.rank != 2 && d.rank != 3))
+    fma_src as = {0}, bs = {0};
+    int aring = ring_src(w, r, 0, &as), bring = ring_src(w, r, 1, &bs);
+    if (w->err)
+        return 1;
+    if (!l || (!aring && !a->regs) || (!bring && !b->regs) || (d.rank != 2 && d.rank != 3))
         return lw_error(w, "internal error: malformed dot");
     d.batch = d.batched ? ri->shape[0] : 1;
     d.m = ri->shape[d.rank - 2];
     d.n = ri->shape[d.rank - 1];
     d.k = ai->shape[d.rank - 1];
-    tj_dtype acc_dt = ri->dtype, adt = lw_dt(w, a->regs[0]), bdt = lw_dt(w, b->regs[0]);
+    tj_dtype acc_dt = ri->dtype;
     tj_ref *acc = in->nargs > 2 && in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (in->nargs > 2 && in->args[2] && !acc)
         return 1;
     tj_ref *init = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         init[i] = acc ? acc[i] : lw_const_int(w, acc_dt, 0);
-    lw_smem_begin(w);
-    uint32_t abuf = stage(w, a, (uint64_t)(d.batch * d.m * d.k));
-    uint32_t bbuf = stage(w, b, (uint64_t)(d.batch * d.k * d.n));
-    lw_barrier(w);
+    int scoped = stage_rest(w, &d, a, b, &as, &bs, aring, bring);
+    lw_ring_issue(w); /* the next tiles' copies, while these products run */
     /* per register: its row of a and column of b at k = 0, and which
      * register first needs the same row (column): loaded once per k */
     tj_ref *arow = lw_new_regs(w, l->nregs), *bcol = lw_new_regs(w, l->nregs);
@@ -86,33 +136,40 @@ int lw_lower_dot(lw *w, tj_ref r)
         aseen[ka] = afirst[i] + 1;
         bseen[kb] = bfirst[i] + 1;
         tj_ref bb = d.batched ? lw_tile_coord(w, l, i, 0) : lw_const_int(w, TJ_DT_I32, 0);
-        if (afirst[i] == i)
-            arow[i] = lw_mul_imm(w, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.m), lw_tile_coord(w, l, i, d.rank - 2)), d.k);
+        if (afirst[i] == i) /* rings feed unbatched dots only (lower/ring.c) */
+            arow[i] = lw_mul_imm(w, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.m), lw_tile_coord(w, l, i, d.rank - 2)),
+                                 as.outer);
         if (bfirst[i] == i)
-            bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.k * d.n), lw_tile_coord(w, l, i, d.rank - 1));
+            bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.k * d.n),
+                             lw_mul_imm(w, lw_tile_coord(w, l, i, d.rank - 1), bs.outer));
     }
     int64_t unroll = tj_config_value(w->src, TJ_PARAM_UNROLL, TJ_MAX_UNROLL);
     if (unroll < 1 || unroll > TJ_MAX_UNROLL) /* the front end checks its kernels; IR text may hold any */
         return lw_error(w, "unroll must be from 1 to %d, not %lld", TJ_MAX_UNROLL, (long long)unroll);
     while (unroll > 1 && (d.k % unroll || (uint64_t)unroll * l->nregs > MAX_UNROLLED_FMAS))
         unroll /= 2;
+    /* the k steps in runs of `unroll`, a loop over the runs unless one run is all */
+    int looped = unroll < d.k;
     lw_loop lp;
     tj_ref zero = lw_const_int(w, TJ_DT_I32, 0);
-    lw_loop_begin(w, &lp, zero, lw_const_int(w, TJ_DT_I32, d.k), lw_const_int(w, TJ_DT_I32, unroll), init, l->nregs);
+    if (looped)
+        lw_loop_begin(w, &lp, zero, lw_const_int(w, TJ_DT_I32, d.k), lw_const_int(w, TJ_DT_I32, unroll), init,
+                      l->nregs);
     tj_ref *cur = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
-        cur[i] = lp.args[i];
-    for (int64_t u = 0; u < unroll; u++) {
-        tj_ref k = lw_add_imm(w, lp.iv, u);
+        cur[i] = looped ? lp.args[i] : init[i];
+    for (int64_t u = 0; u < unroll && u < d.k; u++) {
+        tj_ref k = lw_add_imm(w, looped ? lp.iv : zero, u);
         tj_ref *av = lw_new_regs(w, l->nregs), *bv = lw_new_regs(w, l->nregs);
         for (uint32_t i = 0; i < l->nregs; i++) {
-            av[i] = afirst[i] < i ? av[afirst[i]] : operand(w, abuf, adt, arow[i], k, 1, acc_dt);
-            bv[i] = bfirst[i] < i ? bv[bfirst[i]] : operand(w, bbuf, bdt, bcol[i], k, d.n, acc_dt);
+            av[i] = afirst[i] < i ? av[afirst[i]] : operand(w, &as, arow[i], k, acc_dt);
+            bv[i] = bfirst[i] < i ? bv[bfirst[i]] : operand(w, &bs, bcol[i], k, acc_dt);
             cur[i] = multiply_add(w, av[i], bv[i], cur[i]);
         }
     }
-    tj_ref *out = lw_loop_end(w, &lp, cur);
-    lw_smem_end(w);
+    tj_ref *out = looped ? lw_loop_end(w, &lp, cur) : cur;
+    if (scoped)
+        lw_smem_end(w);
     lw_set_regs(w, r, l, out);
     return 0;
 }

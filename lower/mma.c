@@ -147,6 +147,32 @@ int lw_mma_plan(lw *w, tj_ref r, lw_mma *p)
     return best >= 0 && p->tm * p->tn <= MAX_ATOMS_PER_WARP;
 }
 
+/* The staging of a dot the FMA lowering takes (lower/dot.c) that copy
+ * rings may feed (lower/ring.c): CUDA, 2-D, operands of one dtype, rows
+ * padded by 16 bytes as the atom's are (a warp's rows of a at distinct
+ * banks, slots 16-byte aligned for cp.async); 0 when it does not apply.
+ * Not for b = trans(x): a thread's run of columns would be rows of x's
+ * slot, and 16 lanes' runs fall on two banks' offsets (an 8-way conflict
+ * per load), where x staged as b reads along its rows. */
+int lw_fma_ring_plan(lw *w, tj_ref r, lw_mma *p)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *ai = lw_src_type(w, in->args[0]), *bi = lw_src_type(w, in->args[1]);
+    const tj_type_info *ri = lw_src_type(w, r);
+    memset(p, 0, sizeof *p);
+    if (w->target != TJ_LOWER_CUDA || ri->rank != 2 || ai->dtype != bi->dtype || ai->dtype == TJ_DT_BOOL)
+        return 0;
+    p->in = ai->dtype;
+    p->size = tj_dtype_size(p->in);
+    p->batch = 1;
+    p->m = ri->shape[0];
+    p->n = ri->shape[1];
+    p->k = ai->shape[1];
+    p->lda = p->k + ROW_PAD_BYTES / p->size;
+    p->ldb = p->n + ROW_PAD_BYTES / p->size;
+    return !b_is_transposed(w, in->args[1], 2) && p->size > 0 && ROW_PAD_BYTES % p->size == 0;
+}
+
 /* Register results: atom i of warp row wi starts at row 8 wi + 16 wm i,
  * atom j of warp column wj at column 8 wj + 8 wn j (lower/mma_regs.c). */
 static lw_atoms locate_interleaved(lw *w, const lw_mma *p)

@@ -34,6 +34,10 @@
  * iteration n go to the slot of tile n - 2, whose group every thread
  * waited for before the barrier of iteration n.
  *
+ * A dot on FMAs (lower/dot.c, lw_fma_ring_plan) reads its slots as it
+ * reads staged operands, one element a k step, so the slots of its a are
+ * rows of k padded by 16 bytes, of its b rows of n.
+ *
  * Where every ring of a loop feeds wgmma and its loads fit TMA boxes
  * (lower/tma.c), thread 0 copies the tiles by tma_load instead. Slot s has
  * two mbarriers: "full", which the copies of its tile complete, and
@@ -284,7 +288,7 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
     for (uint32_t i = 0; i < blk->ninsts && w->nrings < MAX_RINGS; i++) {
         tj_ref d = blk->insts[i];
         lw_mma p;
-        if (k->insts[d].op != TJ_OP_DOT || !lw_mma_plan(w, d, &p) || p.batch != 1)
+        if (k->insts[d].op != TJ_OP_DOT || !(lw_mma_plan(w, d, &p) || lw_fma_ring_plan(w, d, &p)) || p.batch != 1)
             continue;
         for (int o = 0; o < 2; o++) {
             lw_ring *g = &w->rings[w->nrings];

@@ -298,9 +298,10 @@ typedef struct tj_kernel {
  * ptxas caps a thread's registers to fit them); other targets ignore it */
 #define TJ_PARAM_OCCUPANCY "occupancy"
 /* unroll (a power of two up to TJ_MAX_UNROLL): the most k steps an FMA
- * dot's loop unrolls (lower/dot.c; without it up to 8 within 512 FMAs a
- * thread). Only the schedule changes, never the results: a fast tier's
- * kernel takes 1, which ptxas assembles in less time (array/tier.c). */
+ * dot's loop unrolls (lower/dot.c; without it up to 64 within 1024 FMAs a
+ * thread: a tile's whole k in straight-line code where it fits). Only the
+ * schedule changes, never the results: a fast tier's kernel takes 1, which
+ * ptxas assembles in less time (array/tier.c). */
 #define TJ_PARAM_UNROLL "unroll"
 /* calls (0 or 1, default 1): 0 keeps the PTX free of subroutine calls, as
  * a wgmma kernel always is: its f32 divisions (and logs') run in f64
@@ -308,7 +309,7 @@ typedef struct tj_kernel {
  * (about an empty kernel's link more). The same bits; more instructions a
  * division, so for kernels whose divisions are few a thread. */
 #define TJ_PARAM_CALLS "calls"
-enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 8 };
+enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 64 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
 static inline int64_t tj_config_warps(const tj_kernel *k)
