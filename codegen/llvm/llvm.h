@@ -146,6 +146,15 @@ lg_loop lg_loop_begin(lg *g, LLVMValueRef lo, LLVMValueRef hi, const char *name)
 void lg_loop_end(lg *g, lg_loop *l);
 /* The same for a loop that should stay scalar (llvm.loop.vectorize.enable false). */
 void lg_loop_end_scalar(lg *g, lg_loop *l);
+/* Copies n elements (i64, >= 0) of dt's value type from src to dst
+ * (element pointers into distinct objects): whole host vectors, then the
+ * last vector's worth again, ending at n (the overlap rewrites the same
+ * values), or one by one when n is under a vector. Loops the vectorizer
+ * leaves alone: for a runtime count it would add a vector epilogue and a
+ * scalar remainder (compile time), and memcpy, which LLVM's loop-idiom
+ * pass made of such loops, is a call (the caller's vector registers
+ * spilled, its constants reloaded). */
+void lg_copy_span(lg *g, tj_dtype dt, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n);
 /* Elements of a tile, 0..n-1: a loop, or the one element of a scalar. */
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n);
 void lg_each_end(lg *g, lg_loop *l, uint64_t n);

@@ -151,6 +151,39 @@ void lg_loop_end_scalar(lg *g, lg_loop *l)
     hint_loop(g, close_loop(g, l), "llvm.loop.vectorize.enable", LLVMConstInt(g->i1, 0, 0));
 }
 
+/* One vector of dt's value type from src to dst at element at. */
+static void copy_vector(lg *g, tj_dtype dt, LLVMTypeRef vt, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef at)
+{
+    unsigned esize = (unsigned)LLVMABISizeOfType(LLVMGetModuleDataLayout(g->mod), lg_type(g, dt));
+    LLVMValueRef v = LLVMBuildLoad2(g->b, vt, lg_elem_ptr(g, dt, src, at), "");
+    LLVMSetAlignment(v, esize);
+    LLVMSetAlignment(LLVMBuildStore(g->b, v, lg_elem_ptr(g, dt, dst, at)), esize);
+}
+
+void lg_copy_span(lg *g, tj_dtype dt, LLVMValueRef dst, LLVMValueRef src, LLVMValueRef n)
+{
+    unsigned w = lg_lanes(g, dt);
+    LLVMTypeRef vt = LLVMVectorType(lg_type(g, dt), w);
+    LLVMValueRef wide = LLVMBuildICmp(g->b, LLVMIntSGE, n, lg_i64(g, w), "");
+    LLVMBasicBlockRef vectors = LLVMAppendBasicBlockInContext(g->lc, g->fn, "copy_vectors");
+    LLVMBasicBlockRef elements = LLVMAppendBasicBlockInContext(g->lc, g->fn, "copy_elements");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "copied");
+    LLVMBuildCondBr(g->b, wide, vectors, elements);
+    LLVMPositionBuilderAtEnd(g->b, vectors);
+    lg_loop vl = lg_loop_begin(g, lg_i64(g, 0), LLVMBuildUDiv(g->b, n, lg_i64(g, w), ""), "copy_vector");
+    copy_vector(g, dt, vt, dst, src, LLVMBuildNUWMul(g->b, vl.i, lg_i64(g, w), ""));
+    lg_loop_end_scalar(g, &vl);
+    copy_vector(g, dt, vt, dst, src, LLVMBuildSub(g->b, n, lg_i64(g, w), "")); /* the last w, again where they overlap */
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, elements);
+    lg_loop el = lg_loop_begin(g, lg_i64(g, 0), n, "copy_element");
+    LLVMValueRef x = LLVMBuildLoad2(g->b, lg_type(g, dt), lg_elem_ptr(g, dt, src, el.i), "");
+    LLVMBuildStore(g->b, x, lg_elem_ptr(g, dt, dst, el.i));
+    lg_loop_end_scalar(g, &el);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 LLVMValueRef lg_each_begin(lg *g, lg_loop *l, uint64_t n)
 {
     if (n == 0) { /* a scalar: no loop */

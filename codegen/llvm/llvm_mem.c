@@ -274,6 +274,41 @@ static void row_span(lg *g, const lg_view *v, int a, int32_t len, LLVMValueRef *
  * cycles per 8 floats), so rows of 1000 in tiles of 1024 took longer to
  * move than to compute; now plain vector accesses and a scalar tail.
  * Atomics keep the check (scalar; their old values outside are 0). */
+/* Whether dt's elements are the same in memory and as values (not f16,
+ * bf16, or bool, which a load makes 0/1), and view v's innermost axis
+ * `inner` has the constant stride 1: its rows copy as they are. */
+static int copies_plain(lg *g, const lg_view *v, int inner, tj_dtype dt)
+{
+    return dt != TJ_DT_BOOL && lg_mem_type(g, dt) == lg_type(g, dt) && inner == v->rank - 1 && lg_view_unit_stride(g, v);
+}
+
+/* The tile a plain load (into its buffer) or store (from a tile in a
+ * buffer) of a row moves, or TJ_NONE: ordered accesses, fused values and
+ * what copies_plain refuses go element by element. */
+static tj_ref copied_tile(lg *g, tj_ref r, const lg_view *v, elem_fn fn, int inner)
+{
+    const tj_inst *in = lg_in(g, r);
+    tj_ref x = fn == load_elem ? r : in->args[1];
+    if ((in->op != TJ_OP_LOAD && in->op != TJ_OP_STORE) || lg_ti(g, x)->rank == 0 || lg_val(g, x)->fused)
+        return TJ_NONE;
+    return copies_plain(g, v, inner, lg_ti(g, x)->dtype) ? x : TJ_NONE;
+}
+
+/* Elements [lo, hi) of the row at the outer groups' coordinates gc
+ * (gc[n - 1] is set here) between the tensor and tile x's buffer from
+ * element first: into the buffer for a load, out of it for a store. */
+static void copy_row(lg *g, const lg_view *v, tj_ref x, int load, LLVMValueRef *gc, int n, LLVMValueRef first,
+                     LLVMValueRef lo, LLVMValueRef hi)
+{
+    view_walk at;
+    gc[n - 1] = lo;
+    view_point(g, v, gc, 0, &at);
+    tj_dtype dt = lg_ti(g, x)->dtype;
+    LLVMValueRef tensor = elem_addr(g, v, dt, at.off);
+    LLVMValueRef tile = lg_elem_ptr(g, dt, lg_val(g, x)->v, LLVMBuildNSWAdd(g->b, first, lo, ""));
+    lg_copy_span(g, dt, load ? tile : tensor, load ? tensor : tile, LLVMBuildSub(g->b, hi, lo, ""));
+}
+
 static void walk_row(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn, LLVMValueRef *gc, int n,
                      const int32_t *len, LLVMValueRef row_flat, int outside, int inner)
 {
@@ -284,6 +319,11 @@ static void walk_row(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn,
         row_span(g, v, inner, len[n - 1], &lo, &hi);
     if (clip && fn == load_elem)
         fill_other(g, r, lg_val(g, r)->v, first, lo, hi, len[n - 1], NULL);
+    tj_ref x = clip ? copied_tile(g, r, v, fn, inner) : TJ_NONE;
+    if (x) {
+        copy_row(g, v, x, fn == load_elem, gc, n, first, lo, hi);
+        return;
+    }
     lg_loop l = lg_loop_begin(g, lo, hi, "row");
     view_walk w;
     gc[n - 1] = l.i;
@@ -331,6 +371,29 @@ static void walk_checked(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn
     lg_nest_end(g, &rows);
 }
 
+/* The unchecked nest: a plain copy row by row (copy_row), else element
+ * by element, which the vectorizer takes. */
+static void walk_inside(lg *g, tj_ref r, const lg_view *v, elem_fn fn)
+{
+    int32_t len[TJ_MAX_RANK];
+    int n = lg_view_groups(g, v, len), inner = inner_axis(v);
+    tj_ref x = inner >= 0 ? copied_tile(g, r, v, fn, inner) : TJ_NONE;
+    if (x) {
+        lg_nest rows;
+        LLVMValueRef row_flat = lg_nest_begin(g, &rows, n - 1, len), gc[TJ_MAX_RANK];
+        for (int a = 0; a < n - 1; a++)
+            gc[a] = rows.c[a];
+        LLVMValueRef first = LLVMBuildNSWMul(g->b, row_flat, lg_i64(g, len[n - 1]), "");
+        copy_row(g, v, x, fn == load_elem, gc, n, first, lg_i64(g, 0), lg_i64(g, len[n - 1]));
+        lg_nest_end(g, &rows);
+        return;
+    }
+    view_walk w;
+    walk_begin(g, &w, v, 0);
+    fn(g, r, v, &w, NULL);
+    lg_nest_end(g, &w.nest);
+}
+
 /* The checked nest, and when the view may be wholly inside and unmasked,
  * the unchecked one beside it. */
 static void walk_view(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn)
@@ -342,10 +405,7 @@ static void walk_view(lg *g, tj_ref r, const lg_view *v, tj_ref mask, elem_fn fn
         done = LLVMAppendBasicBlockInContext(g->lc, g->fn, "viewed");
         LLVMBuildCondBr(g->b, view_inside(g, v), fast, slow);
         LLVMPositionBuilderAtEnd(g->b, fast);
-        view_walk w;
-        walk_begin(g, &w, v, 0);
-        fn(g, r, v, &w, NULL);
-        lg_nest_end(g, &w.nest);
+        walk_inside(g, r, v, fn);
         LLVMBuildBr(g->b, done);
         LLVMPositionBuilderAtEnd(g->b, slow);
     }
@@ -671,8 +731,13 @@ static void clipped_row_copy(lg *g, tj_ref x, const lg_view *v, LLVMValueRef cop
         hi = lg_intrinsic(g, "llvm.smin", hi_end, 2);
     }
     fill_other(g, x, copy, zero, lo, hi, (int32_t)n, end);
-    lg_loop l = lg_loop_begin(g, lo, hi, "row_copy");
     view_walk w;
+    if (copies_plain(g, v, inner, dt)) {
+        view_point(g, v, &lo, 0, &w);
+        lg_copy_span(g, dt, lg_elem_ptr(g, dt, copy, lo), elem_addr(g, v, dt, w.off), LLVMBuildSub(g->b, hi, lo, ""));
+        return;
+    }
+    lg_loop l = lg_loop_begin(g, lo, hi, "row_copy");
     view_point(g, v, &l.i, 0, &w);
     LLVMValueRef val = LLVMBuildLoad2(g->b, lg_mem_type(g, dt), elem_addr(g, v, dt, w.off), "");
     LLVMBuildStore(g->b, lg_from_mem(g, dt, val), lg_elem_ptr(g, dt, copy, l.i));

@@ -237,3 +237,38 @@ Test(cpu_memory, clipped_loads_fill_other_outside_the_row)
     o.shapes = "M=9,N=50";
     cr_assert(cc_check_tj(FILLS_SRC("40", "30"), "fills", &o));
 }
+
+/* Rows copied as they are (lg_copy_span: whole vectors, then the last
+ * vector's worth again ending at the row's end, element by element under
+ * a vector) between tiles and tensors, clipped at both ends: starts -16, 8
+ * and 32 of rows of 64 against N from 1 to 100, so that the part inside
+ * is empty, shorter than a vector, exactly one or two, between them and
+ * longer, for f32, f64 and i32 (16 and 8 lanes with AVX-512, 8 and 4
+ * without). Each load has two readers (a tile in a buffer) and each store
+ * takes a tile in a buffer (x itself, and its cumsum). */
+static const char *const SPANS = "kernel spans(X: f32[M, N], D: f64[M, N], I: i32[M, N], Y: f32[M, N], Z: f32[M, N],\n"
+                                 "              E: f64[M, N], J: i32[M, N])\n"
+                                 "    grid (M, 3)\n"
+                                 "{\n"
+                                 "    r = program_id(0)\n"
+                                 "    c = program_id(1) * 24 - 16\n"
+                                 "    x = load(X[r, c:c+64], other = 1.0)\n"
+                                 "    store(Y[r, c:c+64], cumsum(x, axis = 0))\n"
+                                 "    store(Z[r, c:c+64], x)\n"
+                                 "    d = load(D[r, c:c+64], other = 2.0)\n"
+                                 "    store(E[r, c:c+64], cumsum(d, axis = 0) + d)\n"
+                                 "    i = load(I[r, c:c+64], other = 3)\n"
+                                 "    store(J[r, c:c+64], cumsum(i, axis = 0) * i)\n"
+                                 "}\n";
+
+Test(cpu_memory, rows_copied_as_they_are_at_every_length)
+{
+    CC_REQUIRE_LLVM();
+    lc_opts o = lc_defaults();
+    const char *shapes[] = {"M=2,N=1", "M=2,N=5", "M=2,N=16", "M=2,N=17", "M=2,N=24", "M=2,N=33",
+                            "M=2,N=40", "M=2,N=48", "M=2,N=57", "M=3,N=100"};
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        o.shapes = shapes[k];
+        cr_assert(cc_check_tj(SPANS, "spans", &o), "%s", shapes[k]);
+    }
+}
