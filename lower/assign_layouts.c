@@ -9,7 +9,8 @@
  *   - broadcast, reshape, permute: a layout derived from the operand's
  *     (its root refitted to the new shape, a slice, a permutation) when
  *     that makes the op free, else canonical
- *   - scans and sort: the operand's layout; dot: the accumulator's;
+ *   - scans: the operand's layout; sort: its line's low bits in registers;
+ *     dot: the accumulator's;
  *     gather: the indices'
  *   - for: a carried value keeps its init's layout, unless the init is soft
  *     and the body yields another layout (then that one)
@@ -210,12 +211,30 @@ static int assign_if(lw *w, tj_ref r)
     return 0;
 }
 
-/* scan and sort: every result takes the first operand's layout */
+/* A sort along the last axis: a thread's elements contiguous along the line
+ * (as many as it holds), then lanes, then warps. A stage at distance 2^b
+ * exchanges position bit b, and bit b takes part in log2(n) - b of the
+ * network's stages, so the low bits, used most, get the cheapest home:
+ * registers (lower/sort_regs.c), not shuffles. The operand is converted
+ * into it once. Other sorts keep the operand's layout. */
+static const tj_layout *sort_layout(lw *w, tj_ref r, const tj_layout *operand)
+{
+    const tj_inst *in = &w->src->insts[r];
+    const tj_type_info *ki = lw_src_type(w, in->args[0]);
+    int last = ki->rank - 1;
+    if (ki->rank == 0 || !(in->imm == last || (in->imm < 0 && ki->rank == 1)))
+        return operand;
+    return lw_intern(w, tj_layout_canonical(w->c, ki->rank, ki->shape, w->nwarps, ki->shape[last]));
+}
+
+/* scan: every result takes the first operand's layout; sort: sort_layout */
 static int assign_multi(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
     const tj_type_info *ti = lw_src_type(w, r);
     const tj_layout *l = one_of(w, in->args[0]);
+    if (in->op == TJ_OP_SORT && l)
+        l = sort_layout(w, r, l);
     if (in->op == TJ_OP_SCAN && assign_block(w, in->region[0]))
         return 1;
     if (ti->kind != TJ_TK_TUPLE)

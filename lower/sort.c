@@ -189,12 +189,16 @@ static int sort_registers(sorter *s, tj_ref r, int axis, const lw_val *kv, const
 int lw_lower_sort(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    const lw_val *kv = lw_val_of(w, in->args[0]);
-    const tj_layout *l = kv->lay;
+    const lw_lay *assigned = &w->lay[r]; /* assign_layouts' sort layout */
+    const tj_layout *l = assigned->nelems ? assigned->elems[0] : assigned->one;
     const tj_type_info *ki = lw_src_type(w, in->args[0]);
     int axis = (int)in->imm, has_vals = in->nargs > 1 && in->args[1];
     if (!l || axis < -1 || axis >= ki->rank)
         return lw_error(w, "sort axis %d out of range", axis);
+    tj_ref *kregs = lw_regs_in(w, in->args[0], l);
+    if (!kregs)
+        return 1;
+    const lw_val keys_in = {.lay = l, .regs = kregs}, *kv = &keys_in;
     tj_ref *vals = has_vals ? lw_regs_in(w, in->args[1], l) : NULL;
     if (has_vals && !vals)
         return 1;

@@ -195,6 +195,37 @@ Test(lower, sort_rows_in_registers_lanes_and_warps)
     cr_assert(lc_check_tj(SORTROWS, "sort_rows", &o));
 }
 
+/* A sort along its last axis takes the layout whose register bits are the
+ * line's lowest (lower/assign_layouts.c, sort_layout). 256 u32 keys on one
+ * warp, 8 consecutive a thread: the stages at distances 1, 2 and 4 stay in
+ * registers, those at 8 .. 128 (5 + 4 + 3 + 2 + 1 = 15 stages) cross lanes,
+ * two shfl_xor a register (key and position): 15 x 8 x 2 = 240. The load's
+ * layout (4 consecutive, then runs 128 apart) puts distances 4 .. 64 on
+ * lanes: 20 stages, 320. */
+Test(lower, sort_keeps_the_low_position_bits_in_registers)
+{
+    static const char *const SRC = "kernel s(X: u32[N], Y: u32[N]) grid (1)\n"
+                                   "    tune warps in [1]\n"
+                                   "{\n"
+                                   "    store(Y[0:256], sort(load(X[0:256])))\n"
+                                   "}\n";
+    lc_opts o = lc_defaults();
+    o.defines = "warps=1";
+    o.shapes = "N=256";
+    o.int_range = "X=0:50"; /* equal keys: the positions break the ties */
+    cr_assert(lc_check_tj(SRC, "s", &o));
+    tj_ctx *c = tj_ctx_new();
+    tj_binding defs[1], dims[1];
+    uint32_t nd = lc_bindings(c, "warps=1", defs, 1), ns = lc_bindings(c, "N=256", dims, 1);
+    tj_program *p = tj_parse_program(c, "s.tj", SRC, strlen(SRC));
+    tj_kernel *k = p ? tj_build_kernel(c, p, 0, defs, nd, dims, ns) : NULL;
+    tj_pipeline_options po = {.verify = 1};
+    tj_kernel *simt = k ? tj_compile_simt(k, &po) : NULL;
+    cr_assert(simt, "%s", tj_diag_render(c));
+    cr_expect_eq(lc_count_op(simt, TJ_OP_SHFL_XOR), 240, "%d shfl_xor", lc_count_op(simt, TJ_OP_SHFL_XOR));
+    tj_ctx_free(c);
+}
+
 Test(lower, sort_along_each_axis)
 {
     lc_opts o = lc_defaults();
