@@ -12,7 +12,7 @@
  * next tiles. */
 #include "lower/lower.h"
 
-enum { MAX_UNROLLED_FMAS = 1024 };
+enum { MAX_UNROLLED_FMAS = 1024, VEC_ELEMS = 4 /* 16 bytes of 4-byte elements */ };
 
 typedef struct dot_shape {
     int rank, batched;
@@ -89,6 +89,137 @@ static int stage_rest(lw *w, const dot_shape *d, const lw_val *a, const lw_val *
     return 1;
 }
 
+/* Which registers load what, per register i: the first register of its
+ * row of a (afirst[i] == i: it loads, at element arow[i] + k) and of its
+ * column of b (bfirst, bcol). b's loads run as vectors of VEC_ELEMS
+ * columns where a thread's columns are contiguous and 16-byte aligned
+ * (bvec[i]: the run's width at its head, 0 inside one; bmember[head *
+ * VEC_ELEMS + j]: its j-th register); a's by vectors of avec k steps. */
+typedef struct fma_regs {
+    uint32_t *afirst, *bfirst, *bvec, *bmember;
+    tj_ref *arow, *bcol;
+    int avec;
+} fma_regs;
+
+/* Whether the registers from head on, in order, hold a run of VEC_ELEMS
+ * columns of b at a column offset that is a multiple of it (the thread's
+ * base along n is a multiple of espt); fills the run's members. */
+static int column_run(const tj_layout *l, const fma_regs *fr, uint32_t head, int fb, int fn, uint32_t *members)
+{
+    const tj_layout *root = l->root;
+    int32_t h[TJ_MAX_RANK], idx[TJ_MAX_RANK];
+    tj_layout_reg_index(l, head, h);
+    int32_t off = tj_layout_roff(l, fn, h[fn]);
+    if (root->kind != TJ_LAYOUT_BLOCKED || root->espt[fn] % VEC_ELEMS || off % VEC_ELEMS ||
+        tj_layout_axis_wraps(l, fn))
+        return 0;
+    uint32_t n = 0;
+    for (uint32_t i = head; i < l->nregs && n < VEC_ELEMS; i++) {
+        if (fr->bfirst[i] != i)
+            continue;
+        tj_layout_reg_index(l, i, idx);
+        if ((fb >= 0 && idx[fb] != h[fb]) || tj_layout_roff(l, fn, idx[fn]) != off + (int32_t)n)
+            return 0;
+        members[n++] = i;
+    }
+    return n == VEC_ELEMS;
+}
+
+static int fma_registers(lw *w, const tj_layout *l, const dot_shape *d, const fma_src *as, const fma_src *bs,
+                         fma_regs *fr)
+{
+    uint32_t n = l->nregs;
+    fr->arow = lw_new_regs(w, n);
+    fr->bcol = lw_new_regs(w, n);
+    fr->afirst = tj_alloc(w->c, sizeof *fr->afirst * n);
+    fr->bfirst = tj_alloc(w->c, sizeof *fr->bfirst * n);
+    fr->bvec = tj_alloc(w->c, sizeof *fr->bvec * n);
+    fr->bmember = tj_alloc(w->c, sizeof *fr->bmember * n * VEC_ELEMS);
+    int fb = d->batched ? l->frame_axis[0] : -1, fm = l->frame_axis[d->rank - 2], fn = l->frame_axis[d->rank - 1];
+    uint32_t nb = fb >= 0 ? (uint32_t)l->fregs[fb] : 1;
+    uint32_t *aseen = tj_alloc(w->c, sizeof *aseen * nb * (uint32_t)l->fregs[fm]);
+    uint32_t *bseen = tj_alloc(w->c, sizeof *bseen * nb * (uint32_t)l->fregs[fn]);
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t idx[TJ_MAX_RANK];
+        tj_layout_reg_index(l, i, idx);
+        uint32_t ib = fb >= 0 ? (uint32_t)idx[fb] : 0;
+        uint32_t ka = ib * (uint32_t)l->fregs[fm] + (uint32_t)idx[fm], kb = ib * (uint32_t)l->fregs[fn] + (uint32_t)idx[fn];
+        fr->afirst[i] = aseen[ka] ? aseen[ka] - 1 : i;
+        fr->bfirst[i] = bseen[kb] ? bseen[kb] - 1 : i;
+        aseen[ka] = fr->afirst[i] + 1;
+        bseen[kb] = fr->bfirst[i] + 1;
+        tj_ref bb = d->batched ? lw_tile_coord(w, l, i, 0) : lw_const_int(w, TJ_DT_I32, 0);
+        if (fr->afirst[i] == i) /* rings feed unbatched dots only (lower/ring.c) */
+            fr->arow[i] = lw_mul_imm(w, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d->m), lw_tile_coord(w, l, i, d->rank - 2)),
+                                     as->outer);
+        if (fr->bfirst[i] == i)
+            fr->bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d->k * d->n),
+                                 lw_mul_imm(w, lw_tile_coord(w, l, i, d->rank - 1), bs->outer));
+    }
+    int bvec_ok = bs->outer == 1 && lw_smem_size(bs->dt) == 4 && (bs->step * 4) % 16 == 0 && (d->k * d->n) % VEC_ELEMS == 0;
+    uint32_t inside = 0; /* registers of the current run still to pass */
+    for (uint32_t i = 0; i < n; i++) {
+        if (fr->bfirst[i] != i)
+            continue;
+        if (inside) {
+            inside--;
+            continue;
+        }
+        int run = bvec_ok && column_run(l, fr, i, fb, fn, fr->bmember + (size_t)i * VEC_ELEMS);
+        fr->bvec[i] = run ? VEC_ELEMS : 1;
+        inside = run ? VEC_ELEMS - 1 : 0;
+    }
+    return w->err;
+}
+
+/* `width` consecutive elements of an operand from index base + k * step, as
+ * one vector load when width > 1 (16-byte aligned: fma_registers). */
+static void load_run(lw *w, const fma_src *s, tj_ref base, tj_ref k, int width, tj_dtype acc, tj_ref *out)
+{
+    if (width == 1) {
+        out[0] = operand(w, s, base, k, acc);
+        return;
+    }
+    tj_ref at = lw_smem_addr(w, s->buf, lw_op2(w, TJ_OP_ADD, base, lw_mul_imm(w, k, s->step)), lw_smem_size(s->dt));
+    tj_ref addr = lw_shifted(w, at, s->shift);
+    int32_t n = width;
+    tj_ref v = lw_emit(w, TJ_OP_LD_SHARED, tj_type_tile(w->c, s->dt, 1, &n), &addr, 1);
+    for (int e = 0; e < width; e++) {
+        tj_ref x = lw_emit(w, TJ_OP_EXTRACT, lw_sty(w, s->dt), &v, 1);
+        w->dst->insts[x].imm = e;
+        out[e] = lw_cast(w, x, acc);
+    }
+}
+
+/* fr->avec k steps from k0: a's values of all of them (a vector a row
+ * when avec > 1), then per step b's and the products, k in order. */
+static void k_steps(lw *w, const tj_layout *l, const fma_src *as, const fma_src *bs, const fma_regs *fr, tj_ref k0,
+                    tj_dtype acc, tj_ref *cur)
+{
+    uint32_t n = l->nregs;
+    tj_ref *av = lw_new_regs(w, n * (uint32_t)fr->avec), *bv = lw_new_regs(w, n), run[VEC_ELEMS];
+    for (uint32_t i = 0; i < n; i++) {
+        if (fr->afirst[i] != i)
+            continue;
+        /* a vector along k reads the row's steps k0 .. k0 + avec - 1 (step 1) */
+        load_run(w, as, lw_op2(w, TJ_OP_ADD, fr->arow[i], k0), lw_const_int(w, TJ_DT_I32, 0), fr->avec, acc, run);
+        for (int e = 0; e < fr->avec; e++)
+            av[(uint32_t)e * n + i] = run[e];
+    }
+    for (int e = 0; e < fr->avec; e++) {
+        tj_ref k = lw_add_imm(w, k0, e);
+        for (uint32_t i = 0; i < n; i++) {
+            if (fr->bfirst[i] != i || !fr->bvec[i])
+                continue;
+            load_run(w, bs, fr->bcol[i], k, (int)fr->bvec[i], acc, run);
+            for (uint32_t j = 0; j < fr->bvec[i]; j++)
+                bv[fr->bvec[i] > 1 ? fr->bmember[(size_t)i * VEC_ELEMS + j] : i] = run[j];
+        }
+        for (uint32_t i = 0; i < n; i++)
+            cur[i] = multiply_add(w, av[(uint32_t)e * n + fr->afirst[i]], bv[fr->bfirst[i]], cur[i]);
+    }
+}
+
 int lw_lower_dot(lw *w, tj_ref r)
 {
     lw_mma plan;
@@ -118,36 +249,19 @@ int lw_lower_dot(lw *w, tj_ref r)
         init[i] = acc ? acc[i] : lw_const_int(w, acc_dt, 0);
     int scoped = stage_rest(w, &d, a, b, &as, &bs, aring, bring);
     lw_ring_issue(w); /* the next tiles' copies, while these products run */
-    /* per register: its row of a and column of b at k = 0, and which
-     * register first needs the same row (column): loaded once per k */
-    tj_ref *arow = lw_new_regs(w, l->nregs), *bcol = lw_new_regs(w, l->nregs);
-    uint32_t *afirst = tj_alloc(w->c, sizeof *afirst * l->nregs), *bfirst = tj_alloc(w->c, sizeof *bfirst * l->nregs);
-    int fb = d.batched ? l->frame_axis[0] : -1, fm = l->frame_axis[d.rank - 2], fn = l->frame_axis[d.rank - 1];
-    uint32_t nb = fb >= 0 ? (uint32_t)l->fregs[fb] : 1;
-    uint32_t *aseen = tj_alloc(w->c, sizeof *aseen * nb * (uint32_t)l->fregs[fm]);
-    uint32_t *bseen = tj_alloc(w->c, sizeof *bseen * nb * (uint32_t)l->fregs[fn]);
-    for (uint32_t i = 0; i < l->nregs; i++) {
-        int32_t idx[TJ_MAX_RANK];
-        tj_layout_reg_index(l, i, idx);
-        uint32_t ib = fb >= 0 ? (uint32_t)idx[fb] : 0;
-        uint32_t ka = ib * (uint32_t)l->fregs[fm] + (uint32_t)idx[fm], kb = ib * (uint32_t)l->fregs[fn] + (uint32_t)idx[fn];
-        afirst[i] = aseen[ka] ? aseen[ka] - 1 : i;
-        bfirst[i] = bseen[kb] ? bseen[kb] - 1 : i;
-        aseen[ka] = afirst[i] + 1;
-        bseen[kb] = bfirst[i] + 1;
-        tj_ref bb = d.batched ? lw_tile_coord(w, l, i, 0) : lw_const_int(w, TJ_DT_I32, 0);
-        if (afirst[i] == i) /* rings feed unbatched dots only (lower/ring.c) */
-            arow[i] = lw_mul_imm(w, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.m), lw_tile_coord(w, l, i, d.rank - 2)),
-                                 as.outer);
-        if (bfirst[i] == i)
-            bcol[i] = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, bb, d.k * d.n),
-                             lw_mul_imm(w, lw_tile_coord(w, l, i, d.rank - 1), bs.outer));
-    }
+    fma_regs fr;
+    if (fma_registers(w, l, &d, &as, &bs, &fr))
+        return 1;
     int64_t unroll = tj_config_value(w->src, TJ_PARAM_UNROLL, TJ_MAX_UNROLL);
     if (unroll < 1 || unroll > TJ_MAX_UNROLL) /* the front end checks its kernels; IR text may hold any */
         return lw_error(w, "unroll must be from 1 to %d, not %lld", TJ_MAX_UNROLL, (long long)unroll);
     while (unroll > 1 && (d.k % unroll || (uint64_t)unroll * l->nregs > MAX_UNROLLED_FMAS))
         unroll /= 2;
+    if (unroll > d.k)
+        unroll = d.k;
+    /* a's rows by vectors along k where a run starts at a multiple of 4 */
+    fr.avec = as.step == 1 && lw_smem_size(as.dt) == 4 && unroll % VEC_ELEMS == 0 && (as.outer * 4) % 16 == 0
+                  ? VEC_ELEMS : 1;
     /* the k steps in runs of `unroll`, a loop over the runs unless one run is all */
     int looped = unroll < d.k;
     lw_loop lp;
@@ -158,15 +272,8 @@ int lw_lower_dot(lw *w, tj_ref r)
     tj_ref *cur = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         cur[i] = looped ? lp.args[i] : init[i];
-    for (int64_t u = 0; u < unroll && u < d.k; u++) {
-        tj_ref k = lw_add_imm(w, looped ? lp.iv : zero, u);
-        tj_ref *av = lw_new_regs(w, l->nregs), *bv = lw_new_regs(w, l->nregs);
-        for (uint32_t i = 0; i < l->nregs; i++) {
-            av[i] = afirst[i] < i ? av[afirst[i]] : operand(w, &as, arow[i], k, acc_dt);
-            bv[i] = bfirst[i] < i ? bv[bfirst[i]] : operand(w, &bs, bcol[i], k, acc_dt);
-            cur[i] = multiply_add(w, av[i], bv[i], cur[i]);
-        }
-    }
+    for (int64_t g = 0; g < unroll; g += fr.avec)
+        k_steps(w, l, &as, &bs, &fr, lw_add_imm(w, looped ? lp.iv : zero, g), acc_dt, cur);
     tj_ref *out = looped ? lw_loop_end(w, &lp, cur) : cur;
     if (scoped)
         lw_smem_end(w);
