@@ -2,12 +2,14 @@
 """The f32 FMA matmul (precision = "ieee", examples/matmul.tj's matmul_f32)
 at chosen configurations, beside cuBLAS SGEMM with TF32 off, in one process.
 
-    python3 bench/gpu/fma_matmul.py [--n 4096] [--mnk M,N,K ...] [--configs BM,BN,BK,WARPS,STAGES ...] [--once]
+    python3 bench/gpu/fma_matmul.py [--n 4096] [--mnk M,N,K ...] [--configs BM,BN,BK,WARPS,STAGES[,OCCUPANCY] ...] [--once]
 
 Every configuration is checked against torch (max error <= 1e-4 of the
 largest |value|) before it is timed (triton.testing.do_bench, median).
 --once launches each configuration once after its check and times nothing,
-for a profiler (ncu -k regex:matmul_f32 ...).
+for a profiler (ncu -k regex:matmul_f32 ...). A sixth field declares
+`const occupancy = N` in the kernel's text (programs an SM: ptxas caps the
+registers to fit them).
 """
 import argparse
 import os
@@ -28,6 +30,12 @@ def do_bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 
+def with_occupancy(src, occupancy):
+    """matmul_f32's text with `const occupancy = N` after its tune line."""
+    at = src.index("{", src.index("kernel matmul_f32"))
+    return src[:at] + f"    const occupancy = {occupancy}\n" + src[at:]
+
+
 def run_shape(jit, src, m, n, k, configs, once):
     a = torch.randn(m, k, device="cuda")
     b = torch.randn(k, n, device="cuda")
@@ -38,10 +46,12 @@ def run_shape(jit, src, m, n, k, configs, once):
         t = do_bench(lambda: a @ b)
         print(f"{m}x{n}x{k} cuBLAS SGEMM: {t:.4f} ms {flops / t / 1e9:.1f} TFLOP/s", flush=True)
     for cfg in configs:
-        bm, bn, bk, warps, stages = (int(v) for v in cfg.split(","))
+        fields = [int(v) for v in cfg.split(",")]
+        bm, bn, bk, warps, stages = fields[:5]
         params = dict(BM=bm, BN=bn, BK=bk, warps=warps, stages=stages)
+        text = with_occupancy(src, fields[5]) if len(fields) > 5 else src
         try:
-            fn = jit.compile(src, "matmul_f32", a, b, c, params=params, file="examples/matmul.tj")
+            fn = jit.compile(text, "matmul_f32", a, b, c, params=params, file="examples/matmul.tj")
             c.fill_(float("nan"))
             fn(a, b, c)
             torch.cuda.synchronize()
