@@ -116,7 +116,9 @@ static void cas_loop_subword(ptx_emitter *e, const atomic_op *a)
 static int emit_red_add_shared(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
-    if (in->nargs != 2 || px_operand_check(e, r, 0, 1, TJ_DT_U32) || px_operand_check(e, r, 1, 1, TJ_DT_U32))
+    if (in->nargs != 2 || !in->args[0] || !in->args[1])
+        return px_fail(e, r, "red_add_shared takes an address and an addend");
+    if (px_operand_check(e, r, 0, 1, TJ_DT_U32) || px_operand_check(e, r, 1, 1, TJ_DT_U32))
         return -1;
     e->defined[r] = 1;
     ptx_reg at = px_tmp(e, PX_B32);
