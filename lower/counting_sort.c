@@ -21,7 +21,6 @@ typedef struct csort {
     uint32_t dbuf, rbuf, obuf, hist, total, scan[2]; /* shared buffers */
     tj_dtype pos_dt;    /* ranks and positions in rbuf and obuf: u16 when they fit (Metal's 32 KiB) */
     int want_order;     /* the order is used (else only the counts: no ranks kept, no placement) */
-    uint32_t inclusive; /* the scan buffer that holds the inclusive sums */
 } csort;
 
 static tj_ref i32(lw *w, int64_t v) { return lw_const_int(w, TJ_DT_I32, v); }
@@ -127,18 +126,28 @@ static tj_ref bucket_of(csort *s, uint32_t k, tj_ref *valid)
     return *valid ? lw_select(w, *valid, b, spare(w, s->nb)) : b;
 }
 
+/* Warp wi's counter of bucket b (this thread's spare slot where b is not a
+ * bucket). */
+static tj_ref warp_counter(csort *s, tj_ref b, tj_ref valid, int wi)
+{
+    lw *w = s->w;
+    tj_ref slot = lw_add_imm(w, b, (int64_t)wi * s->nb);
+    return word(s, s->hist, valid ? lw_select(w, valid, slot, spare(w, w->nwarps * s->nb)) : slot);
+}
+
 /* The warps' counters made exclusive (each warp's start within its
  * bucket), the totals to `total`, then, where the order is used, scanned
- * over buckets (Hillis and Steele, double-buffered) into s->inclusive. */
+ * over buckets (Hillis and Steele, double-buffered) and each bucket's
+ * start (inclusive sum less total) added to its warps' counters, so that
+ * a placement step reads one word for an element's start. */
 static void bucket_starts(csort *s)
 {
     lw *w = s->w;
     tj_ref valid;
     for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
-        tj_ref b = bucket_of(s, k, &valid), run = i32(w, 0), none = spare(w, w->nwarps * s->nb);
+        tj_ref b = bucket_of(s, k, &valid), run = i32(w, 0);
         for (int wi = 0; wi < w->nwarps; wi++) {
-            tj_ref slot = lw_add_imm(w, b, (int64_t)wi * s->nb);
-            tj_ref at = word(s, s->hist, valid ? lw_select(w, valid, slot, none) : slot);
+            tj_ref at = warp_counter(s, b, valid, wi);
             tj_ref h = lw_smem_load(w, at, TJ_DT_I32);
             lw_smem_store(w, at, run);
             run = lw_op2(w, TJ_OP_ADD, run, h);
@@ -160,7 +169,16 @@ static void bucket_starts(csort *s)
         lw_barrier(w);
         from = s->scan[out];
     }
-    s->inclusive = from;
+    for (uint32_t k = 0; (int64_t)k * w->nthreads < s->nb; k++) {
+        tj_ref b = bucket_of(s, k, &valid);
+        tj_ref start = lw_op2(w, TJ_OP_SUB, lw_smem_load(w, word(s, from, b), TJ_DT_I32),
+                              lw_smem_load(w, word(s, s->total, b), TJ_DT_I32));
+        for (int wi = 0; wi < w->nwarps; wi++) {
+            tj_ref at = warp_counter(s, b, valid, wi);
+            lw_smem_store(w, at, lw_op2(w, TJ_OP_ADD, lw_smem_load(w, at, TJ_DT_I32), start));
+        }
+    }
+    lw_barrier(w);
 }
 
 /* One step of the placement: position e goes to its place in the order. */
@@ -169,12 +187,9 @@ static void place_step(csort *s, tj_ref j)
     lw *w = s->w;
     tj_ref valid, safe, e = element(s, j, &valid, &safe);
     tj_ref d = lw_cast(w, lw_smem_load(w, digit_at(s, safe), TJ_DT_U8), TJ_DT_I32);
-    tj_ref start = lw_op2(w, TJ_OP_SUB, lw_smem_load(w, word(s, s->inclusive, d), TJ_DT_I32),
-                          lw_smem_load(w, word(s, s->total, d), TJ_DT_I32));
-    tj_ref warp_start = lw_smem_load(w, word(s, s->hist, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), d)),
-                                     TJ_DT_I32);
-    tj_ref place = lw_op2(w, TJ_OP_ADD, lw_op2(w, TJ_OP_ADD, start, warp_start),
-                          load_pos(s, s->rbuf, safe));
+    tj_ref start = lw_smem_load(w, word(s, s->hist, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), d)),
+                                TJ_DT_I32); /* the bucket's start and the earlier warps' counts */
+    tj_ref place = lw_op2(w, TJ_OP_ADD, start, load_pos(s, s->rbuf, safe));
     store_pos(s, s->obuf, lw_select(w, valid, place, spare(w, s->n)), e);
 }
 
