@@ -44,15 +44,22 @@ static tj_ref load_pos(csort *s, uint32_t buf, tj_ref i)
 static tj_ref popc(lw *w, tj_ref x) { return lw_emit(w, TJ_OP_POPC, lw_sty(w, TJ_DT_U32), &x, 1); }
 static tj_ref ballot(lw *w, tj_ref p) { return lw_emit(w, TJ_OP_BALLOT, lw_sty(w, TJ_DT_U32), &p, 1); }
 
-/* Element j * 32 + lane of this warp's chunk, whether it exists, and its
- * index made safe to address with (0 when it does not). */
+/* x where `valid` holds (TJ_NONE: always), else `other` */
+static tj_ref if_valid(lw *w, tj_ref valid, tj_ref x, tj_ref other)
+{
+    return valid ? lw_select(w, valid, x, other) : x;
+}
+
+/* Element j * 32 + lane of this warp's chunk, whether it exists (TJ_NONE
+ * when the warps' chunks cover the tile exactly: every element does), and
+ * its index made safe to address with (0 when it does not). */
 static tj_ref element(csort *s, tj_ref j, tj_ref *valid, tj_ref *safe)
 {
     lw *w = s->w;
     tj_ref e = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->chunk),
                       lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, j, 32), lw_lane(w)));
-    *valid = lw_op2(w, TJ_OP_LT, e, i32(w, s->n));
-    *safe = lw_select(w, *valid, e, i32(w, 0));
+    *valid = s->chunk * w->nwarps == s->n ? TJ_NONE : lw_op2(w, TJ_OP_LT, e, i32(w, s->n));
+    *safe = if_valid(w, *valid, e, i32(w, 0));
     return e;
 }
 
@@ -78,9 +85,9 @@ static void rank_step(csort *s, tj_ref j)
     tj_ref d = lw_cast(w, lw_smem_load(w, digit_at(s, safe), TJ_DT_U8), TJ_DT_U32);
     /* a ballot per bucket bit, each lane keeping the lanes that agree with
      * its own bit; lanes past the end (their d is element 0's) drop out
-     * through the first ballot. One match.any in place of the bit ballots
+     * through the first ballot (none where every element exists). One match.any in place of the bit ballots
      * was slower on the H200 (bench/NOTES.md). */
-    tj_ref peers = ballot(w, valid);
+    tj_ref peers = valid ? ballot(w, valid) : u32(w, 0xffffffff);
     for (int b = 0; b < s->bits; b++) {
         tj_ref set = lw_op2(w, TJ_OP_NE, lw_op2(w, TJ_OP_AND, d, u32(w, (int64_t)1 << b)), u32(w, 0));
         tj_ref vote = ballot(w, set);
@@ -94,10 +101,10 @@ static void rank_step(csort *s, tj_ref j)
     tj_ref slot = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), lw_cast(w, d, TJ_DT_I32));
     tj_ref base = lw_smem_load(w, word(s, s->hist, slot), TJ_DT_I32);
     warp_sync(w); /* every peer has read the counter */
-    lw_smem_store(w, word(s, s->hist, lw_select(w, lw_and(w, valid, highest), slot, spare(w, w->nwarps * s->nb))),
+    lw_smem_store(w, word(s, s->hist, if_valid(w, lw_and(w, valid, highest), slot, spare(w, w->nwarps * s->nb))),
                   lw_add_imm(w, lw_op2(w, TJ_OP_ADD, base, below), 1));
     if (s->want_order)
-        store_pos(s, s->rbuf, lw_select(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
+        store_pos(s, s->rbuf, if_valid(w, valid, safe, spare(w, s->n)), lw_op2(w, TJ_OP_ADD, base, below));
     warp_sync(w);
 }
 
@@ -123,7 +130,7 @@ static tj_ref bucket_of(csort *s, uint32_t k, tj_ref *valid)
     lw *w = s->w;
     tj_ref b = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
     *valid = (int64_t)(k + 1) * w->nthreads <= s->nb ? TJ_NONE : lw_op2(w, TJ_OP_LT, b, i32(w, s->nb));
-    return *valid ? lw_select(w, *valid, b, spare(w, s->nb)) : b;
+    return if_valid(w, *valid, b, spare(w, s->nb));
 }
 
 /* Warp wi's counter of bucket b (this thread's spare slot where b is not a
@@ -132,7 +139,7 @@ static tj_ref warp_counter(csort *s, tj_ref b, tj_ref valid, int wi)
 {
     lw *w = s->w;
     tj_ref slot = lw_add_imm(w, b, (int64_t)wi * s->nb);
-    return word(s, s->hist, valid ? lw_select(w, valid, slot, spare(w, w->nwarps * s->nb)) : slot);
+    return word(s, s->hist, if_valid(w, valid, slot, spare(w, w->nwarps * s->nb)));
 }
 
 /* The warps' counters made exclusive (each warp's start within its
@@ -190,7 +197,7 @@ static void place_step(csort *s, tj_ref j)
     tj_ref start = lw_smem_load(w, word(s, s->hist, lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, lw_warp(w), s->nb), d)),
                                 TJ_DT_I32); /* the bucket's start and the earlier warps' counts */
     tj_ref place = lw_op2(w, TJ_OP_ADD, start, load_pos(s, s->rbuf, safe));
-    store_pos(s, s->obuf, lw_select(w, valid, place, spare(w, s->n)), e);
+    store_pos(s, s->obuf, if_valid(w, valid, place, spare(w, s->n)), e);
 }
 
 /* Whether the source kernel reads element k of r's results (dce has run:
@@ -248,7 +255,7 @@ static void zero_counters(csort *s)
     for (uint32_t k = 0; (int64_t)k * w->nthreads < count; k++) {
         tj_ref c = lw_add_imm(w, lw_tid(w), (int64_t)k * w->nthreads);
         tj_ref valid = (int64_t)(k + 1) * w->nthreads <= count ? TJ_NONE : lw_op2(w, TJ_OP_LT, c, i32(w, count));
-        lw_smem_store(w, word(s, s->hist, valid ? lw_select(w, valid, c, spare(w, count)) : c), i32(w, 0));
+        lw_smem_store(w, word(s, s->hist, if_valid(w, valid, c, spare(w, count))), i32(w, 0));
     }
 }
 
@@ -274,7 +281,7 @@ static int count_by_atomics(csort *s, const lw_val *dv)
     for (uint32_t i = 0; i < dv->lay->nregs; i++) {
         tj_ref own = lw_owner(w, dv->lay, i); /* replicas add nothing */
         tj_ref args[2] = {word(s, s->total, bucket_reg(s, dv, i)),
-                          own ? lw_select(w, own, u32(w, 1), u32(w, 0)) : u32(w, 1)};
+                          if_valid(w, own, u32(w, 1), u32(w, 0))};
         lw_emit(w, TJ_OP_RED_ADD_SHARED, TJ_TYPE_NONE, args, 2);
     }
     lw_barrier(w);
