@@ -293,8 +293,11 @@ static int assign_inst(lw *w, tj_ref r)
         lw_mma plan;
         if (lw_mma_plan(w, r, &plan) && plan.regs) /* the fragments' own layout */
             return set_one(w, r, lw_mma_result_layout(w, &plan));
-        if (in->nargs > 2 && in->args[2] && !lw_is_soft(w, in->args[2]))
-            return set_one(w, r, one_of(w, in->args[2]));
+        if (in->nargs > 2 && in->args[2] && !lw_is_soft(w, in->args[2])) {
+            /* a loop's accumulator that starts as zeros takes the FMA register block */
+            const tj_layout *block = undecided_carry(w, in->args[2]) ? lw_fma_layout(w, r) : NULL;
+            return set_one(w, r, block ? block : one_of(w, in->args[2]));
+        }
         return set_one(w, r, lw_canonical(w, in->type));
     }
     default: break;

@@ -220,6 +220,41 @@ static void k_steps(lw *w, const tj_layout *l, const fma_src *as, const fma_src 
     }
 }
 
+/* The register block of an FMA product that accumulates into a loop's
+ * carried value, on CUDA (4-byte elements, a tile the block covers
+ * exactly): runs of VEC_ELEMS columns, lanes 4 rows x 8 runs, and the
+ * warps split so that a thread's R x C outputs take the fewest loads: a
+ * vector a row of a per 4 k steps and one per run of b a step, R + C per
+ * 4 steps (ties: the fewer operand registers, 4 R + C). 128 x 128 at 8
+ * warps: 8 x 8 (16 loads per 4 steps, where the canonical 16 x 4 takes
+ * 20); 64 x 64 at 4: 4 x 8 (12, as 8 x 4, with 24 operand registers
+ * instead of 36). Any layout sums each output over k in order, so the
+ * bits do not change. NULL: the canonical layout. */
+const tj_layout *lw_fma_layout(lw *w, tj_ref r)
+{
+    const tj_type_info *ti = lw_src_type(w, r);
+    lw_mma atom;
+    if (w->target != TJ_LOWER_CUDA || ti->rank != 2 || lw_smem_size(ti->dtype) != 4 || lw_mma_plan(w, r, &atom))
+        return NULL;
+    const int32_t spt[2] = {1, VEC_ELEMS}, tpw[2] = {4, 8};
+    const int8_t order[2] = {1, 0};
+    int32_t best[2] = {0, 0};
+    int64_t best_cost = -1;
+    for (int32_t wm = 1; wm <= w->nwarps; wm *= 2) {
+        int32_t wn = w->nwarps / wm, cover_m = tpw[0] * wm, cover_n = VEC_ELEMS * tpw[1] * wn;
+        if (ti->shape[0] % cover_m || ti->shape[1] % cover_n)
+            continue;
+        int64_t rows = ti->shape[0] / cover_m, cols = (int64_t)ti->shape[1] / cover_n * VEC_ELEMS;
+        int64_t cost = (rows + cols) * 1024 + 4 * rows + cols;
+        if (best_cost < 0 || cost < best_cost) {
+            best_cost = cost;
+            best[0] = wm;
+            best[1] = wn;
+        }
+    }
+    return best_cost < 0 ? NULL : lw_intern(w, tj_layout_blocked(w->c, 2, ti->shape, spt, tpw, best, order));
+}
+
 int lw_lower_dot(lw *w, tj_ref r)
 {
     lw_mma plan;

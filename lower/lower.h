@@ -306,6 +306,8 @@ enum { LW_WG_A_STREAMED, LW_WG_A_FIXED, LW_WG_A_REGS };
 int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 /* the staging of a dot on FMAs that copy rings may feed (lower/ring.c): m, n, k, lda, ldb */
 int lw_fma_ring_plan(lw *w, tj_ref dot, lw_mma *p);
+/* lower/dot.c: the register block of an FMA dot that accumulates over a loop (CUDA), or NULL */
+const tj_layout *lw_fma_layout(lw *w, tj_ref dot);
 uint64_t lw_mma_staging_bytes(const lw_mma *p);
 /* Where the warp's atoms are, as element offsets into the padded buffers
  * (hoisted: they depend on the warp only). */

@@ -196,6 +196,22 @@ static const char *const MATMUL = "kernel matmul(A: bf16[M, K], B: bf16[K, N], C
 static const char *const MM32 = MM32_SRC("");
 static const char *const MM32_IEEE = MM32_SRC(", precision = \"ieee\"");
 
+/* The FMA product at tiles its copy rings, vector loads and register
+ * block take (lower/dot.c): 64 x 64 x 16 in 3 slots. */
+static const char *const MM_FMA_BLOCK = "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"
+                                        "    grid (cdiv(M, 64), cdiv(N, 64))\n"
+                                        "    const stages = 3\n"
+                                        "{\n"
+                                        "    m = program_id(0) * 64\n"
+                                        "    n = program_id(1) * 64\n"
+                                        "    acc = zeros(f32[64, 64])\n"
+                                        "    for k in range(0, K, 16) {\n"
+                                        "        acc = dot(load(A[m:m+64, k:k+16]), load(B[k:k+16, n:n+64]), acc, "
+                                        "precision = \"ieee\")\n"
+                                        "    }\n"
+                                        "    store(C[m:m+64, n:n+64], acc)\n"
+                                        "}\n";
+
 /* A load in an inner loop that moves with both loop variables: prefetch
  * clones it for the inner one only (the outer stays as it is). */
 static const char *const NESTLOAD = "kernel nestload(X: f32[M, N], S: f32[M])\n"

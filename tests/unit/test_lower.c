@@ -299,6 +299,23 @@ Test(lower, matmul_f32_partial_tiles)
     cr_assert(lc_check_tj(MMT, "mmt", &o)); /* b = trans(x): role bt */
 }
 
+/* The FMA product from ring slots (whole tiles) or staged tiles (partial
+ * ones), by vector loads, in the register block (4 x 8 a thread at 4
+ * warps, 4 x 4 at 8). The interpreter rounds each product and sum apart
+ * (no FMA), hence the tolerance; test_array_tier checks that two
+ * lowerings give the same bits. */
+Test(lower, matmul_f32_fma_block)
+{
+    lc_opts o = lc_defaults();
+    o.warps[0] = 4;
+    o.warps[1] = 8;
+    o.warps[2] = 0;
+    o.shapes = "M=128,N=128,K=80";
+    cr_assert(lc_check_tj(MM_FMA_BLOCK, "mm", &o));
+    o.shapes = "M=70,N=72,K=40";
+    cr_assert(lc_check_tj(MM_FMA_BLOCK, "mm", &o));
+}
+
 Test(lower, attention)
 {
     lc_opts o = lc_defaults();
