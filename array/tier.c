@@ -186,7 +186,7 @@ static void cut_tile(tj_group *fast, int64_t m, int64_t per_thread, int64_t min)
  * a thread, in another ~12% less than two (gelu: a 512-element tile at 16
  * warps against 1024). Each output is computed as before, whichever
  * program holds it. The dots of a matmul's and an attention's variant run
- * their k loops a step at a time (`const unroll = 1`, not 8): the same
+ * their k loops a step at a time (`const unroll = 1`, not the tile's whole k): the same
  * sums in the same order, in 18-23% fewer of nvJitLink's instructions
  * (bench/NOTES.md, twelfth session). */
 static tj_dispatch *variant(tj_graph *g, const tj_group *grp, const tj_group_args *args, tj_rt_error *err)
