@@ -126,7 +126,8 @@ simt_family simt_op_family(tj_op op)
     case TJ_OP_WGMMA_WAIT: case TJ_OP_FENCE_PROXY_ASYNC: case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE:
         return SF_WGMMA;
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
-    case TJ_OP_MBAR_ARRIVE: case TJ_OP_TMA_LOAD:
+    case TJ_OP_MBAR_ARRIVE: case TJ_OP_TMA_LOAD: case TJ_OP_TMA_STORE: case TJ_OP_TMA_STORE_COMMIT:
+    case TJ_OP_TMA_STORE_WAIT:
         return SF_TMA;
     default: return SF_OTHER;
     }

@@ -56,7 +56,7 @@ typedef enum simt_family {
     SF_MMA, /* mma_load, mma, mma_store, mma_fill */
     SF_ASYNC, /* cp_async, cp_async_commit, cp_async_wait */
     SF_WGMMA, /* wgmma_desc, wgmma, wgmma_fence / commit / wait, fence_proxy_async */
-    SF_TMA, /* mbar_init, mbar_expect_tx, mbar_wait, mbar_inval, tma_load */
+    SF_TMA, /* mbar_init, mbar_expect_tx, mbar_wait, mbar_inval, tma_load, tma_store and its commit, wait */
 } simt_family;
 simt_family simt_op_family(tj_op op);
 

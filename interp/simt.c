@@ -435,6 +435,8 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_MBAR_ARRIVE:
         return tj_simt_mbarrier(s, r);
     case TJ_OP_TMA_LOAD: return tj_simt_tma_load(s, r);
+    case TJ_OP_TMA_STORE: return tj_simt_tma_store(s, r);
+    case TJ_OP_TMA_STORE_COMMIT: case TJ_OP_TMA_STORE_WAIT: return tj_simt_tma_store_group(s, r);
     default: {
         tj_exec_fn elementwise = tj_elementwise_handler(st->k->insts[r].op);
         return elementwise ? elementwise(st, r) : tj_simt_fail(s, r, -1, "not an op of SIMT IR");

@@ -107,14 +107,20 @@ int tj_simt_wgmma_registers_free(tj_simt *s, tj_ref r);
 void tj_simt_wgmma_free(tj_simt *s);
 
 /* Shared bytes [off, off + n) may be written by thread t: no wgmma group
- * in flight reads them (tj_simt_wgmma_guard without marking them). */
+ * in flight reads them, nor a TMA store not retired (tj_simt_wgmma_guard
+ * without marking them). */
 int tj_simt_wgmma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
 
 /* simt_tma.c: mbarriers and TMA loads */
 int tj_simt_mbarrier(tj_simt *s, tj_ref r); /* mbar_init, mbar_expect_tx, mbar_arrive, mbar_wait, mbar_inval */
 int tj_simt_mbar_wait(tj_simt *s, tj_ref r, const tj_rval *addr, const tj_rval *parity, const tj_rval *pred);
 int tj_simt_tma_load(tj_simt *s, tj_ref r);
-int tj_simt_tma_end(tj_simt *s);   /* a program's end: no copy left in flight */
+int tj_simt_tma_store(tj_simt *s, tj_ref r);
+int tj_simt_tma_store_group(tj_simt *s, tj_ref r); /* tma_store_commit, tma_store_wait */
+/* Shared bytes [off, off + n) may be written by thread t: no TMA store
+ * whose group is not retired reads them. */
+int tj_simt_tma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n);
+int tj_simt_tma_end(tj_simt *s);   /* a program's end: no copy or store left in flight */
 void tj_simt_tma_reset(tj_simt *s); /* a new program */
 void tj_simt_tma_free(tj_simt *s);
 

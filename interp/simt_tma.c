@@ -1,4 +1,4 @@
-/* mbarriers and TMA loads in the SIMT interpreter (docs/simt.md, "TMA").
+/* mbarriers and TMA copies in the SIMT interpreter (docs/simt.md, "TMA").
  *
  * An mbarrier counts the arrivals and transaction bytes of its current
  * phase: mbar_init starts phase 0 of `count` arrivals, mbar_expect_tx is
@@ -19,7 +19,15 @@
  * fence_proxy_async before wgmma reads them. A box with `pair` is two
  * blocks of `rows` rows, the second pair blocks below the first, landing
  * one after the other (a 3-D tensor map's box with element stride pair
- * along the blocks: runtime/tensor_map.c). */
+ * along the blocks: runtime/tensor_map.c).
+ *
+ * A tma_store (docs/simt.md, "TMA stores") reads its box of shared memory
+ * when issued, which must have been written in this program and, by the
+ * generic proxy, fenced since (fence_proxy_async), and writes the
+ * elements inside the tensor then; its bytes stay its own until a
+ * tma_store_wait of its thread retires its bulk group: a write to them
+ * before (a store, a copy landing) is reported, and so is a program that
+ * ends with a store not retired. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +48,20 @@ typedef struct tma_copy {
     unsigned char *image; /* its bytes as they land, swizzled */
 } tma_copy;
 
+/* A tma_store whose shared bytes the copy engine may still read. */
+typedef struct tma_out {
+    uint32_t thread, src, bytes;
+    uint32_t group; /* the thread's bulk group (1, 2, ...), 0: still open */
+} tma_out;
+
 struct tj_simt_tma {
     tma_bar *bars;
     uint32_t nbars, bar_cap;
     tma_copy *copies;
     uint32_t ncopies, copy_cap;
+    tma_out *outs;
+    uint32_t nouts, out_cap;
+    uint32_t *groups; /* per thread: its bulk groups committed in this program */
 };
 
 static int grow(tj_simt *s, tj_ref r, void **p, uint32_t *cap, uint32_t need, size_t size)
@@ -292,36 +309,170 @@ static int issue(tj_simt *s, tj_ref r, uint32_t t, const tj_tensor *ten, uint64_
     return 0;
 }
 
-int tj_simt_tma_load(tj_simt *s, tj_ref r)
+/* The tensor parameter operand 0 of tma_load or tma_store r names (NULL
+ * after reporting). */
+static const tj_tensor *map_tensor(tj_simt *s, tj_ref r)
 {
     const tj_inst *in = &s->st.k->insts[r];
-    const tj_inst *p = in->nargs == 6 && in->args[0] ? &s->st.k->insts[in->args[0]] : NULL;
-    const tj_rval *dst, *bar, *c0, *c1, *pred;
+    const tj_inst *p = in->nargs >= 1 && in->args[0] ? &s->st.k->insts[in->args[0]] : NULL;
     if (!p || p->op != TJ_OP_PARAM || p->imm < 0 || (uint64_t)p->imm >= s->st.k->nparams ||
         !s->st.args[p->imm].is_tensor || s->st.args[p->imm].tensor.rank != 2)
-        return tj_simt_fail(s, r, -1, "operand 0 must be a rank-2 tensor parameter");
-    const tj_tensor *t = &s->st.args[p->imm].tensor;
-    if (scalar(s, r, 1, TJ_DT_U32, 0, &dst) || scalar(s, r, 2, TJ_DT_U32, 0, &bar) ||
+        return tj_simt_fail(s, r, -1, "operand 0 must be a rank-2 tensor parameter"), NULL;
+    return &s->st.args[p->imm].tensor;
+}
+
+int tj_simt_tma_load(tj_simt *s, tj_ref r)
+{
+    const tj_tensor *t = map_tensor(s, r);
+    const tj_rval *dst, *bar, *c0, *c1, *pred;
+    if (!t || scalar(s, r, 1, TJ_DT_U32, 0, &dst) || scalar(s, r, 2, TJ_DT_U32, 0, &bar) ||
         scalar(s, r, 3, TJ_DT_I32, 0, &c0) || scalar(s, r, 4, TJ_DT_I32, 0, &c1) ||
-        scalar(s, r, 5, TJ_DT_BOOL, 1, &pred))
+        scalar(s, r, 5, TJ_DT_BOOL, 1, &pred) || !state(s, r))
         return -1;
-    for (uint32_t th = 0; th < s->nthreads; th++) {
-        if (!on(pred, th))
-            continue;
-        if (map_fits(s, r, t) || !state(s, r) ||
-            issue(s, r, th, t, dst->data[th].u, bar->data[th].u, c0->data[th].i, c1->data[th].i))
+    for (uint32_t th = 0; th < s->nthreads; th++)
+        if (on(pred, th) && (map_fits(s, r, t) || issue(s, r, th, t, dst->data[th].u, bar->data[th].u,
+                                                         c0->data[th].i, c1->data[th].i)))
             return -1;
+    return 0;
+}
+
+/* ---- tma_store and its bulk groups ---- */
+
+/* The box of store r at shared src, rows of S bytes swizzled as read_box
+ * writes them, to column c0, row c1 of tensor t: the elements inside it. */
+static int write_box(tj_simt *s, tj_ref r, uint32_t th, const tj_tensor *t, int64_t c0, int64_t c1, uint32_t cols,
+                     uint32_t rows, uint32_t S, uint32_t src)
+{
+    int size = tj_dtype_size(t->dtype);
+    for (uint32_t i = 0; i < rows; i++)
+        for (uint32_t j = 0; j < cols; j++) {
+            int64_t row = c1 + i, col = c0 + j;
+            if (row < 0 || row >= t->shape[0] || col < 0 || col >= t->shape[1])
+                continue; /* clipped */
+            uint32_t at = src + i * S + j * (uint32_t)size;
+            at ^= ((at >> 7) & (S / 16 - 1)) << 4;
+            uint64_t addr = (uint64_t)(uintptr_t)t->data + (uint64_t)((row * t->strides[0] + col) * size);
+            unsigned char *to = tj_simt_global_bytes(s, r, th, addr, (uint32_t)size);
+            if (!to)
+                return -1;
+            memcpy(to, s->smem + at, (size_t)size);
+        }
+    return 0;
+}
+
+/* Shared bytes [src, src + bytes) as a store's source: written in this
+ * program, and by the generic proxy only with a fence_proxy_async since
+ * (the copy engine reads through the async proxy). */
+static int store_source(tj_simt *s, tj_ref r, uint32_t t, uint64_t src, uint32_t bytes)
+{
+    if (src % SMEM_ALIGN)
+        return tj_simt_fail(s, r, t, "a TMA source at shared byte %" PRIu64 " is not %d-byte aligned", src,
+                            SMEM_ALIGN);
+    if (tj_simt_shared_range(s, r, t, src, bytes))
+        return -1;
+    for (uint64_t b = src; b < src + bytes; b++) {
+        if (!s->smem_set[b])
+            return tj_simt_fail(s, r, t, "stores shared byte %" PRIu64 ", which no thread has written in this "
+                                "program", b);
+        if (s->smem_generic[b])
+            return tj_simt_fail(s, r, t, "stores shared byte %" PRIu64 ", written by the generic proxy with no "
+                                "fence_proxy_async since", b);
+    }
+    return 0;
+}
+
+static int issue_store(tj_simt *s, tj_ref r, uint32_t t, const tj_tensor *ten, uint64_t src, int64_t c0, int64_t c1)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    uint32_t cols = (uint32_t)(in->imm & 0xffff), rows = (uint32_t)(in->imm >> 16 & 0xffff), S = in->flags;
+    struct tj_simt_tma *m = s->tma;
+    if (store_source(s, r, t, src, rows * S) ||
+        write_box(s, r, t, ten, c0, c1, cols, rows, S, (uint32_t)src) ||
+        grow(s, r, (void **)&m->outs, &m->out_cap, m->nouts + 1, sizeof *m->outs))
+        return -1;
+    m->outs[m->nouts++] = (tma_out){t, (uint32_t)src, rows * S, 0};
+    return 0;
+}
+
+/* The global writes happen at the issue (programs run one after another,
+ * and the lowering stores by TMA only tensors nothing else in the program
+ * accesses); the shared bytes stay the store's until a wait retires its
+ * group: a write to them before is reported (tj_simt_tma_unread). */
+int tj_simt_tma_store(tj_simt *s, tj_ref r)
+{
+    const tj_tensor *t = map_tensor(s, r);
+    const tj_rval *src, *c0, *c1, *pred;
+    if (!t || scalar(s, r, 1, TJ_DT_U32, 0, &src) || scalar(s, r, 2, TJ_DT_I32, 0, &c0) ||
+        scalar(s, r, 3, TJ_DT_I32, 0, &c1) || scalar(s, r, 4, TJ_DT_BOOL, 1, &pred) || !state(s, r))
+        return -1;
+    for (uint32_t th = 0; th < s->nthreads; th++)
+        if (on(pred, th) && (map_fits(s, r, t) || issue_store(s, r, th, t, src->data[th].u, c0->data[th].i,
+                                                              c1->data[th].i)))
+            return -1;
+    s->st.writes++;
+    return 0;
+}
+
+static uint32_t *thread_groups(tj_simt *s, tj_ref r)
+{
+    struct tj_simt_tma *m = state(s, r);
+    if (m && !m->groups && !(m->groups = calloc(s->nthreads, sizeof *m->groups)))
+        tj_simt_fail(s, r, -1, "out of memory for bulk groups");
+    return m ? m->groups : NULL;
+}
+
+/* tma_store_commit: each thread's open stores become its next group;
+ * tma_store_wait {pending = N}: all but the thread's N newest groups are
+ * retired. */
+int tj_simt_tma_store_group(tj_simt *s, tj_ref r)
+{
+    const tj_inst *in = &s->st.k->insts[r];
+    const tj_rval *pred;
+    uint32_t *groups = thread_groups(s, r);
+    if (!groups || scalar(s, r, 0, TJ_DT_BOOL, 1, &pred))
+        return -1;
+    struct tj_simt_tma *m = s->tma;
+    int commit = in->op == TJ_OP_TMA_STORE_COMMIT;
+    for (uint32_t t = 0; t < s->nthreads; t++)
+        groups[t] += commit && on(pred, t);
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < m->nouts; i++) {
+        tma_out *o = &m->outs[i];
+        if (commit && on(pred, o->thread) && !o->group)
+            o->group = groups[o->thread];
+        int retired = !commit && on(pred, o->thread) && o->group &&
+                      (int64_t)o->group <= (int64_t)groups[o->thread] - in->imm;
+        if (!retired)
+            m->outs[keep++] = *o;
+    }
+    m->nouts = keep;
+    return 0;
+}
+
+int tj_simt_tma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)
+{
+    for (uint32_t i = 0; s->tma && i < s->tma->nouts; i++) {
+        const tma_out *o = &s->tma->outs[i];
+        if (o->src < off + n && off < (uint64_t)o->src + o->bytes)
+            return tj_simt_fail(s, r, t, "writes shared byte %" PRIu64 ", which a TMA store of thread %u still "
+                                "reads (no tma_store_wait retired its group)", off > o->src ? off : o->src,
+                                o->thread);
     }
     return 0;
 }
 
 int tj_simt_tma_end(tj_simt *s)
 {
-    if (!s->tma || !s->tma->ncopies)
+    if (!s->tma || (!s->tma->ncopies && !s->tma->nouts))
         return 0;
-    tj_error(s->st.ctx, "simt: kernel '%s', program (%lld, %lld, %lld): it ends with %u TMA copies not awaited",
-             s->st.k->name, (long long)s->st.pid[0], (long long)s->st.pid[1], (long long)s->st.pid[2],
-             s->tma->ncopies);
+    if (s->tma->ncopies)
+        tj_error(s->st.ctx, "simt: kernel '%s', program (%lld, %lld, %lld): it ends with %u TMA copies not awaited",
+                 s->st.k->name, (long long)s->st.pid[0], (long long)s->st.pid[1], (long long)s->st.pid[2],
+                 s->tma->ncopies);
+    else
+        tj_error(s->st.ctx, "simt: kernel '%s', program (%lld, %lld, %lld): it ends with %u TMA stores whose bulk "
+                 "group no tma_store_wait retired", s->st.k->name, (long long)s->st.pid[0], (long long)s->st.pid[1],
+                 (long long)s->st.pid[2], s->tma->nouts);
     return -1;
 }
 
@@ -331,7 +482,9 @@ void tj_simt_tma_reset(tj_simt *s)
         return;
     for (uint32_t i = 0; i < s->tma->ncopies; i++)
         free(s->tma->copies[i].image);
-    s->tma->ncopies = s->tma->nbars = 0;
+    s->tma->ncopies = s->tma->nbars = s->tma->nouts = 0;
+    if (s->tma->groups)
+        memset(s->tma->groups, 0, sizeof *s->tma->groups * s->nthreads);
 }
 
 void tj_simt_tma_free(tj_simt *s)
@@ -340,6 +493,8 @@ void tj_simt_tma_free(tj_simt *s)
     if (s->tma) {
         free(s->tma->bars);
         free(s->tma->copies);
+        free(s->tma->outs);
+        free(s->tma->groups);
         free(s->tma);
     }
     s->tma = NULL;

@@ -134,7 +134,7 @@ int tj_simt_wgmma_unread(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_
         if (s->smem_wg_reads[off + b])
             return tj_simt_fail(s, r, t, "writes shared byte %" PRIu64 ", which a wgmma group in flight reads",
                                 off + b);
-    return 0;
+    return tj_simt_tma_unread(s, r, t, off, n);
 }
 
 int tj_simt_wgmma_guard(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t n)

@@ -1,5 +1,5 @@
 /* The TMA tensor maps of a SIMT kernel (tilejit/ir.h): what its tma_load
- * instructions name, so that the PTX generator declares them as kernel
+ * and tma_store instructions name, so that the PTX generator declares them as kernel
  * parameters and the runtime encodes them at launch in the same order. */
 #include <string.h>
 
@@ -8,7 +8,7 @@
 int tj_tensor_map_desc_of(const tj_kernel *k, tj_ref r, tj_tensor_map_desc *out)
 {
     const tj_inst *in = r && r < k->ninsts ? &k->insts[r] : NULL;
-    if (!in || in->op != TJ_OP_TMA_LOAD || in->nargs < 1 || !in->args[0] || in->args[0] >= k->ninsts)
+    if (!in || (in->op != TJ_OP_TMA_LOAD && in->op != TJ_OP_TMA_STORE) || in->nargs < 1 || !in->args[0] || in->args[0] >= k->ninsts)
         return -1;
     const tj_inst *p = &k->insts[in->args[0]];
     if (p->op != TJ_OP_PARAM || p->imm < 0 || (uint64_t)p->imm >= k->nparams)

@@ -77,12 +77,16 @@ static int optional_operand(tj_op op, uint32_t a)
     case TJ_OP_WGMMA_FENCE:
     case TJ_OP_WGMMA_COMMIT:
     case TJ_OP_WGMMA_WAIT:
+    case TJ_OP_TMA_STORE_COMMIT:
+    case TJ_OP_TMA_STORE_WAIT:
         return a == 0;
     case TJ_OP_MBAR_INVAL:
     case TJ_OP_MBAR_ARRIVE:
         return a == 1;
     case TJ_OP_TMA_LOAD:
         return a == 5;
+    case TJ_OP_TMA_STORE:
+        return a == 4;
     default:
         return 0;
     }

@@ -407,38 +407,47 @@ static void check_named_barrier(V *v, tj_ref r)
         tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
-/* tma_load(tensor, dst, bar, c0, c1, pred) {cols, rows, swizzle, pair}: a
+/* The box of tma_load and tma_store {cols, rows, swizzle, pair}: of a
  * rank-2 tensor parameter of 2- or 4-byte elements, rows of exactly
- * `swizzle` bytes; with pair, two blocks of rows (a power of two) */
-static void check_tma_load(V *v, tj_ref r)
+ * `swizzle` bytes; with pair (loads only), two blocks of rows (a power of
+ * two). 0 when it is well formed. */
+static int check_tma_box(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     const tj_type_info *t = info(v, arg_type(v, r, 0));
     int64_t cols = in->imm & 0xffff, rows = in->imm >> 16 & 0xffff, pair = in->imm >> 32 & 0xff;
-    if (t->kind != TJ_TK_TENSOR || t->rank != 2 || inst(v, in->args[0])->op != TJ_OP_PARAM) {
-        tj_verify_fail(v, r, "operand 1 is %s, not a rank-2 tensor parameter", TS(arg_type(v, r, 0)));
-        return;
-    }
-    if (tj_dtype_size(t->dtype) != 2 && tj_dtype_size(t->dtype) != 4) {
-        tj_verify_fail(v, r, "copies 2- or 4-byte elements, not %s", tj_dtype_name(t->dtype));
-        return;
-    }
+    int most = in->op == TJ_OP_TMA_LOAD ? 8 : 0;
+    if (t->kind != TJ_TK_TENSOR || t->rank != 2 || inst(v, in->args[0])->op != TJ_OP_PARAM)
+        return tj_verify_fail(v, r, "operand 1 is %s, not a rank-2 tensor parameter", TS(arg_type(v, r, 0))), -1;
+    if (tj_dtype_size(t->dtype) != 2 && tj_dtype_size(t->dtype) != 4)
+        return tj_verify_fail(v, r, "copies 2- or 4-byte elements, not %s", tj_dtype_name(t->dtype)), -1;
     if (rows < 1 || rows > 256 || cols * tj_dtype_size(t->dtype) != in->flags ||
-        (in->flags != 32 && in->flags != 64 && in->flags != 128)) {
-        tj_verify_fail(v, r, "a box of %" PRId64 " x %" PRId64 " %s with swizzle %u: rows must be 1 to 256 and "
-                       "a row exactly the swizzle (32, 64 or 128 bytes)", rows, cols, tj_dtype_name(t->dtype),
-                       in->flags);
-        return;
-    }
-    if ((uint64_t)in->imm >> 40 || pair > 8 || (pair && (rows & (rows - 1)))) {
-        tj_verify_fail(v, r, "pair = %" PRId64 " (two blocks of %" PRId64 " rows that far apart): 1 to 8 blocks, "
-                       "rows a power of two", pair, rows);
-        return;
-    }
-    if (expect_scalar(v, r, 1, TJ_DT_U32, "the destination") &&
+        (in->flags != 32 && in->flags != 64 && in->flags != 128))
+        return tj_verify_fail(v, r, "a box of %" PRId64 " x %" PRId64 " %s with swizzle %u: rows must be 1 to 256 and "
+                              "a row exactly the swizzle (32, 64 or 128 bytes)", rows, cols, tj_dtype_name(t->dtype),
+                              in->flags), -1;
+    if ((uint64_t)in->imm >> 40 || pair > most || (pair && (rows & (rows - 1))))
+        return tj_verify_fail(v, r, "pair = %" PRId64 " (two blocks of %" PRId64 " rows that far apart): %s", pair,
+                              rows, most ? "1 to 8 blocks, rows a power of two" : "a store has none"), -1;
+    return 0;
+}
+
+/* tma_load(tensor, dst, bar, c0, c1, pred) */
+static void check_tma_load(V *v, tj_ref r)
+{
+    if (!check_tma_box(v, r) && expect_scalar(v, r, 1, TJ_DT_U32, "the destination") &&
         expect_scalar(v, r, 2, TJ_DT_U32, "the mbarrier's address") &&
         expect_scalar(v, r, 3, TJ_DT_I32, "the column") && expect_scalar(v, r, 4, TJ_DT_I32, "the row") &&
         expect_pred(v, r, 5))
+        tj_verify_result(v, r, TJ_TYPE_NONE);
+}
+
+/* tma_store(tensor, src, c0, c1, pred) */
+static void check_tma_store(V *v, tj_ref r)
+{
+    if (!check_tma_box(v, r) && expect_scalar(v, r, 1, TJ_DT_U32, "the source") &&
+        expect_scalar(v, r, 2, TJ_DT_I32, "the column") && expect_scalar(v, r, 3, TJ_DT_I32, "the row") &&
+        expect_pred(v, r, 4))
         tj_verify_result(v, r, TJ_TYPE_NONE);
 }
 
@@ -507,6 +516,15 @@ void tj_verify_simt_op(V *v, tj_ref r)
         check_mbarrier(v, r);
         break;
     case TJ_OP_TMA_LOAD: check_tma_load(v, r); break;
+    case TJ_OP_TMA_STORE: check_tma_store(v, r); break;
+    case TJ_OP_TMA_STORE_COMMIT:
+        if (expect_pred(v, r, 0))
+            tj_verify_result(v, r, TJ_TYPE_NONE);
+        break;
+    case TJ_OP_TMA_STORE_WAIT:
+        if (expect_pred(v, r, 0))
+            check_cp_async_wait(v, r);
+        break;
     case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: check_named_barrier(v, r); break;
     default: break;
     }

@@ -16,6 +16,8 @@
 
 /* Registers one tile may take per thread; larger tiles are refused. */
 enum { TJ_LOWER_MAX_REGS = 2048 };
+/* Barriers lw_sink_through can mark in one lowering. */
+enum { LW_MAX_SINK_THROUGH = 8 };
 
 /* lower/wgmma_smem.c: how a wgmma operand tile sits in shared memory:
  * columns (the contiguous axis: K, or M / N for an mn-major operand) in
@@ -115,6 +117,8 @@ typedef struct lw {
     int producing;         /* the producer's part is being emitted: lw_emit keeps its predicates */
     int no_producer;       /* none, whatever the kernel asks (the retry after producer_unfit) */
     int producer_unfit;    /* the lowering met an op the producer warp cannot be kept from */
+    tj_ref sink_through[LW_MAX_SINK_THROUGH]; /* barriers elementwise ops may move past (lower/sink.c) */
+    uint32_t nsink_through;
     int err;
     tj_loc loc;            /* the instruction being lowered */
 } lw;
@@ -232,8 +236,11 @@ int lw_is_soft(const lw *w, tj_ref r);
 int lw_lower_block(lw *w, tj_block_id src_block, tj_ref *yield);
 /* lower/wgmma.c: programs an SM to leave registers for (tj_kernel.programs) */
 uint32_t lw_wgmma_programs(const lw *w);
-/* lower/sink.c: elementwise ops moved down to their first use (the last step) */
+/* lower/sink.c: elementwise ops moved down to their first use (the last step);
+ * lw_sink_through marks a barrier they may move past (it orders shared
+ * memory only, and the chains above it would otherwise all stay live) */
 void lw_sink_elementwise(lw *w);
+void lw_sink_through(lw *w, tj_ref barrier);
 lw_val *lw_val_of(lw *w, tj_ref r);
 const tj_type_info *lw_src_type(const lw *w, tj_ref r);
 const tj_layout *lw_layout_of(lw *w, tj_ref r); /* the assigned layout */
@@ -369,8 +376,11 @@ void lw_wgmma_pin_fixed(lw *w, tj_ref loop);
 /* Whether Tile IR value v is defined outside block `body` (and the blocks
  * nested in it). */
 int lw_defined_outside(const lw *w, tj_ref v, tj_block_id body);
-/* Byte offset (u32) of element (row, col) (i32) in tile t, swizzled. */
+/* Byte offset (u32) of element (row, col) (i32) in tile t, swizzled: the
+ * unswizzled offset (i32) XOR its chunk bits' pattern (i32, of that offset). */
 tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col);
+tj_ref lw_wg_unswizzled(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col);
+tj_ref lw_wg_chunk_xor(lw *w, const lw_wg_tile *t, tj_ref off);
 /* Room for a tile at a 1024-byte boundary of the current scope. */
 uint32_t lw_wg_alloc(lw *w, uint32_t bytes);
 /* Tile value v (registers of layout l) stored into tile t at buf. */
@@ -383,6 +393,10 @@ uint64_t lw_wg_desc_fields(const lw_wg_tile *t);
  * into t at buf + shift (u32 bytes; TJ_NONE: 0), completing on the
  * mbarrier at bar, issued where pred. */
 int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t);
+/* Whether Tile IR view v is what a tensor map can name: a rows x cols
+ * slice of a rank-2 tensor parameter of `size`-byte elements (2 or 4), i32
+ * starts, data and rows 16-byte aligned, unit inner stride (facts). */
+int lw_tma_view_fits(lw *w, tj_ref v, int64_t rows, int64_t cols, int size);
 uint32_t lw_tma_tile_bytes(const lw_wg_tile *t);
 enum { LW_TMA_MAX_BOXES = 64 };
 typedef struct lw_tma_box {
@@ -399,6 +413,11 @@ void lw_tma_issue(lw *w, const lw_tma_box *b, int n, tj_ref bar, tj_ref pred);
  * pred (TJ_NONE: every thread). */
 void lw_mbarrier(lw *w, tj_op op, tj_ref bar, tj_ref n, tj_ref pred);
 tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA */
+
+/* lower/tma_store.c: store r by TMA from shared memory (sm_90a): whether
+ * it applies, and its lowering (docs/simt.md, "TMA stores") */
+int lw_tma_store_fits(lw *w, tj_ref r);
+int lw_lower_tma_store(lw *w, tj_ref r);
 
 /* lower/producer.c: a producer warp for the TMA rings of wgmma */
 void lw_producer_plan(lw *w);       /* sets w->producer where the kernel asks and fits */

@@ -415,6 +415,8 @@ static tj_ref *later_duplicates(lw *w, mem_access *m, const tj_ref *mask)
 
 static int lower_store(lw *w, tj_ref r)
 {
+    if (lw_tma_store_fits(w, r)) /* sm_90a: through shared memory by the copy engine */
+        return lw_lower_tma_store(w, r);
     const tj_inst *in = &w->src->insts[r];
     const lw_val *val = lw_val_of(w, in->args[1]);
     const tj_layout *l = val->lay;

@@ -103,9 +103,11 @@ static int pred_operand(tj_op op, uint32_t n)
     case TJ_OP_ST_RELAXED: case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: case TJ_OP_WGMMA:
         return 2;
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_ARRIVE:
-    case TJ_OP_MBAR_INVAL: case TJ_OP_TMA_LOAD:
+    case TJ_OP_MBAR_INVAL: case TJ_OP_TMA_LOAD: case TJ_OP_TMA_STORE:
         return (int)n - 1;
-    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_WGMMA_WAIT: return 0;
+    case TJ_OP_WGMMA_FENCE: case TJ_OP_WGMMA_COMMIT: case TJ_OP_WGMMA_WAIT: case TJ_OP_TMA_STORE_COMMIT:
+    case TJ_OP_TMA_STORE_WAIT:
+        return 0;
     case TJ_OP_ST_SHARED: case TJ_OP_MMA_STORE: case TJ_OP_CP_ASYNC: return -2;
     default: return -1;
     }

@@ -9,9 +9,12 @@
  * (255 registers and spills, where the plain product takes 183). Moved,
  * each element's values die at its store.
  *
- * Only pure elementwise ops and packs move, and only past each other and
- * past plain memory accesses (the stores and loads of an epilogue): every
- * other op (barriers, mbarrier and TMA ops, the wgmma family, named
+ * Only pure elementwise ops and packs move, and only past each other,
+ * past plain memory accesses (the stores and loads of an epilogue) and
+ * the barriers the lowering marked passable (lw_sink_through: a TMA
+ * store's barrier before its staging, lower/tma_store.c, which would
+ * otherwise hold the whole chain above it): every
+ * other op (other barriers, mbarrier and TMA ops, the wgmma family, named
  * barriers, atomics, regions, constants: the hoisted values at the body's
  * start stay in order) is a wall, so the runs and fences the lowering
  * placed are kept as they are. A use inside a nested region
@@ -29,11 +32,25 @@ static int movable(const tj_kernel *k, tj_ref r)
     return ((f & TJ_OPF_PURE) && (f & TJ_OPF_ELEM)) || op == TJ_OP_PACK || op == TJ_OP_EXTRACT;
 }
 
-static int passable(const tj_kernel *k, tj_ref r)
+static int marked(const lw *w, tj_ref r)
 {
-    tj_op op = k->insts[r].op;
-    return movable(k, r) || op == TJ_OP_ST_GLOBAL || op == TJ_OP_LD_GLOBAL || op == TJ_OP_LD_SHARED ||
-           op == TJ_OP_ST_SHARED;
+    for (uint32_t i = 0; i < w->nsink_through; i++)
+        if (w->sink_through[i] == r)
+            return 1;
+    return 0;
+}
+
+static int passable(const lw *w, tj_ref r)
+{
+    tj_op op = w->dst->insts[r].op;
+    return movable(w->dst, r) || op == TJ_OP_ST_GLOBAL || op == TJ_OP_LD_GLOBAL || op == TJ_OP_LD_SHARED ||
+           op == TJ_OP_ST_SHARED || (op == TJ_OP_BARRIER && marked(w, r));
+}
+
+void lw_sink_through(lw *w, tj_ref barrier)
+{
+    if (w->nsink_through < LW_MAX_SINK_THROUGH) /* else it stays a wall: only the schedule differs */
+        w->sink_through[w->nsink_through++] = barrier;
 }
 
 /* dest[x] = min(dest[x], at) for every operand x of r and of the
@@ -69,8 +86,9 @@ static int key_cmp(const void *pa, const void *pb)
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static void sink_block(tj_kernel *k, tj_block_id bid, uint32_t *pos, uint32_t *dest, sink_key *keys)
+static void sink_block(const lw *w, tj_block_id bid, uint32_t *pos, uint32_t *dest, sink_key *keys)
 {
+    tj_kernel *k = w->dst;
     tj_block *b = &k->blocks[bid];
     uint32_t n = b->ninsts;
     for (uint32_t i = 0; i < n; i++) {
@@ -86,7 +104,7 @@ static void sink_block(tj_kernel *k, tj_block_id bid, uint32_t *pos, uint32_t *d
             keys[i] = (sink_key){dest[r] < wall ? dest[r] : wall, 0, i};
         } else {
             keys[i] = (sink_key){i, 1, i};
-            if (!passable(k, r))
+            if (!passable(w, r))
                 wall = i;
         }
         note_uses(k, r, keys[i].before, pos, dest);
@@ -115,5 +133,5 @@ void lw_sink_elementwise(lw *w)
     memset(pos, 0xff, sizeof *pos * (k->ninsts + 1));
     for (uint32_t b = 1; b < k->nblocks; b++)
         if (b != k->grid)
-            sink_block(k, b, pos, dest, keys);
+            sink_block(w, b, pos, dest, keys);
 }

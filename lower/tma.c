@@ -24,21 +24,29 @@
 
 enum { MAX_BOX = 256, GRANULE = 8, MAX_PAIR = 8 /* TMA's largest element stride */ };
 
-int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t)
+int lw_tma_view_fits(lw *w, tj_ref v, int64_t rows, int64_t cols, int size)
 {
-    const tj_inst *in = &w->src->insts[r];
-    const tj_inst *view = in->op == TJ_OP_LOAD ? &w->src->insts[in->args[0]] : NULL;
+    const tj_inst *view = &w->src->insts[v];
     uint32_t param;
-    if (!view || view->op != TJ_OP_VIEW || view->nlist != 2 || !tj_param_index(w->src, view->args[0], &param) ||
-        !w->src->facts || lw_async_copy_bytes(w, r) == 0)
+    if (view->op != TJ_OP_VIEW || view->nlist != 2 || !tj_param_index(w->src, view->args[0], &param) ||
+        !w->src->facts)
         return 0;
     const tj_facts *f = &w->src->facts[param];
-    if (!f->aligned16 || !f->unit_stride || !f->stride_div16[0] || view->list[0] != t->rows ||
-        view->list[1] != t->cols || (t->size != 2 && t->size != 4))
+    if (!f->aligned16 || !f->unit_stride || !f->stride_div16[0] || view->list[0] != rows || view->list[1] != cols ||
+        (size != 2 && size != 4))
         return 0;
     for (int a = 1; a <= 2; a++) /* TMA's coordinates are i32 */
         if (lw_src_type(w, view->args[a])->dtype != TJ_DT_I32)
             return 0;
+    return 1;
+}
+
+int lw_tma_fits(lw *w, tj_ref r, const lw_wg_tile *t)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (in->op != TJ_OP_LOAD || lw_async_copy_bytes(w, r) == 0 || !lw_tma_view_fits(w, in->args[0], t->rows, t->cols,
+                                                                                      t->size))
+        return 0;
     return t->permute_rows ? t->rows % GRANULE == 0 : t->rows <= MAX_BOX;
 }
 

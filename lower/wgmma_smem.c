@@ -44,18 +44,27 @@ static tj_ref permuted_row(lw *w, const lw_wg_tile *t, tj_ref row)
                   lw_op2(w, TJ_OP_AND, row, lw_const_int(w, TJ_DT_I32, 7)));
 }
 
-tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col)
+tj_ref lw_wg_unswizzled(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col)
 {
     int64_t e = t->swizzle / t->size;
     tj_ref r = permuted_row(w, t, row);
     tj_ref block = lw_op2(w, TJ_OP_SHR, col, lw_const_int(w, TJ_DT_I32, tj_log2_floor(e)));
     tj_ref within = lw_op2(w, TJ_OP_AND, col, lw_const_int(w, TJ_DT_I32, e - 1));
-    tj_ref off = lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, block, t->rows * t->swizzle),
-                        lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, r, t->swizzle), lw_mul_imm(w, within, t->size)));
+    return lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, block, t->rows * t->swizzle),
+                  lw_op2(w, TJ_OP_ADD, lw_mul_imm(w, r, t->swizzle), lw_mul_imm(w, within, t->size)));
+}
+
+tj_ref lw_wg_chunk_xor(lw *w, const lw_wg_tile *t, tj_ref off)
+{
     tj_ref phase = lw_op2(w, TJ_OP_AND, lw_op2(w, TJ_OP_SHR, off, lw_const_int(w, TJ_DT_I32, ROW_SHIFT)),
                           lw_const_int(w, TJ_DT_I32, t->swizzle / 16 - 1));
-    off = lw_op2(w, TJ_OP_XOR, off, lw_op2(w, TJ_OP_SHL, phase, lw_const_int(w, TJ_DT_I32, CHUNK_SHIFT)));
-    return lw_cast(w, off, TJ_DT_U32);
+    return lw_op2(w, TJ_OP_SHL, phase, lw_const_int(w, TJ_DT_I32, CHUNK_SHIFT));
+}
+
+tj_ref lw_wg_offset(lw *w, const lw_wg_tile *t, tj_ref row, tj_ref col)
+{
+    tj_ref off = lw_wg_unswizzled(w, t, row, col);
+    return lw_cast(w, lw_op2(w, TJ_OP_XOR, off, lw_wg_chunk_xor(w, t, off)), TJ_DT_U32);
 }
 
 uint32_t lw_wg_alloc(lw *w, uint32_t bytes)

@@ -658,9 +658,10 @@ def matmul(jit, m, n=None, k=None, dtype="bf16", configs=MATMUL_CONFIGS, splitk=
     return row
 
 
-def matmul_bias_gelu(jit, n, dtype="bf16"):
+def matmul_bias_gelu(jit, n, dtype="bf16", configs=None):
     """gelu(A B + bias) fused into the product's epilogue (examples/matmul.tj),
-    beside cuBLAS's addmm followed by torch's gelu (two kernels)."""
+    beside cuBLAS's addmm followed by torch's gelu (two kernels); over
+    `configs` (None: WGMMA_CONFIGS)."""
     dt = TORCH_DTYPE[dtype]
     a = torch.randn(n, n, device="cuda", dtype=dt)
     b = torch.randn(n, n, device="cuda", dtype=dt)
@@ -669,7 +670,7 @@ def matmul_bias_gelu(jit, n, dtype="bf16"):
     gelu = torch.nn.functional.gelu
     ref = gelu(torch.addmm(bias.float(), a.float(), b.float())).to(dt)
     src = example("matmul.tj").replace("bf16", dtype)
-    best, error = best_config(jit, src, "matmul_bias_gelu", [a, b, bias, c], WGMMA_CONFIGS, [a, b, bias, c],
+    best, error = best_config(jit, src, "matmul_bias_gelu", [a, b, bias, c], configs or WGMMA_CONFIGS, [a, b, bias, c],
                               lambda: close_enough("matmul_bias_gelu", c, ref, 2e-2))
     row = flop_row("matmul+bias+gelu", f"{n}^3", 2 * n ** 3, best, error,
                    do_bench(lambda: gelu(torch.addmm(bias, a, b))), "cuBLAS+gelu")

@@ -7,11 +7,15 @@ wgmma configurations plus the 128 x 128 ones that let two programs share an
 SM (lower/wgmma.c, lw_wgmma_programs), cuBLAS (+ torch's gelu) in the same
 process:
 
-    TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/epilogue_rows.py [--json OUT.json]
+    TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/epilogue_rows.py [--json OUT.json] [--tma-store-ab]
 
 Every result is checked against PyTorch before it is timed (bench.matmul,
 bench.matmul_bias_gelu). The last lines say the fused kernel's best time over
-the plain product's.
+the plain product's. With --tma-store-ab every row is timed twice in this
+process, over the same configurations with tma_store = 1 (C through shared
+memory by the copy engine, lower/tma_store.c; the default) and tma_store = 0
+(every thread's own stores), the producer-warp ones left out (they store C
+themselves either way).
 """
 import argparse
 import os
@@ -28,21 +32,33 @@ TWO_PROGRAM_CONFIGS = [dict(BM=bm, BN=bn, BK=bk, warps=w, stages=s)
                                                 (128, 128, 64, 4, 2), (64, 256, 64, 4, 2))]
 
 
+def epilogue_rows(jit, configs, tag):
+    """The four rows over `configs`; prints the fused kernel's best over the plain one's."""
+    plain = bench.matmul(jit, 4096, configs=configs)
+    fused = bench.matmul_bias_gelu(jit, 4096, configs=configs)
+    rows = [plain, fused, bench.matmul_bias_gelu(jit, 4096, "f16", configs=configs),
+            bench.matmul(jit, 2048, configs=configs)]
+    if plain.times.get("tilejit") and fused.times.get("tilejit"):
+        print(f"# {tag}bias + gelu over plain (bf16 4096^3): {plain.times['tilejit'] / fused.times['tilejit']:.3f} "
+              f"({fused.times['tilejit']:.3f} ms against {plain.times['tilejit']:.3f})", flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--tma-store-ab", action="store_true", help="every row with tma_store = 1 and = 0")
     args = ap.parse_args()
     torch.manual_seed(0)
     jit = bench.tilejit.Jit("cuda")
-    bench.WGMMA_CONFIGS += TWO_PROGRAM_CONFIGS
-    plain = bench.matmul(jit, 4096, configs=bench.WGMMA_CONFIGS)
-    fused = bench.matmul_bias_gelu(jit, 4096)
-    rows = [plain, fused, bench.matmul_bias_gelu(jit, 4096, "f16"),
-            bench.matmul(jit, 2048, configs=bench.WGMMA_CONFIGS)]
+    configs = bench.WGMMA_CONFIGS + TWO_PROGRAM_CONFIGS
+    if not args.tma_store_ab:
+        bench.report(epilogue_rows(jit, configs, ""), args.json)
+        return
+    own = [c for c in configs if not c.get("producer")]
+    rows = epilogue_rows(jit, [dict(c, tma_store=1) for c in own], "tma_store=1: ")
+    rows += epilogue_rows(jit, [dict(c, tma_store=0) for c in own], "tma_store=0: ")
     bench.report(rows, args.json)
-    if plain.times.get("tilejit") and fused.times.get("tilejit"):
-        print(f"# bias + gelu over plain (bf16 4096^3): {plain.times['tilejit'] / fused.times['tilejit']:.3f} "
-              f"({fused.times['tilejit']:.3f} ms against {plain.times['tilejit']:.3f})", flush=True)
 
 
 if __name__ == "__main__":

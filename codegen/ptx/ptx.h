@@ -222,7 +222,7 @@ int px_emit_tma(ptx_emitter *e, tj_ref r);
 void px_write_tensor_map_params(ptx_emitter *e, tj_buf *out);
 /* ---- ptx_wgmma.c: warpgroup tensor cores ---- */
 int px_emit_wgmma(ptx_emitter *e, tj_ref r);
-int px_uses_wgmma(const tj_kernel *k); /* wgmma or tma_load: tj_smem aligned to 1024 bytes */
+int px_uses_wgmma(const tj_kernel *k); /* wgmma, tma_load or tma_store: tj_smem aligned to 1024 bytes */
 /* Whether block b itself holds a wgmma: a loop carrying its fragments
  * leaves with a group in flight. */
 int px_block_has_wgmma(const tj_kernel *k, tj_block_id b);

@@ -2,7 +2,8 @@
  * block under one predicate go inside one branch on it instead of being
  * predicated one by one. Two families make runs:
  * - mbar_wait, mbar_expect_tx and tma_load: the issuing thread's wait for
- *   a slot's release, then the tile (lower/tma.c). ptxas moves each
+ *   a slot's release, then the tile (lower/tma.c); and tma_store, its
+ *   commit and wait (lower/tma_store.c). ptxas moves each
  *   copy's operands to uniform registers and votes on its predicate, so
  *   every warp would step through the whole run to issue nothing.
  * - wgmma_fence, wgmma, wgmma_commit and wgmma_wait: the consumer warps'
@@ -22,6 +23,9 @@ static tj_ref issue_pred(const tj_kernel *k, tj_ref r)
     case TJ_OP_MBAR_EXPECT_TX:
     case TJ_OP_MBAR_WAIT: return in->nargs == 3 ? in->args[2] : TJ_NONE;
     case TJ_OP_TMA_LOAD: return in->nargs == 6 ? in->args[5] : TJ_NONE;
+    case TJ_OP_TMA_STORE: return in->nargs == 5 ? in->args[4] : TJ_NONE;
+    case TJ_OP_TMA_STORE_COMMIT:
+    case TJ_OP_TMA_STORE_WAIT: return in->nargs == 1 ? in->args[0] : TJ_NONE;
     case TJ_OP_WGMMA_FENCE:
     case TJ_OP_WGMMA_COMMIT:
     case TJ_OP_WGMMA_WAIT: return in->nargs == 1 ? in->args[0] : TJ_NONE;

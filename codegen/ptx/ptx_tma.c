@@ -1,5 +1,7 @@
-/* mbarriers and TMA loads (sm_90a; docs/simt.md, "TMA"): mbar_init,
- * mbar_expect_tx, mbar_arrive, mbar_wait, mbar_inval and tma_load.
+/* mbarriers and TMA copies (sm_90a; docs/simt.md, "TMA"): mbar_init,
+ * mbar_expect_tx, mbar_arrive, mbar_wait, mbar_inval, tma_load, and the
+ * stores tma_store, tma_store_commit and tma_store_wait (bulk groups:
+ * cp.async.bulk.commit_group, cp.async.bulk.wait_group.read).
  *
  * The tensor maps a kernel's tma_load instructions read (tj_tensor_maps)
  * are kernel parameters after the ABI's own, `.param .align 64 .b8
@@ -12,7 +14,8 @@
  *
  * A run of mbar_wait, mbar_expect_tx and tma_load instructions of one
  * predicate (the issuing thread's, lower/tma.c: its wait for the slot's
- * release, then the tile) goes inside one branch on it (ptx_runs.c). */
+ * release, then the tile), or of a tile's stores, their commit and wait
+ * (lower/tma_store.c), goes inside one branch on it (ptx_runs.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -71,20 +74,31 @@ static int emit_expect_tx(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* The generic address of the map operand 0 of tma_load or tma_store r
+ * names (its kernel parameter tmap<j>), in *map; its description in *d. */
+static int map_address(ptx_emitter *e, tj_ref r, tj_tensor_map_desc *d, ptx_reg *map)
+{
+    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
+    int n = tj_tensor_maps(e->k, maps), j = 0;
+    if (n < 0)
+        return px_fail(e, r, "the kernel names more than %d tensor maps", TJ_MAX_TENSOR_MAPS);
+    if (tj_tensor_map_desc_of(e->k, r, d))
+        return px_fail(e, r, "'%s' of something that is not a tensor parameter", tj_op_get(px_inst(e, r)->op)->name);
+    while (j < n && memcmp(&maps[j], d, sizeof *d))
+        j++;
+    *map = px_tmp(e, PX_B64);
+    px_ins(e, "mov.u64 %s, tmap%d", RN(*map), j);
+    px_ins(e, "cvta.param.u64 %s, %s", RN(*map), RN(*map));
+    return 0;
+}
+
 static int emit_tma_load(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
-    tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS], d;
-    int n = tj_tensor_maps(e->k, maps), j = 0;
-    if (n < 0)
-        return px_fail(e, r, "the kernel reads more than %d tensor maps", TJ_MAX_TENSOR_MAPS);
-    if (tj_tensor_map_desc_of(e->k, r, &d))
-        return px_fail(e, r, "tma_load of something that is not a tensor parameter");
-    while (j < n && memcmp(&maps[j], &d, sizeof d))
-        j++;
-    ptx_reg map = px_tmp(e, PX_B64), dst = shared_addr(e, r, 1), bar = shared_addr(e, r, 2);
-    px_ins(e, "mov.u64 %s, tmap%d", RN(map), j);
-    px_ins(e, "cvta.param.u64 %s, %s", RN(map), RN(map));
+    tj_tensor_map_desc d;
+    ptx_reg dst = shared_addr(e, r, 1), bar = shared_addr(e, r, 2), map;
+    if (map_address(e, r, &d, &map))
+        return -1;
     if (!d.pair) {
         px_ins(e, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s, {%s, %s}], "
                "[%s]", RN(dst), RN(map), RN(px_val(e, in->args[3], 0)), RN(px_val(e, in->args[4], 0)), RN(bar));
@@ -102,16 +116,50 @@ static int emit_tma_load(ptx_emitter *e, tj_ref r)
     return 0;
 }
 
+/* A store's box: issued into the thread's open bulk group, clipped to the
+ * tensor by the copy engine. */
+static int emit_tma_store(ptx_emitter *e, tj_ref r)
+{
+    const tj_inst *in = px_inst(e, r);
+    tj_tensor_map_desc d;
+    ptx_reg src = shared_addr(e, r, 1), map;
+    if (map_address(e, r, &d, &map))
+        return -1;
+    px_ins(e, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%s, {%s, %s}], [%s]", RN(map),
+           RN(px_val(e, in->args[2], 0)), RN(px_val(e, in->args[3], 0)), RN(src));
+    return 0;
+}
+
+static int emit_store_commit(ptx_emitter *e, tj_ref r)
+{
+    (void)r;
+    px_ins(e, "cp.async.bulk.commit_group");
+    return 0;
+}
+
+static int emit_store_wait(ptx_emitter *e, tj_ref r)
+{
+    px_ins(e, "cp.async.bulk.wait_group.read %lld", (long long)px_inst(e, r)->imm);
+    return 0;
+}
+
 /* The operands' dtypes (the verifier's rules; a predicate may be absent). */
 static int check_operands(ptx_emitter *e, tj_ref r)
 {
     static const tj_dtype barrier[] = {TJ_DT_U32, TJ_DT_U32, TJ_DT_BOOL};
     static const tj_dtype inval[] = {TJ_DT_U32, TJ_DT_BOOL}; /* and mbar_arrive */
     static const tj_dtype copy[] = {TJ_DT_INVALID, TJ_DT_U32, TJ_DT_U32, TJ_DT_I32, TJ_DT_I32, TJ_DT_BOOL};
+    static const tj_dtype store[] = {TJ_DT_INVALID, TJ_DT_U32, TJ_DT_I32, TJ_DT_I32, TJ_DT_BOOL};
+    static const tj_dtype group[] = {TJ_DT_BOOL}; /* tma_store_commit, tma_store_wait */
     const tj_inst *in = px_inst(e, r);
     int uncounted = in->op == TJ_OP_MBAR_INVAL || in->op == TJ_OP_MBAR_ARRIVE;
-    const tj_dtype *want = in->op == TJ_OP_TMA_LOAD ? copy : uncounted ? inval : barrier;
-    uint32_t n = in->op == TJ_OP_TMA_LOAD ? 6 : uncounted ? 2 : 3;
+    int grouped = in->op == TJ_OP_TMA_STORE_COMMIT || in->op == TJ_OP_TMA_STORE_WAIT;
+    const tj_dtype *want = in->op == TJ_OP_TMA_LOAD    ? copy
+                           : in->op == TJ_OP_TMA_STORE ? store
+                           : grouped                   ? group
+                           : uncounted                 ? inval
+                                                       : barrier;
+    uint32_t n = in->op == TJ_OP_TMA_LOAD ? 6 : in->op == TJ_OP_TMA_STORE ? 5 : grouped ? 1 : uncounted ? 2 : 3;
     if (in->nargs != n)
         return px_fail(e, r, "'%s' takes %u operands", tj_op_get(in->op)->name, n);
     for (uint32_t a = 0; a < n; a++)
@@ -144,6 +192,9 @@ int px_emit_tma(ptx_emitter *e, tj_ref r)
         return 0;
     case TJ_OP_MBAR_WAIT: return px_emit_in_run(e, r, emit_wait);
     case TJ_OP_TMA_LOAD: return px_emit_in_run(e, r, emit_tma_load);
+    case TJ_OP_TMA_STORE: return px_emit_in_run(e, r, emit_tma_store);
+    case TJ_OP_TMA_STORE_COMMIT: return px_emit_in_run(e, r, emit_store_commit);
+    case TJ_OP_TMA_STORE_WAIT: return px_emit_in_run(e, r, emit_store_wait);
     default: return px_fail(e, r, "internal error: '%s' is not an mbarrier or TMA op", tj_op_get(in->op)->name);
     }
 }

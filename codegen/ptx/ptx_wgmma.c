@@ -27,7 +27,8 @@ enum { C_PARTS = 4, A_PARTS = 4, MAX_FRAGMENTS = 32 };
 int px_uses_wgmma(const tj_kernel *k)
 {
     for (tj_ref r = 1; r < k->ninsts; r++)
-        if (k->insts[r].block && (k->insts[r].op == TJ_OP_WGMMA || k->insts[r].op == TJ_OP_TMA_LOAD))
+        if (k->insts[r].block && (k->insts[r].op == TJ_OP_WGMMA || k->insts[r].op == TJ_OP_TMA_LOAD ||
+                                  k->insts[r].op == TJ_OP_TMA_STORE))
             return 1;
     return 0;
 }

@@ -133,7 +133,7 @@ typedef enum tj_attr_kind {
     TJ_ATTR_BYTES, /* imm: bytes of one copy (cp_async) */
     TJ_ATTR_PENDING, /* imm: groups that may stay in flight (cp_async_wait) */
     TJ_ATTR_WGMMA, /* imm: input tj_dtype; flags: TJ_WGMMA_* (wgmma) */
-    TJ_ATTR_TMA,   /* imm: box cols | rows << 16 | pair << 32; flags: swizzle bytes (tma_load) */
+    TJ_ATTR_TMA,   /* imm: box cols | rows << 16 | pair << 32; flags: swizzle bytes (tma_load, tma_store) */
 } tj_attr_kind;
 enum { TJ_ATTR_LAST = TJ_ATTR_TMA };
 
@@ -309,6 +309,11 @@ typedef struct tj_kernel {
  * (about an empty kernel's link more). The same bits; more instructions a
  * division, so for kernels whose divisions are few a thread. */
 #define TJ_PARAM_CALLS "calls"
+/* tma_store (0 or 1, default 1): on sm_90a a wgmma kernel's tile stores
+ * go through shared memory and the copy engine where they fit
+ * (lower/tma_store.c, docs/simt.md "TMA stores"); 0 keeps every thread's
+ * stores to global memory */
+#define TJ_PARAM_TMA_STORE "tma_store"
 enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 64 };
 /* The value k->config binds to `name`, or dflt where it binds none. */
 int64_t tj_config_value(const tj_kernel *k, const char *name, int64_t dflt);
@@ -384,7 +389,7 @@ int tj_parse_ir(tj_ctx *c, const char *file, const char *text, size_t len,
  * structure; reports every problem as a diagnostic; returns 0 when clean. */
 int tj_verify(const tj_kernel *k);
 
-/* The TMA tensor maps that a SIMT kernel's tma_load instructions read
+/* The TMA tensor maps that a SIMT kernel's tma_load and tma_store instructions name
  * (docs/simt.md, "TMA"): rank-2 tensor parameter `param` in boxes of rows
  * x cols elements (cols along its contiguous last axis), rows of `swizzle`
  * bytes. A kernel takes them after its parameters, one 128-byte
@@ -395,11 +400,11 @@ typedef struct tj_tensor_map_desc {
     uint32_t pair; /* 0: 2-D boxes of cols x rows; else 3-D (columns, rows of a block of
                       `rows`, blocks): a box is two blocks `pair` blocks apart */
 } tj_tensor_map_desc;
-/* The distinct maps of k's tma_load instructions in the order of their
+/* The distinct maps of k's tma_load and tma_store instructions in the order of their
  * first use; their count, or -1 when there are more than TJ_MAX_TENSOR_MAPS. */
 int tj_tensor_maps(const tj_kernel *k, tj_tensor_map_desc out[TJ_MAX_TENSOR_MAPS]);
-/* The map tma_load r reads: tma_load r of kernel k as a description (0),
- * or -1 when r is not a tma_load of a tensor parameter. */
+/* The map tma_load or tma_store r names, as a description (0), or -1 when
+ * r is neither, of a tensor parameter. */
 int tj_tensor_map_desc_of(const tj_kernel *k, tj_ref r, tj_tensor_map_desc *out);
 
 #ifdef __cplusplus

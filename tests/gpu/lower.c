@@ -103,6 +103,18 @@ static const struct {
       8}},
     {"examples/matmul.tj",
      {NULL, "matmul", "BM=64,BN=64,BK=64,stages=8,producer=1", "M=136,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
+    /* C by TMA stores (docs/simt.md, "TMA stores"): the tile staged in the
+     * ring's shared memory, thread 0's boxes clipped at the last row and
+     * column tiles; the fused epilogue through the same staging */
+    {"examples/matmul.tj",
+     {NULL, "matmul", "BM=128,BN=128,BK=64,stages=3,tma_store=1", "M=200,N=144,K=1040", "", NULL, 0, 1e-2, 1e-2, 0, 0,
+      4}},
+    {"examples/matmul.tj",
+     {NULL, "matmul", "BM=128,BN=256,BK=64,stages=4,tma_store=1", "M=200,N=272,K=176", "", NULL, 0, 1e-2, 1e-2, 0, 0,
+      8}},
+    {"examples/matmul.tj",
+     {NULL, "matmul_bias_gelu", "BM=128,BN=128,BK=64,stages=3,tma_store=1", "M=200,N=144,K=176", "", NULL, 0, 2e-2,
+      2e-2, 0, 0, 4}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
       1e-2, 1e-2, 0, 0, 4}},

@@ -326,6 +326,13 @@ static inline tj_kernel *build_simt_ops(tj_ctx *c)
     op2(k, b, TJ_OP_MBAR_ARRIVE, TJ_TYPE_NONE, bar, pred);
     op3(k, b, TJ_OP_MBAR_WAIT, TJ_TYPE_NONE, bar, const_i(k, b, TJ_DT_U32, 1), pred);
     op2(k, b, TJ_OP_MBAR_INVAL, TJ_TYPE_NONE, bar, pred);
+    tj_ref sargs[5] = {X, const_i(k, b, TJ_DT_U32, 0), tid, tid, pred};
+    tj_ref store = tj_emit(k, b, TJ_OP_TMA_STORE, TJ_TYPE_NONE, sargs, 5);
+    tj_inst_at(k, store)->imm = 32 | 8 << 16; /* the same box, from shared memory */
+    tj_inst_at(k, store)->flags = 128;
+    tj_emit(k, b, TJ_OP_TMA_STORE_COMMIT, TJ_TYPE_NONE, &pred, 1);
+    tj_ref wait = tj_emit(k, b, TJ_OP_TMA_STORE_WAIT, TJ_TYPE_NONE, &pred, 1);
+    tj_inst_at(k, wait)->imm = 0;
     op3(k, b, TJ_OP_BAR_ARRIVE, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 1), const_i(k, b, TJ_DT_U32, 128), pred);
     op3(k, b, TJ_OP_BAR_SYNC, TJ_TYPE_NONE, const_i(k, b, TJ_DT_U32, 1), const_i(k, b, TJ_DT_U32, 128), pred);
     finish_body(k);

@@ -498,3 +498,30 @@ Test(ir_verify, simt_ops)
     cr_expect(strstr(m, "operand types differ: i32 vs f32"), "%s", m);
     cr_expect(strstr(m, "threads have axis 0 only"), "%s", m);
 }
+
+/* tma_store's box is a load's without `pair`; its source is a u32 shared
+ * address and its start i32 coordinates. */
+Test(ir_verify, tma_store_boxes)
+{
+    tj_kernel *k = build_simt_ops(ctx);
+    tj_ref store = TJ_NONE;
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == TJ_OP_TMA_STORE)
+            store = r;
+    cr_assert(store);
+    tj_diag_clear(ctx);
+    cr_assert_eq(tj_verify(k), 0, "%s", tj_diag_render(ctx));
+    k->insts[store].imm |= (int64_t)2 << 32;
+    cr_assert_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(ctx), "a store has none"), "%s", tj_diag_render(ctx));
+    k->insts[store].imm &= 0xffffffff;
+    k->insts[store].flags = 64;
+    tj_diag_clear(ctx);
+    cr_assert_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(ctx), "a row exactly the swizzle"), "%s", tj_diag_render(ctx));
+    k->insts[store].flags = 128;
+    k->insts[store].args[2] = k->insts[store].args[1]; /* a u32 column */
+    tj_diag_clear(ctx);
+    cr_assert_neq(tj_verify(k), 0);
+    cr_expect(strstr(tj_diag_render(ctx), "the column"), "%s", tj_diag_render(ctx));
+}

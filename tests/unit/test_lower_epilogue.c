@@ -62,38 +62,52 @@ static tj_kernel *lower_fused(tj_ctx *c, const char *src, const char *kernel, co
 /* At 128 x 256 / 8 warps a thread holds 2 rows x 64 columns: the bias row
  * moves through shared memory as 256 values (a store or few a thread) and
  * comes back as the 64 columns a thread holds; broadcast first, it was 128
- * stores and 128 loads a thread (and 128 KiB). */
+ * stores and 128 loads a thread (and 128 KiB). With C by TMA stores
+ * (lower/tma_store.c) its staging adds 64 stores of two bf16 a thread. */
 Test(lower_epilogue, bias_row_moves_its_own_values)
 {
     tj_ctx *c = tj_ctx_new();
     char *src = matmul_source();
-    tj_kernel *k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4");
+    tj_kernel *k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4,tma_store=0");
     cr_expect_leq(lc_count_op(k, TJ_OP_ST_SHARED), 8);
+    cr_expect_eq(lc_count_op(k, TJ_OP_LD_SHARED), 64);
+    k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4");
+    cr_expect_leq(lc_count_op(k, TJ_OP_ST_SHARED), 8 + 64);
     cr_expect_eq(lc_count_op(k, TJ_OP_LD_SHARED), 64);
     free(src);
     tj_ctx_free(c);
 }
 
-/* The body's last erf comes after its first global store: each element's
- * chain was moved to its store instead of every op running over all 128
+/* The body's last erf comes after its first store of C (the first global
+ * store; with TMA stores the first staging store, after the barrier that
+ * waits for the products to stop reading the ring): each element's chain
+ * was moved to its store instead of every op running over all 128
  * accumulators before the first store. */
 Test(lower_epilogue, chains_sit_at_their_stores)
 {
     tj_ctx *c = tj_ctx_new();
     char *src = matmul_source();
-    tj_kernel *k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4");
-    const tj_block *b = &k->blocks[k->body];
-    int64_t first_store = -1, last_erf = -1;
-    for (uint32_t i = 0; i < b->ninsts; i++) {
-        tj_op op = k->insts[b->insts[i]].op;
-        if (op == TJ_OP_ST_GLOBAL && first_store < 0)
-            first_store = i;
-        if (op == TJ_OP_ERF)
-            last_erf = i;
+    static const char *const defines[] = {"BM=128,BN=256,BK=64,warps=8,stages=4,tma_store=0",
+                                          "BM=128,BN=256,BK=64,warps=8,stages=4,tma_store=1"};
+    for (int d = 0; d < 2; d++) {
+        tj_kernel *k = lower_fused(c, src, "matmul_bias_gelu", defines[d]);
+        const tj_block *b = &k->blocks[k->body];
+        int64_t first_store = -1, last_erf = -1, staging = -1, barriers = lc_count_op(k, TJ_OP_BARRIER), seen = 0;
+        for (uint32_t i = 0; i < b->ninsts; i++) {
+            tj_op op = k->insts[b->insts[i]].op;
+            seen += op == TJ_OP_BARRIER;
+            if (op == TJ_OP_BARRIER && seen == barriers - 1) /* the TMA store's first */
+                staging = i;
+            if (first_store < 0 && (d ? op == TJ_OP_ST_SHARED && staging >= 0 : op == TJ_OP_ST_GLOBAL))
+                first_store = i;
+            if (op == TJ_OP_ERF)
+                last_erf = i;
+        }
+        cr_expect_eq(lc_count_op(k, TJ_OP_ERF), 128);
+        cr_expect_eq(lc_count_op(k, TJ_OP_TMA_STORE), d ? 4 : 0);
+        cr_expect(first_store >= 0 && last_erf > first_store, "%s: first store at %lld, last erf at %lld",
+                  defines[d], (long long)first_store, (long long)last_erf);
     }
-    cr_expect_eq(lc_count_op(k, TJ_OP_ERF), 128);
-    cr_expect(first_store >= 0 && last_erf > first_store, "first store at %lld, last erf at %lld",
-              (long long)first_store, (long long)last_erf);
     free(src);
     tj_ctx_free(c);
 }

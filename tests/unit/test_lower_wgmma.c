@@ -227,7 +227,11 @@ static tj_kernel *lower_with(tj_ctx *c, const char *src, const char *name, const
     uint32_t ns = lc_bindings(c, shapes, dims, 4);
     tj_program *prog = tj_parse_program(c, "k.tj", src, strlen(src));
     int ki = prog ? tj_program_find_kernel(prog, name) : -1;
-    tj_kernel *k = ki >= 0 ? tj_build_kernel(c, prog, ki, defs, nd, dims, ns) : NULL;
+    tj_binding *config = NULL; /* the declared defaults of what `defines` leaves out */
+    uint32_t nconfig = 0;
+    tj_kernel *k = ki >= 0 && !tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig)
+                       ? tj_build_kernel(c, prog, ki, config, nconfig, dims, ns)
+                       : NULL;
     cr_assert(k, "%s", tj_diag_render(c));
     cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
     tj_kernel *simt = tj_compile_simt(k, po);
@@ -274,17 +278,21 @@ Test(lower_wgmma, tma_where_it_applies)
     cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_INIT), 2 * 3); /* full and empty of each slot */
     cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_WAIT), 2);     /* every warp for full, thread 0 for empty */
     cr_expect_eq(lc_count_op(tma, TJ_OP_MBAR_ARRIVE), 1);   /* each warp's release */
-    cr_expect_eq(lc_count_op(tma, TJ_OP_BARRIER), 2);       /* after the inits, after the loop: none in it */
+    /* after the inits, after the loop: none in it; then the TMA store's two (before and after its staging) */
+    cr_expect_eq(lc_count_op(tma, TJ_OP_BARRIER), 2 + 2);
     cr_expect_eq(lc_count_op(tma, TJ_OP_CP_ASYNC), 0);
     cr_expect_eq(lc_count_op(odd, TJ_OP_TMA_LOAD), 3 * 8); /* b's rows are no vectors: staged, no ring */
     cr_expect_gt(lc_count_op(odd, TJ_OP_ST_SHARED), 0);
     cr_expect_eq(lc_count_op(off, TJ_OP_TMA_LOAD), 0);
     cr_expect_gt(lc_count_op(off, TJ_OP_CP_ASYNC), 0);
     tj_tensor_map_desc maps[TJ_MAX_TENSOR_MAPS];
-    cr_assert_eq(tj_tensor_maps(tma, maps), 2);
+    cr_assert_eq(tj_tensor_maps(tma, maps), 3);
     cr_expect(maps[0].param == 0 && maps[0].cols == 64 && maps[0].rows == 8 && maps[0].swizzle == 128 &&
               maps[0].pair == 8);
     cr_expect(maps[1].param == 1 && maps[1].cols == 64 && maps[1].rows == 64 && maps[1].swizzle == 128);
+    /* C by TMA stores (lower/tma_store.c): its two column blocks of 64, all 128 rows a box */
+    cr_expect(maps[2].param == 2 && maps[2].cols == 64 && maps[2].rows == 128 && maps[2].swizzle == 128 &&
+              maps[2].pair == 0);
     tj_ctx_free(c);
 }
 
@@ -297,7 +305,7 @@ Test(lower_wgmma, chosen_only_when_asked)
     tj_kernel *wg = lower_config(c, defines, shapes, 1), *sync = lower_config(c, defines, shapes, 0);
     cr_expect_eq(lc_count_op(wg, TJ_OP_WGMMA), 4 * 2 / 2); /* 4 k steps, 1 block per warpgroup (2 in all) */
     cr_expect_eq(lc_count_op(wg, TJ_OP_MMA), 0);
-    cr_expect_eq(lc_count_op(wg, TJ_OP_FENCE_PROXY_ASYNC), 1);
+    cr_expect_eq(lc_count_op(wg, TJ_OP_FENCE_PROXY_ASYNC), 2); /* the mbarriers' inits, C's staging */
     cr_expect_eq(lc_count_op(sync, TJ_OP_WGMMA), 0);
     cr_expect_gt(lc_count_op(sync, TJ_OP_MMA), 0);
     tj_ctx_free(c);
@@ -927,4 +935,114 @@ Test(lower_wgmma, producer_assembles)
         tj_ctx_free(c);
     }
     free(src);
+}
+
+/* ---- TMA stores (lower/tma_store.c) ----------------------------------------------- */
+
+static char *with_f32_c(void)
+{
+    char *src = strdup(MATMUL);
+    char *c = strstr(src, "C: bf16[M, N]"), *v = strstr(src, "bf16(acc)");
+    memcpy(c, "C:  f32[M, N]", 13); /* same lengths */
+    memcpy(v, "(acc)    ", 9);
+    return src;
+}
+
+/* C goes registers -> shared memory -> the copy engine where it applies:
+ * one box a 128-byte column block, thread 0 issuing, a bulk group
+ * committed and its reads awaited; no thread stores C itself. Not without
+ * TMA, on mma.sync, with a producer warp, where the kernel says
+ * tma_store = 0, nor where the tile would need more shared memory than
+ * the kernel's rings took (an f32 C of 128 KiB over rings of 48 KiB). */
+Test(lower_wgmma, tma_stores_where_they_apply)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=256,BK=64,warps=8,stages=3", *shapes = "M=256,N=512,K=256";
+    tj_kernel *k = lower_config(c, cfg, shapes, 1);
+    cr_expect_eq(lc_count_op(k, TJ_OP_TMA_STORE), 4);
+    cr_expect_eq(lc_count_op(k, TJ_OP_TMA_STORE_COMMIT), 1);
+    cr_expect_eq(lc_count_op(k, TJ_OP_TMA_STORE_WAIT), 1);
+    cr_expect_eq(lc_count_op(k, TJ_OP_ST_GLOBAL), 0);
+    cr_expect_eq(lc_count_op(k, TJ_OP_ST_SHARED), 128 * 256 / 256 / 2); /* two bf16 a store */
+    uint32_t smem = k->smem_bytes;
+    cr_expect_eq(lower_config_tma(c, cfg, shapes, 1, 0)->smem_bytes, smem);
+    tj_kernel *off = lower_config_tma(c, cfg, shapes, 1, 1), *sync = lower_config(c, cfg, shapes, 0);
+    cr_expect_eq(lc_count_op(off, TJ_OP_TMA_STORE) + lc_count_op(sync, TJ_OP_TMA_STORE), 0);
+    cr_expect_gt(lc_count_op(off, TJ_OP_ST_GLOBAL), 0);
+
+    char *src = read_example("matmul");
+    tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
+    tj_kernel *on = lower_with(c, src, "matmul", "BM=128,BN=256,BK=64,warps=8,stages=3,tma_store=1", shapes, &po);
+    tj_kernel *no = lower_with(c, src, "matmul", "BM=128,BN=256,BK=64,warps=8,stages=3,tma_store=0", shapes, &po);
+    tj_kernel *prod = lower_with(c, src, "matmul", "BM=128,BN=256,BK=64,warps=8,stages=3,producer=1", shapes, &po);
+    cr_expect_eq(lc_count_op(on, TJ_OP_TMA_STORE), 4);
+    cr_expect_eq(lc_count_op(no, TJ_OP_TMA_STORE), 0);
+    cr_expect_eq(no->smem_bytes, on->smem_bytes);
+    cr_expect_eq(prod->nthreads, 9 * 32);
+    cr_expect_eq(lc_count_op(prod, TJ_OP_TMA_STORE), 0);
+    free(src);
+
+    char *wide = with_f32_c();
+    tj_kernel *f32 = lower_kernel(c, wide, "matmul", "BM=128,BN=256,BK=32,warps=8,stages=2", shapes, 1, 0);
+    cr_expect_eq(lc_count_op(f32, TJ_OP_TMA_STORE), 0);
+    cr_expect_gt(lc_count_op(f32, TJ_OP_TMA_LOAD), 0);
+    tj_kernel *deep = lower_kernel(c, wide, "matmul", "BM=128,BN=128,BK=64,warps=8,stages=4", shapes, 1, 0);
+    cr_expect_eq(lc_count_op(deep, TJ_OP_TMA_STORE), 4); /* 128 x 128 f32 in 4 x 32 KiB of ring */
+    free(wide);
+    tj_ctx_free(c);
+}
+
+/* Against the reference interpreter: the stored tiles, partial ones
+ * clipped by the copy engine (M = 200, N = 144: the last tiles cut on both
+ * axes), bf16 and f16 with the fused bias + gelu epilogue and f32 C, one
+ * and two warpgroups, with tma_store 1 and 0 (the same results). */
+Test(lower_wgmma, tma_stores_match_the_reference)
+{
+    char *src = read_example("matmul");
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3,tma_store=1",
+                                          "BM=128,BN=64,BK=32,stages=2,tma_store=1",
+                                          "BM=128,BN=128,BK=64,stages=3,tma_store=0"};
+    for (int d = 0; d < 3; d++)
+        for (int kernel = 0; kernel < 2; kernel++) {
+            lc_opts o = wg_opts(defines[d], "M=200,N=144,K=176");
+            const char *name = kernel ? "matmul_bias_gelu" : "matmul";
+            cr_assert(lc_check_tj(src, name, &o), "%s %s", name, defines[d]);
+        }
+    char *f16 = strdup(src);
+    for (char *t = strstr(f16, "bf16"); t; t = strstr(t, "bf16")) /* same length: " f16" */
+        memcpy(t, " f16", 4);
+    lc_opts o = wg_opts("BM=128,BN=256,BK=64,stages=3", "M=136,N=272,K=128");
+    cr_assert(lc_check_tj(f16, "matmul_bias_gelu", &o));
+    free(f16);
+    free(src);
+    char *wide = with_f32_c();
+    lc_opts w32 = wg_opts("BM=128,BN=128,BK=64,stages=4", "M=136,N=144,K=128");
+    cr_assert(lc_check_tj(wide, "matmul", &w32));
+    free(wide);
+}
+
+/* The interpreter catches a staging not fenced to the async proxy, a store
+ * whose reads are not awaited, and a staging not held back until the
+ * products stop reading the ring's slots: each a one-instruction change of
+ * a correct kernel. */
+Test(lower_wgmma, interpreter_catches_broken_tma_stores)
+{
+    tj_ctx *c = tj_ctx_new();
+    const char *cfg = "BM=128,BN=128,BK=64,warps=8,stages=3", *shapes = "M=256,N=256,K=256";
+    tj_kernel *k = lower_config(c, cfg, shapes, 1);
+    cr_assert_gt(lc_count_op(k, TJ_OP_TMA_STORE), 0);
+    cr_assert_str_eq(run_simt(c, k), "");
+    remove_inst(k, find_op(k, TJ_OP_FENCE_PROXY_ASYNC, 1));
+    cr_expect(strstr(run_simt(c, k), "with no fence_proxy_async since"), "%s", tj_diag_render(c));
+
+    k = lower_config(c, cfg, shapes, 1);
+    remove_inst(k, find_op(k, TJ_OP_TMA_STORE_WAIT, 0));
+    cr_expect(strstr(run_simt(c, k), "no tma_store_wait retired"), "%s", tj_diag_render(c));
+
+    k = lower_config(c, cfg, shapes, 1); /* the last group left in flight over the staging */
+    tj_ref wait = find_op(k, TJ_OP_WGMMA_WAIT, 1);
+    cr_assert_eq(k->insts[wait].imm, 0);
+    k->insts[wait].imm = 1;
+    cr_expect(strstr(run_simt(c, k), "which a wgmma group in flight reads"), "%s", tj_diag_render(c));
+    tj_ctx_free(c);
 }

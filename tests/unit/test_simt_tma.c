@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text_edit.h"
 #include "tilejit/tilejit.h"
 
 static const char *const TMA = "kernel @tma(x: bf16[R, C], y: bf16[N]) simt(threads = 64, smem = 1088) config(warps = 2) {\n"
@@ -57,12 +58,7 @@ static int run_rows(const char *from, const char *to, uint16_t *y, int64_t rows,
 {
     static uint16_t x[MAX_ROWS * PITCH + 8];
     char text[4096];
-    const char *at = from ? strstr(TMA, from) : NULL;
-    cr_assert(!from || at, "no '%s' in the kernel", from);
-    if (at)
-        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - TMA), TMA, to, at + strlen(from));
-    else
-        snprintf(text, sizeof text, "%s", TMA);
+    cr_assert_eq(te_replace(text, sizeof text, TMA, from, to), 0, "no '%s' in the kernel", from);
     for (int i = 0; i < MAX_ROWS * PITCH + 8; i++)
         x[i] = (uint16_t)(0x3f80 + i); /* distinct bf16 values */
     tj_ctx *c = tj_ctx_new();
