@@ -8,6 +8,7 @@ SM (lower/wgmma.c, lw_wgmma_programs), cuBLAS (+ torch's gelu) in the same
 process:
 
     TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/epilogue_rows.py [--json OUT.json] [--tma-store-ab]
+        [--configs BM,BN,BK,warps,stages ...]
 
 Every result is checked against PyTorch before it is timed (bench.matmul,
 bench.matmul_bias_gelu). The last lines say the fused kernel's best time over
@@ -15,7 +16,7 @@ the plain product's. With --tma-store-ab every row is timed twice in this
 process, over the same configurations with tma_store = 1 (C through shared
 memory by the copy engine, lower/tma_store.c; the default) and tma_store = 0
 (every thread's own stores), the producer-warp ones left out (they store C
-themselves either way).
+themselves either way). --configs times only those configurations.
 """
 import argparse
 import os
@@ -48,10 +49,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--tma-store-ab", action="store_true", help="every row with tma_store = 1 and = 0")
+    ap.add_argument("--configs", nargs="+", metavar="BM,BN,BK,warps,stages",
+                    help="only these configurations (default: bench.py's wgmma ones and the two-program ones)")
     args = ap.parse_args()
     torch.manual_seed(0)
     jit = bench.tilejit.Jit("cuda")
     configs = bench.WGMMA_CONFIGS + TWO_PROGRAM_CONFIGS
+    if args.configs:
+        configs = [dict(zip(("BM", "BN", "BK", "warps", "stages"), map(int, c.split(",")))) for c in args.configs]
     if not args.tma_store_ab:
         bench.report(epilogue_rows(jit, configs, ""), args.json)
         return
