@@ -78,6 +78,7 @@ typedef struct radix_bufs {
     int passes;
     int carry;     /* the payload is the input's bit patterns, not flat indices */
     int direct;    /* carried 32-bit bits: the last pass writes its payload into the output (no finish) */
+    int indices;   /* a one-line argsort: the last pass writes its flat indices as the output (no finish) */
     tj_dtype work; /* the keys between passes: u32 or u64 */
 } radix_bufs;
 
@@ -119,11 +120,21 @@ typedef struct radix_kernels {
 
 /* The digit's scalars of radix_hist (the first four), radix_scatter and
  * radix_onesweep: pass 0 reads the input (its payload the flat index, or
- * with `carry` its bits), the `last` pass stores no keys. */
+ * with `carry` its bits), the `last` pass stores no keys (and with
+ * `indices` its payload as the output's indices). */
 static void digit_args(const sort_job *s, const radix_bufs *b, int pass, int key_passes, tj_arg *out)
 {
     out[0] = lib_int_arg(pass), out[1] = lib_int_arg(key_passes), out[2] = lib_int_arg(s->ln.n);
     out[3] = lib_int_arg(s->ln.q), out[4] = lib_int_arg(b->carry), out[5] = lib_int_arg(pass == b->passes - 1);
+    out[6] = lib_int_arg(b->indices);
+}
+
+/* I of radix_scatter and radix_onesweep: the output's indices where the
+ * last pass writes them, else a stand-in that no pass touches (indices 0:
+ * the keys' two buffers, at least 8 bytes an element together). */
+static tj_arg indices_arg(const sort_job *s, const radix_bufs *b, int64_t *n)
+{
+    return lib_buffer_arg(b->indices ? s->idx.data : b->k[0], TJ_DT_I64, 1, n);
 }
 
 /* Where a pass's payloads go: the other buffer, or the output itself in
@@ -144,18 +155,18 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
     tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
-    tj_arg digits[6];
+    tj_arg digits[7];
     digit_args(s, b, pass, key_passes, digits);
     tj_arg hist[] = {x, k, p, h, e, digits[0], digits[1], digits[2], digits[3]}, offsets[] = {h, o, e, g};
     tj_arg scatter[] = {x, k, p, g, lib_buffer_arg(b->k[!cur], kt, 1, &n),
-                        lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n),
-                        digits[0], digits[1], digits[2], digits[3], digits[4], digits[5]};
+                        lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n), indices_arg(s, b, &n),
+                        digits[0], digits[1], digits[2], digits[3], digits[4], digits[5], digits[6]};
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat);
     tj_tensor of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
     return lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err) ||
            lib_cumsum_1d(s->l, &hf, &of, s->stream, s->err) ||
            lib_launch(s->l, rk->offsets, offsets, 4, s->stream, s->err) ||
-           lib_launch(s->l, rk->scatter, scatter, 12, s->stream, s->err);
+           lib_launch(s->l, rk->scatter, scatter, 14, s->stream, s->err);
 }
 
 /* The single pass's counts: every pass's digits counted by radix_upsweep
@@ -175,13 +186,13 @@ static int onesweep_pass(sort_job *s, const radix_kernels *rk, const radix_bufs 
                          int cur)
 {
     int64_t n = b->n, hs[] = {b->passes, DIGITS}, ls[] = {b->tiles, DIGITS}, np = b->passes;
-    tj_arg args[14] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->k[cur], b->work, 1, &n),
+    tj_arg args[16] = {lib_buffer_arg(s->x.data, s->x.dtype, 1, &n), lib_buffer_arg(b->k[cur], b->work, 1, &n),
                        lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n), lib_buffer_arg(b->hg, TJ_DT_U32, 2, hs),
                        lib_buffer_arg(b->l, TJ_DT_U64, 2, ls), lib_buffer_arg(b->c, TJ_DT_I32, 1, &np),
                        lib_buffer_arg(b->k[!cur], b->work, 1, &n),
-                       lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n)};
-    digit_args(s, b, pass, key_passes, args + 8);
-    return lib_launch(s->l, rk->onesweep, args, 14, s->stream, s->err);
+                       lib_buffer_arg(payload_out(s, b, pass, cur), TJ_DT_I32, 1, &n), indices_arg(s, b, &n)};
+    digit_args(s, b, pass, key_passes, args + 9);
+    return lib_launch(s->l, rk->onesweep, args, 16, s->stream, s->err);
 }
 
 /* Whether the sort takes the single pass. TJ_LIB_MULTI_PHASE asks for the
@@ -219,11 +230,11 @@ static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kern
 
 /* The results from the last pass's payload P: the input gathered in
  * sorted order (or copied, when P carried it), or the indices; nothing
- * when the last pass wrote them (direct). */
+ * when the last pass wrote them (direct, indices). */
 static int radix_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *b, int cur)
 {
     int64_t n = b->n;
-    if (b->direct)
+    if (b->direct || b->indices)
         return 0;
     tj_arg p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n), ln = lib_int_arg(s->ln.n), lq = lib_int_arg(s->ln.q);
     tj_arg y = lib_buffer_arg(s->y.data, s->x.dtype, 1, &n);
@@ -252,7 +263,8 @@ static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
                     .carry = values && lines == 1 && key_bits <= 32,
                     .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32};
     b.direct = b.carry && key_bits == 32;
-    const char *finish = b.direct ? NULL
+    b.indices = !values && lines == 1;
+    const char *finish = b.direct || b.indices ? NULL
                          : b.carry ? "radix_finish_carried"
                          : values  ? "radix_finish_values"
                                    : "radix_finish_indices";

@@ -44,7 +44,7 @@ Test(lib_lower, radix_onesweep)
     cr_assert(src);
     lc_opts o = lc_defaults();
     o.shapes = "N=5000,S=4,D=256,T=3";
-    o.scalars = "pass=1,key_passes=4,lines_n=5000,lines_q=1,carry=0,last=0";
+    o.scalars = "pass=1,key_passes=4,lines_n=5000,lines_q=1,carry=0,last=0,indices=0";
     o.ilo = 0, o.ihi = 5000;
     o.int_range = "K=0:1,C=0:1,P=0:5000,L=0:100000";
     cr_assert(lc_check_tj(src, "radix_onesweep", &o), "radix_onesweep differs from the interpreter");
@@ -64,13 +64,14 @@ Test(lib_lower, radix_kernels_at_4096)
     } cases[] = {
         {"radix_hist", "N=10000,D=256,T=3", "pass=0,key_passes=4,lines_n=10000,lines_q=1", NULL, 0, 10000},
         {"radix_hist", "N=10000,D=256,T=3", "pass=4,key_passes=4,lines_n=700,lines_q=1", "P=0:10000", 0, 10000},
-        {"radix_scatter", "N=3000,D=256,T=1", "pass=0,key_passes=4,lines_n=3000,lines_q=1,carry=1,last=0", "G=0:1", 0,
-         3000},
-        {"radix_scatter", "N=3000,D=256,T=1", "pass=4,key_passes=4,lines_n=700,lines_q=1,carry=0,last=1",
+        {"radix_scatter", "N=3000,D=256,T=1", "pass=0,key_passes=4,lines_n=3000,lines_q=1,carry=1,last=0,indices=0",
+         "G=0:1", 0, 3000},
+        {"radix_scatter", "N=3000,D=256,T=1", "pass=4,key_passes=4,lines_n=700,lines_q=1,carry=0,last=1,indices=1",
          "G=0:1,P=0:3000", 0, 3000},
         {"radix_upsweep", "N=10000,S=5,D=256", "passes=5,key_passes=4,lines_n=700,lines_q=1", NULL, 0, 10000},
-        {"radix_onesweep", "N=10000,S=4,D=256,T=3", "pass=1,key_passes=4,lines_n=10000,lines_q=1,carry=0,last=0",
-         "K=0:1,C=0:1,P=0:10000,L=0:100000", 0, 10000},
+        {"radix_onesweep", "N=10000,S=4,D=256,T=3",
+         "pass=1,key_passes=4,lines_n=10000,lines_q=1,carry=0,last=0,indices=0", "K=0:1,C=0:1,P=0:10000,L=0:100000", 0,
+         10000},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *src = ls_lib_source("sort", cases[i].kernel, subst);
