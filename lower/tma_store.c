@@ -108,8 +108,8 @@ static int64_t pattern(const lw_wg_tile *t, int64_t off) { return (off >> 7 & (t
  * u0 and p0 the unswizzled offset and the pattern of the thread's register
  * 0, k[i] the same in every thread (the registers' rows 8 apart and their
  * columns a block's chunks apart: the accumulators'). The staging then
- * costs an add and a xor a store, from two values of the thread, instead
- * of an offset a register, each live from the body's start. */
+ * takes its addresses from a few bases of the thread (struct split), not
+ * an offset a register, each live from the body's start. */
 static int split_offsets(const lw *w, const tj_layout *l, const lw_wg_tile *t, int64_t *k)
 {
     int32_t c0[TJ_MAX_RANK], c[TJ_MAX_RANK];
@@ -128,12 +128,27 @@ static int split_offsets(const lw *w, const tj_layout *l, const lw_wg_tile *t, i
     return 1;
 }
 
+/* Register offsets split as in split_offsets: (u0 + k[i]) ^ p0 with p0 in
+ * the chunk bits [4, 7) only, so = ((u0 + low) ^ p0) + high for low = k[i]
+ * % 128 and high the rest (a multiple of 128 leaves those bits alone):
+ * one base a distinct `low` (8 for the accumulators' chunks), each store
+ * at a constant from one, which ptxas folds into its address. */
+typedef struct split {
+    int64_t *k; /* NULL: no split, every offset of its own */
+    tj_ref u0, p0;
+    tj_ref base[128];
+} split;
+
 /* Where register i goes in tile t at buf (u32). */
-static tj_ref place(lw *w, const lw_wg_tile *t, const tj_layout *l, uint32_t i, const int64_t *k, tj_ref u0,
-                    tj_ref p0, uint32_t buf)
+static tj_ref place(lw *w, const lw_wg_tile *t, const tj_layout *l, uint32_t i, split *sp, uint32_t buf)
 {
-    if (k)
-        return lw_add_imm(w, lw_cast(w, lw_op2(w, TJ_OP_XOR, lw_add_imm(w, u0, k[i]), p0), TJ_DT_U32), buf);
+    if (sp->k) {
+        int64_t low = sp->k[i] & 127;
+        if (!sp->base[low])
+            sp->base[low] = lw_add_imm(w, lw_cast(w, lw_op2(w, TJ_OP_XOR, lw_add_imm(w, sp->u0, low), sp->p0),
+                                                  TJ_DT_U32), buf);
+        return lw_add_imm(w, sp->base[low], sp->k[i] - low);
+    }
     int was = w->hoisting;
     w->hoisting = 1; /* it depends on the thread only */
     tj_ref off = lw_wg_offset(w, t, lw_tile_coord(w, l, i, 0), lw_tile_coord(w, l, i, 1));
@@ -148,13 +163,12 @@ static void stage(lw *w, const lw_wg_tile *t, const lw_val *v, tj_dtype dt, uint
     int fa = l->frame_axis[1], vw = vector_width(l, t->size);
     int32_t n = vw, idx[TJ_MAX_RANK];
     tj_type vt = vw > 1 ? tj_type_tile(w->c, dt, 1, &n) : lw_sty(w, dt);
-    int64_t *k = tj_alloc(w->c, sizeof *k * l->nregs);
-    tj_ref u0 = TJ_NONE, p0 = TJ_NONE;
-    if (split_offsets(w, l, t, k)) {
-        u0 = lw_wg_unswizzled(w, t, lw_tile_coord(w, l, 0, 0), lw_tile_coord(w, l, 0, 1));
-        p0 = lw_wg_chunk_xor(w, t, u0);
+    split sp = {tj_alloc(w->c, sizeof *sp.k * l->nregs), TJ_NONE, TJ_NONE, {0}};
+    if (split_offsets(w, l, t, sp.k)) {
+        sp.u0 = lw_wg_unswizzled(w, t, lw_tile_coord(w, l, 0, 0), lw_tile_coord(w, l, 0, 1));
+        sp.p0 = lw_wg_chunk_xor(w, t, sp.u0);
     } else {
-        k = NULL;
+        sp.k = NULL;
     }
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
         tj_layout_reg_index(l, r0, idx);
@@ -163,7 +177,7 @@ static void stage(lw *w, const lw_wg_tile *t, const lw_val *v, tj_dtype dt, uint
         tj_ref parts[MAX_VECTOR / 2];
         for (int j = 0; j < vw; j++, idx[fa]++)
             parts[j] = lw_cast(w, v->regs[tj_layout_reg_of(l, idx)], dt);
-        lw_smem_store(w, place(w, t, l, r0, k, u0, p0, buf),
+        lw_smem_store(w, place(w, t, l, r0, &sp, buf),
                       vw > 1 ? lw_emit(w, TJ_OP_PACK, vt, parts, (uint32_t)vw) : parts[0]);
     }
 }
