@@ -29,17 +29,22 @@ typedef struct fma_src {
     tj_dtype dt;
 } fma_src;
 
-/* Stages a tile in shared memory, row-major; returns its buffer. */
-static uint32_t stage(lw *w, const lw_val *v, uint64_t numel)
+/* Stages a tile in shared memory, row-major with rows (all axes but the
+ * last, flattened) ld elements apart, as vector stores where a thread's
+ * elements are contiguous; returns its buffer. */
+static uint32_t stage(lw *w, const lw_val *v, int64_t rows, int64_t ld)
 {
-    tj_dtype dt = lw_dt(w, v->regs[0]);
-    int size = lw_smem_size(dt);
-    int64_t strides[TJ_MAX_RANK];
-    tj_shape_strides(v->lay->rank, v->lay->shape, strides);
-    uint32_t buf = lw_smem_alloc(w, numel * (uint64_t)size);
-    for (uint32_t i = 0; i < v->lay->nregs; i++) /* replicas write the same */
-        lw_smem_store(w, lw_smem_addr(w, buf, lw_flat(w, v->lay, i, strides), size), v->regs[i]);
+    uint32_t buf = lw_smem_alloc(w, (uint64_t)(rows * ld * lw_smem_size(lw_dt(w, v->regs[0]))));
+    lw_mma_store_tile(w, v->lay, v->regs, buf, ld); /* replicas write the same */
     return buf;
+}
+
+/* a's staged rows: padded by 16 bytes as a ring slot's are, so that the
+ * rows a warp reads at once start at distinct banks */
+static int64_t staged_lda(const dot_shape *d, tj_dtype dt)
+{
+    int size = lw_smem_size(dt);
+    return d->k + (16 % size == 0 ? 16 / size : 0);
 }
 
 /* Operand o's slot when a ring feeds it (its plan: lw_fma_ring_plan). */
@@ -80,11 +85,12 @@ static int stage_rest(lw *w, const dot_shape *d, const lw_val *a, const lw_val *
         return 0;
     lw_smem_begin(w);
     if (!aring) {
-        *as = (fma_src){stage(w, a, (uint64_t)(d->batch * d->m * d->k)), TJ_NONE, d->k, 1, lw_dt(w, a->regs[0])};
+        tj_dtype dt = lw_dt(w, a->regs[0]);
+        int64_t lda = staged_lda(d, dt);
+        *as = (fma_src){stage(w, a, d->batch * d->m, lda), TJ_NONE, lda, 1, dt};
     }
-    if (!bring) {
-        *bs = (fma_src){stage(w, b, (uint64_t)(d->batch * d->k * d->n)), TJ_NONE, 1, d->n, lw_dt(w, b->regs[0])};
-    }
+    if (!bring)
+        *bs = (fma_src){stage(w, b, d->batch * d->k, d->n), TJ_NONE, 1, d->n, lw_dt(w, b->regs[0])};
     lw_barrier(w);
     return 1;
 }
