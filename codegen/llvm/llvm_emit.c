@@ -170,20 +170,6 @@ static int emit_proj(lg *g, tj_ref r)
     return 0;
 }
 
-/* A store whose value reads fused rows is emitted once (its rows checked
- * element by element) where the host has AVX-512, twice elsewhere (a copy
- * without the rows' checks for programs whose rows all lie inside, and
- * the checked one). With AVX-512 a check is a compare into a mask
- * register, and the unchecked copy made add and gelu 15-30% slower in CPU
- * time streaming 64 MiB on a Sapphire Rapids (not explained); with AVX2 it
- * is i64 index lanes, a compare and pack chain and vmaskmovps, about 12
- * instructions per 8 floats a row: on a znver3 add (16M) 18-20 -> 11 ms of
- * CPU, rmsnorm M=16,N=1000 8.6 -> 3.7 us, add N=3000 1.6 -> 1.0. */
-static int emit_store(lg *g, tj_ref r)
-{
-    return g->vector_bits < 512 ? lg_emit_inside(g, r, lg_emit_store) : lg_emit_store(g, r);
-}
-
 static int emit_inst(lg *g, tj_ref r)
 {
     tj_op op = lg_in(g, r)->op;
@@ -212,7 +198,7 @@ static int emit_inst(lg *g, tj_ref r)
     case TJ_OP_DOT: return lg_emit_dot(g, r);
     case TJ_OP_VIEW: return lg_emit_view(g, r);
     case TJ_OP_LOAD: return lg_emit_load(g, r);
-    case TJ_OP_STORE: return emit_store(g, r);
+    case TJ_OP_STORE: return lg_emit_inside(g, r, lg_emit_store); /* lg_emit_inside says why */
     case TJ_OP_LOAD_ACQUIRE: case TJ_OP_STORE_RELEASE: case TJ_OP_LOAD_RELAXED: case TJ_OP_STORE_RELAXED:
         return lg_emit_ordered(g, r);
     case TJ_OP_ATOMIC_ADD: case TJ_OP_ATOMIC_MAX: case TJ_OP_ATOMIC_MIN: return lg_emit_atomic(g, r);
