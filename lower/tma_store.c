@@ -25,8 +25,9 @@
  * (whose replica registers must not reach shared memory), of a tensor the
  * program accesses nowhere else (lower/hazard.c tracks none: the copy
  * engine's writes are not ordered with the program's other accesses by a
- * barrier), where the kernel's `tma_store` is 1 (the default); everything
- * else keeps the store of lower/memory.c. */
+ * barrier), where the kernel's `tma_store` is 1 (the default 0 keeps the
+ * measured per-thread stores until a GPU run has checked and timed this
+ * path: bench/NOTES.md); everything else keeps the store of lower/memory.c. */
 #include "lower/lower.h"
 #include "passes/facts.h"
 
@@ -58,7 +59,7 @@ int lw_tma_store_fits(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
     if (!w->wgmma || w->target != TJ_LOWER_CUDA || w->no_tma || w->producer || w->loop || w->depth != 1 ||
-        in->op != TJ_OP_STORE || in->args[2] || tj_config_value(w->src, TJ_PARAM_TMA_STORE, 1) != 1)
+        in->op != TJ_OP_STORE || in->args[2] || tj_config_value(w->src, TJ_PARAM_TMA_STORE, 0) != 1)
         return 0;
     const tj_type_info *ti = lw_src_type(w, in->args[1]);
     const lw_val *v = lw_val_of(w, in->args[1]);

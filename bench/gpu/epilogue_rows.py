@@ -14,8 +14,8 @@ Every result is checked against PyTorch before it is timed (bench.matmul,
 bench.matmul_bias_gelu). The last lines say the fused kernel's best time over
 the plain product's. With --tma-store-ab every row is timed twice in this
 process, over the same configurations with tma_store = 1 (C through shared
-memory by the copy engine, lower/tma_store.c; the default) and tma_store = 0
-(every thread's own stores), the producer-warp ones left out (they store C
+memory by the copy engine, lower/tma_store.c) and tma_store = 0 (every
+thread's own stores, the default), the producer-warp ones left out (they store C
 themselves either way). --configs times only those configurations.
 """
 import argparse

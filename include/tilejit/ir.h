@@ -309,10 +309,10 @@ typedef struct tj_kernel {
  * (about an empty kernel's link more). The same bits; more instructions a
  * division, so for kernels whose divisions are few a thread. */
 #define TJ_PARAM_CALLS "calls"
-/* tma_store (0 or 1, default 1): on sm_90a a wgmma kernel's tile stores
- * go through shared memory and the copy engine where they fit
+/* tma_store (0 or 1, default 0): 1 has a wgmma kernel's tile stores on
+ * sm_90a go through shared memory and the copy engine where they fit
  * (lower/tma_store.c, docs/simt.md "TMA stores"); 0 keeps every thread's
- * stores to global memory */
+ * stores to global memory (not yet run on a GPU: bench/NOTES.md) */
 #define TJ_PARAM_TMA_STORE "tma_store"
 enum { TJ_DEFAULT_WARPS = 4, TJ_DEFAULT_STAGES = 2, TJ_MAX_VEC = 64, TJ_MAX_OCCUPANCY = 32, TJ_MAX_UNROLL = 64 };
 /* The value k->config binds to `name`, or dflt where it binds none. */

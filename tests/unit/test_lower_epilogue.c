@@ -71,7 +71,7 @@ Test(lower_epilogue, bias_row_moves_its_own_values)
     tj_kernel *k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4,tma_store=0");
     cr_expect_leq(lc_count_op(k, TJ_OP_ST_SHARED), 8);
     cr_expect_eq(lc_count_op(k, TJ_OP_LD_SHARED), 64);
-    k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4");
+    k = lower_fused(c, src, "matmul_bias_gelu", "BM=128,BN=256,BK=64,warps=8,stages=4,tma_store=1");
     cr_expect_leq(lc_count_op(k, TJ_OP_ST_SHARED), 8 + 64);
     cr_expect_eq(lc_count_op(k, TJ_OP_LD_SHARED), 64);
     free(src);
