@@ -158,7 +158,7 @@ Test(lib_dispatch, kernels_that_take_a_stand_in_do_not_read_its_key)
                 }
                 char *other = source_for(fk, name, key, "977", &err);
                 cr_assert(other, "%s %s: %s", fk->family, name, err.msg);
-                size_t n1, n2;
+                size_t n1 = 0, n2 = 0; /* set by kernel_text where it finds the kernel */
                 const char *t1 = kernel_text(standin, name, &n1), *t2 = kernel_text(other, name, &n2);
                 cr_assert(t1 && t2);
                 cr_assert(n1 == n2 && !memcmp(t1, t2, n1),
