@@ -213,8 +213,8 @@ static void choose_reduce(tj_group *grp, int along)
  * fastest (bench/RESULTS.md); others (f32 FMA, integers) 64 x 64 x 32 at
  * 4 warps with 2 slots, the fastest FMA configuration at the MLP block's
  * shapes on the H200 (37.1-37.5 TFLOP/s, against 35.4-36.5 for 128 x 64 x
- * 16 and 128 x 128 x 16, 36.3-36.4 with 3 slots; bench/RESULTS.md,
- * fifteenth session). */
+ * 16 and 128 x 128 x 16, 36.3-36.4 with 3 slots; bench/RESULTS.md, "The
+ * f32 FMA matmul fed by copy rings"). */
 static void choose_matmul(tj_group *grp, tj_dtype dt)
 {
     int64_t M = grp->space[grp->nbatch], N = grp->space[grp->nbatch + 1];
