@@ -372,14 +372,24 @@ static void element_of(uint32_t lane_in_group, uint32_t j, uint32_t e, uint32_t 
     *col = 8 * j + fc;
 }
 
+/* The c fragments of wgmma r: its operands after the predicate, less the
+ * zero flag's operand where it has one. */
+static uint32_t c_count(const tj_inst *in)
+{
+    uint32_t fixed = 3 + ((in->flags & TJ_WGMMA_ZERO) != 0);
+    return in->nargs >= fixed ? in->nargs - fixed : 0;
+}
+
 /* D = A * B + C for warpgroup t0 (am, bm, cm: scratch of ROWS x MAX_K,
- * MAX_K x MAX_N and ROWS x MAX_N floats). */
+ * MAX_K x MAX_N and ROWS x MAX_N floats); D = A * B where the zero
+ * operand holds (the same in the warpgroup's threads). */
 static int group_product(tj_simt *s, tj_ref r, uint32_t t0, float *am, float *bm, float *cm)
 {
     const tj_inst *in = &s->st.k->insts[r];
     tj_rval *d = &s->st.vals[r];
-    uint32_t nc = in->nargs - 3, n = 8 * nc, k = (uint32_t)tj_mma_k((tj_dtype)in->imm);
-    if (read_operands(s, r, t0, k, n, am, bm))
+    uint32_t nc = c_count(in), n = 8 * nc, k = (uint32_t)tj_mma_k((tj_dtype)in->imm);
+    int zero = in->flags & TJ_WGMMA_ZERO ? group_on(s, r, 3 + nc, t0) : 0;
+    if (zero < 0 || read_operands(s, r, t0, k, n, am, bm))
         return -1;
     for (uint32_t j = 0; j < nc; j++) {
         const tj_rval *c = &s->st.vals[in->args[3 + j]];
@@ -389,7 +399,7 @@ static int group_product(tj_simt *s, tj_ref r, uint32_t t0, float *am, float *bm
             for (uint32_t e = 0; e < 4; e++) {
                 uint32_t row, col;
                 element_of(l, j, e, &row, &col);
-                cm[row * n + col] = (float)c->data[(t0 + l) * 4 + e].f;
+                cm[row * n + col] = zero ? 0.0f : (float)c->data[(t0 + l) * 4 + e].f;
             }
     }
     for (uint32_t i = 0; i < ROWS; i++)
@@ -415,7 +425,7 @@ static int skip_group(tj_simt *s, tj_ref r, uint32_t t0)
     const tj_inst *in = &s->st.k->insts[r];
     tj_rval *d = &s->st.vals[r];
     uint32_t end = t0 + GROUP < s->nthreads ? t0 + GROUP : s->nthreads;
-    for (uint32_t j = 0; j + 3 < in->nargs; j++) {
+    for (uint32_t j = 0; j < c_count(in); j++) {
         const tj_rval *c = &s->st.vals[in->args[3 + j]];
         if (!c->data || c->n != s->nthreads * 4)
             return tj_simt_fail(s, r, -1, "operand %u is not a c fragment", 4 + j);
@@ -430,7 +440,7 @@ int tj_simt_wgmma(tj_simt *s, tj_ref r)
 {
     const tj_inst *in = &s->st.k->insts[r];
     tj_rval *d = &s->st.vals[r];
-    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
+    uint32_t nc = c_count(in);
     if (!tj_mma_k((tj_dtype)in->imm) || !d->elems || nc < 1 || nc > MAX_N / 8 || d->ti->nelems != nc)
         return tj_simt_fail(s, r, -1, "malformed wgmma");
     float *scratch = malloc(sizeof *scratch * (ROWS * MAX_K + MAX_K * MAX_N + ROWS * MAX_N));

@@ -165,7 +165,7 @@ static void parse_major(parser *p, inst_text *it, const char *key, unsigned flag
     next(p);
 }
 
-/* `in = DTYPE, a = k|mn, b = k|mn` (wgmma) */
+/* `in = DTYPE, a = k|mn, b = k|mn[, zero]` (wgmma) */
 static void parse_wgmma_attr(parser *p, inst_text *it)
 {
     expect_key(p, "in");
@@ -179,6 +179,11 @@ static void parse_wgmma_attr(parser *p, inst_text *it)
     parse_major(p, it, "a", TJ_WGMMA_A_MN);
     tjp_expect(p, ',');
     parse_major(p, it, "b", TJ_WGMMA_B_MN);
+    if (is_punct(peek(p), ',')) {
+        next(p);
+        tjp_expect_word(p, "zero");
+        it->flags |= TJ_WGMMA_ZERO;
+    }
 }
 
 /* `cols = N, rows = N, swizzle = N` (tma_load): a box of at most 256 x 256 */

@@ -213,8 +213,8 @@ static void print_attr(const tj_inst *in, tj_buf *out)
         break;
     case TJ_ATTR_WGMMA: {
         const char *dt = tj_dtype_name((tj_dtype)in->imm);
-        tj_buf_printf(out, " {in = %s, a = %s, b = %s}", dt ? dt : "?", in->flags & TJ_WGMMA_A_MN ? "mn" : "k",
-                      in->flags & TJ_WGMMA_B_MN ? "mn" : "k");
+        tj_buf_printf(out, " {in = %s, a = %s, b = %s%s}", dt ? dt : "?", in->flags & TJ_WGMMA_A_MN ? "mn" : "k",
+                      in->flags & TJ_WGMMA_B_MN ? "mn" : "k", in->flags & TJ_WGMMA_ZERO ? ", zero" : "");
         break;
     }
     case TJ_ATTR_TMA:

@@ -336,21 +336,23 @@ static void check_wgmma_desc(V *v, tj_ref r)
         tj_verify_result(v, r, tj_type_scalar(v->c, TJ_DT_U64));
 }
 
-/* wgmma(a, b, pred, c0 .. c{N/8-1}) {in, majors}: descriptors, the
- * predicate (or _), N/8 c fragments (N = 8 .. 256), the tuple of N/8 c
+/* wgmma(a, b, pred, c0 .. c{N/8-1}[, zero]) {in, majors[, zero]}:
+ * descriptors, the predicate (or _), N/8 c fragments (N = 8 .. 256), with
+ * the flag a bool scalar (D = A B where true), the tuple of N/8 c
  * fragments. tf32 takes K-major operands only (PTX has no transpose for
  * it). */
 static void check_wgmma(V *v, tj_ref r)
 {
     const tj_inst *in = inst(v, r);
     tj_dtype dt = (tj_dtype)in->imm;
-    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
+    int zero = (in->flags & TJ_WGMMA_ZERO) != 0;
+    uint32_t nc = in->nargs >= 3u + zero ? in->nargs - 3 - zero : 0;
     tj_type c = tj_type_fragment(v->c, TJ_MMA_C, TJ_DT_F32);
     if (dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) {
         tj_verify_fail(v, r, "in = %s: wgmma takes bf16, f16 or f32 (tf32) inputs", tj_dtype_name(dt) ? tj_dtype_name(dt) : "?");
         return;
     }
-    if (dt == TJ_DT_F32 && in->flags) {
+    if (dt == TJ_DT_F32 && (in->flags & (TJ_WGMMA_A_MN | TJ_WGMMA_B_MN))) {
         tj_verify_fail(v, r, "tf32 operands must both be K-major");
         return;
     }
@@ -379,6 +381,8 @@ static void check_wgmma(V *v, tj_ref r)
         }
         elems[i] = c;
     }
+    if (zero && !expect_scalar(v, r, 3 + nc, TJ_DT_BOOL, "zero"))
+        return;
     tj_verify_result(v, r, tj_type_tuple(v->c, nc, elems));
 }
 

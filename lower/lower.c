@@ -259,6 +259,9 @@ static lw_carry *carried_fragments(lw *w, tj_ref r, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         carry[k].ring = lw_ring_slot(w, r, k);
         carry[k].dot = carry[k].ring ? TJ_NONE : lw_mma_carried(w, r, k, &carry[k].plan);
+        tj_ref cond = TJ_NONE, acc = carry[k].dot ? w->src->insts[carry[k].dot].args[2] : TJ_NONE;
+        if (acc && lw_acc_reset(w->src, acc, &cond))
+            w->acc_reset[acc] = cond;
     }
     return carry;
 }
@@ -453,7 +456,11 @@ static int lower_if(lw *w, tj_ref r)
         w->cur = tj_block_new(w->dst, branch);
         w->dst->insts[branch].region[g] = w->cur;
         region_edge(w);
+        if (in->region[g])
+            lw_wgmma_epilogue_begin(w, in->region[g]);
         tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, NULL, n, &got) : NULL;
+        if (in->region[g])
+            lw_wgmma_epilogue_end(w, in->region[g]);
         if (!flat && (in->region[g] || n)) {
             w->cur = saved;
             return w->err ? 1 : lw_error(w, "internal error: if without else yields values");
@@ -493,6 +500,8 @@ static int lower_inst(lw *w, tj_ref r)
         return 0;
     }
     if (w->ring_of[r]) /* a load its ring copies, or the trans() of a slot (lower/ring.c) */
+        return 0;
+    if (w->acc_reset[r]) /* the zero operand of a wgmma dot (lw_mma_carried) */
         return 0;
     switch (in->op) {
     case TJ_OP_PARAM:
@@ -662,6 +671,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->dst->body = w->entry = w->cur = tj_block_new(w->dst, TJ_NONE);
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
     w->same_as = tj_alloc(w->c, sizeof *w->same_as * (k->ninsts + 1));
+    w->acc_reset = tj_alloc(w->c, sizeof *w->acc_reset * (k->ninsts + 1));
     w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
     w->dot_flip = tj_alloc(w->c, sizeof *w->dot_flip * (k->ninsts + 1));
     w->div = tj_divisibility(k);

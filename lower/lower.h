@@ -103,6 +103,9 @@ typedef struct lw {
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
     tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower/mma.c) */
+    tj_ref *acc_reset;     /* per Tile IR select: the bool scalar of `where(c, 0, acc)` when it resets the
+                              carried accumulator of a wgmma dot (lw_mma_carried), which takes it as its
+                              zero operand: the select itself is not lowered */
     lw_ring *rings;        /* cp_async rings feeding dots (lower/ring.c) */
     uint32_t nrings;
     uint32_t *ring_of;     /* per Tile IR instruction: 1 + the ring standing for its value
@@ -350,6 +353,15 @@ int lw_lower_mma(lw *w, tj_ref dot, const lw_mma *p);
  * accumulator operand and its yielded result), when that dot uses the
  * atom (*p its plan): the loop then carries the c fragments. */
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p);
+/* x of acc = `where(c, 0, x)` (a select of a broadcast bool scalar c, a
+ * splat of 0.0 and x, used once), *cond = c; TJ_NONE otherwise. */
+tj_ref lw_acc_reset(const tj_kernel *k, tj_ref acc, tj_ref *cond);
+/* Region b of an `if` at the top level of a loop body reads carried wgmma
+ * accumulators (an epilogue): at its start every group is waited for and
+ * their registers are taken out of the fragments, for the region only;
+ * lw_wgmma_epilogue_end forgets them again (they are the region's values). */
+void lw_wgmma_epilogue_begin(lw *w, tj_block_id b);
+void lw_wgmma_epilogue_end(lw *w, tj_block_id b);
 /* Before a loop: staging regions of its own for its dots (lower/mma.c,
  * "one barrier a product"), above w->smem_pinned, which it raises; the
  * caller restores it after the loop. */

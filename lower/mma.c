@@ -42,11 +42,13 @@ static int b_is_transposed(const lw *w, tj_ref b, int rank)
 }
 
 /* Whether dot r accumulates into a loop's carried value (its acc operand a
- * loop argument): its result then goes on to the next product mostly. */
+ * loop argument, or `where(c, 0, x)` of one: lw_acc_reset): its result
+ * then goes on to the next product mostly. */
 static int accumulates(const lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE;
+    tj_ref acc = in->nargs > 2 ? in->args[2] : TJ_NONE, cond, reset = acc ? lw_acc_reset(w->src, acc, &cond) : TJ_NONE;
+    acc = reset ? reset : acc;
     const tj_inst *a = acc ? &w->src->insts[acc] : NULL;
     tj_ref owner = a && a->op == TJ_OP_ARG && a->imm > 0 ? w->src->blocks[a->block].owner : TJ_NONE;
     return owner && w->src->insts[owner].op == TJ_OP_FOR;

@@ -227,6 +227,43 @@ tj_ref *lw_mma_from_fragments(lw *w, const lw_mma *p, const tj_layout *l, const 
 
 /* ---- accumulators carried by loops ------------------------------------------------ */
 
+tj_ref lw_acc_reset(const tj_kernel *k, tj_ref acc, tj_ref *cond)
+{
+    const tj_inst *sel = &k->insts[acc];
+    if (sel->op != TJ_OP_SELECT || sel->nargs != 3 || tj_count_uses(k, acc) != 1 ||
+        !tj_is_const_float(k, sel->args[1], 0.0, 0))
+        return TJ_NONE;
+    const tj_inst *b = &k->insts[sel->args[0]];
+    if (b->op != TJ_OP_BROADCAST || b->nargs != 1 || k->insts[b->args[0]].type != tj_type_scalar(k->ctx, TJ_DT_BOOL))
+        return TJ_NONE;
+    *cond = b->args[0];
+    return sel->args[2];
+}
+
+/* Whether every use of d but the yield y lies in a region of an `if` at
+ * the top level of body (an epilogue, lw_wgmma_epilogue_begin). */
+static int epilogue_uses(const tj_kernel *k, tj_ref d, tj_block_id body, tj_ref y)
+{
+    for (tj_ref u = 1; u < k->ninsts; u++) {
+        const tj_inst *ui = &k->insts[u];
+        int uses = 0;
+        for (uint32_t a = 0; ui->block && a < ui->nargs; a++)
+            uses += ui->args[a] == d;
+        if (!uses || (u == y && uses == 1))
+            continue;
+        tj_ref top = u;
+        for (int depth = 0; k->insts[top].block != body; depth++) {
+            tj_ref owner = k->blocks[k->insts[top].block].owner;
+            if (!owner || depth > TJ_PASS_MAX_DEPTH)
+                return 0;
+            top = owner;
+        }
+        if (top == u || k->insts[top].op != TJ_OP_IF)
+            return 0;
+    }
+    return 1;
+}
+
 tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
 {
     const tj_kernel *src = w->src;
@@ -239,10 +276,16 @@ tj_ref lw_mma_carried(lw *w, tj_ref loop, uint32_t k, lw_mma *p)
         return TJ_NONE;
     tj_ref d = src->insts[y].args[k];
     const tj_inst *dot = &src->insts[d];
-    if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3 || dot->args[2] != arg)
+    if (dot->op != TJ_OP_DOT || dot->block != in->region[0] || dot->nargs < 3)
         return TJ_NONE;
-    if (tj_count_uses(src, arg) != 1 || tj_count_uses(src, d) != 1 || !lw_mma_plan(w, d, p) || (p->regs && !p->wg))
+    tj_ref cond, reset = dot->args[2] == arg ? TJ_NONE : lw_acc_reset(src, dot->args[2], &cond);
+    if ((dot->args[2] != arg && reset != arg) || tj_count_uses(src, arg) != 1)
+        return TJ_NONE;
+    int read = tj_count_uses(src, d) != 1;
+    if ((read && !epilogue_uses(src, d, in->region[0], y)) || !lw_mma_plan(w, d, p) || (p->regs && !p->wg))
         return TJ_NONE; /* register results need no carrying: the loop carries the registers */
+    if ((reset || read) && !p->wg)
+        return TJ_NONE; /* the zero operand and the epilogue's wait are wgmma's */
     return d; /* wgmma: fragments carried in place keep a group in flight across iterations */
 }
 

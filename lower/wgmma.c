@@ -150,11 +150,12 @@ static int64_t k_step_offset(const lw_wg_tile *t, int64_t k0)
 }
 
 /* One wgmma: c[0 .. tn) of block mi updated in place (the fragments are
- * projected back out of the result tuple). */
-static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c)
+ * projected back out of the result tuple); where `zero` (a bool, TJ_NONE:
+ * none) holds, c is not added (the first k step of a reset accumulator). */
+static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c, tj_ref zero)
 {
     uint32_t n = (uint32_t)p->tn;
-    tj_ref *args = lw_new_regs(w, n + 3);
+    tj_ref *args = lw_new_regs(w, n + 4);
     tj_type ct = tj_type_fragment(w->c, TJ_MMA_C, TJ_DT_F32);
     tj_type *elems = tj_alloc(w->c, sizeof *elems * n);
     args[0] = a;
@@ -164,9 +165,10 @@ static void product(lw *w, const lw_mma *p, tj_ref a, tj_ref b, tj_ref *c)
         args[3 + j] = c[j];
         elems[j] = ct;
     }
-    tj_ref d = lw_emit(w, TJ_OP_WGMMA, tj_type_tuple(w->c, n, elems), args, n + 3);
+    args[3 + n] = zero;
+    tj_ref d = lw_emit(w, TJ_OP_WGMMA, tj_type_tuple(w->c, n, elems), args, n + 3 + (zero != TJ_NONE));
     w->dst->insts[d].imm = p->in;
-    w->dst->insts[d].flags = p->bt ? 0 : TJ_WGMMA_B_MN;
+    w->dst->insts[d].flags = (p->bt ? 0 : TJ_WGMMA_B_MN) | (zero ? TJ_WGMMA_ZERO : 0);
     for (uint32_t j = 0; j < n; j++) {
         c[j] = lw_emit(w, TJ_OP_PROJ, ct, &d, 1);
         w->dst->insts[c[j]].imm = j;
@@ -315,8 +317,10 @@ static tj_ref a_descriptor(lw *w, const lw_mma *p, uint32_t buf, tj_ref shift)
  * aregs[step * tm + block] from registers), then wgmma_fence, per k step
  * and block one wgmma chained on c, wgmma_commit: the group is one run of
  * instructions of one predicate, which the PTX generator branches around
- * in a producer warp (lower/ring.c). */
-static void issue_group(lw *w, const lw_mma *p, tj_ref adesc, const tj_ref *aregs, tj_ref bdesc, tj_ref *c)
+ * in a producer warp (lower/ring.c). `zero` (TJ_NONE: none): where it
+ * holds, each block's first k step does not add its c (lw_acc_reset). */
+static void issue_group(lw *w, const lw_mma *p, tj_ref adesc, const tj_ref *aregs, tj_ref bdesc, tj_ref *c,
+                        tj_ref zero)
 {
     int64_t groups = w->nwarps / GROUP_WARPS, steps = p->k / p->katom;
     tj_ref *as = lw_new_regs(w, (uint32_t)(steps * p->tm)), *bs = lw_new_regs(w, (uint32_t)steps);
@@ -331,7 +335,7 @@ static void issue_group(lw *w, const lw_mma *p, tj_ref adesc, const tj_ref *areg
     lw_wgmma_sync(w, TJ_OP_WGMMA_FENCE, 0);
     for (int64_t s = 0; s < steps; s++)
         for (int64_t mi = 0; mi < p->tm; mi++)
-            product(w, p, as[s * p->tm + mi], bs[s], c + mi * p->tn);
+            product(w, p, as[s * p->tm + mi], bs[s], c + mi * p->tn, s == 0 ? zero : TJ_NONE);
     lw_wgmma_sync(w, TJ_OP_WGMMA_COMMIT, 0);
 }
 
@@ -357,9 +361,13 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
 {
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
-    tj_ref acc = addend ? addend : in->nargs > 2 ? in->args[2] : TJ_NONE;
+    tj_ref acc = addend ? addend : in->nargs > 2 ? in->args[2] : TJ_NONE, zero = TJ_NONE;
     if (!tj_layout_equal(l, lw_mma_result_layout(w, p)))
         return lw_error(w, "internal error: a wgmma dot with its result in another layout");
+    if (acc && w->acc_reset[acc]) { /* where(c, 0, x): x's fragments, c as the zero operand */
+        zero = w->vals[w->acc_reset[acc]].regs[0];
+        acc = w->src->insts[acc].args[2];
+    }
     const lw_val *av = acc ? lw_val_of(w, acc) : NULL;
     int carried = av && av->frags; /* by the enclosing loop (lw_mma_carried) */
     uint32_t nfrags = (uint32_t)(p->tm * p->tn);
@@ -381,7 +389,7 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     tj_ref adesc = aregs ? TJ_NONE : a_descriptor(w, p, abuf, ashift);
     tj_ref bdesc = descriptor(w, &p->wb, bbuf, bshift, lw_const_int(w, TJ_DT_U32, 0));
     lw_wgmma_take_turn(w, r); /* warpgroups in turns where the loop's dots take them (wgmma_turns.c) */
-    issue_group(w, p, adesc, aregs, bdesc, c);
+    issue_group(w, p, adesc, aregs, bdesc, c, zero);
     lw_wgmma_pass_turn(w, r);
     /* carried, its ring keeping the group: it stays in flight into the
      * next iteration, the last one is waited for after the loop
@@ -411,3 +419,59 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     lw_set_regs(w, r, l, lw_mma_unpack_c(w, p, l, c));
     return 0;
 }
+
+/* ---- an epilogue inside the loop --------------------------------------------------- */
+
+/* Whether Tile IR value d is read in block b or the regions below it. */
+static int read_in(const tj_kernel *k, tj_ref d, tj_block_id b, int depth)
+{
+    const tj_block *blk = &k->blocks[b];
+    for (uint32_t i = 0; i < blk->ninsts && depth <= TJ_PASS_MAX_DEPTH; i++) {
+        const tj_inst *in = &k->insts[blk->insts[i]];
+        for (uint32_t a = 0; a < in->nargs; a++)
+            if (in->args[a] == d)
+                return 1;
+        for (int g = 0; g < 2; g++)
+            if (in->region[g] && read_in(k, d, in->region[g], depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
+/* The carried wgmma dots of the innermost loop that region b reads (at
+ * most one pass over the loop's carried values each call). */
+static void epilogue_dots(lw *w, tj_block_id b, int begin)
+{
+    const tj_kernel *k = w->src;
+    if (!w->loop || k->blocks[b].owner == TJ_NONE ||
+        k->insts[k->blocks[b].owner].block != w->loop->src_body)
+        return;
+    uint32_t ncarried = k->insts[w->loop->src_loop].nargs - 3;
+    int waited = 0;
+    for (uint32_t c = 0; c < ncarried; c++) {
+        lw_mma p;
+        tj_ref d = lw_mma_carried(w, w->loop->src_loop, c, &p);
+        lw_val *v = d ? &w->vals[d] : NULL;
+        if (!v || !p.wg || !v->frags || !read_in(k, d, b, 0))
+            continue;
+        if (!begin) {
+            v->regs = NULL;
+            continue;
+        }
+        if (!waited) { /* every group, this iteration's too: the registers are read */
+            /* in every thread, a producer warp's too (it has no group in
+             * flight), as the PTX after a loop of wgmma: ptxas then sees no
+             * path on which the epilogue reads accumulators in flight */
+            int was = w->producing;
+            w->producing = 1;
+            lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, 0);
+            w->producing = was;
+        }
+        waited = 1;
+        v->regs = lw_mma_unpack_c(w, &p, v->lay, v->frags);
+    }
+}
+
+void lw_wgmma_epilogue_begin(lw *w, tj_block_id b) { epilogue_dots(w, b, 1); }
+
+void lw_wgmma_epilogue_end(lw *w, tj_block_id b) { epilogue_dots(w, b, 0); }

@@ -14,8 +14,14 @@
  * Loads past the end (i + d*s >= hi) read nothing the loop did not ask
  * for: their views are bounds-checked on the axes that move with i (the
  * prefetched copy keeps the original's proven-in-bounds flags only on the
- * other axes), and their values are never used. Loops that write memory
- * are left alone (a prefetched read could pass a write). */
+ * other axes), and their values are never used. A loop that writes
+ * memory only by plain stores (at any depth: a persistent matmul's
+ * epilogue under an `if`) prefetches the loads of the tensors it never
+ * stores to, whose reads no write of the program can reach (two tensor
+ * parameters bound to one buffer are outside the memory model, docs/
+ * language.md); any other write (atomics, ordered stores) leaves the loop
+ * alone, as does a store to a tensor the load reads (a prefetched read
+ * could pass it). */
 #include <string.h>
 
 #include "passes/pass_util.h"
@@ -216,26 +222,66 @@ static void pipeline_load(prefetcher *p, tj_ref load)
     tj_inst_set_args(k, y, next, ny + d);
 }
 
-static int writes_memory(const tj_kernel *k, tj_block_id b)
+/* The tensor parameter a view reads or writes (TJ_NONE: not a parameter's). */
+static tj_ref tensor_of(const tj_kernel *k, tj_ref view)
+{
+    const tj_inst *v = &k->insts[view];
+    if (v->op != TJ_OP_VIEW || !v->nargs || k->insts[v->args[0]].op != TJ_OP_PARAM)
+        return TJ_NONE;
+    return v->args[0];
+}
+
+/* The tensors block b (and the regions below it) stores to, appended to
+ * *out (at most max): -1 where it writes memory otherwise, or more tensors
+ * than that. Two `param` instructions of one index are one tensor
+ * (compared by index in stored_to). */
+static int stored_tensors(const tj_kernel *k, tj_block_id b, tj_ref *out, uint32_t *n, uint32_t max, int depth)
 {
     const tj_block *blk = &k->blocks[b];
-    for (uint32_t i = 0; i < blk->ninsts; i++)
-        if (tj_has_side_effects(k, blk->insts[i], 0))
-            return 1;
+    if (depth > TJ_PASS_MAX_DEPTH)
+        return -1;
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        const tj_inst *in = &k->insts[r];
+        for (int g = 0; g < 2; g++)
+            if (tj_region_of(k, r, g) && stored_tensors(k, tj_region_of(k, r, g), out, n, max, depth + 1))
+                return -1;
+        unsigned flags = tj_op_get(in->op)->flags;
+        if (!(flags & TJ_OPF_MEM) || (flags & TJ_OPF_READ))
+            continue; /* writes nothing itself (its regions were looked at) */
+        tj_ref t = in->op == TJ_OP_STORE && in->nargs ? tensor_of(k, in->args[0]) : TJ_NONE;
+        if (!t || *n == max)
+            return -1;
+        out[(*n)++] = t;
+    }
     return 0;
 }
+
+/* Whether load r reads a tensor among stored[0 .. n), or one not known. */
+static int stored_to(const tj_kernel *k, tj_ref r, const tj_ref *stored, uint32_t n)
+{
+    tj_ref t = k->insts[r].nargs ? tensor_of(k, k->insts[r].args[0]) : TJ_NONE;
+    for (uint32_t i = 0; t && i < n; i++)
+        if (k->insts[stored[i]].imm == k->insts[t].imm)
+            return 1;
+    return !t && n;
+}
+
+enum { MAX_STORED = 64 };
 
 static void pipeline_loop(tj_kernel *k, tj_ref loop, int distance)
 {
     tj_block_id body = tj_region_of(k, loop, 0);
-    if (!body || writes_memory(k, body))
+    tj_ref stored[MAX_STORED];
+    uint32_t nstored = 0;
+    if (!body || stored_tensors(k, body, stored, &nstored, MAX_STORED, 0))
         return;
     prefetcher p = {.k = k, .loop = loop, .body = body, .distance = distance};
     classify(&p);
     uint32_t n = k->blocks[body].ninsts, count = 0;
     tj_ref *loads = tj_alloc(k->ctx, sizeof *loads * (n ? n : 1));
     for (uint32_t i = 0; i < n; i++)
-        if (is_candidate(&p, k->blocks[body].insts[i]))
+        if (is_candidate(&p, k->blocks[body].insts[i]) && !stored_to(k, k->blocks[body].insts[i], stored, nstored))
             loads[count++] = k->blocks[body].insts[i];
     for (uint32_t i = 0; i < count; i++) {
         if (i)

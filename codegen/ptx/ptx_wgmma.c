@@ -74,12 +74,13 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
 {
     const tj_inst *in = px_inst(e, r);
     tj_dtype dt = (tj_dtype)in->imm;
-    uint32_t nc = in->nargs >= 3 ? in->nargs - 3 : 0;
+    int zero = (in->flags & TJ_WGMMA_ZERO) != 0;
+    uint32_t nc = in->nargs >= 3u + zero ? in->nargs - 3 - zero : 0;
     tj_type ct = tj_type_fragment(e->c, TJ_MMA_C, TJ_DT_F32);
     if (!e->wgmma)
         return px_fail(e, r, "wgmma needs sm_90a");
     if ((dt != TJ_DT_BF16 && dt != TJ_DT_F16 && dt != TJ_DT_F32) || nc < 1 || nc > MAX_FRAGMENTS ||
-        (dt == TJ_DT_F32 && in->flags))
+        (dt == TJ_DT_F32 && (in->flags & (TJ_WGMMA_A_MN | TJ_WGMMA_B_MN))))
         return px_fail(e, r, "wgmma takes bf16, f16 or K-major f32 inputs and 1 to 32 c fragments");
     /* a trailing warp short of a warpgroup (a producer warp, lower/ring.c)
      * must be predicated off: the lowering's consumers test */
@@ -87,7 +88,7 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
         return px_fail(e, r, "wgmma needs whole warpgroups (128 threads), but nthreads is %u", e->k->nthreads);
     int a_regs = tj_type_is_fragment(e->c, px_inst(e, in->args[0])->type);
     if ((!a_regs && px_scalar_operand(e, r, 0, TJ_DT_U64)) || px_scalar_operand(e, r, 1, TJ_DT_U64) ||
-        (in->args[2] && px_scalar_operand(e, r, 2, TJ_DT_BOOL)))
+        (in->args[2] && px_scalar_operand(e, r, 2, TJ_DT_BOOL)) || (zero && px_scalar_operand(e, r, 3 + nc, TJ_DT_BOOL)))
         return -1;
     if (a_regs && (dt == TJ_DT_F32 || e->ncomp[in->args[0]] != A_PARTS))
         return px_fail(e, r, "a from registers takes a 16-bit a fragment");
@@ -111,9 +112,14 @@ static int emit_wgmma(ptx_emitter *e, tj_ref r)
     tj_buf d = {0};
     for (uint32_t i = 0; i < nc * C_PARTS; i++)
         tj_buf_printf(&d, "%s%s", i ? ", " : "", RN(px_val(e, r, i)));
-    ptx_reg scale = px_tmp(e, PX_PRED), one = px_tmp(e, PX_B32);
-    px_ins(e, "mov.b32 %s, 1", RN(one));
-    px_ins(e, "setp.ne.b32 %s, %s, 0", RN(scale), RN(one));
+    ptx_reg scale = px_tmp(e, PX_PRED); /* scale-d: C added, except where the zero operand holds */
+    if (zero) {
+        px_ins(e, "not.pred %s, %s", RN(scale), RN(px_val(e, in->args[3 + nc], 0)));
+    } else {
+        ptx_reg one = px_tmp(e, PX_B32);
+        px_ins(e, "mov.b32 %s, 1", RN(one));
+        px_ins(e, "setp.ne.b32 %s, %s, 0", RN(scale), RN(one));
+    }
     ptx_reg a = px_val(e, in->args[0], 0), b = px_val(e, in->args[1], 0);
     if (a_regs) { /* the register form: {a0..a3} (bf16x2 / f16x2 each), no transpose of a */
         tj_buf ar = {0};

@@ -138,8 +138,11 @@ typedef enum tj_attr_kind {
 enum { TJ_ATTR_LAST = TJ_ATTR_TMA };
 
 /* wgmma's operand majors: K-major unless the flag says the M (a) or N (b)
- * axis is the contiguous one in shared memory. */
-enum { TJ_WGMMA_A_MN = 1, TJ_WGMMA_B_MN = 2 };
+ * axis is the contiguous one in shared memory. TJ_WGMMA_ZERO: a bool
+ * operand after the c fragments, where true D = A * B (the c operands are
+ * not added: PTX's scale-d 0), so that a persistent matmul's first k step
+ * of a tile starts over without writing registers a group in flight owns. */
+enum { TJ_WGMMA_A_MN = 1, TJ_WGMMA_B_MN = 2, TJ_WGMMA_ZERO = 4 };
 
 enum { TJ_VIEW_INDEX = -1, TJ_VIEW_GATHER = -2 };
 /* cp_async_wait's largest count (PTX allows more; rings never need it) */

@@ -3,8 +3,9 @@
  * the device, each compared with the reference interpreter on the same
  * random arguments; then the memory bandwidth a few memory-bound kernels
  * reach (reported, not checked). Exits 77 with the reason without a device.
- * `gpu_lower TEXT` runs only the cases whose defines hold TEXT (one case
- * under compute-sanitizer: `gpu_lower producer=1`). */
+ * `gpu_lower TEXT` runs only the cases whose defines or kernel name hold
+ * TEXT (one case under compute-sanitizer: `gpu_lower producer=1`,
+ * `gpu_lower persistent`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,19 @@ static const struct {
     {"examples/matmul.tj",
      {NULL, "matmul_bias_gelu", "BM=128,BN=128,BK=64,stages=3,tma_store=1", "M=200,N=144,K=176", "", NULL, 0, 2e-2,
       2e-2, 0, 0, 4}},
+    /* persistent (docs/simt.md, "A persistent matmul"): fewer programs
+     * than tiles, the ring and the producer warp running on across tiles,
+     * the epilogue under an `if` in the loop; `gpu_lower persistent` runs
+     * them alone */
+    {"examples/matmul.tj",
+     {NULL, "matmul_persistent", "BM=128,BN=128,BK=64,stages=3", "M=200,N=272,K=1040", "programs=3", NULL, 0, 1e-2,
+      1e-2, 0, 0, 4}},
+    {"examples/matmul.tj",
+     {NULL, "matmul_persistent", "BM=128,BN=256,BK=64,stages=4,producer=1", "M=264,N=528,K=320", "programs=5", NULL,
+      0, 1e-2, 1e-2, 0, 0, 8}},
+    {"examples/matmul.tj",
+     {NULL, "matmul_persistent_bias_gelu", "BM=128,BN=128,BK=64,stages=3,producer=1", "M=200,N=272,K=176",
+      "programs=4", NULL, 0, 2e-2, 2e-2, 0, 0, 4}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
       1e-2, 1e-2, 0, 0, 4}},
@@ -273,12 +287,12 @@ static void bandwidth(tj_jit *j, const char *src, const char *kernel, const char
 }
 
 /* g with each warps from its least to 8, where `only` (argv[1]: none
- * runs every case and the bandwidths) is in its defines; the number of
- * failures. */
+ * runs every case and the bandwidths) is in its defines or its kernel's
+ * name; the number of failures. */
 static int run_warps(tj_jit *j, const gpu_case *g, const char *only)
 {
     int failed = 0;
-    if (only && !strstr(g->defines, only))
+    if (only && !strstr(g->defines, only) && !strstr(g->kernel, only))
         return 0;
     for (int warps = g->min_warps ? g->min_warps : 1; warps <= 8; warps *= 2) {
         int ok = g->src && run_case(j, g, warps);

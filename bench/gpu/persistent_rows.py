@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The persistent matmuls (examples/matmul.tj: matmul_persistent,
+matmul_persistent_bias_gelu; docs/simt.md "A persistent matmul") beside the
+one-tile-a-program kernels they replace and cuBLAS, in one process: bf16
+2048^3, 4096^3 and 8192^3 plain, 4096^3 and 8192^3 with the fused bias +
+gelu epilogue, each over a few configurations (every time printed):
+
+    TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/persistent_rows.py [--json OUT.json]
+
+Every result is checked against PyTorch before it is timed. A persistent
+launch has `programs` = the SM count times 1 or 2 (both tried where two
+programs' rings fit an SM's shared memory: what the timing finds is what
+the driver made resident). The last lines give persistent over one-tile
+for each row.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+
+# the one-tile kernels' best (bench/RESULTS.md), with and without a producer warp
+TILE_CONFIGS = [dict(BM=128, BN=256, BK=64, warps=8, stages=4), dict(BM=128, BN=256, BK=64, warps=8, stages=3),
+                dict(BM=256, BN=128, BK=64, warps=8, stages=4), dict(BM=128, BN=128, BK=64, warps=8, stages=3),
+                dict(BM=128, BN=256, BK=64, warps=8, stages=4, producer=1)]
+PERSISTENT_CONFIGS = TILE_CONFIGS + [dict(BM=128, BN=256, BK=64, warps=8, stages=3, producer=1)]
+
+
+def programs_per_sm(p):
+    """1, or (1, 2) where two programs' rings fit the SM's 228 KiB (each 1 KiB more)."""
+    smem = p["stages"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024
+    return (1, 2) if 2 * (smem + 1024) <= 228 * 1024 else (1,)
+
+
+def tensors(n, bias):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    gelu = torch.nn.functional.gelu
+    if not bias:
+        return a, b, None, c, (a.float() @ b.float()).to(torch.bfloat16), lambda: a @ b
+    v = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    ref = gelu(torch.addmm(v.float(), a.float(), b.float())).to(torch.bfloat16)
+    return a, b, v, c, ref, lambda: gelu(torch.addmm(v, a, b))
+
+
+def row(jit, src, n, bias, sms):
+    a, b, v, c, ref, peer = tensors(n, bias)
+    name = "matmul_bias_gelu" if bias else "matmul"
+    ins = [a, b, v, c] if bias else [a, b, c]
+
+    def verify():
+        bench.close_enough(name, c, ref, 2e-2)
+        c.zero_()
+
+    tile, tile_err = bench.best_config(jit, src, name, ins, TILE_CONFIGS, ins, verify)
+    pname = "matmul_persistent_bias_gelu" if bias else "matmul_persistent"
+
+    def attempt(cfg):
+        params, per = cfg
+        fn = jit.compile(src, pname, *ins, sms * per, params=params, file="examples/matmul.tj")
+        fn(*ins, sms * per)
+        torch.cuda.synchronize()
+        verify()
+        t = bench.do_bench(lambda: fn(*ins, sms * per))
+        print(f"  {pname} {params} programs={sms * per}: {t:.3f} ms", flush=True)
+        return t
+
+    cfgs = [(p, per) for p in PERSISTENT_CONFIGS for per in programs_per_sm(p)]
+    pers, pers_err = bench.fastest(cfgs, attempt)
+    peer_ms = bench.do_bench(peer)
+    flops = 2 * n ** 3
+    tag = f"{'bias+gelu ' if bias else ''}{n}^3"
+    for label, found, err in (("one tile a program", tile, tile_err), ("persistent", pers, pers_err)):
+        if found:
+            print(f"# {tag} {label}: {found[0]:.3f} ms {flops / found[0] / 1e9:.1f} TFLOP/s, "
+                  f"{peer_ms / found[0]:.3f} of {'cuBLAS+gelu' if bias else 'cuBLAS'} ({found[1]})", flush=True)
+        else:
+            print(f"# {tag} {label}: FAILED {err}", flush=True)
+    if tile and pers:
+        print(f"# {tag} persistent over one tile a program: {tile[0] / pers[0]:.3f}", flush=True)
+    return {"row": tag, "tile": tile and tile[0], "persistent": pers and pers[0], "peer": peer_ms,
+            "tile_config": tile and tile[1], "persistent_config": pers and str(pers[1])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    jit = bench.tilejit.Jit("cuda")
+    src = bench.example("matmul.tj")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    print(f"# {torch.cuda.get_device_name(0)}, {sms} SMs", flush=True)
+    rows = [row(jit, src, n, False, sms) for n in (2048, 4096, 8192)]
+    rows += [row(jit, src, n, True, sms) for n in (4096, 8192)]
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

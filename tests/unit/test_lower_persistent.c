@@ -1,0 +1,150 @@
+/* The persistent matmuls of examples/matmul.tj (matmul_persistent and
+ * matmul_persistent_bias_gelu): one loop over the k steps of a program's
+ * tiles, the accumulator started over by where(kk == 0, 0.0, acc) and
+ * stored under an `if` at a tile's last step. Checked differentially
+ * against the reference interpreter on sm_90a's lowering (wgmma, TMA rings
+ * running from one tile into the next, with and without a producer warp)
+ * and on the mma.sync one; ptxas takes every benchmarked configuration
+ * with the wgmma pipeline kept. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+
+#include "lower_check.h"
+#include "ptxas_util.h"
+#include "source_file.h"
+
+static char *matmul_source(void)
+{
+    char *text = tu_source_file("examples/matmul.tj");
+    cr_assert(text, "cannot read examples/matmul.tj");
+    return text;
+}
+
+static lc_opts opts(const char *defines, const char *shapes, const char *scalars, int wgmma)
+{
+    lc_opts o = lc_defaults();
+    o.wgmma = wgmma;
+    o.defines = defines;
+    o.shapes = shapes;
+    o.scalars = scalars;
+    o.warps[0] = 4;
+    o.warps[1] = 8;
+    o.warps[2] = 0;
+    o.rtol = o.atol = 2e-2; /* bf16 results */
+    return o;
+}
+
+/* Fewer programs than tiles (each walks several, the ring's phases
+ * running on across them), more programs than tiles (some take none),
+ * partial tiles on every axis, a K of many steps, K below one step, K = 0
+ * (one step a tile, zeros), rings of 2 to 4 slots, a producer warp. */
+Test(lower_persistent, matmul_matches_the_reference)
+{
+    char *src = matmul_source();
+    static const struct {
+        const char *defines, *shapes, *scalars;
+    } cases[] = {
+        {"BM=128,BN=128,BK=64,stages=3", "M=200,N=272,K=176", "programs=3"},
+        {"BM=128,BN=64,BK=32,stages=2", "M=264,N=144,K=160", "programs=4"},
+        {"BM=128,BN=128,BK=64,stages=4", "M=136,N=144,K=1040", "programs=2"},
+        {"BM=64,BN=64,BK=64,stages=3", "M=136,N=144,K=40", "programs=5"},
+        {"BM=128,BN=128,BK=64,stages=3", "M=130,N=144,K=0", "programs=3"},
+        {"BM=64,BN=128,BK=64,stages=2", "M=130,N=144,K=0", "programs=7"},
+        {"BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176", "programs=7"},
+        {"BM=128,BN=128,BK=64,stages=3,producer=1", "M=200,N=272,K=176", "programs=3"},
+        {"BM=128,BN=256,BK=64,stages=4,producer=1", "M=136,N=272,K=320", "programs=2"},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int wgmma = 0; wgmma < 2; wgmma++) {
+            lc_opts o = opts(cases[i].defines, cases[i].shapes, cases[i].scalars, wgmma);
+            cr_assert(lc_check_tj(src, "matmul_persistent", &o), "%s %s %s%s", cases[i].defines, cases[i].shapes,
+                      cases[i].scalars, wgmma ? " (wgmma)" : " (mma.sync)");
+        }
+    free(src);
+}
+
+Test(lower_persistent, bias_gelu_matches_the_reference)
+{
+    char *src = matmul_source();
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=128,BK=64,stages=3,producer=1"};
+    for (int d = 0; d < 2; d++)
+        for (int wgmma = 0; wgmma < 2; wgmma++) {
+            lc_opts o = opts(defines[d], "M=200,N=272,K=176", "programs=3", wgmma);
+            cr_assert(lc_check_tj(src, "matmul_persistent_bias_gelu", &o), "%s%s", defines[d],
+                      wgmma ? " (wgmma)" : " (mma.sync)");
+        }
+    free(src);
+}
+
+static tj_kernel *lower(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes)
+{
+    tj_binding defs[8], dims[4];
+    uint32_t nd = lc_bindings(c, defines, defs, 8), ns = lc_bindings(c, shapes, dims, 4);
+    tj_program *prog = tj_parse_program(c, "matmul.tj", src, strlen(src));
+    int ki = prog ? tj_program_find_kernel(prog, name) : -1;
+    tj_binding *config = NULL;
+    uint32_t nconfig = 0;
+    tj_kernel *k = ki >= 0 && !tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig)
+                       ? tj_build_kernel(c, prog, ki, config, nconfig, dims, ns)
+                       : NULL;
+    cr_assert(k, "%s", tj_diag_render(c));
+    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
+    tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
+    tj_kernel *simt = tj_compile_simt(k, &po);
+    cr_assert(simt, "%s", tj_diag_render(c));
+    return simt;
+}
+
+/* The wgmma whose first k step starts the tile over, the one loop with
+ * its TMA ring (no mbarrier set up again per tile: one init a slot, before
+ * the loop), and the epilogue's wait for every group inside the `if`. */
+Test(lower_persistent, one_ring_across_the_tiles)
+{
+    char *src = matmul_source();
+    tj_ctx *c = tj_ctx_new();
+    tj_kernel *k = lower(c, src, "matmul_persistent", "BM=128,BN=256,BK=64,warps=8,stages=4", "M=4096,N=4096,K=4096");
+    int zero = 0, ifs = 0;
+    for (tj_ref r = 1; r < k->ninsts; r++) {
+        const tj_inst *in = &k->insts[r];
+        zero += in->block && in->op == TJ_OP_WGMMA && (in->flags & TJ_WGMMA_ZERO);
+        ifs += in->block && in->op == TJ_OP_IF;
+    }
+    cr_expect_eq(zero, 1, "one wgmma a group (the first k step) takes the zero operand");
+    cr_expect_eq(lc_count_op(k, TJ_OP_FOR), 2, "the k steps of every tile, and K = 0's tiles of zeros");
+    cr_expect_eq(ifs, 2, "the epilogue, and K = 0");
+    cr_expect_eq(lc_count_op(k, TJ_OP_MBAR_INIT), 8, "4 slots, a full and an empty mbarrier each, set up once");
+    cr_expect_eq(lc_count_op(k, TJ_OP_WGMMA_WAIT), 3, "the loop's {1}, the epilogue's {0}, the last group's {0}");
+    tj_ctx_free(c);
+    free(src);
+}
+
+/* Every configuration bench/gpu/matmul_rows.py times assembles, ptxas
+ * keeping the wgmma pipeline (no serialization warning). */
+Test(lower_persistent, configs_assemble)
+{
+    static char path[1024];
+    const char *ptxas = pa_find_ptxas(path, sizeof path);
+    if (!ptxas)
+        cr_skip_test("SKIP: ptxas not found on PATH or in /usr/local/cuda/bin (CUDA toolkit)");
+    static const char *const configs[] = {
+        "BM=128,BN=256,BK=64,warps=8,stages=4",   "BM=128,BN=256,BK=64,warps=8,stages=3",
+        "BM=256,BN=128,BK=64,warps=8,stages=4",   "BM=128,BN=128,BK=64,warps=8,stages=3",
+        "BM=128,BN=128,BK=64,warps=8,stages=4",   "BM=128,BN=256,BK=64,warps=8,stages=4,producer=1",
+        "BM=128,BN=256,BK=64,warps=8,stages=3,producer=1", "BM=128,BN=128,BK=64,warps=8,stages=4,producer=1"};
+    char *src = matmul_source();
+    for (int kernel = 0; kernel < 2; kernel++)
+        for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++) {
+            tj_ctx *c = tj_ctx_new();
+            const char *name = kernel ? "matmul_persistent_bias_gelu" : "matmul_persistent";
+            tj_kernel *simt = lower(c, src, name, configs[i], "M=4096,N=4096,K=4096");
+            tj_buf ptx = {0}, log = {0};
+            cr_assert_eq(tj_emit_ptx(simt, "sm_90a", &ptx), 0, "%s", tj_diag_render(c));
+            cr_expect_eq(pa_assemble(ptxas, ptx.data, ptx.len, "sm_90a", &log), 0, "%s %s:\n%s", name, configs[i],
+                         log.data ? log.data : "");
+            cr_expect(!log.data || !strstr(log.data, "wgmma"), "%s %s:\n%s", name, configs[i], log.data);
+            tj_buf_free(&ptx);
+            tj_buf_free(&log);
+            tj_ctx_free(c);
+        }
+    free(src);
+}
