@@ -428,6 +428,34 @@ static void tune_list(tj_buf *o, const char *name, int64_t first, int64_t lo, in
     tj_buf_printf(o, "]");
 }
 
+/* Whether a parameter's shape names the reduced dims (R0.., N) of a
+ * reduction, or K of a product: not when every input is reduced or, for a
+ * product, there is no operand input (operands of constants only). */
+static int full_dims_bound(const em *e)
+{
+    const tj_group *grp = e->grp;
+    for (uint32_t j = 0; j < grp->ninputs; j++)
+        if (grp->kind == TJ_GROUP_MATMUL ? grp->input_side[j] != 0 : !e->args->reduced[j])
+            return 1;
+    return grp->kind != TJ_GROUP_MATMUL && !e->args->reduced[grp->ninputs];
+}
+
+/* The dims the body reads that no parameter binds, as constants of the
+ * group's extents (its shapes are part of the kernel's cache key). */
+static void emit_unbound_dims(const em *e)
+{
+    const tj_group *grp = e->grp;
+    if ((grp->kind != TJ_GROUP_REDUCE && grp->kind != TJ_GROUP_MATMUL) || full_dims_bound(e))
+        return;
+    if (grp->kind == TJ_GROUP_MATMUL) {
+        tj_buf_printf(e->o, "\n    const K = %lld", (long long)grp->k_extent);
+        return;
+    }
+    for (int r = 0; r + 1 < grp->nred; r++)
+        tj_buf_printf(e->o, "\n    const R%d = %lld", r, (long long)grp->space[grp->nbatch + 1 + r]);
+    tj_buf_printf(e->o, "\n    const N = %lld", (long long)grp->space[grp->space_rank - 1]);
+}
+
 static void emit_header(const em *e)
 {
     const tj_group *grp = e->grp;
@@ -453,6 +481,7 @@ static void emit_header(const em *e)
     if (matmul)
         tj_buf_printf(e->o, ", stages in [%d, %d]", grp->stages, grp->stages == 3 ? 2 : 3);
     tj_emit_consts(e->o, grp);
+    emit_unbound_dims(e);
     tj_buf_printf(e->o, grp->kind == TJ_GROUP_REDUCE && grp->row ? "\n    where BN >= N\n" : "\n");
 }
 

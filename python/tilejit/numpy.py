@@ -25,7 +25,8 @@ from ._lib import TilejitError
 
 __all__ = ["ndarray", "asarray", "array", "zeros", "ones", "full", "empty", "arange", "eval", "compile", "stats",
            "finish_compiles",
-           "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm"]
+           "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "any", "all", "round", "around", "flip",
+           "outer"]
 
 _P, _U32, _I, _D, _I64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_double, ctypes.c_int64
 _ERR = ctypes.POINTER(_lib.Error)
@@ -527,6 +528,15 @@ class ndarray:
     def clip(self, a_min=None, a_max=None):
         return clip(self, a_min, a_max)
 
+    def any(self, axis=None, keepdims=False):
+        return any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return all(self, axis=axis, keepdims=keepdims)
+
+    def round(self, decimals=0):
+        return round(self, decimals)
+
     def __getitem__(self, key):
         return _getitem(self, key)
 
@@ -646,7 +656,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None):
         start, stop = 0, start
     n = builtins.max(0, int(math.ceil((stop - start) / step)))
     if dtype is None:
-        dtype = _np.int64 if all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else _np.float64
+        dtype = _np.int64 if builtins.all(isinstance(v, (int, _np.integer)) for v in (start, stop, step)) else _np.float64
     g = _graph(device)
     return ndarray(g, g.check(g.lib.tj_array_arange(g.handle, _tj_dtype(dtype), float(start), float(step), n),
                               "arange"))
@@ -870,6 +880,50 @@ def var(a, axis=None, keepdims=False, ddof=0):
 
 def std(a, axis=None, keepdims=False, ddof=0):
     return sqrt(var(a, axis=axis, keepdims=keepdims, ddof=ddof))
+
+
+def any(a, axis=None, keepdims=False):  # noqa: A001
+    """Whether any element is nonzero: a count of them (0 for an empty axis, as NumPy's False)."""
+    x = asarray(a)
+    return sum(x.astype(bool_), axis=axis, keepdims=keepdims) > 0
+
+
+def all(a, axis=None, keepdims=False):  # noqa: A001
+    x = asarray(a)
+    return sum(logical_not(x.astype(bool_)), axis=axis, keepdims=keepdims) == 0
+
+
+def round(a, decimals=0):  # noqa: A001
+    """Halves to even, as NumPy: floor plus the exact fraction x - floor(x) (no x + 0.5, which
+    rounds up 0.49999997 in f32 and odd integers past 2^23); decimals scale by 10^d, as NumPy does."""
+    x = asarray(a)
+    if x.dtype.kind in "biu":
+        if decimals >= 0:
+            return x
+        q = 10 ** -decimals  # integers to a multiple of q, halves to an even multiple, exactly
+        r = floor_divide(x, q)
+        twice = (x - r * q) * 2
+        return ((r + logical_or(twice > q, logical_and(twice == q, remainder(r, 2) != 0)).astype(x.dtype)) * q)
+    scaled = x * (10.0 ** decimals) if decimals else x
+    r = floor(scaled)
+    d = scaled - r
+    up = logical_or(d > 0.5, logical_and(d == 0.5, remainder(r, 2) != 0))
+    r = where(up, r + 1, r)
+    r = where(r == 0, scaled * 0, r)  # -0.5 and -0.3 round to -0.0, as rint does
+    return (r / (10.0 ** decimals) if decimals else r).astype(x.dtype)
+
+
+around = round
+
+
+def flip(m, axis=None):
+    x = asarray(m)
+    axes = set(range(x.ndim)) if axis is None else set(_norm_axes(axis, x.ndim))
+    return x[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))]
+
+
+def outer(a, b):
+    return multiply(ravel(asarray(a))[:, None], ravel(asarray(b))[None, :])
 
 
 def _norm_axes(axis, ndim):

@@ -216,6 +216,16 @@ def test_empty_reductions():
         tnp.max(tnp.asarray(z), axis=1)
 
 
+def test_reductions_and_products_of_constants():
+    # no input binds the reduced dims or K: the kernel takes them as constants
+    check(tnp.sum(tnp.zeros((0, 3), "float32"), axis=0), np.zeros((0, 3), np.float32).sum(axis=0))
+    check(tnp.sum(tnp.zeros((0,), "float32")), np.zeros((0,), np.float32).sum())
+    check(tnp.max(tnp.full((4, 5), 2.0, "float32"), axis=0), np.full((4, 5), 2.0, np.float32).max(axis=0))
+    check(tnp.mean(tnp.ones((2, 3, 4), "float32"), axis=(0, 2)), np.ones((2, 3, 4), np.float32).mean(axis=(0, 2)))
+    check(tnp.argmax(tnp.arange(6.0).reshape(2, 3) * 0, axis=0), np.argmax(np.arange(6.0).reshape(2, 3) * 0, axis=0))
+    check(tnp.ones((4, 5), "float32") @ tnp.ones((5, 3), "float32"), np.ones((4, 5), np.float32) @ np.ones((5, 3), np.float32))
+
+
 # ---- views ----
 
 def test_views_of_inputs_and_of_computed_values():
@@ -767,3 +777,40 @@ def test_a_failed_background_compile_reaches_stats_and_finish_compiles(tmp_path)
     r = subprocess.run([sys.executable, "-c", _FAILED_COMPILE], env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("ok 2"), r.stdout + r.stderr
+
+
+# ---- compositions of the graph's ops (tilejit/numpy.py) ----
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_round_halves_to_even_with_numpy_signs(dtype):
+    a = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.6, 3.4, -0.3, 0.3, -0.0, np.inf, -np.inf, np.nan], dtype)
+    big = {"float16": 1025.0, "float32": 8388609.0, "float64": 2.0 ** 52 + 1}[dtype]
+    a = np.concatenate([a, np.array([big, np.nextafter(np.array(0.5, dtype), 0)], dtype)])
+    got = np.asarray(tnp.round(a))
+    np.testing.assert_array_equal(got, np.round(a))
+    assert got.dtype == a.dtype and np.array_equal(np.signbit(got), np.signbit(np.round(a)))
+    d = data((40,), dtype, -100, 100)
+    check(tnp.round(d, 2), np.round(d, 2))
+
+
+def test_round_integers_to_tens():
+    a = np.array([125, 135, -125, -135, 124, 0, 7, -5], np.int64)
+    check(tnp.round(a, -1), np.round(a, -1))
+    check(tnp.asarray(a).round(), np.round(a))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_any_all_flip(axis):
+    a = data((5, 6), "int32")
+    check(tnp.any(a > 2, axis=axis), np.any(a > 2, axis=axis))
+    check(tnp.all(a > -3, axis=axis), np.all(a > -3, axis=axis))
+    check(tnp.asarray(a).any(axis=axis, keepdims=True), a.any(axis=axis, keepdims=True))
+    check(tnp.flip(a, axis), np.flip(a, axis))
+    z = np.zeros((0, 3), np.float32)
+    check(tnp.any(z, axis=0), np.any(z, axis=0))
+    check(tnp.all(z, axis=0), np.all(z, axis=0))
+
+
+def test_outer():
+    a, b = data((4,), "float32"), data((2, 3), "float32")
+    check(tnp.outer(a, b), np.outer(a, b))
