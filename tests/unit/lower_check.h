@@ -75,6 +75,39 @@ static inline unsigned lc_rand(unsigned *state)
 
 static inline double lc_uniform(unsigned *state) { return (lc_rand(state) >> 8) / (double)(1u << 24); }
 
+/* sm_90a's lowering (wgmma) on one and two warpgroups, bf16 tolerances. */
+static inline lc_opts lc_wgmma_opts(const char *defines, const char *shapes)
+{
+    lc_opts o = lc_defaults();
+    o.wgmma = 1;
+    o.defines = defines;
+    o.shapes = shapes;
+    o.warps[0] = 4;
+    o.warps[1] = 8;
+    o.warps[2] = 0;
+    o.rtol = o.atol = 2e-2; /* bf16 results */
+    return o;
+}
+
+/* Kernel `name` of src for the tile parameters `defines` (the declared
+ * defaults and first tune values for the rest) and the dims `shapes`,
+ * specialized for contiguous tensors and compiled to SIMT IR with po;
+ * NULL with c's diagnostics. */
+static inline tj_kernel *lc_lower_tj(tj_ctx *c, const char *src, const char *name, const char *defines,
+                                     const char *shapes, const tj_pipeline_options *po)
+{
+    tj_binding defs[LC_MAX_BIND], dims[LC_MAX_BIND];
+    uint32_t nd = lc_bindings(c, defines, defs, LC_MAX_BIND), ns = lc_bindings(c, shapes, dims, LC_MAX_BIND);
+    tj_program *prog = tj_parse_program(c, "k.tj", src, strlen(src));
+    int ki = prog ? tj_program_find_kernel(prog, name) : -1;
+    tj_binding *config = NULL;
+    uint32_t nconfig = 0;
+    tj_kernel *k = ki >= 0 && !tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig)
+                       ? tj_build_kernel(c, prog, ki, config, nconfig, dims, ns)
+                       : NULL;
+    return k && !tj_facts_contiguous(k, dims, ns, -1) ? tj_compile_simt(k, po) : NULL;
+}
+
 /* How many instructions of kernel k are `op`. */
 static inline int lc_count_op(const tj_kernel *k, tj_op op)
 {

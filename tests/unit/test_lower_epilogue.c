@@ -43,18 +43,8 @@ Test(lower_epilogue, bias_gelu_matches_the_reference)
  * tensors of 4096^3. */
 static tj_kernel *lower_fused(tj_ctx *c, const char *src, const char *kernel, const char *defines)
 {
-    tj_binding defs[8], dims[4];
-    uint32_t nd = lc_bindings(c, defines, defs, 8), ns = lc_bindings(c, "M=4096,N=4096,K=4096", dims, 4);
-    tj_program *prog = tj_parse_program(c, "matmul.tj", src, strlen(src));
-    int ki = prog ? tj_program_find_kernel(prog, kernel) : -1;
-    tj_binding *config;
-    uint32_t nconfig;
-    int unbound = ki < 0 || tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig);
-    tj_kernel *k = unbound ? NULL : tj_build_kernel(c, prog, ki, config, nconfig, dims, ns);
-    cr_assert(k, "%s", tj_diag_render(c));
-    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
     tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
-    tj_kernel *simt = tj_compile_simt(k, &po);
+    tj_kernel *simt = lc_lower_tj(c, src, kernel, defines, "M=4096,N=4096,K=4096", &po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
 }

@@ -22,15 +22,9 @@ static char *matmul_source(void)
 
 static lc_opts opts(const char *defines, const char *shapes, const char *scalars, int wgmma)
 {
-    lc_opts o = lc_defaults();
+    lc_opts o = lc_wgmma_opts(defines, shapes);
     o.wgmma = wgmma;
-    o.defines = defines;
-    o.shapes = shapes;
     o.scalars = scalars;
-    o.warps[0] = 4;
-    o.warps[1] = 8;
-    o.warps[2] = 0;
-    o.rtol = o.atol = 2e-2; /* bf16 results */
     return o;
 }
 
@@ -78,19 +72,8 @@ Test(lower_persistent, bias_gelu_matches_the_reference)
 
 static tj_kernel *lower(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes)
 {
-    tj_binding defs[8], dims[4];
-    uint32_t nd = lc_bindings(c, defines, defs, 8), ns = lc_bindings(c, shapes, dims, 4);
-    tj_program *prog = tj_parse_program(c, "matmul.tj", src, strlen(src));
-    int ki = prog ? tj_program_find_kernel(prog, name) : -1;
-    tj_binding *config = NULL;
-    uint32_t nconfig = 0;
-    tj_kernel *k = ki >= 0 && !tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig)
-                       ? tj_build_kernel(c, prog, ki, config, nconfig, dims, ns)
-                       : NULL;
-    cr_assert(k, "%s", tj_diag_render(c));
-    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
     tj_pipeline_options po = {.lower.wgmma = 1, .verify = 1};
-    tj_kernel *simt = tj_compile_simt(k, &po);
+    tj_kernel *simt = lc_lower_tj(c, src, name, defines, shapes, &po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
 }

@@ -14,18 +14,7 @@
 #include "ptxas_util.h"
 #include "source_file.h"
 
-static lc_opts wg_opts(const char *defines, const char *shapes)
-{
-    lc_opts o = lc_defaults();
-    o.wgmma = 1;
-    o.defines = defines;
-    o.shapes = shapes;
-    o.warps[0] = 4;
-    o.warps[1] = 8;
-    o.warps[2] = 0;
-    o.rtol = o.atol = 2e-2; /* bf16 results */
-    return o;
-}
+static lc_opts wg_opts(const char *defines, const char *shapes) { return lc_wgmma_opts(defines, shapes); }
 
 /* One and two warpgroups; 128-byte (BK = 64) and 64-byte (BK = 32)
  * swizzles on a; b 64 to 256 columns (one to four swizzle blocks); rings
@@ -222,19 +211,7 @@ Test(lower_wgmma, grouped_query_attention)
 static tj_kernel *lower_with(tj_ctx *c, const char *src, const char *name, const char *defines, const char *shapes,
                              const tj_pipeline_options *po)
 {
-    tj_binding defs[8], dims[4];
-    uint32_t nd = lc_bindings(c, defines, defs, 8);
-    uint32_t ns = lc_bindings(c, shapes, dims, 4);
-    tj_program *prog = tj_parse_program(c, "k.tj", src, strlen(src));
-    int ki = prog ? tj_program_find_kernel(prog, name) : -1;
-    tj_binding *config = NULL; /* the declared defaults of what `defines` leaves out */
-    uint32_t nconfig = 0;
-    tj_kernel *k = ki >= 0 && !tj_select_config(c, prog, ki, defs, nd, dims, ns, &config, &nconfig)
-                       ? tj_build_kernel(c, prog, ki, config, nconfig, dims, ns)
-                       : NULL;
-    cr_assert(k, "%s", tj_diag_render(c));
-    cr_assert_eq(tj_facts_contiguous(k, dims, ns, -1), 0);
-    tj_kernel *simt = tj_compile_simt(k, po);
+    tj_kernel *simt = lc_lower_tj(c, src, name, defines, shapes, po);
     cr_assert(simt, "%s", tj_diag_render(c));
     return simt;
 }
