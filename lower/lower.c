@@ -297,8 +297,10 @@ static int lower_for(lw *w, tj_ref r)
     if (w->err)
         return 1;
     lw_loop lp;
+    lw_hazard_state before = lw_hazard_save(w);
     lw_loop_begin(w, &lp, w->vals[in->args[0]].regs[0], w->vals[in->args[1]].regs[0],
                   w->vals[in->args[2]].regs[0], init, total);
+    lw_hazard_enter(w, &before, in->region[0], TJ_NONE); /* earlier iterations' accesses precede */
     set_scalar(w, src_body->insts[0], lp.iv);
     set_tuple_regs(w, r, lay->elems, carry, n, lp.args);
     for (uint32_t k = 0; k < n; k++)
@@ -313,6 +315,7 @@ static int lower_for(lw *w, tj_ref r)
     if (!next)
         return 1;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
+    lw_hazard_enter(w, &before, in->region[0], TJ_NONE); /* any iteration's accesses, or none */
     lw_ring_end(w, r);
     results_to_registers(w, r, carry, n);
     return 0;
@@ -451,11 +454,13 @@ static int lower_if(lw *w, tj_ref r)
     tj_ref cond = w->vals[in->args[0]].regs[0];
     tj_ref branch = lw_emit(w, TJ_OP_IF, tj_type_tuple(w->c, total, types), &cond, 1);
     tj_block_id saved = w->cur;
+    lw_hazard_state before = lw_hazard_save(w);
     for (int g = 0; g < 2; g++) {
         uint32_t got = 0;
         w->cur = tj_block_new(w->dst, branch);
         w->dst->insts[branch].region[g] = w->cur;
         region_edge(w);
+        lw_hazard_enter(w, &before, TJ_NONE, TJ_NONE);
         if (in->region[g])
             lw_wgmma_epilogue_begin(w, in->region[g]);
         tj_ref *flat = in->region[g] ? lower_yielding(w, in->region[g], lay->elems, NULL, n, &got) : NULL;
@@ -469,6 +474,7 @@ static int lower_if(lw *w, tj_ref r)
     }
     w->cur = saved;
     region_edge(w);
+    lw_hazard_enter(w, &before, in->region[0], in->region[1]);
     set_tuple_regs(w, r, lay->elems, NULL, n, projections(w, branch, total));
     return 0;
 }

@@ -100,6 +100,8 @@ typedef struct lw {
     int smem_dirty;        /* shared memory was read since the last barrier */
     uint8_t *gtracked;     /* per tensor parameter: its accesses can conflict (lower/hazard.c) */
     uint8_t *gstate;       /* per tensor parameter: its kinds of access since the last barrier */
+    tj_ref *gwriter;       /* per tensor parameter: the one Tile IR instruction that wrote it since the
+                              last barrier (TJ_NONE: none; LW_WRITERS: several, or not known) */
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
     tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower/mma.c) */
@@ -205,9 +207,22 @@ tj_ref lw_flat(lw *w, const tj_layout *l, uint32_t r, const int64_t *wts);
 
 /* ---- lower/hazard.c: global accesses of one program in the Tile IR's order ---- */
 void lw_hazard_plan(lw *w);                          /* which tensors need it */
-void lw_hazard_access(lw *w, uint32_t param, tj_op op); /* a barrier first where op conflicts */
+void lw_hazard_access(lw *w, uint32_t param, tj_ref r); /* a barrier first where Tile IR access r conflicts */
 void lw_hazard_unknown(lw *w);                       /* at region edges */
 void lw_hazard_clear(lw *w);                         /* at a barrier */
+enum { LW_WRITERS = UINT32_MAX };
+/* The state at a region's start (lw_hazard_save), and that state with every
+ * access of Tile IR blocks a and b (TJ_NONE: none) added: a loop's body
+ * and what follows it (its iterations' accesses may precede either), an
+ * if's end (either branch's); lw_hazard_enter with no block: a branch's
+ * start. Precise where region_edge's unknown state would put a barrier
+ * before a loop's one store (a persistent matmul's epilogue). */
+typedef struct lw_hazard_state {
+    uint8_t *kinds;
+    tj_ref *writer;
+} lw_hazard_state;
+lw_hazard_state lw_hazard_save(lw *w);
+void lw_hazard_enter(lw *w, const lw_hazard_state *before, tj_block_id a, tj_block_id b);
 
 /* ---- lower/convert.c: moving values between layouts ---- */
 tj_ref *lw_regs_in(lw *w, tj_ref v, const tj_layout *l);

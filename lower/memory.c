@@ -241,7 +241,7 @@ static int lower_load(lw *w, tj_ref r)
     tj_ref uni_other = in->args[2] && !tile_other ? lw_val_of(w, in->args[2])->regs[0] : TJ_NONE;
     if ((in->args[1] && !mask) || (tile_other && !other))
         return 1;
-    lw_hazard_access(w, m.param, in->op);
+    lw_hazard_access(w, m.param, r);
     int acquire = in->op == TJ_OP_LOAD_ACQUIRE, relaxed = in->op == TJ_OP_LOAD_RELAXED;
     int vw = acquire || relaxed ? 1 : access_width(w, &m, 0);
     tj_ref *regs = lw_new_regs(w, l->nregs);
@@ -431,7 +431,7 @@ static int lower_store(lw *w, tj_ref r)
     int vw = dup || release || relaxed ? 1 : access_width(w, &m, mask != NULL);
     if (release)
         lw_barrier(w);
-    lw_hazard_access(w, m.param, in->op);
+    lw_hazard_access(w, m.param, r);
     uint32_t group[16];
     for (uint32_t r0 = 0; r0 < l->nregs; r0++) {
         if (!group_of(&m, r0, vw, group))
@@ -465,7 +465,7 @@ static int lower_atomic(lw *w, tj_ref r)
     tj_ref *mask = in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (!val || (in->args[2] && !mask))
         return 1;
-    lw_hazard_access(w, m.param, in->op);
+    lw_hazard_access(w, m.param, r);
     tj_ref *regs = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++) {
         tj_ref pred, addr = reg_address(w, &m, i, &pred);

@@ -218,7 +218,7 @@ int lw_lower_tma_store(lw *w, tj_ref r)
         return lw_error(w, "internal error: a TMA store without its tensor or start");
     uint32_t param;
     tj_param_index(w->src, view->args[0], &param);
-    lw_hazard_access(w, param, in->op);
+    lw_hazard_access(w, param, r);
     uint32_t before = w->dst->ninsts;
     lw_smem_begin(w); /* a barrier first where shared memory was read since the last one */
     if (w->dst->ninsts > before && w->dst->insts[w->dst->ninsts - 1].op == TJ_OP_BARRIER)
