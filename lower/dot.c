@@ -9,8 +9,14 @@
  * registers for the product. With both in rings the product stages
  * nothing: the ring's one wait and barrier an iteration replace the
  * stores and the two barriers around them, and no registers hold the
- * next tiles. */
+ * next tiles.
+ *
+ * In a loop, an operand fixed across it (attention's query block) is
+ * staged once before it, into a region the loop pins (lw_fma_pin_fixed);
+ * one staged every iteration goes into a region of the dot's own where
+ * the loop pins one (lw_mma_pin_loop: no barrier before its stores). */
 #include "lower/lower.h"
+#include "passes/pass_util.h"
 
 enum { MAX_UNROLLED_FMAS = 1024, VEC_ELEMS = 4 /* 16 bytes of 4-byte elements */ };
 
@@ -29,22 +35,114 @@ typedef struct fma_src {
     tj_dtype dt;
 } fma_src;
 
-/* Stages a tile in shared memory, row-major with rows (all axes but the
- * last, flattened) ld elements apart, as vector stores where a thread's
- * elements are contiguous; returns its buffer. */
-static uint32_t stage(lw *w, const lw_val *v, int64_t rows, int64_t ld)
-{
-    uint32_t buf = lw_smem_alloc(w, (uint64_t)(rows * ld * lw_smem_size(lw_dt(w, v->regs[0]))));
-    lw_mma_store_tile(w, v->lay, v->regs, buf, ld); /* replicas write the same */
-    return buf;
-}
-
 /* a's staged rows: padded by 16 bytes as a ring slot's are, so that the
  * rows a warp reads at once start at distinct banks */
 static int64_t staged_lda(const dot_shape *d, tj_dtype dt)
 {
     int size = lw_smem_size(dt);
     return d->k + (16 % size == 0 ? 16 / size : 0);
+}
+
+/* Operand o staged: row-major, its rows (all axes but the last, flattened)
+ * ld elements apart (a's padded, b's n). */
+static int64_t staged_rows(const dot_shape *d, int o) { return d->batch * (o == 0 ? d->m : d->k); }
+
+static int64_t staged_ld(const dot_shape *d, int o, tj_dtype dt) { return o == 0 ? staged_lda(d, dt) : d->n; }
+
+static uint64_t staged_bytes(const dot_shape *d, int o, tj_dtype dt)
+{
+    uint64_t bytes = (uint64_t)(staged_rows(d, o) * staged_ld(d, o, dt) * lw_smem_size(dt));
+    return (bytes + 15) / 16 * 16; /* as lw_smem_alloc rounds */
+}
+
+/* Operand o (registers v) staged as vector stores where a thread's
+ * elements are contiguous, at buf + shift (replicas write the same). */
+static fma_src stage(lw *w, const dot_shape *d, const lw_val *v, int o, uint32_t buf, tj_ref shift)
+{
+    tj_dtype dt = lw_dt(w, v->regs[0]);
+    int64_t ld = staged_ld(d, o, dt);
+    lw_mma_store_tile_at(w, v->lay, v->regs, buf, shift, ld);
+    return o == 0 ? (fma_src){buf, shift, ld, 1, dt} : (fma_src){buf, shift, 1, ld, dt};
+}
+
+static dot_shape shape_of(lw *w, tj_ref r)
+{
+    const tj_type_info *ri = lw_src_type(w, r), *ai = lw_src_type(w, w->src->insts[r].args[0]);
+    dot_shape d = {.rank = ri->rank, .batched = ri->rank == 3, .batch = 1};
+    if (d.rank != 2 && d.rank != 3)
+        return d;
+    d.batch = d.batched ? ri->shape[0] : 1;
+    d.m = ri->shape[d.rank - 2];
+    d.n = ri->shape[d.rank - 1];
+    d.k = ai->shape[d.rank - 1];
+    return d;
+}
+
+/* ---- pinned operands ---------------------------------------------------------- */
+
+/* Dot r on FMAs at the top level of loop body `body`. */
+static int fma_dot_in(lw *w, tj_ref r, tj_block_id body)
+{
+    const tj_inst *in = &w->src->insts[r];
+    lw_mma p;
+    if (in->op != TJ_OP_DOT || in->block != body || lw_mma_plan(w, r, &p))
+        return 0;
+    int rank = lw_src_type(w, r)->rank;
+    return rank == 2 || rank == 3;
+}
+
+/* Operand o of such a dot is defined outside the loop (no ring holds it). */
+static int fixed_in(lw *w, tj_ref r, int o, tj_block_id body)
+{
+    return !lw_ring_holds(w, r, o) && lw_defined_outside(w, w->src->insts[r].args[o], body);
+}
+
+void lw_fma_pin_fixed(lw *w, tj_ref loop)
+{
+    tj_block_id body = tj_region_of(w->src, loop, 0);
+    const tj_block *blk = body ? &w->src->blocks[body] : NULL;
+    for (uint32_t i = 0; blk && !w->no_pins && i < blk->ninsts; i++) {
+        tj_ref r = blk->insts[i];
+        if (!fma_dot_in(w, r, body))
+            continue;
+        dot_shape d = shape_of(w, r);
+        for (int o = 0; o < 2; o++) {
+            uint64_t top = (uint64_t)w->smem_pinned + staged_bytes(&d, o, lw_src_type(w, w->src->insts[r].args[o])->dtype);
+            if (!fixed_in(w, r, o, body) || top > w->smem_limit / 2)
+                continue; /* staged in every iteration instead */
+            w->fixed_region[2 * r + (uint32_t)o] = w->smem_pinned + 1;
+            w->smem_pinned = (uint32_t)top;
+            w->pinned_any = 1;
+            if (w->smem_pinned > w->smem_bytes)
+                w->smem_bytes = w->smem_pinned;
+        }
+    }
+}
+
+uint64_t lw_fma_region_bytes(lw *w, tj_ref r, tj_block_id body)
+{
+    if (!fma_dot_in(w, r, body))
+        return 0;
+    dot_shape d = shape_of(w, r);
+    uint64_t bytes = 0;
+    for (int o = 0; o < 2; o++)
+        if (!lw_ring_holds(w, r, o) && !w->fixed_region[2 * r + (uint32_t)o])
+            bytes += staged_bytes(&d, o, lw_src_type(w, w->src->insts[r].args[o])->dtype);
+    return bytes;
+}
+
+/* Operand o (registers v), fixed across the loop, into its pinned region
+ * before the loop: after a barrier (earlier reads of those bytes), published
+ * by one. Plain barriers: the loop's own state of shared memory is not
+ * changed by code before it. */
+static fma_src stage_fixed(lw *w, const dot_shape *d, const lw_val *v, int o, uint32_t buf)
+{
+    tj_block_id here = lw_before_loop(w);
+    lw_emit(w, TJ_OP_BARRIER, TJ_TYPE_NONE, NULL, 0);
+    fma_src s = stage(w, d, v, o, buf, TJ_NONE);
+    lw_emit(w, TJ_OP_BARRIER, TJ_TYPE_NONE, NULL, 0);
+    lw_back_in_loop(w, here);
+    return s;
 }
 
 /* Operand o's slot when a ring feeds it (its plan: lw_fma_ring_plan). */
@@ -76,23 +174,42 @@ static tj_ref multiply_add(lw *w, tj_ref a, tj_ref b, tj_ref c)
     return lw_op2(w, TJ_OP_ADD, c, lw_op2(w, TJ_OP_MUL, a, b));
 }
 
-/* The operands not in rings, staged (after a barrier where reads may pend,
- * before one); returns whether it opened a scope of shared memory. */
-static int stage_rest(lw *w, const dot_shape *d, const lw_val *a, const lw_val *b, fma_src *as, fma_src *bs, int aring,
-                      int bring)
+/* The operands not in rings: from their pinned regions where fixed across
+ * the loop, the rest staged, in the dot's region of the loop where it has
+ * one (no barrier before), else in a scope of shared memory (after a
+ * barrier where reads may pend), before one barrier; returns whether it
+ * opened a scope. */
+static int stage_rest(lw *w, tj_ref r, const dot_shape *d, const lw_val *a, const lw_val *b, fma_src *as, fma_src *bs,
+                      int aring, int bring)
 {
-    if (aring && bring)
-        return 0;
-    lw_smem_begin(w);
-    if (!aring) {
-        tj_dtype dt = lw_dt(w, a->regs[0]);
-        int64_t lda = staged_lda(d, dt);
-        *as = (fma_src){stage(w, a, d->batch * d->m, lda), TJ_NONE, lda, 1, dt};
+    const lw_val *v[2] = {a, b};
+    fma_src *src[2] = {as, bs};
+    int staged[2] = {!aring, !bring}, scoped = 0;
+    for (int o = 0; o < 2; o++) {
+        uint32_t pin = w->fixed_region[2 * r + (uint32_t)o];
+        if (staged[o] && pin && w->loop) {
+            *src[o] = stage_fixed(w, d, v[o], o, pin - 1);
+            staged[o] = 0;
+        }
     }
-    if (!bring)
-        *bs = (fma_src){stage(w, b, d->batch * d->k, d->n), TJ_NONE, 1, d->n, lw_dt(w, b->regs[0])};
+    if (!staged[0] && !staged[1])
+        return 0;
+    tj_ref shift = TJ_NONE;
+    if (w->dot_region[r]) {
+        w->smem_top = w->dot_region[r] - 1;
+        shift = lw_mma_region_shift(w, r);
+    } else {
+        lw_smem_begin(w);
+        scoped = 1;
+    }
+    for (int o = 0; o < 2; o++) {
+        if (!staged[o])
+            continue;
+        uint64_t bytes = staged_bytes(d, o, lw_dt(w, v[o]->regs[0]));
+        *src[o] = stage(w, d, v[o], o, lw_smem_alloc(w, bytes), shift);
+    }
     lw_barrier(w);
-    return 1;
+    return scoped;
 }
 
 /* Which registers load what, per register i: the first register of its
@@ -268,19 +385,15 @@ int lw_lower_dot(lw *w, tj_ref r)
         return lw_lower_mma(w, r, &plan);
     const tj_inst *in = &w->src->insts[r];
     const tj_layout *l = lw_layout_of(w, r);
-    const tj_type_info *ai = lw_src_type(w, in->args[0]), *ri = lw_src_type(w, r);
+    const tj_type_info *ri = lw_src_type(w, r);
     const lw_val *a = lw_val_of(w, in->args[0]), *b = lw_val_of(w, in->args[1]);
-    dot_shape d = {.rank = ri->rank, .batched = ri->rank == 3};
+    dot_shape d = shape_of(w, r);
     fma_src as = {0}, bs = {0};
     int aring = ring_src(w, r, 0, &as), bring = ring_src(w, r, 1, &bs);
     if (w->err)
         return 1;
     if (!l || (!aring && !a->regs) || (!bring && !b->regs) || (d.rank != 2 && d.rank != 3))
         return lw_error(w, "internal error: malformed dot");
-    d.batch = d.batched ? ri->shape[0] : 1;
-    d.m = ri->shape[d.rank - 2];
-    d.n = ri->shape[d.rank - 1];
-    d.k = ai->shape[d.rank - 1];
     tj_dtype acc_dt = ri->dtype;
     tj_ref *acc = in->nargs > 2 && in->args[2] ? lw_regs_in(w, in->args[2], l) : NULL;
     if (in->nargs > 2 && in->args[2] && !acc)
@@ -288,7 +401,7 @@ int lw_lower_dot(lw *w, tj_ref r)
     tj_ref *init = lw_new_regs(w, l->nregs);
     for (uint32_t i = 0; i < l->nregs; i++)
         init[i] = acc ? acc[i] : lw_const_int(w, acc_dt, 0);
-    int scoped = stage_rest(w, &d, a, b, &as, &bs, aring, bring);
+    int scoped = stage_rest(w, r, &d, a, b, &as, &bs, aring, bring);
     lw_ring_issue(w); /* the next tiles' copies, while these products run */
     fma_regs fr;
     if (fma_registers(w, l, &d, &as, &bs, &fr))

@@ -680,6 +680,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->acc_reset = tj_alloc(w->c, sizeof *w->acc_reset * (k->ninsts + 1));
     w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
     w->dot_flip = tj_alloc(w->c, sizeof *w->dot_flip * (k->ninsts + 1));
+    w->fixed_region = tj_alloc(w->c, sizeof *w->fixed_region * 2 * (k->ninsts + 1));
     w->div = tj_divisibility(k);
     if (lw_assign_layouts(w))
         return NULL;

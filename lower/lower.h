@@ -95,6 +95,8 @@ typedef struct lw {
     int pinned_any, smem_overflow;
     uint32_t *dot_region;  /* per Tile IR dot: 1 + its pinned staging offset, 0: none */
     uint32_t *dot_flip;    /* per Tile IR dot: bytes to its second region, 0: one region */
+    uint32_t *fixed_region; /* per Tile IR dot and operand o, [2 dot + o]: 1 + the pinned offset of an FMA
+                               operand fixed across its loop, staged once before it (lower/dot.c), 0: none */
     uint32_t smem_limit;   /* the target's shared memory per program */
     tj_lower_target target;
     int smem_dirty;        /* shared memory was read since the last barrier */
@@ -333,6 +335,13 @@ int lw_mma_plan(lw *w, tj_ref dot, lw_mma *p); /* 0: the atom does not apply */
 int lw_fma_ring_plan(lw *w, tj_ref dot, lw_mma *p);
 /* lower/dot.c: the register block of an FMA dot that accumulates over a loop (CUDA), or NULL */
 const tj_layout *lw_fma_layout(lw *w, tj_ref dot);
+/* Before loop: a region above w->smem_pinned (which it raises) for each
+ * operand of an FMA dot of its body that is fixed across it. */
+void lw_fma_pin_fixed(lw *w, tj_ref loop);
+/* The bytes of FMA dot r's staging region when it stages an operand every
+ * iteration of the loop whose body it is at the top of (neither in a ring
+ * nor pinned), else 0. */
+uint64_t lw_fma_region_bytes(lw *w, tj_ref dot, tj_block_id body);
 uint64_t lw_mma_staging_bytes(const lw_mma *p);
 /* Where the warp's atoms are, as element offsets into the padded buffers
  * (hoisted: they depend on the warp only). */
@@ -381,6 +390,9 @@ void lw_wgmma_epilogue_end(lw *w, tj_block_id b);
  * "one barrier a product"), above w->smem_pinned, which it raises; the
  * caller restores it after the loop. */
 void lw_mma_pin_loop(lw *w, tj_ref loop);
+/* The byte shift of dot's staging region in this iteration: TJ_NONE for one
+ * region, else (iteration & 1) times the distance to the second. */
+tj_ref lw_mma_region_shift(lw *w, tj_ref dot);
 /* Code emitted from lw_before_loop (which returns the current block) to
  * lw_back_in_loop goes before the innermost loop being lowered: its SIMT
  * for moves behind it. */
@@ -464,6 +476,12 @@ void lw_ring_end(lw *w, tj_ref loop);          /* after it: no copy left in flig
  * slot of this iteration, awaited (1); 0 when no ring holds it. */
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift);
 int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot */
+int lw_ring_holds(const lw *w, tj_ref dot, int operand); /* ... operand `operand` (0: a, 1: b) of dot */
+/* Every iteration of loop waits for its rings' copies with a barrier of all
+ * warps (cp_async rings; TMA ones wait on mbarriers), before the products
+ * that read them (lw_ring_operand): a barrier every warp passes between
+ * any two iterations' dots. */
+int lw_ring_barrier(const lw *w, tj_ref loop);
 /* Its rings let dot's wgmma group stay in flight into the next iteration
  * (by cp_async: a slot more). */
 int lw_ring_keeps_group(const lw *w, tj_ref dot);

@@ -394,6 +394,13 @@ static tj_ref iteration_parity(lw *w)
     return lw_op2(w, TJ_OP_AND, lw_cast(w, n, TJ_DT_I32), lw_const_int(w, TJ_DT_I32, 1));
 }
 
+tj_ref lw_mma_region_shift(lw *w, tj_ref dot)
+{
+    if (!w->dot_flip[dot])
+        return TJ_NONE;
+    return lw_mul_imm(w, lw_cast(w, iteration_parity(w), TJ_DT_U32), w->dot_flip[dot]);
+}
+
 /* The operands that are neither preloaded nor in a ring, staged: in the
  * dot's own region of its loop when it has one (no barrier before: see
  * lw_mma_pin_loop), else in a scope of shared memory (returns 1) after a
@@ -407,8 +414,7 @@ static int stage_operands(lw *w, const lw_mma *p, tj_ref r, operand *a, operand 
         return 0;
     if (w->dot_region[r]) {
         w->smem_top = w->dot_region[r] - 1; /* lw_smem_alloc from the region, which holds both operands */
-        if (w->dot_flip[r]) /* odd iterations use the second region */
-            shift = lw_mul_imm(w, lw_cast(w, iteration_parity(w), TJ_DT_U32), w->dot_flip[r]);
+        shift = lw_mma_region_shift(w, r);
     } else {
         lw_smem_begin(w);
         scoped = 1;
@@ -533,31 +539,42 @@ static int stages_every_iteration(lw *w, tj_ref r, tj_block_id body, lw_mma *p)
     return w->src->insts[b].block == body || w->src->insts[in->args[1]].block == body;
 }
 
+/* The bytes of dot r's region when it stages operands every iteration of
+ * the loop of body (on the atom or on FMAs, lower/dot.c), else 0. */
+static uint64_t staging_region(lw *w, tj_ref r, tj_block_id body)
+{
+    lw_mma p;
+    return stages_every_iteration(w, r, body, &p) ? region_bytes(&p) : lw_fma_region_bytes(w, r, body);
+}
+
 /* With two or more such dots in a loop, each gets a staging region of its
  * own for the loop's duration, and none needs a barrier before it stages:
  * between a dot's reads of its region and its next writes to it, every
  * warp passes the staging barrier of another dot (the next one in this
- * iteration, or the first of the next). A single such dot gets two regions
- * and alternates between them by iteration: between its reads of one region
+ * iteration, or the first of the next). So it does with one such dot where
+ * the loop's copy rings wait with a barrier every iteration
+ * (lw_ring_barrier). A single such dot without gets two regions and
+ * alternates between them by iteration: between its reads of one region
  * and its next writes to it lies its own staging barrier of the iteration
  * in between. Scoped operations allocate above the regions; a barrier
  * before the loop settles reads pending from before it. One barrier per
- * product and iteration instead of two. */
+ * product and iteration instead of two. Operands fixed across the loop
+ * were pinned first (wgmma's a, and an FMA dot's, lower/dot.c). */
 void lw_mma_pin_loop(lw *w, tj_ref loop)
 {
     lw_wgmma_pin_fixed(w, loop);
+    lw_fma_pin_fixed(w, loop);
     uint32_t before = w->smem_pinned;
     tj_block_id body = tj_region_of(w->src, loop, 0);
     const tj_block *blk = body ? &w->src->blocks[body] : NULL;
     uint64_t top = before;
     uint32_t count = 0;
-    lw_mma p;
-    for (uint32_t i = 0; blk && i < blk->ninsts; i++)
-        if (stages_every_iteration(w, blk->insts[i], body, &p)) {
-            top += region_bytes(&p);
-            count++;
-        }
-    uint64_t flip = count == 1 ? top - before : 0;
+    for (uint32_t i = 0; blk && i < blk->ninsts; i++) {
+        uint64_t bytes = staging_region(w, blk->insts[i], body);
+        top += bytes;
+        count += bytes > 0;
+    }
+    uint64_t flip = count == 1 && !lw_ring_barrier(w, loop) ? top - before : 0;
     if (w->no_pins || count == 0 || top + flip > w->smem_limit / 2)
         return;
     w->pinned_any = 1;
@@ -566,11 +583,12 @@ void lw_mma_pin_loop(lw *w, tj_ref loop)
     top = before;
     for (uint32_t i = 0; i < blk->ninsts; i++) {
         tj_ref r = blk->insts[i];
-        if (!stages_every_iteration(w, r, body, &p))
+        uint64_t bytes = staging_region(w, r, body);
+        if (!bytes)
             continue;
         w->dot_region[r] = (uint32_t)top + 1;
         w->dot_flip[r] = (uint32_t)flip;
-        top += region_bytes(&p) + flip;
+        top += bytes + flip;
     }
     w->smem_pinned = (uint32_t)top;
     if (w->smem_pinned > w->smem_bytes)

@@ -373,6 +373,14 @@ int lw_ring_feeds(const lw *w, tj_ref dot)
     return 0;
 }
 
+int lw_ring_holds(const lw *w, tj_ref dot, int operand)
+{
+    for (uint32_t i = 0; i < w->nrings; i++)
+        if (w->rings[i].dot == dot && w->rings[i].operand == operand)
+            return 1;
+    return 0;
+}
+
 static void commit(lw *w) { lw_emit(w, TJ_OP_CP_ASYNC_COMMIT, TJ_TYPE_NONE, NULL, 0); }
 
 static void wait_for(lw *w, int64_t pending)
@@ -415,6 +423,8 @@ static int by_tma(const lw *w, tj_ref loop)
     const lw_ring *g = first_ring(w, loop);
     return g && g->tma;
 }
+
+int lw_ring_barrier(const lw *w, tj_ref loop) { return depth_of(w, loop) > 0 && !by_tma(w, loop); }
 
 enum { MBAR_BYTES = 8 };
 

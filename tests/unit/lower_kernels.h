@@ -197,10 +197,11 @@ static const char *const MM32 = MM32_SRC("");
 static const char *const MM32_IEEE = MM32_SRC(", precision = \"ieee\"");
 
 /* The FMA product at tiles its copy rings, vector loads and register
- * block take (lower/dot.c): 64 x 64 x 16 in 3 slots. */
+ * block take (lower/dot.c): 64 x 64 x 16 in 3 slots; at stages = 1 its
+ * loop stages both operands every iteration. */
 static const char *const MM_FMA_BLOCK = "kernel mm(A: f32[M, K], B: f32[K, N], C: f32[M, N])\n"
                                         "    grid (cdiv(M, 64), cdiv(N, 64))\n"
-                                        "    const stages = 3\n"
+                                        "    tune stages in [3, 1]\n"
                                         "{\n"
                                         "    m = program_id(0) * 64\n"
                                         "    n = program_id(1) * 64\n"
@@ -211,6 +212,49 @@ static const char *const MM_FMA_BLOCK = "kernel mm(A: f32[M, K], B: f32[K, N], C
                                         "    }\n"
                                         "    store(C[m:m+64, n:n+64], acc)\n"
                                         "}\n";
+
+/* The array front end's f32 flash attention (array/attention.c): the
+ * query block is fixed across the loop (staged once before it), p is
+ * staged every iteration. */
+static const char *const ATTENTION_F32 =
+    "kernel att(XQ: f32[M, D], XK: f32[D, N], XV: f32[N, E], Y: f32[M, E])\n"
+    "    grid (cdiv(M, BM))\n"
+    "    tune BM in [64, 32], BN in [64, 32], BD in [64, 16], BE in [64, 16], warps in [8, 4], stages in [2, 1, 3]\n"
+    "{\n"
+    "    m = program_id(0) * BM\n"
+    "    tq = load(XQ[m:m+BM, 0:BD])\n"
+    "    mi = full(f32[BM, 1], -inf)\n"
+    "    li = zeros(f32[BM, 1])\n"
+    "    acc = zeros(f32[BM, BE])\n"
+    "    for j in range(0, N, BN) {\n"
+    "        s = dot(tq, load(XK[0:BD, j:j+BN]), precision = \"ieee\") * f32(0.25)\n"
+    "        s = where(arange(BN)[None, :] + j < N, s, -inf)\n"
+    "        mn = maximum(mi, max(s, 1)[:, None])\n"
+    "        p = exp2(s - mn)\n"
+    "        alpha = exp2(mi - mn)\n"
+    "        li = li * alpha + sum(p, 1)[:, None]\n"
+    "        acc = acc * alpha + dot(p, load(XV[j:j+BN, 0:BE]), precision = \"ieee\")\n"
+    "        mi = mn\n"
+    "    }\n"
+    "    store(Y[m:m+BM, 0:BE], acc / li)\n"
+    "}\n";
+
+/* A product whose b is fixed across the loop (staged once before it) and
+ * whose a is loaded every iteration. */
+static const char *const FIXED_B = "kernel fixed_b(X: f32[S, M, K], W: f32[K, N], Y: f32[M, N])\n"
+                                   "    grid (cdiv(M, 32))\n"
+                                   "    const BK = 16\n"
+                                   "    const BN = 32\n"
+                                   "    tune stages in [2, 1]\n"
+                                   "{\n"
+                                   "    m = program_id(0) * 32\n"
+                                   "    w = load(W[0:BK, 0:BN])\n"
+                                   "    acc = zeros(f32[32, BN])\n"
+                                   "    for s in range(0, S, 1) {\n"
+                                   "        acc = dot(load(X[s, m:m+32, 0:BK]), w, acc, precision = \"ieee\")\n"
+                                   "    }\n"
+                                   "    store(Y[m:m+32, 0:BN], acc)\n"
+                                   "}\n";
 
 /* A load in an inner loop that moves with both loop variables: prefetch
  * clones it for the inner one only (the outer stays as it is). */

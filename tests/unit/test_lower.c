@@ -330,6 +330,37 @@ Test(lower, attention)
     }
 }
 
+/* Pinned operands of FMA products (lower/dot.c, lw_mma_pin_loop): the
+ * query block staged once before the loop; p in a region of its own with
+ * copy rings (stages 2, 3: no barrier before its stores), both products in
+ * regions without (stages 1); a layout conversion of the accumulator
+ * beside the regions (BE = 16); a single product alternating between two
+ * regions (a matmul without rings); a fixed b. Partial tiles of queries and
+ * keys. tests/lit/lower/pin_fma.tj checks where the barriers go. */
+Test(lower, fma_pinned_operands)
+{
+    static const char *const defines[] = {"BM=64,BN=64,BD=64,BE=64,stages=2", "BM=64,BN=64,BD=64,BE=64,stages=1",
+                                          "BM=32,BN=32,BD=16,BE=16,stages=3", "BM=32,BN=32,BD=16,BE=16,stages=1"};
+    lc_opts o = lc_defaults();
+    o.warps[1] = 0;
+    for (int d = 0; d < 4; d++) {
+        o.defines = defines[d];
+        o.warps[0] = d < 2 ? 8 : 4;
+        o.shapes = d < 2 ? "M=70,N=100,D=64,E=64" : "M=40,N=72,D=16,E=16";
+        cr_assert(lc_check_tj(ATTENTION_F32, "att", &o), "%s", defines[d]);
+    }
+    o.warps[0] = 4;
+    o.defines = "stages=1";
+    o.shapes = "M=70,N=72,K=40";
+    cr_assert(lc_check_tj(MM_FMA_BLOCK, "mm", &o));
+    static const char *const stages[] = {"stages=1", "stages=2"};
+    for (int d = 0; d < 2; d++) {
+        o.defines = stages[d];
+        o.shapes = "S=5,M=40,K=16,N=32";
+        cr_assert(lc_check_tj(FIXED_B, "fixed_b", &o), "%s", stages[d]);
+    }
+}
+
 Test(lower, prefetch_in_nested_loops)
 {
     lc_opts o = lc_defaults();
