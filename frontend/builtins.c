@@ -38,8 +38,8 @@ static const fe_builtin builtins[] = {
     MATH("ceil", CEIL),
     {"abs", 1, 1, {0}, fe_bi_abs, TJ_OP_ABS, 0},
     {"bitcast", 2, 2, {0}, fe_bi_bitcast, TJ_OP_BITCAST, 0},
-    {"maximum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MAX, 0},
-    {"minimum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MIN, 0},
+    {"maximum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MAX, 1},
+    {"minimum", 2, 2, {0}, fe_bi_minmax, TJ_OP_MIN, 1},
     {"where", 3, 3, {0}, fe_bi_where, TJ_OP_SELECT, 0},
     {"fma", 3, 3, {0}, fe_bi_fma, TJ_OP_FMA, 0},
     REDUCE("sum", REDUCE_SUM), REDUCE("prod", REDUCE_PROD), REDUCE("max", REDUCE_MAX),
@@ -160,7 +160,7 @@ fe_val fe_build_call(fe_builder *lw, const fe_expr *call)
         return cast_call(lw, call, dt);
     const fe_builtin *b = fe_builtin_find(call->name);
     if (lw->in_grid && !(b && b->grid_ok))
-        return fe_err(lw, call->loc, "a grid expression may only use integer arithmetic, cdiv and casts; '%s' is not allowed",
+        return fe_err(lw, call->loc, "a grid expression may only use integer arithmetic, cdiv, minimum, maximum and casts; '%s' is not allowed",
                       call->name);
     if (b)
         return check_call(lw, call, b) ? b->build(lw, call, b) : fe_error_val();
