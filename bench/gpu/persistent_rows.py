@@ -26,7 +26,10 @@ import bench  # noqa: E402
 TILE_CONFIGS = [dict(BM=128, BN=256, BK=64, warps=8, stages=4), dict(BM=128, BN=256, BK=64, warps=8, stages=3),
                 dict(BM=256, BN=128, BK=64, warps=8, stages=4), dict(BM=128, BN=128, BK=64, warps=8, stages=3),
                 dict(BM=128, BN=256, BK=64, warps=8, stages=4, producer=1)]
-PERSISTENT_CONFIGS = TILE_CONFIGS + [dict(BM=128, BN=256, BK=64, warps=8, stages=3, producer=1)]
+# and the grouped order over 16 row blocks instead of 8 (examples/matmul.tj's GROUP)
+PERSISTENT_CONFIGS = TILE_CONFIGS + [dict(BM=128, BN=256, BK=64, warps=8, stages=3, producer=1),
+                                     dict(BM=128, BN=256, BK=64, warps=8, stages=4, GROUP=16),
+                                     dict(BM=128, BN=256, BK=64, warps=8, stages=4, producer=1, GROUP=16)]
 
 
 def programs_per_sm(p):

@@ -29,9 +29,10 @@ static lc_opts opts(const char *defines, const char *shapes, const char *scalars
 }
 
 /* Fewer programs than tiles (each walks several, the ring's phases
- * running on across them), more programs than tiles (some take none),
- * partial tiles on every axis, a K of many steps, K below one step, K = 0
- * (one step a tile, zeros), rings of 2 to 4 slots, a producer warp. */
+ * running on across them), more programs asked for than tiles (as many as
+ * tiles run), programs = 0 (one runs), partial tiles on every axis, a K of
+ * many steps, K below one step, K = 0 (no step: the tiles' zeros after the
+ * loop), rings of 2 to 4 slots, a producer warp. */
 Test(lower_persistent, matmul_matches_the_reference)
 {
     char *src = matmul_source();
@@ -47,6 +48,8 @@ Test(lower_persistent, matmul_matches_the_reference)
         {"BM=128,BN=128,BK=64,stages=3", "M=200,N=144,K=176", "programs=7"},
         {"BM=128,BN=128,BK=64,stages=3,producer=1", "M=200,N=272,K=176", "programs=3"},
         {"BM=128,BN=256,BK=64,stages=4,producer=1", "M=136,N=272,K=320", "programs=2"},
+        {"BM=128,BN=128,BK=64,stages=3,producer=1", "M=130,N=144,K=0", "programs=2"},
+        {"BM=128,BN=128,BK=64,stages=2", "M=200,N=144,K=176", "programs=0"},
     };
     for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++)
         for (int wgmma = 0; wgmma < 2; wgmma++) {
