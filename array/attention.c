@@ -205,8 +205,10 @@ int tj_tile_attention(const tj_graph *g, tj_group *grp, tj_group_args *args, tj_
     grp->be = pow2ceil(E);
     grp->bm = grp->bd > 128 || grp->be > 128 ? 32 : 64;
     grp->bn = 64;
-    /* f32 runs its products on FMAs with whole tiles in registers: 4 warps
-     * spilled at 64 x 64 (255 registers), 8 do not; 16-bit ones on mma */
+    /* f32 runs its products on FMAs with whole tiles in registers: 8 warps
+     * at 64 x 64 hold 83 registers a thread, 4 151 (ptxas 13; 255 and a
+     * spill before the block's q was pinned), 2 programs an SM by shared
+     * memory either way; 16-bit ones on mma */
     grp->warps = y->dtype == TJ_DT_F32 ? tj_warps_for_tile(grp->bm * (grp->bn > grp->be ? grp->bn : grp->be)) : 4;
     /* its divisions, acc / li, run once an output after the loop over the keys */
     grp->no_calls = 1;
