@@ -8,8 +8,19 @@
 
 tj_lib *tj_lib_open(tj_jit *j, tj_rt_error *err)
 {
+    return tj_lib_open_options(j, NULL, err);
+}
+
+tj_lib *tj_lib_open_options(tj_jit *j, const tj_lib_options *opts, tj_rt_error *err)
+{
+    int64_t segment = opts ? opts->segment : 0;
     if (!j) {
         tj_rt_fail(err, "tj_lib_open: NULL jit");
+        return NULL;
+    }
+    if (segment < 0 || segment > TJ_LIB_SEGMENT_MAX) {
+        tj_rt_fail(err, "tj_lib_open: segment = %lld is outside [0, %lld] (0: the default)", (long long)segment,
+                   (long long)TJ_LIB_SEGMENT_MAX);
         return NULL;
     }
     tj_lib *l = calloc(1, sizeof *l);
@@ -18,8 +29,15 @@ tj_lib *tj_lib_open(tj_jit *j, tj_rt_error *err)
         return NULL;
     }
     l->jit = j;
+    l->segment = segment ? segment : TJ_LIB_SEGMENT_MAX;
     pthread_mutex_init(&l->lock, NULL);
     return l;
+}
+
+int64_t lib_segment(const tj_lib *l, int64_t tile)
+{
+    int64_t n = l->segment / tile * tile;
+    return n > 0 ? n : tile;
 }
 
 static void free_memory(tj_lib *l, void *p)
@@ -380,11 +398,19 @@ int lib_lines_of(const tj_tensor *x, int axis, const char *what, lib_lines *out,
     if (merged_stride(x, 0, out->axis) < 0 || merged_stride(x, out->axis + 1, x->rank) < 0)
         return tj_rt_fail(err, "%s: the dims around axis %d do not merge (strides of a non-contiguous view); "
                                "pass a contiguous array", what, out->axis);
-    if (out->p > INT32_MAX || out->n > INT32_MAX || out->q > INT32_MAX || out->p * out->q > INT32_MAX)
-        return tj_rt_fail(err, "%s: an array of %lld x %lld x %lld around axis %d is more than the library's "
-                               "kernels address (2^31 - 1 per dim)", what, (long long)out->p, (long long)out->n,
-                          (long long)out->q, out->axis);
+    if (out->p > INT32_MAX || out->q > INT32_MAX || out->p * out->q > INT32_MAX)
+        return tj_rt_fail(err, "%s: an array of %lld x %lld x %lld around axis %d has more lines (%lld x %lld) "
+                               "than the library's kernels address (2^31 - 1)", what, (long long)out->p,
+                          (long long)out->n, (long long)out->q, out->axis, (long long)out->p, (long long)out->q);
     return 0;
+}
+
+tj_tensor lib_segment_of(const tj_tensor *lines, int64_t at, int64_t len)
+{
+    tj_tensor v = *lines;
+    v.data = (char *)lines->data + at * lines->strides[1] * tj_dtype_size(lines->dtype);
+    v.shape[1] = len;
+    return v;
 }
 
 tj_tensor lib_as_lines(const tj_tensor *t, const lib_lines *ln)

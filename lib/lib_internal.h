@@ -41,6 +41,7 @@ typedef struct lib_scratch {
  * So the table grows with the streams (a capture often runs on a new one). */
 struct tj_lib {
     tj_jit *jit;
+    int64_t segment; /* tj_lib_options.segment, the default filled in */
     pthread_mutex_t lock;
     lib_kernel *kernels;
     uint32_t nkernels, cap;
@@ -68,7 +69,7 @@ int lib_launch(tj_lib *l, tj_dispatch *d, const tj_arg *args, uint32_t nargs, vo
 void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_error *err);
 /* The same from the buffer of `owner` (the radix sort's, apart from the
  * scan's it calls). */
-enum lib_scratch_owner { LIB_SCRATCH_DEFAULT, LIB_SCRATCH_SORT };
+enum lib_scratch_owner { LIB_SCRATCH_DEFAULT, LIB_SCRATCH_SORT, LIB_SCRATCH_TOPK };
 void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int zero, tj_rt_error *err);
 /* words u32 at data set to 0 by a kernel on the stream. */
 int lib_zero(tj_lib *l, void *data, size_t words, void *stream, tj_rt_error *err);
@@ -84,8 +85,9 @@ tj_arg lib_int_arg(int64_t v);
 
 /* x seen as [P, N, Q] around `axis`: N the axis, P the dims before it
  * merged, Q the dims after. Fails (err names `what`) where the dims do not
- * merge (a non-uniform stride) or a size exceeds what a kernel's i32 dims
- * hold. */
+ * merge (a non-uniform stride) or P, Q or P * Q exceed what a kernel's i32
+ * dims hold. N may be longer: each family cuts it into segments
+ * (lib_segment, lib_segment_of). */
 typedef struct lib_lines {
     int64_t p, n, q;
     int axis;
@@ -93,6 +95,12 @@ typedef struct lib_lines {
 int lib_lines_of(const tj_tensor *x, int axis, const char *what, lib_lines *out, tj_rt_error *err);
 /* t viewed as [P, N, Q] (lines from lib_lines_of on a tensor of t's shape). */
 tj_tensor lib_as_lines(const tj_tensor *t, const lib_lines *ln);
+/* Elements [at, at + len) of the axis of a [P, N, Q] view. */
+tj_tensor lib_segment_of(const tj_tensor *lines, int64_t at, int64_t len);
+/* The segment length of l for a family whose kernels take tiles of `tile`
+ * elements along the axis: tj_lib_options.segment rounded down to a
+ * multiple of it, at least one tile. */
+int64_t lib_segment(const tj_lib *l, int64_t tile);
 /* Whether two tensors have the same shape; err names them when not. */
 int lib_same_shape(const tj_tensor *a, const tj_tensor *b, const char *fn, tj_rt_error *err);
 int64_t lib_numel(const tj_tensor *t);

@@ -25,8 +25,10 @@ static int scannable(tj_dtype dt)
 
 typedef struct scan_job {
     tj_lib *l;
-    tj_tensor x, y; /* as [P, N, Q] */
-    lib_lines ln;
+    tj_tensor x, y; /* as [P, N, Q]: one segment of the axis (the whole axis when it fits one) */
+    tj_tensor prev; /* [P, Q]: y's element before the segment, combined in front with `carry` */
+    int carry;      /* the segment is not the axis' first */
+    lib_lines ln;   /* of the segment */
     lib_subst subst[5];
     char aggregate[80];
     void *stream;
@@ -78,6 +80,18 @@ static tj_arg line_arg(const tj_tensor *t)
     return lib_tensor_arg(&v);
 }
 
+/* Prev of the kernels of lines ([P]) or columns ([P, Q]). */
+static tj_arg prev_arg(const scan_job *s)
+{
+    tj_tensor v = s->prev;
+    if (s->ln.q == 1) {
+        v.rank = 1;
+        v.shape[1] = 0;
+        v.strides[1] = 0;
+    }
+    return lib_tensor_arg(&v);
+}
+
 /* Lines along a contiguous-or-strided axis with nothing after it (Q == 1). */
 static int scan_lines(scan_job *s)
 {
@@ -88,9 +102,10 @@ static int scan_lines(scan_job *s)
     if (!a || !k1 || !k2 || !k3)
         return 1;
     tj_arg agg = lib_buffer_arg(a, s->x.dtype, 2, (int64_t[]){s->ln.p, nt});
-    tj_arg args1[] = {line_arg(&s->x), agg}, args3[] = {line_arg(&s->x), line_arg(&s->y), agg};
+    tj_arg args1[] = {line_arg(&s->x), agg},
+           args3[] = {line_arg(&s->x), line_arg(&s->y), agg, prev_arg(s), lib_int_arg(s->carry)};
     return lib_launch(s->l, k1, args1, 2, s->stream, s->err) || lib_launch(s->l, k2, &agg, 1, s->stream, s->err) ||
-           lib_launch(s->l, k3, args3, 3, s->stream, s->err);
+           lib_launch(s->l, k3, args3, 5, s->stream, s->err);
 }
 
 /* Q == 1 in one launch, values of at most 32 bits: scan_lookback_packed
@@ -103,8 +118,9 @@ static int scan_lines_packed(scan_job *s, int64_t g)
     if (!a || !k)
         return 1;
     tj_arg args[] = {line_arg(&s->x), line_arg(&s->y), lib_buffer_arg(a, TJ_DT_U64, 1, &g),
-                     lib_buffer_arg(a + (size_t)g * 8, TJ_DT_I32, 1, (int64_t[]){1})};
-    return lib_launch(s->l, k, args, 4, s->stream, s->err);
+                     lib_buffer_arg(a + (size_t)g * 8, TJ_DT_I32, 1, (int64_t[]){1}), prev_arg(s),
+                     lib_int_arg(s->carry)};
+    return lib_launch(s->l, k, args, 6, s->stream, s->err);
 }
 
 /* Q == 1 in one launch: scan_lookback_packed, or for 64-bit values
@@ -128,8 +144,10 @@ static int scan_lines_lookback(scan_job *s)
                      lib_buffer_arg(a + values, s->x.dtype, 1, &g),
                      lib_buffer_arg(a + values + (size_t)g * size, s->x.dtype, 1, &g),
                      lib_buffer_arg(a, TJ_DT_I32, 1, &g),
-                     lib_buffer_arg(a + (size_t)g * 4, TJ_DT_I32, 1, (int64_t[]){1})};
-    return lib_launch(s->l, k, args, 6, s->stream, s->err);
+                     lib_buffer_arg(a + (size_t)g * 4, TJ_DT_I32, 1, (int64_t[]){1}),
+                     prev_arg(s),
+                     lib_int_arg(s->carry)};
+    return lib_launch(s->l, k, args, 8, s->stream, s->err);
 }
 
 /* Q > 1: tiles of rows by columns; the chains run down the columns. */
@@ -146,9 +164,9 @@ static int scan_cols(scan_job *s)
         return tj_rt_fail(s->err, "tilejit lib scan: too many tiles (%lld)", (long long)(s->ln.p * nt));
     tj_arg agg = lib_buffer_arg(a, s->x.dtype, 2, (int64_t[]){s->ln.p * nt, s->ln.q});
     tj_arg args1[] = {lib_tensor_arg(&s->x), agg}, args2[] = {agg, lib_int_arg(nt)},
-           args3[] = {lib_tensor_arg(&s->x), lib_tensor_arg(&s->y), agg};
+           args3[] = {lib_tensor_arg(&s->x), lib_tensor_arg(&s->y), agg, prev_arg(s), lib_int_arg(s->carry)};
     return lib_launch(s->l, k1, args1, 2, s->stream, s->err) || lib_launch(s->l, k2, args2, 2, s->stream, s->err) ||
-           lib_launch(s->l, k3, args3, 3, s->stream, s->err);
+           lib_launch(s->l, k3, args3, 5, s->stream, s->err);
 }
 
 /* On CUDA the look-back is correct (checked on the H200) but slower than the
@@ -161,6 +179,28 @@ static int lookback_here(const tj_lib *l)
         return 1;
     const char *ask = getenv("TILEJIT_LIB_LOOKBACK");
     return ask && !strcmp(ask, "1");
+}
+
+/* The axis a segment at a time (lib_segment: what one launch indexes),
+ * each after the one before on the stream, so that its carry (y's last
+ * element before it, along every line) is there when it runs. */
+static int scan_segments(scan_job *s, const tj_tensor *x, const tj_tensor *y, int multi)
+{
+    tj_tensor xl = lib_as_lines(x, &s->ln), yl = lib_as_lines(y, &s->ln);
+    int64_t n = s->ln.n, step = lib_segment(s->l, s->ln.q > 1 ? TILE_COLS : TILE_LINES);
+    for (int64_t at = 0; at < n; at += step) {
+        int64_t len = n - at < step ? n - at : step;
+        s->x = lib_segment_of(&xl, at, len);
+        s->y = lib_segment_of(&yl, at, len);
+        s->ln.n = len;
+        s->carry = at > 0;
+        tj_tensor prev = lib_segment_of(&yl, at > 0 ? at - 1 : 0, 1); /* [P, 1, Q] as [P, Q] */
+        s->prev = (tj_tensor){.data = prev.data, .dtype = prev.dtype, .rank = 2, .shape = {prev.shape[0], prev.shape[2]},
+                              .strides = {prev.strides[0], prev.strides[2]}};
+        if (s->ln.q > 1 ? scan_cols(s) : multi ? scan_lines(s) : scan_lines_lookback(s))
+            return 1;
+    }
+    return 0;
 }
 
 static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tensor *y, int axis,
@@ -184,12 +224,9 @@ static int run_scan(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
         return 1;
     if (lib_numel(x) == 0)
         return 0;
-    s.x = lib_as_lines(x, &s.ln);
-    s.y = lib_as_lines(y, &s.ln);
     set_kernels(&s, x->dtype, combine, is_sum);
     pthread_mutex_lock(&l->lock);
-    int multi = flags & TJ_LIB_MULTI_PHASE || !lookback_here(l);
-    int rc = s.ln.q > 1 ? scan_cols(&s) : multi ? scan_lines(&s) : scan_lines_lookback(&s);
+    int rc = scan_segments(&s, x, y, flags & TJ_LIB_MULTI_PHASE || !lookback_here(l));
     pthread_mutex_unlock(&l->lock);
     return rc;
 }
@@ -198,12 +235,10 @@ int lib_cumsum_1d(tj_lib *l, const tj_tensor *x, const tj_tensor *y, void *strea
 {
     scan_job s = {.l = l, .stream = stream, .err = err, .x = *x, .y = *y};
     s.ln = (lib_lines){1, x->shape[0], 1, 0};
-    s.x = lib_as_lines(x, &s.ln);
-    s.y = lib_as_lines(y, &s.ln);
     set_kernels(&s, x->dtype, "a + b", 1);
     if (!s.ln.n)
         return 0;
-    return lookback_here(l) ? scan_lines_lookback(&s) : scan_lines(&s);
+    return scan_segments(&s, x, y, !lookback_here(l));
 }
 
 int tj_lib_cumsum(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,

@@ -33,6 +33,24 @@ typedef struct tj_lib tj_lib;
 
 /* A library over jit j (which must outlive it). NULL with err. */
 tj_lib *tj_lib_open(tj_jit *j, tj_rt_error *err);
+
+/* What a library may be opened with (tj_lib_open_options); all zero is
+ * tj_lib_open's defaults. */
+typedef struct tj_lib_options {
+    /* The most elements along the axis that one launch of a device-wide
+     * algorithm indexes (its kernels index with i32): a longer axis is cut
+     * into segments of this many (each family rounds it down to a multiple
+     * of its tile: 8192 for scans, 4096 for sorts, 4096 for top-k), the
+     * carry, counts and offsets passed from segment to segment on the
+     * device (docs/library.md, "Arrays beyond 2^31 elements"). 0: the
+     * default and the largest allowed, TJ_LIB_SEGMENT_MAX. Tests set it
+     * small to run the segmented paths on small arrays. */
+    int64_t segment;
+} tj_lib_options;
+#define TJ_LIB_SEGMENT_MAX ((int64_t)2147418112) /* 2^31 - 2^16: a multiple of every family's tile */
+/* tj_lib_open with options (NULL: the defaults); an option out of range
+ * (segment < 0 or above TJ_LIB_SEGMENT_MAX) is an error naming it. */
+tj_lib *tj_lib_open_options(tj_jit *j, const tj_lib_options *opts, tj_rt_error *err);
 void tj_lib_close(tj_lib *l); /* frees the scratch and the compiled kernels; NULL: no-op */
 
 enum {

@@ -215,8 +215,10 @@ Test(lib_scan, lookback_published_aggregates_interp)
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(agg, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(inc, TJ_DT_I32, 1, gs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags, TJ_DT_I32, 1, gs)},
-                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + LB_G, TJ_DT_I32, 1, one)}};
-    launch_lookback_interp("scan_lookback", args, 6);
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(flags + LB_G, TJ_DT_I32, 1, one)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 1, (int64_t[]){LB_P})},
+                     {.is_tensor = 0, .scalar.i = 0}};
+    launch_lookback_interp("scan_lookback", args, 8);
     for (int p = 0; p < LB_P; p++)
         check_lookback_line(x, y, p);
 }
@@ -235,8 +237,10 @@ Test(lib_scan, lookback_packed_published_aggregates_interp)
     tj_arg args[] = {{.is_tensor = 1, .tensor = tj_tensor_contiguous(x, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 2, xs)},
                      {.is_tensor = 1, .tensor = tj_tensor_contiguous(words, TJ_DT_U64, 1, gs)},
-                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)}};
-    launch_lookback_interp("scan_lookback_packed", args, 4);
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(ticket, TJ_DT_I32, 1, one)},
+                     {.is_tensor = 1, .tensor = tj_tensor_contiguous(y, TJ_DT_I32, 1, (int64_t[]){LB_P})},
+                     {.is_tensor = 0, .scalar.i = 0}};
+    launch_lookback_interp("scan_lookback_packed", args, 6);
     for (int p = 0; p < LB_P; p++) {
         int32_t acc = check_lookback_line(x, y, p);
         uint64_t last = words[p * LB_NT + LB_NT - 1];
