@@ -90,7 +90,7 @@ static const struct placeholder {
     {"selective_scan", "SEG", "32", "ss_segment_state ss_segment_out "},
     {"selective_scan", "TTS", "4", "ss_segment_state ss_segment_out "},
     {"sort", "VALUES", "0", "sort_rows "},
-    {"sort", "RB", "4096", "radix_hist radix_scatter radix_upsweep radix_onesweep "},
+    {"sort", "RB", "4096", "radix_hist radix_scatter radix_scatter_wide radix_upsweep radix_onesweep "},
 };
 
 static int reads(const struct placeholder *p, const char *kernel)

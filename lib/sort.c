@@ -36,6 +36,7 @@ typedef struct sort_job {
     tj_tensor x, y, idx; /* as [P, N, Q]; y or idx without data when not wanted */
     lib_lines ln;
     lib_subst subst[SORT_SUBSTS + 1]; /* and sort_rows' $VALUES or the radix kernels' $RB */
+    char tile[24];                    /* $RB's text */
     void *stream;
     tj_rt_error *err;
 } sort_job;
@@ -84,13 +85,12 @@ typedef struct radix_bufs {
 
 static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/* After the keys and payloads: H, O, E, G (three kernels a pass) or L
- * (u64 a tile and digit), Hg, C (the single pass). */
-static int radix_scratch(sort_job *s, int key_bytes, radix_bufs *b)
+/* After the keys and payloads (`slots` elements each: b->n, or more for
+ * the wide sort's [R, C] views): H, O, E, G (three kernels a pass) or L
+ * (u64 a tile and digit), Hg, C (the single pass), for b->tiles tiles. */
+static int radix_scratch(sort_job *s, int64_t slots, int key_bytes, radix_bufs *b)
 {
-    b->n = s->ln.p * s->ln.n * s->ln.q;
-    b->tiles = (b->n + RADIX_TILE - 1) / RADIX_TILE;
-    size_t n = (size_t)b->n, kb = aligned(n * (size_t)key_bytes), ib = aligned(n * 4);
+    size_t n = (size_t)slots, kb = aligned(n * (size_t)key_bytes), ib = aligned(n * 4);
     size_t hb = aligned((size_t)(DIGITS * b->tiles) * 4), counts = aligned((size_t)b->passes * (DIGITS + 1) * 4);
     size_t third = counts > hb ? counts : hb; /* E, or Hg and C */
     char *base = lib_scratch_owned(s->l, s->stream, LIB_SCRATCH_SORT, 2 * kb + 2 * ib + 3 * hb + third, 0, s->err);
@@ -154,7 +154,7 @@ static int radix_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b,
     tj_arg x = lib_buffer_arg(s->x.data, s->x.dtype, 1, &n);
     tj_arg k = lib_buffer_arg(b->k[cur], kt, 1, &n), p = lib_buffer_arg(b->p[cur], TJ_DT_I32, 1, &n);
     tj_arg h = lib_buffer_arg(b->h, TJ_DT_U32, 2, hs), o = lib_buffer_arg(b->o, TJ_DT_U32, 2, hs);
-    tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_I32, 2, gs);
+    tj_arg e = lib_buffer_arg(b->e, TJ_DT_I32, 2, gs), g = lib_buffer_arg(b->g, TJ_DT_U32, 2, gs);
     tj_arg digits[7];
     digit_args(s, b, pass, key_passes, digits);
     tj_arg hist[] = {x, k, p, h, e, digits[0], digits[1], digits[2], digits[3]}, offsets[] = {h, o, e, g};
@@ -212,18 +212,22 @@ static int single_pass(const tj_lib *l, uint32_t flags)
     return tj_jit_device(l->jit) != TJ_DEVICE_CUDA;
 }
 
+enum radix_path { RADIX_THREE, RADIX_ONE, RADIX_WIDE }; /* three kernels a pass, Onesweep, a long line */
+
 /* The kernels of one path (NULL with err when one fails to compile); no
  * finish kernel where `finish` is NULL. */
-static int radix_kernels_of(sort_job *s, int one, const char *finish, radix_kernels *rk)
+static int radix_kernels_of(sort_job *s, enum radix_path path, const char *finish, radix_kernels *rk)
 {
-    static const char *const names[] = {"radix_hist", "radix_offsets", "radix_scatter", "radix_upsweep",
-                                        "radix_onesweep"};
-    tj_dispatch **slots[] = {&rk->hist, &rk->offsets, &rk->scatter, &rk->upsweep, &rk->onesweep};
-    char tile[24];
-    snprintf(tile, sizeof tile, "%d", RADIX_TILE);
-    s->subst[SORT_SUBSTS] = (lib_subst){"RB", tile};
-    for (int i = one ? 3 : 0; i < (one ? 5 : 3); i++)
-        if (!(*slots[i] = lib_dispatch(s->l, "sort", names[i], s->subst, SORT_SUBSTS + 1, s->err)))
+    static const char *const names[][3] = {{"radix_hist", "radix_offsets", "radix_scatter"},
+                                           {"radix_upsweep", "radix_onesweep", NULL},
+                                           {"radix_hist", "radix_offsets", "radix_scatter_wide"}};
+    tj_dispatch **slots[][3] = {{&rk->hist, &rk->offsets, &rk->scatter},
+                                {&rk->upsweep, &rk->onesweep, NULL},
+                                {&rk->hist, &rk->offsets, &rk->scatter}};
+    snprintf(s->tile, sizeof s->tile, "%d", RADIX_TILE);
+    s->subst[SORT_SUBSTS] = (lib_subst){"RB", s->tile};
+    for (int i = 0; i < 3 && names[path][i]; i++)
+        if (!(*slots[path][i] = lib_dispatch(s->l, "sort", names[path][i], s->subst, SORT_SUBSTS + 1, s->err)))
             return 1;
     return finish && !(rk->finish = lib_dispatch(s->l, "sort", finish, s->subst, SORT_SUBSTS, s->err));
 }
@@ -264,12 +268,15 @@ static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
                     .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32};
     b.direct = b.carry && key_bits == 32;
     b.indices = !values && lines == 1;
+    b.n = s->ln.p * s->ln.n * s->ln.q;
+    b.tiles = (b.n + RADIX_TILE - 1) / RADIX_TILE;
     const char *finish = b.direct || b.indices ? NULL
                          : b.carry ? "radix_finish_carried"
                          : values  ? "radix_finish_values"
                                    : "radix_finish_indices";
     radix_kernels rk = {0};
-    if (radix_kernels_of(s, one, finish, &rk) || radix_scratch(s, tj_dtype_size(b.work), &b) ||
+    if (radix_kernels_of(s, one ? RADIX_ONE : RADIX_THREE, finish, &rk) ||
+        radix_scratch(s, b.n, tj_dtype_size(b.work), &b) ||
         (one && upsweep(s, &rk, &b, key_passes)))
         return 1;
     int cur = 0;
@@ -277,6 +284,167 @@ static int radix_sort(sort_job *s, int key_bits, uint32_t flags)
         if (one ? onesweep_pass(s, &rk, &b, pass, key_passes, cur) : radix_pass(s, &rk, &b, pass, key_passes, cur))
             return 1;
     return radix_finish(s, &rk, &b, cur);
+}
+
+/* ---- one line longer than a segment (the radix kernels over segments) ---- */
+
+/* Where the wide passes store: [rows, 2^sh] views of a line (2^sh the
+ * largest power of two in a segment, at most 2^16, so that the last row
+ * reaches at most 2^16 - 1 elements past the line), and the segments. */
+typedef struct wide_line {
+    int64_t seg, rows;
+    int sh;
+} wide_line;
+
+static wide_line wide_of(const tj_lib *l, int64_t n)
+{
+    wide_line w = {.seg = lib_segment(l, RADIX_TILE)};
+    while (w.sh < 16 && (int64_t)2 << w.sh <= w.seg)
+        w.sh++;
+    w.rows = (n + ((int64_t)1 << w.sh) - 1) >> w.sh;
+    return w;
+}
+
+static tj_arg wide_arg(void *data, tj_dtype dt, const wide_line *w)
+{
+    return lib_buffer_arg(data, dt, 2, (int64_t[]){w->rows, (int64_t)1 << w->sh});
+}
+
+static void *at_element(void *data, tj_dtype dt, int64_t i)
+{
+    return (char *)data + i * tj_dtype_size(dt);
+}
+
+/* Tiles [t0, t0 + nt) of a [rows, tiles] (by_column) or [tiles, 256] table. */
+static tj_arg tiles_arg(void *table, tj_dtype dt, int64_t tiles, int64_t t0, int64_t nt, int by_column)
+{
+    tj_tensor v = {.data = at_element(table, dt, by_column ? t0 : t0 * DIGITS), .dtype = dt, .rank = 2};
+    v.shape[0] = by_column ? DIGITS : nt, v.shape[1] = by_column ? nt : DIGITS;
+    v.strides[0] = by_column ? tiles : DIGITS, v.strides[1] = 1;
+    return lib_tensor_arg(&v);
+}
+
+/* One pass of a long line: each segment's tiles counted by radix_hist, H
+ * scanned, the tiles' offsets, each segment scattered into the whole line. */
+static int wide_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, const wide_line *w, int pass,
+                     int key_passes, int cur)
+{
+    int64_t n = b->n, flat = DIGITS * b->tiles;
+    tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
+    for (int64_t at = 0; at < n; at += w->seg) {
+        int64_t len = n - at < w->seg ? n - at : w->seg, t0 = at / RADIX_TILE, nt = (len + RADIX_TILE - 1) / RADIX_TILE;
+        tj_arg hist[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &len),
+                         lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &len),
+                         lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &len),
+                         tiles_arg(b->h, TJ_DT_U32, b->tiles, t0, nt, 1), tiles_arg(b->e, TJ_DT_I32, b->tiles, t0, nt, 0),
+                         lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(len), lib_int_arg(1)};
+        if (lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err))
+            return 1;
+    }
+    tj_arg offsets[] = {tiles_arg(b->h, TJ_DT_U32, b->tiles, 0, b->tiles, 1),
+                        tiles_arg(b->o, TJ_DT_U32, b->tiles, 0, b->tiles, 1),
+                        tiles_arg(b->e, TJ_DT_I32, b->tiles, 0, b->tiles, 0),
+                        tiles_arg(b->g, TJ_DT_U32, b->tiles, 0, b->tiles, 0)};
+    if (lib_cumsum_1d(s->l, &hf, &of, s->stream, s->err) || lib_launch(s->l, rk->offsets, offsets, 4, s->stream, s->err))
+        return 1;
+    int last = pass == b->passes - 1;
+    void *indices = b->indices ? s->idx.data : b->k[0]; /* a stand-in no pass writes but an argsort's last */
+    for (int64_t at = 0; at < n; at += w->seg) {
+        int64_t len = n - at < w->seg ? n - at : w->seg, t0 = at / RADIX_TILE, nt = (len + RADIX_TILE - 1) / RADIX_TILE;
+        tj_arg scatter[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &len),
+                            lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &len),
+                            lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &len),
+                            tiles_arg(b->g, TJ_DT_U32, b->tiles, t0, nt, 0),
+                            wide_arg(b->k[!cur], b->work, w),
+                            wide_arg(payload_out(s, b, pass, cur), TJ_DT_U32, w),
+                            wide_arg(indices, TJ_DT_I64, w),
+                            lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(at), lib_int_arg(w->sh),
+                            lib_int_arg(b->carry), lib_int_arg(last), lib_int_arg(b->indices)};
+        if (lib_launch(s->l, rk->scatter, scatter, 14, s->stream, s->err))
+            return 1;
+    }
+    return 0;
+}
+
+/* The results of a long line where the last pass did not write them: the
+ * carried 16-bit patterns narrowed, or (64-bit keys) the line gathered
+ * through the places, a segment of the output a launch. */
+static int wide_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *b, const wide_line *w, int cur)
+{
+    for (int64_t at = 0; !b->direct && !b->indices && at < b->n; at += w->seg) {
+        int64_t len = b->n - at < w->seg ? b->n - at : w->seg;
+        tj_arg y = lib_buffer_arg(at_element(s->y.data, s->x.dtype, at), s->x.dtype, 1, &len);
+        tj_arg carried[] = {lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &len), y};
+        tj_arg gathered[] = {wide_arg(s->x.data, s->x.dtype, w),
+                             lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &len), y,
+                             lib_int_arg(w->sh)};
+        if (b->carry ? lib_launch(s->l, rk->finish, carried, 2, s->stream, s->err)
+                     : lib_launch(s->l, rk->finish, gathered, 4, s->stream, s->err))
+            return 1;
+    }
+    return 0;
+}
+
+/* One line (s's x, y or idx: contiguous, 1-D) longer than a segment, by
+ * the three radix kernels a pass over segments: the payload carries the
+ * input's bits (a sort of keys of at most 32 bits) or the element's place
+ * in the line, u32, so the line holds at most 2^32 - 1 elements. */
+static int wide_sort(sort_job *s, int64_t n, int key_bits)
+{
+    int values = s->y.data != NULL, key_passes = key_bits / 8;
+    radix_bufs b = {.passes = key_passes, .carry = values && key_bits <= 32,
+                    .work = key_bits > 32 ? TJ_DT_U64 : TJ_DT_U32, .n = n};
+    b.direct = b.carry && key_bits == 32;
+    b.indices = !values;
+    b.tiles = (n + RADIX_TILE - 1) / RADIX_TILE;
+    wide_line w = wide_of(s->l, n);
+    const char *finish = b.direct || b.indices ? NULL : b.carry ? "radix_finish_carried" : "radix_gather_wide";
+    radix_kernels rk = {0};
+    if (radix_kernels_of(s, RADIX_WIDE, finish, &rk) ||
+        radix_scratch(s, w.rows << w.sh, tj_dtype_size(b.work), &b))
+        return 1;
+    int cur = 0;
+    for (int pass = 0; pass < b.passes; pass++, cur = !cur)
+        if (wide_pass(s, &rk, &b, &w, pass, key_passes, cur))
+            return 1;
+    return wide_finish(s, &rk, &b, &w, cur);
+}
+
+/* ---- lines in groups of at most a segment ---- */
+
+/* Lines [p0, p0 + np) of a [P, N, Q] view. */
+static tj_tensor lines_from(const tj_tensor *t, int64_t p0, int64_t np)
+{
+    tj_tensor v = *t;
+    v.data = t->data ? at_element(t->data, t->dtype, p0 * t->strides[0]) : NULL;
+    v.shape[0] = np;
+    return v;
+}
+
+/* Every line by a path whose kernels index it: the outer lines a group of
+ * at most a segment's elements at a time (the rows' tile sort or the
+ * radix sort, each group a sort of its own: lines never mix), a line (the
+ * axis last) longer than a segment by itself, by wide_sort. */
+static int sort_groups(sort_job *s, int rows, int key_bits, uint32_t flags)
+{
+    sort_job all = *s;
+    int64_t seg = lib_segment(s->l, RADIX_TILE), per = s->ln.n * s->ln.q, group = per <= seg ? seg / per : 1;
+    if (per > seg && s->ln.q > 1)
+        return tj_rt_fail(s->err, "%s: lines of %lld elements along axis %d, %lld interleaved after it, are more "
+                                  "than one launch sorts (%lld elements) when the axis is not the last; "
+                                  "move the axis last", s->fn, (long long)s->ln.n, s->ln.axis, (long long)s->ln.q,
+                          (long long)seg);
+    if (per > seg && s->ln.n > UINT32_MAX)
+        return tj_rt_fail(s->err, "%s: a line of %lld elements is more than the radix sort's 32-bit places address "
+                                  "(2^32 - 1)", s->fn, (long long)s->ln.n);
+    for (int64_t p0 = 0; p0 < all.ln.p; p0 += group) {
+        int64_t np = all.ln.p - p0 < group ? all.ln.p - p0 : group;
+        s->x = lines_from(&all.x, p0, np), s->y = lines_from(&all.y, p0, np), s->idx = lines_from(&all.idx, p0, np);
+        s->ln.p = np;
+        if (per > seg ? wide_sort(s, s->ln.n, key_bits) : rows ? sort_rows(s) : radix_sort(s, key_bits, flags))
+            return 1;
+    }
+    return 0;
 }
 
 /* Whether t is row-major contiguous (the radix sort indexes it flat). */
@@ -332,11 +500,8 @@ static int run_sort(tj_lib *l, const char *fn, const tj_tensor *x, const tj_tens
     if (!rows && (!contiguous(x) || !contiguous(out)))
         return tj_rt_fail(err, "%s: an array sorted by the radix sort (lines longer than %d, 64-bit keys or an "
                                "axis that is not the last) must be row-major contiguous", fn, ROW_TILE_MAX);
-    if (!rows && lib_numel(x) > INT32_MAX)
-        return tj_rt_fail(err, "%s: %lld elements are more than the radix sort indexes (2^31 - 1)", fn,
-                          (long long)lib_numel(x));
     pthread_mutex_lock(&l->lock);
-    int rc = rows ? sort_rows(&s) : radix_sort(&s, tj_dtype_bits(bits), flags);
+    int rc = sort_groups(&s, rows, tj_dtype_bits(bits), flags);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

@@ -208,9 +208,12 @@ def time_lookback(label, src, name, b, x, y, want, nbytes, copy, lib_layout):
         k = tilejit.Kernel(src, name, file="lib/kernels/scan.tj")
         x3, y3 = x.view(1, n), y.view(1, n)
 
-        def call():  # Prev and carry 0: the axis is one segment
+        header = src.split(f"kernel {name}(", 1)[1].split(")", 1)[0]
+        carry = (y3[:, 0], 0) if "Prev:" in header else ()  # the axis is one segment (older kernels: no carry)
+
+        def call():
             zeroed.zero_()
-            k(x3, y3, *scratch_args, y3[:, 0], 0)
+            k(x3, y3, *scratch_args, *carry)
 
         y.zero_()
         call()

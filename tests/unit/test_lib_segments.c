@@ -126,3 +126,123 @@ Test(lib_segments, segment_out_of_range_is_an_error)
     cr_assert(strstr(err.msg, "segment = 2147418113"), "%s", err.msg);
     tj_jit_close(j);
 }
+
+/* ---- sorts ---- */
+
+/* NumPy's order as an unsigned key (lib/kernels/sort.tj's key_*): NaN
+ * last, -0.0 equal to 0.0; descending complements it. */
+static uint64_t order_key(tj_dtype dt, const void *x, int64_t i, int desc)
+{
+    uint64_t k = 0;
+    if (dt == TJ_DT_F32) {
+        uint32_t b;
+        memcpy(&b, (const char *)x + 4 * i, 4);
+        b = b == 0x80000000u ? 0 : b;
+        k = (b & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : b >> 31 ? ~b & 0xffffffffu : b | 0x80000000u;
+    } else if (dt == TJ_DT_F16) {
+        uint16_t b;
+        memcpy(&b, (const char *)x + 2 * i, 2);
+        b = b == 0x8000u ? 0 : b;
+        k = (b & 0x7fffu) > 0x7c00u ? 0xffffu : b >> 15 ? (uint16_t)~b : b | 0x8000u;
+    } else if (dt == TJ_DT_I64) {
+        k = (uint64_t)((const int64_t *)x)[i] ^ (uint64_t)1 << 63;
+    } else {
+        k = (uint32_t)((const int32_t *)x)[i] ^ 0x80000000u;
+    }
+    int bits = dt == TJ_DT_F16 ? 16 : dt == TJ_DT_I64 ? 64 : 32;
+    return desc ? ~k & (bits == 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1) : k;
+}
+
+typedef struct keyed {
+    uint64_t key;
+    int64_t index;
+} keyed;
+
+static int by_key_then_index(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Keys with NaN of two payloads (and a negative one), -0.0 and 0.0,
+ * infinities and many equal values: one in 5 elements of 7 values. */
+static void fill_keys(tj_dtype dt, void *x, int64_t n)
+{
+    static const uint32_t f32[] = {0x7fc00000u, 0x7fc00001u, 0xffc00000u, 0x80000000u, 0, 0x7f800000u, 0xff800000u};
+    static const uint16_t f16[] = {0x7e00, 0x7e01, 0xfe00, 0x8000, 0, 0x7c00, 0xfc00};
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = (i * 7919 + 13) % 1009, special = (i * 31) % 5 == 0;
+        if (dt == TJ_DT_F32) {
+            float v = (float)(r - 500) * 0.25f;
+            uint32_t b;
+            memcpy(&b, &v, 4);
+            ((uint32_t *)x)[i] = special ? f32[i % 7] : b;
+        } else if (dt == TJ_DT_F16) { /* small integers and halves, exact in f16 */
+            ((uint16_t *)x)[i] = special ? f16[i % 7] : (uint16_t)((r % 2 ? 0x8000 : 0) | (0x3c00 + (r % 300) * 4));
+        } else if (dt == TJ_DT_I64) {
+            ((int64_t *)x)[i] = special ? (int64_t)(i % 7) - 3 : (r - 500) * ((int64_t)1 << 40) + r;
+        } else {
+            ((int32_t *)x)[i] = special ? (int32_t)(i % 7) - 3 : (int32_t)(r - 500) * 1000003;
+        }
+    }
+}
+
+/* argsort and sort of `rows` lines of n keys along the last axis, against
+ * a stable sort by (NumPy key, index): the indices exactly, the sorted
+ * keys bit for bit. */
+static void check_sorts(tj_lib *l, tj_dtype dt, int64_t rows, int64_t n, uint32_t flags)
+{
+    size_t size = (size_t)tj_dtype_size(dt), total = (size_t)(rows * n);
+    char *x = malloc(size * total + 8), *y = malloc(size * total + 8);
+    int64_t *idx = malloc(sizeof *idx * total + 8);
+    keyed *want = malloc(sizeof *want * (size_t)(n + 1));
+    fill_keys(dt, x, rows * n);
+    int64_t shape[] = {rows, n};
+    tj_tensor tx = tj_tensor_contiguous(x, dt, 2, shape), ty = tj_tensor_contiguous(y, dt, 2, shape);
+    tj_tensor ti = tj_tensor_contiguous(idx, TJ_DT_I64, 2, shape);
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_lib_argsort(l, &tx, &ti, -1, flags, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tj_lib_sort(l, &tx, &ty, -1, flags, NULL, &err), 0, "%s", err.msg);
+    for (int64_t r = 0; r < rows; r++) {
+        const char *line = x + size * (size_t)(r * n);
+        for (int64_t i = 0; i < n; i++)
+            want[i] = (keyed){order_key(dt, line, i, flags & TJ_LIB_DESCENDING), i};
+        qsort(want, (size_t)n, sizeof *want, by_key_then_index);
+        for (int64_t i = 0; i < n; i++) {
+            cr_assert_eq(idx[r * n + i], want[i].index, "%s %lld x %lld (flags %u): idx[%lld, %lld] = %lld, expected %lld",
+                         tj_dtype_name(dt), (long long)rows, (long long)n, flags, (long long)r, (long long)i,
+                         (long long)idx[r * n + i], (long long)want[i].index);
+            cr_assert(!memcmp(y + size * (size_t)(r * n + i), line + size * (size_t)want[i].index, size),
+                      "%s %lld x %lld (flags %u): y[%lld, %lld] is not x[%lld] bit for bit", tj_dtype_name(dt),
+                      (long long)rows, (long long)n, flags, (long long)r, (long long)i, (long long)want[i].index);
+        }
+    }
+    free(x);
+    free(y);
+    free(idx);
+    free(want);
+}
+
+/* Segments of 4096 (one radix tile): lines longer than that take the wide
+ * sort (its [R, 4096] views: several rows), shorter ones are grouped. */
+static void sorts_segments(tj_device_kind kind, int64_t long_n)
+{
+    tj_jit *j;
+    tj_lib *l = open_segmented(kind, 4096, &j);
+    static const tj_dtype dts[] = {TJ_DT_F32, TJ_DT_F16, TJ_DT_I64, TJ_DT_I32};
+    for (int desc = 0; desc < 2; desc++) {
+        uint32_t f = desc ? TJ_LIB_DESCENDING : 0;
+        for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
+            check_sorts(l, dts[d], 1, long_n, f);
+        check_sorts(l, TJ_DT_F32, 1, 0, f);
+        check_sorts(l, TJ_DT_F32, 1, 1, f);
+        check_sorts(l, TJ_DT_F32, 1, 4097, f);
+        check_sorts(l, TJ_DT_F32, 2, 3 * 4096, f); /* a multiple of the segment */
+        check_sorts(l, TJ_DT_F32, 7, 1000, f);     /* rows, 4 a group */
+        check_sorts(l, TJ_DT_I64, 5, 1500, f);     /* the radix sort, 2 a group */
+    }
+    close_lib(l, j);
+}
+
+Test(lib_segments, sorts_native) { sorts_segments(TJ_DEVICE_CPU, 5 * 4096 + 1234); }
+Test(lib_segments, sorts_interp) { sorts_segments(TJ_DEVICE_INTERP, 2 * 4096 + 77); }
