@@ -10,6 +10,7 @@
 /* the largest BLOCK of topk_select (longer rows: topk_select_long) and KB of
  * topk_order; CUDA's grid y */
 enum { ROW_TILE_MAX = 16384, K_MAX = 16384, GRID_Y_MAX = 65535 };
+enum { SEGMENT_TILE = 4096 }; /* topk_select_long's BLOCK: a segment is a multiple of it */
 
 typedef struct topk_kind {
     tj_dtype dtype, bits; /* the values, and the unsigned dtype carrying their bits */
@@ -83,20 +84,22 @@ static int check_args(const tj_tensor *x, int64_t k, const tj_tensor *values, co
     return check_out(x, values, ln->axis, k, "values", err) || check_out(x, idx, ln->axis, k, "indices", err);
 }
 
-static int launch(tj_lib *l, const topk_kind *kind, const tj_tensor *x, int64_t k, const tj_tensor *values,
-                  const tj_tensor *idx, const lib_lines *ln, void *stream, tj_rt_error *err)
+static tj_dispatch *topk_kernel(tj_lib *l, const topk_kind *kind, const char *name, tj_rt_error *err)
 {
     lib_subst subst[] = {{"K", tj_dtype_name(kind->bits)}, {"KEY", kind->key}, {"BITS", kind->width}};
-    tj_dispatch *sel = lib_dispatch(l, "topk", ln->n > ROW_TILE_MAX ? "topk_select_long" : "topk_select", subst, 3, err);
-    tj_dispatch *order = sel ? lib_dispatch(l, "topk", "topk_order", subst, 3, err) : NULL;
+    return lib_dispatch(l, "topk", name, subst, 3, err);
+}
+
+/* The top-k of [P, N, Q] lines xl into vl and il (lines of k), N at most
+ * a segment. */
+static int launch(tj_lib *l, const topk_kind *kind, const tj_tensor *xl, int64_t k, const tj_tensor *vl,
+                  const tj_tensor *il, void *stream, tj_rt_error *err)
+{
+    tj_dispatch *sel = topk_kernel(l, kind, xl->shape[1] > ROW_TILE_MAX ? "topk_select_long" : "topk_select", err);
+    tj_dispatch *order = sel ? topk_kernel(l, kind, "topk_order", err) : NULL;
     if (!order)
         return 1;
-    lib_lines vl, il;
-    if (lib_lines_of(values, ln->axis, "tj_lib_topk (values)", &vl, err) ||
-        lib_lines_of(idx, ln->axis, "tj_lib_topk (indices)", &il, err))
-        return 1;
-    tj_tensor xl = lib_as_lines(x, ln), vt = lib_as_lines(values, &vl), it = lib_as_lines(idx, &il);
-    tj_tensor xr = rows_view(&xl, kind->bits), vr = rows_view(&vt, kind->bits), ir = rows_view(&it, TJ_DT_I64);
+    tj_tensor xr = rows_view(xl, kind->bits), vr = rows_view(vl, kind->bits), ir = rows_view(il, TJ_DT_I64);
     int64_t kp = 1;
     while (kp < k)
         kp *= 2;
@@ -114,6 +117,40 @@ static int launch(tj_lib *l, const topk_kind *kind, const tj_tensor *x, int64_t 
     return lib_launch(l, sel, sel_args, 4, stream, err) || lib_launch(l, order, order_args, 4, stream, err);
 }
 
+/* Lines longer than a segment: the top-k of each segment (its k largest,
+ * largest first, ties by index) into candidates [P, M, Q] (values and
+ * indices within the segment, k a segment in turn), the top-k of the
+ * candidates (ties by position: by segment, then by index), and their
+ * indices in the line (topk_candidate_indices). */
+static int topk_segments(tj_lib *l, const topk_kind *kind, const tj_tensor *xl, int64_t k, const tj_tensor *vl,
+                         const tj_tensor *il, void *stream, tj_rt_error *err)
+{
+    int64_t n = xl->shape[1], p = xl->shape[0], q = xl->shape[2], seg = lib_segment(l, SEGMENT_TILE);
+    int64_t nseg = (n + seg - 1) / seg, tail = n - (nseg - 1) * seg, m = (nseg - 1) * k + (tail < k ? tail : k);
+    if (m > seg)
+        return tj_rt_fail(err, "tj_lib_topk: k = %lld from each of the %lld segments of %lld elements (a line of "
+                               "%lld) is more than one segment holds; a smaller k or a larger segment",
+                          (long long)k, (long long)nseg, (long long)seg, (long long)n);
+    size_t size = (size_t)tj_dtype_size(xl->dtype), values = ((size_t)(p * m * q) * size + 7) / 8 * 8;
+    char *buf = lib_scratch_owned(l, stream, LIB_SCRATCH_TOPK, values + (size_t)(p * (m + k) * q) * 8, 0, err);
+    tj_dispatch *merge = buf ? topk_kernel(l, kind, "topk_candidate_indices", err) : NULL;
+    if (!merge)
+        return 1;
+    tj_tensor cv = tj_tensor_contiguous(buf, xl->dtype, 3, (int64_t[]){p, m, q});
+    tj_tensor ci = tj_tensor_contiguous(buf + values, TJ_DT_I64, 3, (int64_t[]){p, m, q});
+    tj_tensor jt = tj_tensor_contiguous(buf + values + (size_t)(p * m * q) * 8, TJ_DT_I64, 3, (int64_t[]){p, k, q});
+    for (int64_t s = 0; s < nseg; s++) {
+        int64_t len = s < nseg - 1 ? seg : tail, ks = len < k ? len : k;
+        tj_tensor xs = lib_segment_of(xl, s * seg, len), vs = lib_segment_of(&cv, s * k, ks),
+                  is = lib_segment_of(&ci, s * k, ks);
+        if (launch(l, kind, &xs, ks, &vs, &is, stream, err))
+            return 1;
+    }
+    tj_tensor cr = rows_view(&ci, TJ_DT_I64), jr = rows_view(&jt, TJ_DT_I64), ir = rows_view(il, TJ_DT_I64);
+    tj_arg args[] = {lib_tensor_arg(&cr), lib_tensor_arg(&jr), lib_tensor_arg(&ir), lib_int_arg(k), lib_int_arg(seg)};
+    return launch(l, kind, &cv, k, vl, &jt, stream, err) || lib_launch(l, merge, args, 5, stream, err);
+}
+
 int tj_lib_topk(tj_lib *l, const tj_tensor *x, int64_t k, const tj_tensor *values, const tj_tensor *idx, int axis,
                 uint32_t flags, void *stream, tj_rt_error *err)
 {
@@ -126,8 +163,15 @@ int tj_lib_topk(tj_lib *l, const tj_tensor *x, int64_t k, const tj_tensor *value
         return 1;
     if (k == 0 || ln.p * ln.q == 0)
         return 0;
+    lib_lines vl, il;
+    if (lib_lines_of(values, ln.axis, "tj_lib_topk (values)", &vl, err) ||
+        lib_lines_of(idx, ln.axis, "tj_lib_topk (indices)", &il, err))
+        return 1;
+    tj_tensor xt = lib_as_lines(x, &ln), vt = lib_as_lines(values, &vl), it = lib_as_lines(idx, &il);
+    const topk_kind *kind = kind_of(x->dtype);
     pthread_mutex_lock(&l->lock);
-    int rc = launch(l, kind_of(x->dtype), x, k, values, idx, &ln, stream, err);
+    int rc = ln.n > lib_segment(l, SEGMENT_TILE) ? topk_segments(l, kind, &xt, k, &vt, &it, stream, err)
+                                                     : launch(l, kind, &xt, k, &vt, &it, stream, err);
     pthread_mutex_unlock(&l->lock);
     return rc;
 }

@@ -246,3 +246,86 @@ static void sorts_segments(tj_device_kind kind, int64_t long_n)
 
 Test(lib_segments, sorts_native) { sorts_segments(TJ_DEVICE_CPU, 5 * 4096 + 1234); }
 Test(lib_segments, sorts_interp) { sorts_segments(TJ_DEVICE_INTERP, 2 * 4096 + 77); }
+
+/* ---- top-k ---- */
+
+/* topk of [P, N, Q] along axis 1 (Q == 1: the last axis) against a stable
+ * descending sort: the values bit for bit, the indices exactly (ties by
+ * the lower index, across segments too). */
+static void check_topk(tj_lib *l, tj_dtype dt, int64_t p, int64_t n, int64_t q, int64_t k)
+{
+    size_t size = (size_t)tj_dtype_size(dt);
+    char *x = malloc(size * (size_t)(p * n * q) + 8), *v = malloc(size * (size_t)(p * k * q) + 8);
+    char *line = malloc(size * (size_t)n + 8);
+    int64_t *idx = malloc(sizeof *idx * (size_t)(p * k * q) + 8);
+    keyed *want = malloc(sizeof *want * (size_t)n);
+    fill_keys(dt, x, p * n * q);
+    int64_t xs[] = {p, n, q}, os[] = {p, k, q};
+    tj_tensor tx = tj_tensor_contiguous(x, dt, 3, xs), tv = tj_tensor_contiguous(v, dt, 3, os);
+    tj_tensor ti = tj_tensor_contiguous(idx, TJ_DT_I64, 3, os);
+    tj_rt_error err = {{0}};
+    cr_assert_eq(tj_lib_topk(l, &tx, k, &tv, &ti, 1, 0, NULL, &err), 0, "%s", err.msg);
+    for (int64_t a = 0; a < p; a++)
+        for (int64_t c = 0; c < q; c++) {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(line + size * (size_t)i, x + size * (size_t)((a * n + i) * q + c), size);
+            for (int64_t i = 0; i < n; i++)
+                want[i] = (keyed){order_key(dt, line, i, 1), i};
+            qsort(want, (size_t)n, sizeof *want, by_key_then_index);
+            for (int64_t j = 0; j < k; j++) {
+                size_t at = (size_t)((a * k + j) * q + c);
+                cr_assert_eq(idx[at], want[j].index, "%s [%lld, %lld, %lld] k %lld: idx[%lld, %lld, %lld] = %lld, "
+                             "expected %lld", tj_dtype_name(dt), (long long)p, (long long)n, (long long)q,
+                             (long long)k, (long long)a, (long long)j, (long long)c, (long long)idx[at],
+                             (long long)want[j].index);
+                cr_assert(!memcmp(v + size * at, line + size * (size_t)want[j].index, size),
+                          "%s k %lld: value %lld of line (%lld, %lld) is not x's bit for bit", tj_dtype_name(dt),
+                          (long long)k, (long long)j, (long long)a, (long long)c);
+            }
+        }
+    free(x);
+    free(v);
+    free(line);
+    free(idx);
+    free(want);
+}
+
+/* Segments of 4096: 6 of a line of 5 * 4096 + 321, the last shorter than
+ * k = 500 (it gives all it has); k = 1; batched lines; an inner axis. */
+static void topk_segments(tj_device_kind kind, int64_t n)
+{
+    tj_jit *j;
+    tj_lib *l = open_segmented(kind, 4096, &j);
+    check_topk(l, TJ_DT_F32, 1, n, 1, 500);
+    check_topk(l, TJ_DT_F32, 1, n, 1, 1);
+    check_topk(l, TJ_DT_F16, 3, n, 1, 64);
+    check_topk(l, TJ_DT_I32, 2, n, 3, 40);
+    check_topk(l, TJ_DT_F32, 1, 4097, 1, 4097 / 3); /* two segments, the second of 1 element */
+    close_lib(l, j);
+}
+
+Test(lib_segments, topk_native) { topk_segments(TJ_DEVICE_CPU, 5 * 4096 + 321); }
+Test(lib_segments, topk_interp) { topk_segments(TJ_DEVICE_INTERP, 2 * 4096 + 321); }
+
+/* What the segments cannot do is an error naming the op and the sizes. */
+Test(lib_segments, errors)
+{
+    tj_jit *j;
+    tj_lib *l = open_segmented(TJ_DEVICE_INTERP, 4096, &j);
+    enum { N = 3 * 4096 };
+    static float x[2 * N], v[2 * 2000];
+    static int64_t idx[2 * N];
+    tj_rt_error err = {{0}};
+    int64_t xs[] = {N, 2}, ks[] = {1, 2000};
+    tj_tensor tx = tj_tensor_contiguous(x, TJ_DT_F32, 2, xs), ti = tj_tensor_contiguous(idx, TJ_DT_I64, 2, xs);
+    cr_assert_neq(tj_lib_argsort(l, &tx, &ti, 0, 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "tj_lib_argsort: lines of 12288 elements along axis 0, 2 interleaved after it, are "
+                              "more than one launch sorts (4096 elements)"), "%s", err.msg);
+    int64_t one = 2 * N;
+    tj_tensor t1 = tj_tensor_contiguous(x, TJ_DT_F32, 1, &one), tv = tj_tensor_contiguous(v, TJ_DT_F32, 1, ks + 1);
+    tj_tensor tk = tj_tensor_contiguous(idx, TJ_DT_I64, 1, ks + 1);
+    cr_assert_neq(tj_lib_topk(l, &t1, 2000, &tv, &tk, 0, 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "tj_lib_topk: k = 2000 from each of the 6 segments of 4096 elements (a line of 24576) "
+                              "is more than one segment holds"), "%s", err.msg);
+    close_lib(l, j);
+}
