@@ -35,6 +35,10 @@ class Arg(ctypes.Structure):
     _fields_ = [("is_tensor", ctypes.c_int), ("tensor", Tensor), ("scalar", Scalar)]
 
 
+class LibOptions(ctypes.Structure):  # tj_lib_options (include/tilejit/lib.h)
+    _fields_ = [("segment", ctypes.c_int64)]
+
+
 class Error(ctypes.Structure):
     _fields_ = [("msg", ctypes.c_char * 512)]
 
@@ -108,6 +112,7 @@ _SIGNATURES = {
     "tj_tune_report_free": (None, [ctypes.POINTER(TuneReport)]),
     # tilejit.lib (include/tilejit/lib.h): lib(jit), x, out, axis, [combine,] flags, stream, err
     "tj_lib_open": (_P, [_P, _ERR]),
+    "tj_lib_open_options": (_P, [_P, ctypes.POINTER(LibOptions), _ERR]),
     "tj_lib_close": (None, [_P]),
     "tj_lib_cumsum": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),
     "tj_lib_cummax": (_I, [_P, ctypes.POINTER(Tensor), ctypes.POINTER(Tensor), _I, _U32, _P, _ERR]),

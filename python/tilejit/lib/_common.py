@@ -9,7 +9,7 @@ from .._lib import TilejitError
 
 _DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_BOOL = 0, 1, 2, 4, 6
 _lock = threading.Lock()
-_handles = {}  # (device kind, ordinal) -> tj_lib *, open for the process's life
+_handles = {}  # ((device kind, ordinal), segment) -> tj_lib *, open for the process's life
 
 
 class _DLDevice(ctypes.Structure):
@@ -32,16 +32,20 @@ _NAMES = {(_DL_INT, 8): "i8", (_DL_INT, 16): "i16", (_DL_INT, 32): "i32", (_DL_I
           (_DL_BFLOAT, 16): "bf16", (_DL_BOOL, 8): "bool"}
 
 
-def handle(device):
-    """The tj_lib of a device, opened on first use."""
+def handle(device, segment=None):
+    """The tj_lib of a device, opened on first use; one per segment
+    (tj_lib_options.segment: the most elements along an axis that one
+    launch indexes; None or 0, the default)."""
+    key = (device, int(segment or 0))
     with _lock:
-        h = _handles.get(device)
+        h = _handles.get(key)
         if h is None:
             err = _lib.Error()
-            h = _kernel._library().tj_lib_open(_kernel._jit(device), ctypes.byref(err))
+            opts = _lib.LibOptions(key[1])
+            h = _kernel._library().tj_lib_open_options(_kernel._jit(device), ctypes.byref(opts), ctypes.byref(err))
             if not h:
                 raise TilejitError(err.text())
-            _handles[device] = h
+            _handles[key] = h
         return h
 
 
@@ -93,15 +97,15 @@ def new_like(x, dtype=None, shape=None):
     return np.empty(shape, dtype=np.int64 if dtype else x.dtype)
 
 
-def call(entry, x, out, axis, *extra, flags=0):
-    """entry(lib, x, out, axis, *extra, flags, stream, err) on x's device;
-    returns out."""
+def call(entry, x, out, axis, *extra, flags=0, segment=None):
+    """entry(lib, x, out, axis, *extra, flags, stream, err) on x's device
+    (the library of that segment: handle); returns out."""
     invoke(lambda lib, h, t, stream, err: getattr(lib, entry)(h, ctypes.byref(t[0]), ctypes.byref(t[1]), int(axis),
-                                                              *extra, flags, stream, err), x, out)
+                                                              *extra, flags, stream, err), x, out, segment=segment)
     return out
 
 
-def invoke(entry, x, *arrays):
+def invoke(entry, x, *arrays, segment=None):
     """entry(lib, handle, tensors, stream, err) on x's device, tensors the
     tilejit Tensors of x and arrays (their arrays kept alive through the
     call), err by reference; raises TilejitError when it returns nonzero."""
@@ -116,7 +120,7 @@ def invoke(entry, x, *arrays):
         stream = (_kernel._current_stream(x, device[1]) or 1) if cuda else None
         keep = [_tensor_of(a, stream) for a in (x, *arrays)]
         tensors, stream = [t for t, _ in keep], (stream if stream != 1 else None)
-    rc = entry(lib, handle(device), tensors, stream, ctypes.byref(err))
+    rc = entry(lib, handle(device, segment), tensors, stream, ctypes.byref(err))
     del keep
     if rc:
         raise TilejitError(err.text())

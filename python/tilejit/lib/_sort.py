@@ -5,14 +5,20 @@ from ._common import call, new_like
 _DESCENDING = 1  # TJ_LIB_DESCENDING
 
 
-def sort(x, axis=-1, descending=False):
+def sort(x, axis=-1, descending=False, *, segment=None):
     """x sorted along axis, stably (descending: largest first, NaN first,
-    equal keys still in input order), a new array of x's kind."""
-    return call("tj_lib_sort", x, new_like(x), axis, flags=_DESCENDING if descending else 0)
+    equal keys still in input order), a new array of x's kind.
+
+    segment (cumsum, cummax, scan, sort, argsort and topk take it): the most elements along
+    the axis that one launch indexes (tj_lib_options.segment; None, the
+    default 2^31 - 2^16). Longer axes are cut into segments of this many;
+    a small value runs those paths on small arrays (the tests)."""
+    return call("tj_lib_sort", x, new_like(x), axis, flags=_DESCENDING if descending else 0, segment=segment)
 
 
-def argsort(x, axis=-1, descending=False):
+def argsort(x, axis=-1, descending=False, *, segment=None):
     """The int64 indices along axis that sort x stably (as
     np.argsort(x, kind="stable"); descending as torch.sort(stable=True,
     descending=True))."""
-    return call("tj_lib_argsort", x, new_like(x, "int64"), axis, flags=_DESCENDING if descending else 0)
+    return call("tj_lib_argsort", x, new_like(x, "int64"), axis, flags=_DESCENDING if descending else 0,
+                segment=segment)

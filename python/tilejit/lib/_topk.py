@@ -6,12 +6,12 @@ from .._lib import TilejitError
 from ._common import invoke, new_like
 
 
-def topk(x, k, axis=-1):
+def topk(x, k, axis=-1, *, segment=None):
     """(values, indices): the k largest elements of x along axis, largest
     first, and their int64 indices along it, new arrays of x's kind. NaN
     ranks above +inf, -0.0 equal to +0.0; of equal elements the lower index
     comes first (as torch.topk(sorted=True) gives in practice). k is at
-    most 16384; the rows may be of any length."""
+    most 16384; the rows may be of any length (segment: as sort's)."""
     shape = list(x.shape)
     if not shape:
         raise TilejitError("tilejit.lib.topk: x must have at least one dim")
@@ -26,5 +26,5 @@ def topk(x, k, axis=-1):
         tx, tv, ti = (ctypes.byref(a) for a in t)
         return lib.tj_lib_topk(h, tx, k, tv, ti, int(axis), 0, stream, err)
 
-    invoke(entry, x, values, indices)
+    invoke(entry, x, values, indices, segment=segment)
     return values, indices
