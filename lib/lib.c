@@ -302,11 +302,11 @@ void *lib_scratch_get(tj_lib *l, void *stream, size_t bytes, int zero, tj_rt_err
 
 void *lib_scratch_owned(tj_lib *l, void *stream, int owner, size_t bytes, int zero, tj_rt_error *err)
 {
-    bytes = (bytes + 255) / 256 * 256;
-    if (bytes / 4 > (size_t)INT32_MAX * 4) {
-        tj_rt_fail(err, "tilejit lib: %zu bytes of scratch are more than a kernel can address", bytes);
+    if (bytes > (size_t)1 << 48) { /* no device holds it; and the rounding below cannot wrap */
+        tj_rt_fail(err, "tilejit lib: %zu bytes of scratch are more than any device holds (2^48)", bytes);
         return NULL;
     }
+    bytes = (bytes + 255) / 256 * 256;
     lib_scratch *s = scratch_slot(l, stream, owner);
     if (!s) {
         tj_rt_fail(err, "tilejit lib: out of memory for the scratch of a new stream");
