@@ -64,3 +64,35 @@ def test_segment_errors():
         tl.cumsum(np.zeros(3, np.float32), segment=-5)
     with pytest.raises(tilejit.TilejitError, match="more than one launch sorts"):
         tl.argsort(np.zeros((3 * 4096, 2), np.float32), axis=0, segment=SEG)
+
+
+def _cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@pytest.mark.skipif(_cuda() is None, reason="needs PyTorch with a CUDA device")
+def test_cuda_segments_against_numpy():
+    """the segmented kernels as CUDA compiles them (segments of 4096),
+    checked against NumPy on the host"""
+    torch = _cuda()
+    x = keys(20011, np.float32, 5)
+    t = torch.from_numpy(x).cuda()
+    got = tl.argsort(t, segment=SEG)
+    np.testing.assert_array_equal(got.cpu().numpy(), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(tl.sort(t, segment=SEG).cpu().numpy().view(np.uint32),
+                                  x[np.argsort(x, kind="stable")].view(np.uint32))
+    for dt in (np.float16, np.int64):
+        h = keys(9001, dt, 6)
+        np.testing.assert_array_equal(tl.argsort(torch.from_numpy(h).cuda(), segment=SEG).cpu().numpy(),
+                                      np.argsort(h, kind="stable"))
+    v, i = tl.topk(t, 64, segment=SEG)
+    want = np.lexsort((np.arange(x.size), -np.where(np.isnan(x), np.inf, x), ~np.isnan(x)))[:64]
+    np.testing.assert_array_equal(i.cpu().numpy(), want)
+    c = np.random.default_rng(7).integers(-9, 10, (3, 5 * 8192 + 7)).astype(np.int32)
+    for scan in (tl.cumsum, tl.cumsum_multi_phase):
+        np.testing.assert_array_equal(scan(torch.from_numpy(c).cuda(), axis=1, segment=SEG).cpu().numpy(),
+                                      np.cumsum(c, axis=1, dtype=np.int32))
