@@ -16,6 +16,7 @@ import builtins
 import ctypes
 import math
 import threading
+import weakref
 
 import numpy as _np
 
@@ -26,7 +27,7 @@ from ._lib import TilejitError
 __all__ = ["ndarray", "asarray", "array", "zeros", "ones", "full", "empty", "arange", "eval", "compile", "stats",
            "finish_compiles",
            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "any", "all", "round", "around", "flip",
-           "outer"]
+           "outer", "copy"]
 
 _P, _U32, _I, _D, _I64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_double, ctypes.c_int64
 _ERR = ctypes.POINTER(_lib.Error)
@@ -313,7 +314,9 @@ def _shape_arg(shape):
 
 class ndarray:
     """A lazy array: a node of its device's graph."""
-    __slots__ = ("_g", "_h", "_keep", "_ep", "_sig", "__weakref__")  # _sig: _signature's, once asked
+    # _sig: _signature's, once asked; _base: the array this one is a view of, _views: weak
+    # references to this one's views with how each is made again (_viewing, _assign)
+    __slots__ = ("_g", "_h", "_keep", "_ep", "_sig", "_base", "_views", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, graph, handle, keep=None):
@@ -487,6 +490,9 @@ class ndarray:
     def swapaxes(self, a, b):
         return swapaxes(self, a, b)
 
+    def copy(self):
+        return _new_name(self)
+
     def flatten(self):
         return reshape(self, (-1,))
 
@@ -539,6 +545,9 @@ class ndarray:
 
     def __getitem__(self, key):
         return _getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _assign(self, key, value)
 
     # ---- operators ----
 
@@ -612,7 +621,19 @@ def asarray(a, dtype=None, device=None):
 
 
 def array(a, dtype=None, device=None, copy=True):
-    return asarray(a, dtype=dtype, device=device)
+    r = asarray(a, dtype=dtype, device=device)
+    return _new_name(r) if copy and r is a else r
+
+
+def _new_name(x):
+    """A copy of x: a new array of x's node (nodes never change; an assignment into either
+    array rebinds only that one)."""
+    x._g.lib.tj_array_retain(x._g.handle, x._h)
+    return ndarray(x._g, x._h)
+
+
+def copy(a):
+    return _new_name(asarray(a))
 
 
 def full(shape, fill_value, dtype=None, device=None):
@@ -987,11 +1008,9 @@ def ravel(a):
     return reshape(a, (-1,))
 
 
-def _getitem(x, key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    if builtins.any(isinstance(k, (ndarray, list, _np.ndarray)) for k in key):
-        return _advanced(x, key)
+def _basic_key(x, key):
+    """A basic index as a slice per axis (start, stop, step; an int i as i:i+1), which axes
+    an int takes, and the result's shape (None's axes of 1 in it)."""
     nreal = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     if nreal > x.ndim:
         raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {nreal} were indexed")
@@ -1006,7 +1025,7 @@ def _getitem(x, key):
     if Ellipsis not in key:
         expanded.extend([slice(None)] * (x.ndim - nreal))
     shape = x.shape
-    start, stop, step, out_shape = [], [], [], []
+    start, stop, step, ints, out_shape = [], [], [], [], []
     axis = 0
     for k in expanded:
         if k is None:
@@ -1023,13 +1042,26 @@ def _getitem(x, key):
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
             i %= d
             start.append(i), stop.append(i + 1), step.append(1)
+            ints.append(axis)
         axis += 1
-    g = x._g
-    n = builtins.max(1, len(start))
-    r = g.check(g.lib.tj_array_slice(g.handle, x._h, (ctypes.c_int64 * n)(*start), (ctypes.c_int64 * n)(*stop),
-                                     (ctypes.c_int64 * n)(*step)), "slice")
-    v = ndarray(g, r)
-    return v if tuple(out_shape) == v.shape else reshape(v, out_shape)
+    return start, stop, step, ints, tuple(out_shape)
+
+
+def _slice(x, start, stop, step):
+    g, n = x._g, builtins.max(1, len(start))
+    return ndarray(g, g.check(g.lib.tj_array_slice(g.handle, x._h, (ctypes.c_int64 * n)(*start),
+                                                   (ctypes.c_int64 * n)(*stop), (ctypes.c_int64 * n)(*step)),
+                              "slice"))
+
+
+def _getitem(x, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if builtins.any(isinstance(k, (ndarray, list, _np.ndarray)) for k in key):
+        return _advanced(x, key)
+    start, stop, step, _, out_shape = _basic_key(x, key)
+    v = _slice(x, start, stop, step)
+    return v if out_shape == v.shape else reshape(v, out_shape)
 
 
 def _advanced(x, key):
@@ -1044,6 +1076,90 @@ def _advanced(x, key):
     r = take(x, idx, axis=arrays[0])
     tail = key[arrays[0] + 1:]
     return r[(slice(None),) * (arrays[0] + idx.ndim) + tuple(tail)] if tail else r
+
+
+# ---- assignment: x[key] = value rebinds x to a new node ----
+#
+# The graph's arrays are immutable, so x[key] = value makes x the node where(in key, value, x).
+# NumPy's views see the change: every view made of x (slices, reshape, transpose, ...) is made
+# again from x's new node, and theirs in turn. An assignment to a view itself would have to reach
+# its base, and is refused. Memory shared with NumPy or DLPack (tnp.asarray of a tensor, or
+# np.asarray of an evaluated cpu array) is never written: those keep the old values.
+
+def _viewing(f):
+    """f (array, ...) -> a view of the array, registered so that _assign can make it again."""
+    def view(a, *args, **kw):
+        r = f(a, *args, **kw)
+        if type(a) is ndarray and type(r) is ndarray and r is not a:
+            r._base = a
+            views = getattr(a, "_views", None)
+            if views is None:
+                views = a._views = []
+            if len(views) % 64 == 63:  # views taken in a loop: drop the dead ones
+                views[:] = [(w, m) for w, m in views if w() is not None]
+            views.append((weakref.ref(r), lambda b: f(b, *args, **kw)))
+        return r
+    view.__name__, view.__doc__ = f.__name__, f.__doc__
+    return view
+
+
+def _rebind(x, new):
+    """x takes new's node (new, dropped, releases x's old one); x's views are made again."""
+    x._h, new._h = new._h, x._h
+    x._keep, new._keep = new._keep, x._keep
+    x._ep, new._ep = new._ep, x._ep
+    if getattr(x, "_sig", None) is not None:
+        x._sig = None
+    for ref, remake in getattr(x, "_views", None) or ():
+        v = ref()
+        if v is not None:
+            _rebind(v, remake(x))
+    x._views = [(r, m) for r, m in getattr(x, "_views", None) or () if r() is not None]
+
+
+def _axis_positions(g, d, b, e, s):
+    """Along an axis of d: which positions the slice b:e:s takes, and each one's index in it."""
+    i = arange(0, d, device=g.device)
+    k = floor_divide(i - b, s)
+    taken = logical_and(logical_and(k >= 0, k < len(range(b, e, s))), remainder(i - b, s) == 0)
+    return taken, clip(k, 0, builtins.max(len(range(b, e, s)) - 1, 0))
+
+
+def _assign(x, key, value):
+    if getattr(x, "_base", None) is not None:
+        raise TilejitError("assignment to a view (a slice, reshape or transpose of another array) would not "
+                           "reach the array it views: assign to that array")
+    if not isinstance(key, tuple):
+        key = (key,)
+    g, dt = x._g, x.dtype
+    masks = [k for k in key if isinstance(k, (ndarray, _np.ndarray)) and _np.dtype(k.dtype) == _np.bool_]
+    if masks:
+        v = asarray(value, device=x.device)
+        if len(key) != 1 or v.ndim != 0:
+            raise TilejitError("x[mask] = v: only one boolean mask of x's shape and a scalar v "
+                               "(an array v gives a data-dependent placement: use tnp.where)")
+        _rebind(x, where(key[0], v.astype(dt), x))
+        return
+    if builtins.any(isinstance(k, (ndarray, list, _np.ndarray)) for k in key):
+        raise TilejitError("x[idx] = v with an integer array index is not supported (repeated indices: "
+                           "use tnp.scatter_add, or tnp.where with a mask)")
+    start, stop, step, ints, out_shape = _basic_key(x, key)
+    v = asarray(value, device=x.device).astype(dt)
+    region = tuple(len(range(b, e, s)) for b, e, s in zip(start, stop, step))
+    try:  # v as the region's values, ints' axes kept as 1
+        v = broadcast_to(reshape(broadcast_to(v, out_shape), region), region)
+    except TilejitError:
+        raise TilejitError(f"could not broadcast input array from shape {asarray(value).shape} into shape "
+                           f"{out_shape}") from None
+    mask = None
+    for axis, (b, e, s) in enumerate(zip(start, stop, step)):
+        taken, k = _axis_positions(g, x.shape[axis], b, e, s)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        taken = reshape(taken, shape)
+        mask = taken if mask is None else logical_and(mask, taken)
+        v = take(v, k, axis=axis)
+    _rebind(x, where(mask, v, x) if mask is not None else broadcast_to(v, x.shape))
 
 
 # ---- the rest ----
@@ -1369,7 +1485,11 @@ def _trace(fn, xs):
         info = x._info()
         sh = (ctypes.c_int64 * builtins.max(1, info.rank))(*x.shape)
         ph.append(ndarray(g, g.check(g.lib.tj_array_input(g.handle, info.dtype, info.rank, sh), "trace")))
+    handles = [p._h for p in ph]
     out = fn(*ph)
+    if [p._h for p in ph] != handles:  # on a replay the caller's arrays would not change
+        raise TilejitError("tnp.compile: the function assigns into an argument (x[...] = v); assign into a "
+                           "copy (x = tnp.array(x)) or build the result with tnp.where")
     single = isinstance(out, ndarray)
     outs = [out] if single else list(out)
     hs = [o._h for o in outs]
@@ -1400,3 +1520,8 @@ def _replay(tr, xs):
         raise TilejitError(err.text() or "compile: the traced graph did not rebuild")
     res = [ndarray(g, outs[i]) for i in range(tr.nout)]
     return res[0] if tr.structure else tuple(res)
+
+
+# the views (what NumPy returns as views of their argument), registered for assignment
+reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to, _slice = (
+    _viewing(f) for f in (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to, _slice))

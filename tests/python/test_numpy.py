@@ -814,3 +814,56 @@ def test_any_all_flip(axis):
 def test_outer():
     a, b = data((4,), "float32"), data((2, 3), "float32")
     check(tnp.outer(a, b), np.outer(a, b))
+
+
+# ---- assignment (x[key] = v rebinds x; its views are made again) ----
+
+def _set(key, value):
+    def f(m, a):
+        a[key] = value if not callable(value) else value(m, a)
+        return a
+    return f
+
+
+ASSIGNMENTS = {
+    "int": _set(0, 5), "slices": _set((slice(1, 3), slice(None, None, 2)), -1),
+    "column": _set((slice(None), 1), lambda m, a: m.arange(4.0)),
+    "mask": lambda m, a: (a.__setitem__(a > 10, 0), a)[1],
+    "reversed": _set((slice(None, None, -2), slice(1, 5, 3)), lambda m, a: m.asarray([[1.0, 2.0]])),
+    "overlap": lambda m, a: (a.__setitem__(slice(1, None), a[:-1]), a)[1],
+    "ellipsis": _set(Ellipsis, 3), "newaxis": _set((slice(None), None, 2), 7),
+    "cast": _set((1, 1), 2.75),
+    "views_follow": lambda m, a: (lambda v, w, r: (a.__setitem__((1, 2), 100), v + w[:, 1] + r[:, 0])[1])(
+        a[1], a.T, a.reshape(6, 4)),
+    "view_of_view": lambda m, a: (lambda q: (a.__setitem__((2, 4), -5), q)[1])(a[1:3][:, 2:]),
+    "before_is_kept": lambda m, a: (lambda s: (a.__setitem__(0, 0), a.sum() - s)[1])(a.sum()),
+}
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_assignment_as_numpy(name, dtype):
+    f = ASSIGNMENTS[name]
+    a = np.arange(24).reshape(4, 6).astype(dtype)
+    x = tnp.asarray(a)
+    want = f(np, a)
+    check(f(tnp, x), want)
+    check(x, a)
+
+
+def test_assignment_refusals_and_copies():
+    x = tnp.arange(6.0)
+    with pytest.raises(TilejitError, match="assignment to a view"):
+        x[1:3][0] = 1
+    with pytest.raises(TilejitError, match="integer array index"):
+        x[np.array([1, 1])] = 1
+    with pytest.raises(TilejitError, match=r"from shape \(3,\) into shape \(2,\)"):
+        x[0:2] = tnp.arange(3.0)
+    y, z, w = tnp.array(x), x.copy(), tnp.copy(x)
+    y[0], z[1] = 9, 8
+    check(x, np.arange(6.0))
+    check(y, np.array([9, 1, 2, 3, 4, 5.0]))
+    check(z, np.array([0, 8, 2, 3, 4, 5.0]))
+    check(w, np.arange(6.0))
+    with pytest.raises(TilejitError, match="assigns into an argument"):
+        tnp.compile(lambda a: (a.__setitem__(0, 1.0), a)[1])(tnp.arange(3.0))
