@@ -40,7 +40,8 @@ typedef struct tj_lib_options {
     /* The most elements along the axis that one launch of a device-wide
      * algorithm indexes (its kernels index with i32): a longer axis is cut
      * into segments of this many (each family rounds it down to a multiple
-     * of its tile: 8192 for scans, 4096 for sorts, 4096 for top-k), the
+     * of its tile: 8192 for scans of lines, 64 for columns, 4096 for sorts
+     * and top-k), the
      * carry, counts and offsets passed from segment to segment on the
      * device (docs/library.md, "Arrays beyond 2^31 elements"). 0: the
      * default and the largest allowed, TJ_LIB_SEGMENT_MAX. Tests set it
@@ -88,7 +89,10 @@ int tj_lib_scan(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, con
  * sort: y (x's shape and dtype) the sorted keys. argsort: idx (x's shape,
  * i64) the indices along the axis that sort x. flags: TJ_LIB_DESCENDING,
  * TJ_LIB_MULTI_PHASE (the radix passes' three kernels; on CUDA they are
- * also the default, the single pass being slower there for now). */
+ * also the default, the single pass being slower there for now). A line
+ * along the last axis may hold up to 2^32 - 1 elements (longer than a
+ * segment: tj_lib_options); along an inner axis, its lines and those
+ * interleaved with it at most a segment's elements. */
 int tj_lib_sort(tj_lib *l, const tj_tensor *x, const tj_tensor *y, int axis, uint32_t flags, void *stream,
                 tj_rt_error *err);
 int tj_lib_argsort(tj_lib *l, const tj_tensor *x, const tj_tensor *idx, int axis, uint32_t flags, void *stream,
