@@ -60,6 +60,22 @@ Test(lower_persistent, matmul_matches_the_reference)
     free(src);
 }
 
+/* f16 operands and C (bench/gpu/persistent_rows.py's kernels with bf16
+ * replaced, as bench.py times f16). */
+Test(lower_persistent, f16_matches_the_reference)
+{
+    char *src = matmul_source();
+    for (char *t = strstr(src, "bf16"); t; t = strstr(t, "bf16")) /* same length: " f16" */
+        memcpy(t, " f16", 4);
+    static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3", "BM=128,BN=256,BK=64,stages=4,producer=1"};
+    for (int d = 0; d < 2; d++) {
+        lc_opts o = opts(defines[d], "M=200,N=272,K=176", "programs=3", 1);
+        cr_assert(lc_check_tj(src, "matmul_persistent", &o), "%s", defines[d]);
+        cr_assert(lc_check_tj(src, "matmul_persistent_bias_gelu", &o), "%s", defines[d]);
+    }
+    free(src);
+}
+
 Test(lower_persistent, bias_gelu_matches_the_reference)
 {
     char *src = matmul_source();
