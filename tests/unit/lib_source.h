@@ -79,6 +79,8 @@ typedef struct lib_case {
 #define LS_SELECT_LONG(kind, rb) {"topk", kind, "topk_select_long", rb, "A0=1,A1=3,N=5000,SL=192", "k=50,kp=64", 0, 0, 0, 0, 60, NULL}
 /* the slots: columns of the row */
 #define LS_ORDER(kind) {"topk", kind, "topk_order", "", "A0=2,A1=5,N=300,KP=64,K=37", "", 0, 0, 0, 0, 300, NULL}
+/* a long line's candidates: 4 segments of k = 50 (M = 200), positions J among them */
+#define LS_CANDIDATES {"topk", LS_TOPK_F32, "topk_candidate_indices", "", "A0=2,A1=3,M=200,K=37", "k=50,seg=4096", 0, 0, 0, 0, 200, NULL}
 #define LS_SSM_F32 "T=f32;HAS_D=1;HAS_Z=1;HAS_BIAS=1;SOFTPLUS=1;SEG=16;TTS=2, 4"
 #define LS_SSM_BF16 "T=bf16;HAS_D=0;HAS_Z=1;HAS_BIAS=0;SOFTPLUS=1;SEG=16;TTS=4, 2"
 #define LS_SSM_F32_PLAIN "T=f32;HAS_D=1;HAS_Z=0;HAS_BIAS=1;SOFTPLUS=0;SEG=32;TTS=2, 4"
@@ -143,7 +145,7 @@ static const lib_case ls_cases[] = {
     LS_SELECT(LS_TOPK_F32, "RB=1"), LS_SELECT(LS_TOPK_F32, "RB=2"), LS_SELECT(LS_TOPK_BF16, "RB=1"),
     LS_SELECT(LS_TOPK_BF16, "RB=2"), LS_SELECT(LS_TOPK_F16, "RB=2"), LS_SELECT(LS_TOPK_I32, "RB=2"),
     LS_SELECT_LONG(LS_TOPK_F32, ""), LS_SELECT_LONG(LS_TOPK_BF16, ""),
-    LS_ORDER(LS_TOPK_F32), LS_ORDER(LS_TOPK_BF16), LS_ORDER(LS_TOPK_F16), LS_ORDER(LS_TOPK_I32),
+    LS_ORDER(LS_TOPK_F32), LS_ORDER(LS_TOPK_BF16), LS_ORDER(LS_TOPK_F16), LS_ORDER(LS_TOPK_I32), LS_CANDIDATES,
     LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_state", "TT=4", "3"),
     LS_SSM(LS_SSM_BF16, "ss_segment_state", "TT=4", "3"), LS_SSM(LS_SSM_F32_PLAIN, "ss_segment_state", "TT=2", "2"),
     LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=2", "3"), LS_SSM(LS_SSM_F32, "ss_segment_out", "TT=4", "3"),

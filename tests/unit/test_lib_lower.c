@@ -72,6 +72,11 @@ Test(lib_lower, radix_kernels_at_4096)
         {"radix_onesweep", "N=10000,S=4,D=256,T=3",
          "pass=1,key_passes=4,lines_n=10000,lines_q=1,carry=0,last=0,indices=0", "K=0:1,C=0:1,P=0:10000,L=0:100000", 0,
          10000},
+        /* a long line's segment: places base + i through [2, 2048] views (G 0: distinct places) */
+        {"radix_scatter_wide", "N=3000,D=256,T=1,R=2,C=2048",
+         "pass=0,key_passes=4,base=8192,sh=11,carry=0,last=0,indices=0", "G=0:1", 0, 3000},
+        {"radix_scatter_wide", "N=3000,D=256,T=1,R=2,C=2048",
+         "pass=3,key_passes=4,base=0,sh=11,carry=0,last=1,indices=1", "G=0:1", 0, 3000},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *src = ls_lib_source("sort", cases[i].kernel, subst);
