@@ -50,30 +50,31 @@ def tensors(n, bias):
     return a, b, v, c, ref, lambda: gelu(torch.addmm(v, a, b))
 
 
+def timer(jit, src, kernel, ins, c, ref):
+    """attempt(cfg) for bench.fastest: compiles kernel for cfg = (params, extra scalars), runs it on
+    a zeroed C, checks C against ref (so a configuration that stores nothing cannot pass on an
+    earlier one's result), then times it; prints the time."""
+    def attempt(cfg):
+        params, scalars = cfg
+        fn = jit.compile(src, kernel, *ins, *scalars, params=params, file="examples/matmul.tj")
+        c.zero_()
+        fn(*ins, *scalars)
+        torch.cuda.synchronize()
+        bench.close_enough(kernel, c, ref, 2e-2)
+        t = bench.do_bench(lambda: fn(*ins, *scalars))
+        print(f"  {kernel} {params}{f' programs={scalars[0]}' if scalars else ''}: {t:.3f} ms", flush=True)
+        return t
+    return attempt
+
+
 def row(jit, src, n, bias, sms):
     a, b, v, c, ref, peer = tensors(n, bias)
     name = "matmul_bias_gelu" if bias else "matmul"
     ins = [a, b, v, c] if bias else [a, b, c]
-
-    def verify():
-        bench.close_enough(name, c, ref, 2e-2)
-        c.zero_()
-
-    tile, tile_err = bench.best_config(jit, src, name, ins, TILE_CONFIGS, ins, verify)
+    tile, tile_err = bench.fastest([(p, ()) for p in TILE_CONFIGS], timer(jit, src, name, ins, c, ref))
     pname = "matmul_persistent_bias_gelu" if bias else "matmul_persistent"
-
-    def attempt(cfg):
-        params, per = cfg
-        fn = jit.compile(src, pname, *ins, sms * per, params=params, file="examples/matmul.tj")
-        fn(*ins, sms * per)
-        torch.cuda.synchronize()
-        verify()
-        t = bench.do_bench(lambda: fn(*ins, sms * per))
-        print(f"  {pname} {params} programs={sms * per}: {t:.3f} ms", flush=True)
-        return t
-
-    cfgs = [(p, per) for p in PERSISTENT_CONFIGS for per in programs_per_sm(p)]
-    pers, pers_err = bench.fastest(cfgs, attempt)
+    cfgs = [(p, (sms * per,)) for p in PERSISTENT_CONFIGS for per in programs_per_sm(p)]
+    pers, pers_err = bench.fastest(cfgs, timer(jit, src, pname, ins, c, ref))
     peer_ms = bench.do_bench(peer)
     flops = 2 * n ** 3
     tag = f"{'bias+gelu ' if bias else ''}{n}^3"
@@ -86,7 +87,7 @@ def row(jit, src, n, bias, sms):
     if tile and pers:
         print(f"# {tag} persistent over one tile a program: {tile[0] / pers[0]:.3f}", flush=True)
     return {"row": tag, "tile": tile and tile[0], "persistent": pers and pers[0], "peer": peer_ms,
-            "tile_config": tile and tile[1], "persistent_config": pers and str(pers[1])}
+            "tile_config": tile and str(tile[1]), "persistent_config": pers and str(pers[1])}
 
 
 def main():
