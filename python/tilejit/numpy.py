@@ -27,7 +27,8 @@ from ._lib import TilejitError
 __all__ = ["ndarray", "asarray", "array", "zeros", "ones", "full", "empty", "arange", "eval", "compile", "stats",
            "finish_compiles",
            "softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "any", "all", "round", "around", "flip",
-           "outer", "copy"]
+           "outer", "copy", "hstack", "vstack", "split", "diff", "repeat", "tile", "eye", "tril", "triu", "isclose",
+           "allclose", "nan_to_num"]
 
 _P, _U32, _I, _D, _I64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_double, ctypes.c_int64
 _ERR = ctypes.POINTER(_lib.Error)
@@ -422,6 +423,8 @@ class ndarray:
     def __array_interface__(self):
         if self._g.kind != _lib.DEVICE_CPU and self._g.kind != 2:
             raise AttributeError("__array_interface__: the array lives on a GPU (use np.asarray, or DLPack)")
+        if self.dtype.name == "bfloat16":  # no typestr says bfloat16 ('<V2' reads as void): __array__ copies
+            raise AttributeError("__array_interface__: bfloat16 has no typestr")
         t = self._tensor()
         size = self.itemsize
         shape = self.shape
@@ -1221,6 +1224,106 @@ def concatenate(arrays, axis=0):
 
 def stack(arrays, axis=0):
     return concatenate([expand_dims(asarray(a), axis) for a in arrays], axis=axis)
+
+
+def hstack(arrays):
+    xs = [asarray(a) for a in arrays]
+    return concatenate(xs, axis=0 if builtins.all(x.ndim == 1 for x in xs) else 1)
+
+
+def vstack(arrays):
+    return concatenate([reshape(x, (1, -1)) if x.ndim == 1 else x for x in (asarray(a) for a in arrays)], axis=0)
+
+
+def split(a, indices_or_sections, axis=0):
+    x = asarray(a)
+    d = x.shape[axis]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        n = int(indices_or_sections)
+        if n <= 0 or d % n:
+            raise TilejitError(f"split: array split does not result in an equal division ({d} into {n})")
+        cuts = [d // n * i for i in range(1, n)]
+    else:
+        cuts = [int(c) for c in indices_or_sections]
+    bounds = [0] + cuts + [d]
+    index = [slice(None)] * x.ndim
+    return [x[tuple(index[:axis % x.ndim] + [slice(b, builtins.max(b, e))])] for b, e in zip(bounds, bounds[1:])]
+
+
+def diff(a, n=1, axis=-1):
+    x = asarray(a)
+    head = [slice(None)] * (axis % x.ndim)
+    for _ in range(n):
+        x = x[tuple(head + [slice(1, None)])] - x[tuple(head + [slice(None, -1)])]
+    return x
+
+
+def repeat(a, repeats, axis=None):
+    """Each element repeats times along axis (an int repeats): a take of arange // repeats."""
+    x = asarray(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    if not isinstance(repeats, (int, _np.integer)):
+        raise TilejitError("repeat: repeats must be an int (per-element counts give a data-dependent shape)")
+    n = x.shape[axis] * int(repeats)
+    return take(x, floor_divide(arange(n, device=x.device), builtins.max(int(repeats), 1)), axis=axis)
+
+
+def tile(a, reps):
+    x = asarray(a)
+    reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)
+    if len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    for axis, r in enumerate(reps):
+        if r != 1:
+            d = x.shape[axis]
+            x = take(x, remainder(arange(d * r, device=x.device), builtins.max(d, 1)), axis=axis)
+    return x
+
+
+def eye(N, M=None, k=0, dtype=float64, device=None):  # noqa: N803 (NumPy's names)
+    i = arange(N, device=device)[:, None]
+    j = arange(N if M is None else M, device=device)[None, :]
+    return (j - i == k).astype(dtype)
+
+
+def _triangle(m, k, lower):
+    x = asarray(m)
+    i = arange(x.shape[-2], device=x.device)[:, None]
+    j = arange(x.shape[-1], device=x.device)[None, :]
+    keep = (j - i <= k) if lower else (j - i >= k)
+    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(m, k=0):
+    return _triangle(m, k, True)
+
+
+def triu(m, k=0):
+    return _triangle(m, k, False)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    g, (x, y) = _operands(a, b)
+    close = absolute(x - y) <= atol + rtol * absolute(y)
+    same = where(logical_and(isfinite(x), isfinite(y)), close, x == y)  # infinities close only to themselves
+    return logical_or(same, logical_and(isnan(x), isnan(y))) if equal_nan else same
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    a = asarray(x)
+    if a.dtype.kind not in "fc" and a.dtype.name != "bfloat16":
+        return a
+    fi = _np.finfo(a.dtype) if a.dtype.name != "bfloat16" else __import__("ml_dtypes").finfo(a.dtype)
+    big = fi.max if posinf is None else posinf
+    small = fi.min if neginf is None else neginf
+    a = where(isnan(a), nan, a)
+    return where(a == _np.inf, big, where(a == -_np.inf, small, a)).astype(asarray(x).dtype)
 
 
 def softmax(x, axis=-1):

@@ -867,3 +867,41 @@ def test_assignment_refusals_and_copies():
     check(w, np.arange(6.0))
     with pytest.raises(TilejitError, match="assigns into an argument"):
         tnp.compile(lambda a: (a.__setitem__(0, 1.0), a)[1])(tnp.arange(3.0))
+
+
+A46 = np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32)
+COMPOSITIONS = {
+    "hstack": lambda m: m.hstack([np.arange(3), np.arange(2)]), "hstack2": lambda m: m.hstack([A46, A46[:, :2]]),
+    "vstack": lambda m: m.vstack([np.arange(3), np.arange(3)]), "vstack2": lambda m: m.vstack([A46, A46[:1]]),
+    "split": lambda m: m.split(A46, 3, axis=1)[2], "split_at": lambda m: m.split(A46, [1, 3], axis=0)[1],
+    "split_empty": lambda m: m.split(A46, [5, 2], axis=1)[1],
+    "diff": lambda m: m.diff(A46), "diff2": lambda m: m.diff(A46, 2, axis=0),
+    "repeat": lambda m: m.repeat(A46, 3, axis=1), "repeat_flat": lambda m: m.repeat(A46, 2),
+    "tile": lambda m: m.tile(A46, (2, 3)), "tile1": lambda m: m.tile(np.arange(3), 3),
+    "tile3": lambda m: m.tile(A46, (2, 1, 2)),
+    "eye": lambda m: m.eye(4, 5, k=1), "eye32": lambda m: m.eye(3, dtype=np.float32),
+    "tril": lambda m: m.tril(A46), "triu": lambda m: m.triu(A46, -1),
+    "tril3": lambda m: m.tril(A46.reshape(2, 2, 6), 2),
+    "isclose": lambda m: m.isclose(np.array([np.nan, np.inf, -np.inf, 1.0, -2.0, np.inf], np.float32),
+                                   np.array([np.nan, np.inf, np.inf, 1.000001, -2.1, 3.0], np.float32)),
+    "isclose_nan": lambda m: m.isclose(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), equal_nan=True),
+    "nan_to_num": lambda m: m.nan_to_num(np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)),
+    "nan_to_num_given": lambda m: m.nan_to_num(np.array([np.nan, np.inf, -np.inf], np.float64), nan=5.0, posinf=9.0),
+}
+
+
+@pytest.mark.parametrize("name", COMPOSITIONS)
+def test_compositions_as_numpy(name):
+    want = COMPOSITIONS[name](np)
+    got = np.asarray(COMPOSITIONS[name](tnp))
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_allclose_and_bfloat16():
+    assert tnp.allclose(A46, A46 + 1e-9) and not tnp.allclose(A46, A46 + 1)
+    bf16 = tnp._bfloat16()
+    x = np.array([np.nan, np.inf, -np.inf, 1.5], np.float32)
+    got = np.asarray(tnp.nan_to_num(x.astype(bf16)))  # NumPy itself leaves bfloat16 as it is
+    assert got.dtype == bf16
+    np.testing.assert_array_equal(got.astype(np.float32), np.array([0, 3.3895314e38, -3.3895314e38, 1.5], np.float32))
