@@ -10,6 +10,11 @@
  * With -d (needs a GPU) also the driver's own JIT of the same PTX
  * (cuModuleLoadDataEx, its JIT cache off) and the load of nvJitLink's cubin,
  * the two ways a cold compile can reach a loaded module.
+ * With -v also the registers and spills of each kernel as the JIT's
+ * ptxas allocates them (nvJitLink's info log with -Xptxas=-v): nvJitLink
+ * assembles as `ptxas -c` does, which can differ much from the whole-
+ * program `ptxas -v` (an f32 attention kernel: 255 registers against 83;
+ * bench/NOTES.md).
  * Write the PTX with `tilejit emit FILE -k KERNEL --target ptx --contiguous`
  * (the JIT's facts) or take it from the disk cache. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime's thread clock */
@@ -51,6 +56,31 @@ static int time_links(const tj_nvjitlink *l, const char *ptx, size_t len, const 
     return 0;
 }
 
+/* The lines of nvJitLink's ptxas -v log that say a kernel's registers and
+ * spills, as the JIT gets them; 1 on a failure (printed). */
+static int print_usage(const tj_nvjitlink *l, const char *ptx, size_t len, const char *arch, const char **opts,
+                       int nopts)
+{
+    const char *all[MAX_OPTS + 1];
+    for (int i = 0; i < nopts; i++)
+        all[i] = opts[i];
+    all[nopts] = "-Xptxas=-v";
+    tj_rt_error err = {{0}};
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    if (tj_nvjitlink_compile(l, ptx, len, arch, all, nopts + 1, &cubin, &size, &log, &err)) {
+        fprintf(stderr, "ptx_link_bench: %s\n", err.msg);
+        return 1;
+    }
+    for (char *line = log ? strtok(log, "\n") : NULL; line; line = strtok(NULL, "\n"))
+        if (strstr(line, "registers") || strstr(line, "spill"))
+            printf("%-40s %s\n", "", line);
+    free(log);
+    free(cubin);
+    return 0;
+}
+
 /* Best wall ms of reps driver JITs of ptx and of reps loads of its cubin
  * (nvJitLink's, linked once here); 1 on a failure (printed). */
 static int time_driver(const tj_cuda *cu, const tj_nvjitlink *l, const char *ptx, size_t len, const char *arch,
@@ -87,17 +117,18 @@ fail:
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: ptx_link_bench [-r REPS] [-a ARCH] [-X OPTION]... [-d] FILE.ptx...\n");
+    fprintf(stderr, "usage: ptx_link_bench [-r REPS] [-a ARCH] [-X OPTION]... [-d] [-v] FILE.ptx...\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *arch = "sm_90a", *opts[MAX_OPTS];
-    int reps = 5, nopts = 0, first = 1, driver = 0;
+    int reps = 5, nopts = 0, first = 1, driver = 0, usage_lines = 0;
     for (; first < argc && argv[first][0] == '-' && first + 1 < argc; first += 2) {
-        if (!strcmp(argv[first], "-d")) {
-            driver = 1;
+        if (!strcmp(argv[first], "-d") || !strcmp(argv[first], "-v")) {
+            driver |= argv[first][1] == 'd';
+            usage_lines |= argv[first][1] == 'v';
             first--;
             continue;
         } else if (!strcmp(argv[first], "-r") && (reps = atoi(argv[first + 1])) > 0)
@@ -138,6 +169,8 @@ int main(int argc, char **argv)
             bad = 1;
         } else if (!(bad = time_links(l, ptx, len, arch, opts, nopts, reps, &wall, &cpu, &size)))
             printf("%-40s wall %8.1f ms  thread %8.1f ms  cubin %zu bytes\n", argv[i], wall, cpu, size);
+        if (!bad && usage_lines)
+            bad = print_usage(l, ptx, len, arch, opts, nopts);
         double jit, load;
         if (!bad && cu && !(bad = time_driver(cu, l, ptx, len, arch, reps, &jit, &load)))
             printf("%-40s driver JIT %8.1f ms  cubin load %8.1f ms\n", "", jit, load);
