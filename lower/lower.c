@@ -294,6 +294,7 @@ static int lower_for(lw *w, tj_ref r)
     uint32_t pinned = w->smem_pinned;
     lw_ring_begin(w, r);
     lw_mma_pin_loop(w, r);
+    lw_tma_store_pin(w, r);
     if (w->err)
         return 1;
     lw_loop lp;
@@ -316,6 +317,7 @@ static int lower_for(lw *w, tj_ref r)
         return 1;
     set_tuple_regs(w, r, lay->elems, carry, n, lw_loop_end(w, &lp, next));
     lw_hazard_enter(w, &before, in->region[0], TJ_NONE); /* any iteration's accesses, or none */
+    lw_tma_store_drain(w, r); /* before the ring's last barrier: the staging may be reused after it */
     lw_ring_end(w, r);
     results_to_registers(w, r, carry, n);
     return 0;
@@ -678,6 +680,7 @@ static tj_kernel *lower_kernel(lw *w, const tj_lower_options *opt)
     w->vals = tj_alloc(w->c, sizeof *w->vals * (k->ninsts + 1));
     w->same_as = tj_alloc(w->c, sizeof *w->same_as * (k->ninsts + 1));
     w->acc_reset = tj_alloc(w->c, sizeof *w->acc_reset * (k->ninsts + 1));
+    w->store_region = tj_alloc(w->c, sizeof *w->store_region * (k->ninsts + 1));
     w->dot_region = tj_alloc(w->c, sizeof *w->dot_region * (k->ninsts + 1));
     w->dot_flip = tj_alloc(w->c, sizeof *w->dot_flip * (k->ninsts + 1));
     w->fixed_region = tj_alloc(w->c, sizeof *w->fixed_region * 2 * (k->ninsts + 1));

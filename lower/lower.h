@@ -107,6 +107,7 @@ typedef struct lw {
     int depth;             /* region nesting */
     lw_scope *loop;        /* the innermost loop being lowered */
     tj_ref *same_as;       /* per Tile IR instruction: an earlier one whose value it takes (lower/mma.c) */
+    uint32_t *store_region; /* per Tile IR store: 1 + its pinned TMA staging offset (lw_tma_store_pin), 0: none */
     tj_ref *acc_reset;     /* per Tile IR select: the bool scalar of `where(c, 0, acc)` when it resets the
                               carried accumulator of a wgmma dot (lw_mma_carried), which takes it as its
                               zero operand: the select itself is not lowered */
@@ -457,6 +458,13 @@ tj_ref lw_tma_thread(lw *w); /* tid == 0 (hoisted): the thread that issues TMA *
  * it applies, and its lowering (docs/simt.md, "TMA stores") */
 int lw_tma_store_fits(lw *w, tj_ref r);
 int lw_lower_tma_store(lw *w, tj_ref r);
+/* Before a loop whose rings land by TMA: a staging region above
+ * w->smem_pinned (which it raises) for each TMA store under an `if` at the
+ * top level of its body (a persistent matmul's epilogue), whose copies
+ * stay in flight into the next tile; after the loop (lw_tma_store_drain)
+ * thread 0 waits for their reads before the bytes are reused. */
+void lw_tma_store_pin(lw *w, tj_ref loop);
+void lw_tma_store_drain(lw *w, tj_ref loop);
 
 /* lower/producer.c: a producer warp for the TMA rings of wgmma */
 void lw_producer_plan(lw *w);       /* sets w->producer where the kernel asks and fits */
@@ -476,6 +484,7 @@ void lw_ring_end(lw *w, tj_ref loop);          /* after it: no copy left in flig
  * slot of this iteration, awaited (1); 0 when no ring holds it. */
 int lw_ring_operand(lw *w, tj_ref dot, int operand, uint32_t *buf, tj_ref *shift);
 int lw_ring_feeds(const lw *w, tj_ref dot);   /* a ring holds an operand of dot */
+int lw_ring_tma(const lw *w, tj_ref loop);    /* the loop's rings land by TMA */
 int lw_ring_holds(const lw *w, tj_ref dot, int operand); /* ... operand `operand` (0: a, 1: b) of dot */
 /* Every iteration of loop waits for its rings' copies with a barrier of all
  * warps (cp_async rings; TMA ones wait on mbarriers), before the products

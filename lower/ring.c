@@ -426,6 +426,8 @@ static int by_tma(const lw *w, tj_ref loop)
 
 int lw_ring_barrier(const lw *w, tj_ref loop) { return depth_of(w, loop) > 0 && !by_tma(w, loop); }
 
+int lw_ring_tma(const lw *w, tj_ref loop) { return by_tma(w, loop); }
+
 enum { MBAR_BYTES = 8 };
 
 /* The full (empty = 0) or empty (empty = 1) mbarrier of slot s (u32) of the

@@ -27,9 +27,18 @@
  * engine's writes are not ordered with the program's other accesses by a
  * barrier), where the kernel's `tma_store` is 1 (the default 0 keeps the
  * measured per-thread stores until a GPU run has checked and timed this
- * path: bench/NOTES.md); everything else keeps the store of lower/memory.c. */
+ * path: bench/NOTES.md); everything else keeps the store of lower/memory.c.
+ *
+ * In a loop's epilogue (a store under an `if` at the top level of the body
+ * of a loop whose rings land by TMA: a persistent matmul) the ring's slots
+ * never go idle, so the store gets a staging region of its own, pinned
+ * above the rings before the loop (lw_tma_store_pin), and thread 0's copies
+ * stay in flight into the next tile: it waits for their reads only before
+ * the next staging (then a barrier) and after the loop (lw_tma_store_drain,
+ * before the ring's last barrier). */
 #include "lower/lower.h"
 #include "passes/facts.h"
+#include "passes/pass_util.h"
 
 enum { ALIGN = 1024, MAX_ROWS = 256, MAX_VECTOR = 16 };
 
@@ -55,23 +64,95 @@ static lw_wg_tile staging_tile(lw *w, tj_ref r)
 
 static int map_dtype(tj_dtype dt) { return dt == TJ_DT_F16 || dt == TJ_DT_BF16 || dt == TJ_DT_F32; }
 
-int lw_tma_store_fits(lw *w, tj_ref r)
+/* What store r needs wherever it is: the kernel's tma_store = 1 on sm_90a
+ * with TMA, no producer warp, a plain store of a rank-2 slice a tensor map
+ * can name, of a tensor the program accesses nowhere else. */
+static int store_fits(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    if (!w->wgmma || w->target != TJ_LOWER_CUDA || w->no_tma || w->producer || w->loop || w->depth != 1 ||
-        in->op != TJ_OP_STORE || in->args[2] || tj_config_value(w->src, TJ_PARAM_TMA_STORE, 0) != 1)
+    if (!w->wgmma || w->target != TJ_LOWER_CUDA || w->no_tma || w->producer || in->op != TJ_OP_STORE ||
+        in->args[2] || tj_config_value(w->src, TJ_PARAM_TMA_STORE, 0) != 1)
         return 0;
     const tj_type_info *ti = lw_src_type(w, in->args[1]);
-    const lw_val *v = lw_val_of(w, in->args[1]);
-    if (ti->rank != 2 || !map_dtype(ti->dtype) || !v->lay || !v->regs || tj_layout_has_replicas(v->lay))
+    if (ti->rank != 2 || !map_dtype(ti->dtype))
         return 0;
     lw_wg_tile t = staging_tile(w, r);
     uint32_t param;
-    if (!t.swizzle || t.rows > MAX_ROWS || (t.rows * t.swizzle) % ALIGN ||
-        !lw_tma_view_fits(w, in->args[0], t.rows, t.cols, t.size) ||
-        !tj_param_index(w->src, w->src->insts[in->args[0]].args[0], &param) || (w->gtracked && w->gtracked[param]))
+    return t.swizzle && t.rows <= MAX_ROWS && (t.rows * t.swizzle) % ALIGN == 0 &&
+           lw_tma_view_fits(w, in->args[0], t.rows, t.cols, t.size) &&
+           tj_param_index(w->src, w->src->insts[in->args[0]].args[0], &param) && !(w->gtracked && w->gtracked[param]);
+}
+
+int lw_tma_store_fits(lw *w, tj_ref r)
+{
+    const tj_inst *in = &w->src->insts[r];
+    if (in->op != TJ_OP_STORE || !store_fits(w, r))
         return 0;
-    return aligned(w->smem_pinned) + t.bytes <= w->smem_bytes; /* within the kernel's shared memory */
+    const lw_val *v = lw_val_of(w, in->args[1]);
+    if (!v->lay || !v->regs || tj_layout_has_replicas(v->lay))
+        return 0;
+    if (w->store_region[r]) /* an epilogue of a loop: its own staging (lw_tma_store_pin) */
+        return w->loop != NULL;
+    lw_wg_tile t = staging_tile(w, r);
+    return !w->loop && w->depth == 1 && aligned(w->smem_pinned) + t.bytes <= w->smem_bytes; /* within the kernel's shared memory */
+}
+
+/* The stores of the regions of the `if`s at the top level of loop's body
+ * that would go by TMA (f: called with each; stops at a nonzero return). */
+static int epilogue_stores(lw *w, tj_ref loop, int (*f)(lw *, tj_ref, void *), void *arg)
+{
+    const tj_kernel *k = w->src;
+    tj_block_id body = tj_region_of(k, loop, 0);
+    const tj_block *blk = body ? &k->blocks[body] : NULL;
+    for (uint32_t i = 0; blk && i < blk->ninsts; i++) {
+        const tj_inst *br = &k->insts[blk->insts[i]];
+        for (int g = 0; br->op == TJ_OP_IF && g < 2; g++) {
+            const tj_block *rb = br->region[g] ? &k->blocks[br->region[g]] : NULL;
+            for (uint32_t j = 0; rb && j < rb->ninsts; j++)
+                if (k->insts[rb->insts[j]].op == TJ_OP_STORE && store_fits(w, rb->insts[j]) && f(w, rb->insts[j], arg))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+/* A staging region for store r above the pinned bytes, where it fits and
+ * its value's layout can be staged (no replicas). */
+static int pin_one(lw *w, tj_ref r, void *arg)
+{
+    (void)arg;
+    const tj_layout *l = lw_layout_of(w, w->src->insts[r].args[1]);
+    lw_wg_tile t = staging_tile(w, r);
+    uint64_t at = aligned(w->smem_pinned), top = at + t.bytes;
+    if (!l || tj_layout_has_replicas(l) || top > w->smem_limit)
+        return 0; /* stored by the threads instead */
+    w->store_region[r] = (uint32_t)at + 1;
+    w->smem_pinned = (uint32_t)top;
+    w->pinned_any = 1;
+    if (w->smem_pinned > w->smem_bytes)
+        w->smem_bytes = w->smem_pinned;
+    return 0;
+}
+
+void lw_tma_store_pin(lw *w, tj_ref loop)
+{
+    if (lw_ring_tma(w, loop) && !w->no_pins)
+        epilogue_stores(w, loop, pin_one, NULL);
+}
+
+static int pinned(lw *w, tj_ref r, void *arg)
+{
+    (void)arg;
+    return w->store_region[r] != 0;
+}
+
+void lw_tma_store_drain(lw *w, tj_ref loop)
+{
+    if (!epilogue_stores(w, loop, pinned, NULL))
+        return;
+    tj_ref who = lw_tma_thread(w);
+    tj_ref wait = lw_emit(w, TJ_OP_TMA_STORE_WAIT, TJ_TYPE_NONE, &who, 1);
+    w->dst->insts[wait].imm = 0;
 }
 
 /* Elements a shared store of layout l takes along its last axis: a run of
@@ -185,8 +266,9 @@ static void stage(lw *w, const lw_wg_tile *t, const lw_val *v, tj_dtype dt, uint
 
 /* Thread 0: one box a column block of the tile at buf to (row0, col0),
  * their operands computed first (one run of its predicate for the PTX
- * generator's branch), then the group's commit and the wait for its reads. */
-static void issue(lw *w, const lw_wg_tile *t, tj_ref tensor, tj_ref row0, tj_ref col0, uint32_t buf)
+ * generator's branch), then the group's commit and, where `wait`, the wait
+ * for its reads. */
+static void issue(lw *w, const lw_wg_tile *t, tj_ref tensor, tj_ref row0, tj_ref col0, uint32_t buf, int wait)
 {
     int64_t e = t->swizzle / t->size, blocks = t->cols / e;
     tj_ref who = lw_tma_thread(w), src[LW_TMA_MAX_BOXES], col[LW_TMA_MAX_BOXES];
@@ -201,8 +283,32 @@ static void issue(lw *w, const lw_wg_tile *t, tj_ref tensor, tj_ref row0, tj_ref
         w->dst->insts[s].flags = (uint32_t)t->swizzle;
     }
     lw_emit(w, TJ_OP_TMA_STORE_COMMIT, TJ_TYPE_NONE, &who, 1);
+    if (!wait)
+        return;
+    tj_ref w0 = lw_emit(w, TJ_OP_TMA_STORE_WAIT, TJ_TYPE_NONE, &who, 1);
+    w->dst->insts[w0].imm = 0;
+}
+
+/* A loop's epilogue store into its pinned staging at buf: thread 0 waits
+ * for the reads of the previous tile's copies (none the first time), a
+ * barrier tells every thread, the tile is staged, fenced and published,
+ * and thread 0's boxes stay in flight into the next tile (their reads are
+ * awaited there, or after the loop: lw_tma_store_drain). */
+static int store_in_flight(lw *w, tj_ref r, const lw_wg_tile *t, tj_ref tensor, tj_ref row0, tj_ref col0)
+{
+    const tj_inst *in = &w->src->insts[r];
+    uint32_t buf = w->store_region[r] - 1;
+    tj_ref who = lw_tma_thread(w);
     tj_ref wait = lw_emit(w, TJ_OP_TMA_STORE_WAIT, TJ_TYPE_NONE, &who, 1);
     w->dst->insts[wait].imm = 0;
+    lw_barrier(w);
+    lw_sink_through(w, w->dst->ninsts - 1); /* the value's chain may sink to its staging stores */
+    stage(w, t, lw_val_of(w, in->args[1]), lw_src_type(w, in->args[1])->dtype, buf);
+    lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0);
+    lw_barrier(w);
+    issue(w, t, tensor, row0, col0, buf, 0);
+    w->smem_dirty = 1; /* the copy engine reads the staging until the next wait */
+    return 0;
 }
 
 int lw_lower_tma_store(lw *w, tj_ref r)
@@ -219,6 +325,8 @@ int lw_lower_tma_store(lw *w, tj_ref r)
     uint32_t param;
     tj_param_index(w->src, view->args[0], &param);
     lw_hazard_access(w, param, r);
+    if (w->store_region[r])
+        return store_in_flight(w, r, &t, tensor, row0, col0);
     uint32_t before = w->dst->ninsts;
     lw_smem_begin(w); /* a barrier first where shared memory was read since the last one */
     if (w->dst->ninsts > before && w->dst->insts[w->dst->ninsts - 1].op == TJ_OP_BARRIER)
@@ -228,7 +336,7 @@ int lw_lower_tma_store(lw *w, tj_ref r)
     stage(w, &t, lw_val_of(w, in->args[1]), lw_src_type(w, in->args[1])->dtype, buf);
     lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0); /* the stores, to the copy engine's async proxy */
     lw_barrier(w);
-    issue(w, &t, tensor, row0, col0, buf);
+    issue(w, &t, tensor, row0, col0, buf, 1);
     lw_smem_end(w); /* thread 0 waited for the reads: the next writer's barrier follows them */
     return 0;
 }

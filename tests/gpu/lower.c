@@ -129,6 +129,15 @@ static const struct {
     {"examples/matmul.tj",
      {NULL, "matmul_persistent_bias_gelu", "BM=128,BN=128,BK=64,stages=3,producer=1", "M=200,N=272,K=176",
       "programs=4", NULL, 0, 2e-2, 2e-2, 0, 0, 4}},
+    /* C by TMA stores in flight into the next tile (tma_store = 1; not
+     * yet run on a GPU): `gpu_lower tma_store=1` runs them with the
+     * one-tile ones */
+    {"examples/matmul.tj",
+     {NULL, "matmul_persistent", "BM=128,BN=128,BK=64,stages=3,tma_store=1", "M=264,N=272,K=176", "programs=2",
+      NULL, 0, 1e-2, 1e-2, 0, 0, 4}},
+    {"examples/matmul.tj",
+     {NULL, "matmul_persistent_bias_gelu", "BM=128,BN=256,BK=64,stages=3,tma_store=1", "M=264,N=528,K=176",
+      "programs=3", NULL, 0, 2e-2, 2e-2, 0, 0, 8}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
       1e-2, 1e-2, 0, 0, 4}},

@@ -108,6 +108,35 @@ static inline tj_kernel *lc_lower_tj(tj_ctx *c, const char *src, const char *nam
     return k && !tj_facts_contiguous(k, dims, ns, -1) ? tj_compile_simt(k, po) : NULL;
 }
 
+/* The nth instruction of kernel k (in a block) that is `op`, or TJ_NONE. */
+static inline tj_ref lc_nth_op(const tj_kernel *k, tj_op op, int nth)
+{
+    for (tj_ref r = 1; r < k->ninsts; r++)
+        if (k->insts[r].block && k->insts[r].op == op && nth-- == 0)
+            return r;
+    return TJ_NONE;
+}
+
+/* Takes instruction r out of its block (a test's broken kernel). */
+static inline void lc_remove_inst(tj_kernel *k, tj_ref r)
+{
+    const tj_block *blk = &k->blocks[k->insts[r].block];
+    for (uint32_t i = 0; i < blk->ninsts; i++)
+        if (blk->insts[i] == r) {
+            tj_block_remove(k, k->insts[r].block, i);
+            return;
+        }
+}
+
+/* Whether the n 16-bit words at p are all v (a bf16 result of ones). */
+static inline int lc_all_u16(const uint16_t *p, size_t n, uint16_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
 /* How many instructions of kernel k are `op`. */
 static inline int lc_count_op(const tj_kernel *k, tj_op op)
 {

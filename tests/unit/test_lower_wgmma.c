@@ -524,13 +524,7 @@ Test(lower_wgmma, attention_configs_assemble)
 
 /* ---- what is refused, and why ---------------------------------------------------- */
 
-static tj_ref find_op(const tj_kernel *k, tj_op op, int nth)
-{
-    for (tj_ref r = 1; r < k->ninsts; r++)
-        if (k->insts[r].block && k->insts[r].op == op && nth-- == 0)
-            return r;
-    return TJ_NONE;
-}
+static tj_ref find_op(const tj_kernel *k, tj_op op, int nth) { return lc_nth_op(k, op, nth); }
 
 /* Runs simt (MATMUL, M = N = K = 256) with every element of A and B the
  * bf16 bits x; its diagnostics, C in *c_out where it is not NULL. */
@@ -557,15 +551,7 @@ static const char *run_filled(tj_ctx *c, const tj_kernel *simt, uint16_t x, cons
 static const char *run_simt(tj_ctx *c, const tj_kernel *simt) { return run_filled(c, simt, 0, NULL); }
 
 /* Removes instruction r from its block. */
-static void remove_inst(tj_kernel *k, tj_ref r)
-{
-    const tj_block *blk = &k->blocks[k->insts[r].block];
-    for (uint32_t i = 0; i < blk->ninsts; i++)
-        if (blk->insts[i] == r) {
-            tj_block_remove(k, k->insts[r].block, i);
-            return;
-        }
-}
+static void remove_inst(tj_kernel *k, tj_ref r) { lc_remove_inst(k, r); }
 
 /* The interpreter catches a broken descriptor, a missing proxy fence and a
  * slot overwritten while the group that reads it is in flight: each a
@@ -808,10 +794,7 @@ static const char *run_ones(tj_ctx *c, const tj_kernel *simt)
     const char *diags = run_filled(c, simt, 0x3f80 /* bf16 1.0 */, &out);
     if (*diags)
         return diags;
-    for (int i = 0; i < 256 * 256; i++)
-        if (out[i] != 0x4380) /* bf16 256.0 */
-            return "wrong";
-    return "";
+    return lc_all_u16(out, 256 * 256, 0x4380 /* bf16 256.0 */) ? "" : "wrong";
 }
 
 /* The producer warp: 32 threads more; the consumers' products, their
