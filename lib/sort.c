@@ -305,6 +305,18 @@ static wide_line wide_of(const tj_lib *l, int64_t n)
     return w;
 }
 
+/* The segment of a long line of n that starts at element `at`: its length
+ * and its tiles [t0, t0 + nt) of the line's. */
+typedef struct wide_segment {
+    int64_t len, t0, nt;
+} wide_segment;
+
+static wide_segment segment_at(const wide_line *w, int64_t n, int64_t at)
+{
+    int64_t len = n - at < w->seg ? n - at : w->seg;
+    return (wide_segment){len, at / RADIX_TILE, (len + RADIX_TILE - 1) / RADIX_TILE};
+}
+
 static tj_arg wide_arg(void *data, tj_dtype dt, const wide_line *w)
 {
     return lib_buffer_arg(data, dt, 2, (int64_t[]){w->rows, (int64_t)1 << w->sh});
@@ -332,12 +344,13 @@ static int wide_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, 
     int64_t n = b->n, flat = DIGITS * b->tiles;
     tj_tensor hf = tj_tensor_contiguous(b->h, TJ_DT_U32, 1, &flat), of = tj_tensor_contiguous(b->o, TJ_DT_U32, 1, &flat);
     for (int64_t at = 0; at < n; at += w->seg) {
-        int64_t len = n - at < w->seg ? n - at : w->seg, t0 = at / RADIX_TILE, nt = (len + RADIX_TILE - 1) / RADIX_TILE;
-        tj_arg hist[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &len),
-                         lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &len),
-                         lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &len),
-                         tiles_arg(b->h, TJ_DT_U32, b->tiles, t0, nt, 1), tiles_arg(b->e, TJ_DT_I32, b->tiles, t0, nt, 0),
-                         lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(len), lib_int_arg(1)};
+        wide_segment g = segment_at(w, n, at);
+        tj_arg hist[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &g.len),
+                         lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &g.len),
+                         lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &g.len),
+                         tiles_arg(b->h, TJ_DT_U32, b->tiles, g.t0, g.nt, 1),
+                         tiles_arg(b->e, TJ_DT_I32, b->tiles, g.t0, g.nt, 0),
+                         lib_int_arg(pass), lib_int_arg(key_passes), lib_int_arg(g.len), lib_int_arg(1)};
         if (lib_launch(s->l, rk->hist, hist, 9, s->stream, s->err))
             return 1;
     }
@@ -350,11 +363,11 @@ static int wide_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, 
     int last = pass == b->passes - 1;
     void *indices = b->indices ? s->idx.data : b->k[0]; /* a stand-in no pass writes but an argsort's last */
     for (int64_t at = 0; at < n; at += w->seg) {
-        int64_t len = n - at < w->seg ? n - at : w->seg, t0 = at / RADIX_TILE, nt = (len + RADIX_TILE - 1) / RADIX_TILE;
-        tj_arg scatter[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &len),
-                            lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &len),
-                            lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &len),
-                            tiles_arg(b->g, TJ_DT_U32, b->tiles, t0, nt, 0),
+        wide_segment g = segment_at(w, n, at);
+        tj_arg scatter[] = {lib_buffer_arg(at_element(s->x.data, s->x.dtype, at), s->x.dtype, 1, &g.len),
+                            lib_buffer_arg(at_element(b->k[cur], b->work, at), b->work, 1, &g.len),
+                            lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &g.len),
+                            tiles_arg(b->g, TJ_DT_U32, b->tiles, g.t0, g.nt, 0),
                             wide_arg(b->k[!cur], b->work, w),
                             wide_arg(payload_out(s, b, pass, cur), TJ_DT_U32, w),
                             wide_arg(indices, TJ_DT_I64, w),
@@ -372,11 +385,11 @@ static int wide_pass(sort_job *s, const radix_kernels *rk, const radix_bufs *b, 
 static int wide_finish(sort_job *s, const radix_kernels *rk, const radix_bufs *b, const wide_line *w, int cur)
 {
     for (int64_t at = 0; !b->direct && !b->indices && at < b->n; at += w->seg) {
-        int64_t len = b->n - at < w->seg ? b->n - at : w->seg;
-        tj_arg y = lib_buffer_arg(at_element(s->y.data, s->x.dtype, at), s->x.dtype, 1, &len);
-        tj_arg carried[] = {lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &len), y};
+        wide_segment g = segment_at(w, b->n, at);
+        tj_arg y = lib_buffer_arg(at_element(s->y.data, s->x.dtype, at), s->x.dtype, 1, &g.len);
+        tj_arg carried[] = {lib_buffer_arg(at_element(b->p[cur], TJ_DT_I32, at), TJ_DT_I32, 1, &g.len), y};
         tj_arg gathered[] = {wide_arg(s->x.data, s->x.dtype, w),
-                             lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &len), y,
+                             lib_buffer_arg(at_element(b->p[cur], TJ_DT_U32, at), TJ_DT_U32, 1, &g.len), y,
                              lib_int_arg(w->sh)};
         if (b->carry ? lib_launch(s->l, rk->finish, carried, 2, s->stream, s->err)
                      : lib_launch(s->l, rk->finish, gathered, 4, s->stream, s->err))

@@ -327,5 +327,11 @@ Test(lib_segments, errors)
     cr_assert_neq(tj_lib_topk(l, &t1, 2000, &tv, &tk, 0, 0, NULL, &err), 0);
     cr_assert(strstr(err.msg, "tj_lib_topk: k = 2000 from each of the 6 segments of 4096 elements (a line of 24576) "
                               "is more than one segment holds"), "%s", err.msg);
+    /* a line of 2^32: refused from its shape, before anything is read (the data is a stand-in) */
+    int64_t huge = (int64_t)1 << 32;
+    tj_tensor th = tj_tensor_contiguous(x, TJ_DT_F32, 1, &huge), tih = tj_tensor_contiguous(idx, TJ_DT_I64, 1, &huge);
+    cr_assert_neq(tj_lib_argsort(l, &th, &tih, 0, 0, NULL, &err), 0);
+    cr_assert(strstr(err.msg, "tj_lib_argsort: a line of 4294967296 elements is more than the radix sort's 32-bit "
+                              "places address (2^32 - 1)"), "%s", err.msg);
     close_lib(l, j);
 }
