@@ -5,13 +5,15 @@ one-tile-a-program kernels they replace and cuBLAS, in one process: bf16
 2048^3, 4096^3 and 8192^3 plain, 4096^3 and 8192^3 with the fused bias +
 gelu epilogue, each over a few configurations (every time printed):
 
-    TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/persistent_rows.py [--json OUT.json]
+    TILEJIT_LIB=BUILD/libtilejit.so python3 bench/gpu/persistent_rows.py [--json OUT.json] [--tma-store]
 
 Every result is checked against PyTorch before it is timed. A persistent
 launch has `programs` = the SM count times 1 or 2 (both tried where two
 programs' rings fit an SM's shared memory: what the timing finds is what
 the driver made resident). The last lines give persistent over one-tile
-for each row.
+for each row. --tma-store adds persistent configurations with tma_store = 1
+(C by TMA stores in flight into the next tile, docs/simt.md "TMA stores";
+the ring and its staging fit at 3 stages for 128 x 256), not yet run on a GPU.
 """
 import argparse
 import os
@@ -30,11 +32,14 @@ TILE_CONFIGS = [dict(BM=128, BN=256, BK=64, warps=8, stages=4), dict(BM=128, BN=
 PERSISTENT_CONFIGS = TILE_CONFIGS + [dict(BM=128, BN=256, BK=64, warps=8, stages=3, producer=1),
                                      dict(BM=128, BN=256, BK=64, warps=8, stages=4, GROUP=16),
                                      dict(BM=128, BN=256, BK=64, warps=8, stages=4, producer=1, GROUP=16)]
+TMA_STORE_CONFIGS = [dict(BM=128, BN=256, BK=64, warps=8, stages=3, tma_store=1),
+                     dict(BM=128, BN=128, BK=64, warps=8, stages=4, tma_store=1),
+                     dict(BM=128, BN=128, BK=64, warps=8, stages=3, tma_store=1)]
 
 
 def programs_per_sm(p):
-    """1, or (1, 2) where two programs' rings fit the SM's 228 KiB (each 1 KiB more)."""
-    smem = p["stages"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024
+    """1, or (1, 2) where two programs' rings (and TMA-store staging) fit the SM's 228 KiB (each 1 KiB more)."""
+    smem = p["stages"] * (p["BM"] + p["BN"]) * p["BK"] * 2 + 1024 + (p["BM"] * p["BN"] * 2 if p.get("tma_store") else 0)
     return (1, 2) if 2 * (smem + 1024) <= 228 * 1024 else (1,)
 
 
@@ -67,13 +72,13 @@ def timer(jit, src, kernel, ins, c, ref):
     return attempt
 
 
-def row(jit, src, n, bias, sms):
+def row(jit, src, n, bias, sms, persistent_configs):
     a, b, v, c, ref, peer = tensors(n, bias)
     name = "matmul_bias_gelu" if bias else "matmul"
     ins = [a, b, v, c] if bias else [a, b, c]
     tile, tile_err = bench.fastest([(p, ()) for p in TILE_CONFIGS], timer(jit, src, name, ins, c, ref))
     pname = "matmul_persistent_bias_gelu" if bias else "matmul_persistent"
-    cfgs = [(p, (sms * per,)) for p in PERSISTENT_CONFIGS for per in programs_per_sm(p)]
+    cfgs = [(p, (sms * per,)) for p in persistent_configs for per in programs_per_sm(p)]
     pers, pers_err = bench.fastest(cfgs, timer(jit, src, pname, ins, c, ref))
     peer_ms = bench.do_bench(peer)
     flops = 2 * n ** 3
@@ -93,14 +98,16 @@ def row(jit, src, n, bias, sms):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--tma-store", action="store_true", help="persistent configurations with tma_store = 1 too")
     args = ap.parse_args()
+    configs = PERSISTENT_CONFIGS + (TMA_STORE_CONFIGS if args.tma_store else [])
     torch.manual_seed(0)
     jit = bench.tilejit.Jit("cuda")
     src = bench.example("matmul.tj")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"# {torch.cuda.get_device_name(0)}, {sms} SMs", flush=True)
-    rows = [row(jit, src, n, False, sms) for n in (2048, 4096, 8192)]
-    rows += [row(jit, src, n, True, sms) for n in (4096, 8192)]
+    rows = [row(jit, src, n, False, sms, configs) for n in (2048, 4096, 8192)]
+    rows += [row(jit, src, n, True, sms, configs) for n in (4096, 8192)]
     if args.json:
         import json
         with open(args.json, "w") as f:
