@@ -16,7 +16,7 @@
 
 /* Registers one tile may take per thread; larger tiles are refused. */
 enum { TJ_LOWER_MAX_REGS = 2048 };
-/* Barriers lw_sink_through can mark in one lowering. */
+/* Instructions lw_sink_through can mark in one lowering. */
 enum { LW_MAX_SINK_THROUGH = 8 };
 
 /* lower/wgmma_smem.c: how a wgmma operand tile sits in shared memory:
@@ -258,10 +258,11 @@ int lw_lower_block(lw *w, tj_block_id src_block, tj_ref *yield);
 /* lower/wgmma.c: programs an SM to leave registers for (tj_kernel.programs) */
 uint32_t lw_wgmma_programs(const lw *w);
 /* lower/sink.c: elementwise ops moved down to their first use (the last step);
- * lw_sink_through marks a barrier they may move past (it orders shared
- * memory only, and the chains above it would otherwise all stay live) */
+ * lw_sink_through marks an instruction they may move past (a barrier, or
+ * thread 0's wait for a TMA store's reads: each orders shared memory only,
+ * and the chains above it would otherwise all stay live) */
 void lw_sink_elementwise(lw *w);
-void lw_sink_through(lw *w, tj_ref barrier);
+void lw_sink_through(lw *w, tj_ref inst);
 lw_val *lw_val_of(lw *w, tj_ref r);
 const tj_type_info *lw_src_type(const lw *w, tj_ref r);
 const tj_layout *lw_layout_of(lw *w, tj_ref r); /* the assigned layout */

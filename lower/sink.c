@@ -11,9 +11,10 @@
  *
  * Only pure elementwise ops and packs move, and only past each other,
  * past plain memory accesses (the stores and loads of an epilogue) and
- * the barriers the lowering marked passable (lw_sink_through: a TMA
- * store's barrier before its staging, lower/tma_store.c, which would
- * otherwise hold the whole chain above it): every
+ * the instructions the lowering marked passable (lw_sink_through: a TMA
+ * store's barrier before its staging and, in a loop's epilogue, thread 0's
+ * wait for the previous copies before it, lower/tma_store.c, which would
+ * otherwise hold the whole chain above them): every
  * other op (other barriers, mbarrier and TMA ops, the wgmma family, named
  * barriers, atomics, regions, constants: the hoisted values at the body's
  * start stay in order) is a wall, so the runs and fences the lowering
@@ -44,13 +45,13 @@ static int passable(const lw *w, tj_ref r)
 {
     tj_op op = w->dst->insts[r].op;
     return movable(w->dst, r) || op == TJ_OP_ST_GLOBAL || op == TJ_OP_LD_GLOBAL || op == TJ_OP_LD_SHARED ||
-           op == TJ_OP_ST_SHARED || (op == TJ_OP_BARRIER && marked(w, r));
+           op == TJ_OP_ST_SHARED || marked(w, r);
 }
 
-void lw_sink_through(lw *w, tj_ref barrier)
+void lw_sink_through(lw *w, tj_ref inst)
 {
     if (w->nsink_through < LW_MAX_SINK_THROUGH) /* else it stays a wall: only the schedule differs */
-        w->sink_through[w->nsink_through++] = barrier;
+        w->sink_through[w->nsink_through++] = inst;
 }
 
 /* dest[x] = min(dest[x], at) for every operand x of r and of the

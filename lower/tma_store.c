@@ -301,8 +301,9 @@ static int store_in_flight(lw *w, tj_ref r, const lw_wg_tile *t, tj_ref tensor, 
     tj_ref who = lw_tma_thread(w);
     tj_ref wait = lw_emit(w, TJ_OP_TMA_STORE_WAIT, TJ_TYPE_NONE, &who, 1);
     w->dst->insts[wait].imm = 0;
+    lw_sink_through(w, wait); /* the value's chain may sink past both to its staging stores */
     lw_barrier(w);
-    lw_sink_through(w, w->dst->ninsts - 1); /* the value's chain may sink to its staging stores */
+    lw_sink_through(w, w->dst->ninsts - 1);
     stage(w, t, lw_val_of(w, in->args[1]), lw_src_type(w, in->args[1])->dtype, buf);
     lw_emit(w, TJ_OP_FENCE_PROXY_ASYNC, TJ_TYPE_NONE, NULL, 0);
     lw_barrier(w);
