@@ -28,7 +28,8 @@ int fe_check_tile_value(const char *name, int64_t v, char *why, size_t cap)
     } else if (!strcmp(name, TJ_PARAM_UNROLL) && (v < 1 || v > TJ_MAX_UNROLL || (v & (v - 1)))) {
         snprintf(buf, sizeof buf, "a power of two from 1 to %d (k steps a dot's loop unrolls)", TJ_MAX_UNROLL);
         rule = buf;
-    } else if ((!strcmp(name, TJ_PARAM_FASTMATH) || !strcmp(name, TJ_PARAM_PRODUCER) || !strcmp(name, TJ_PARAM_CALLS) ||
+    } else if ((!strcmp(name, TJ_PARAM_FASTMATH) || !strcmp(name, TJ_PARAM_PRODUCER) ||
+                !strcmp(name, TJ_PARAM_TURNS) || !strcmp(name, TJ_PARAM_CALLS) ||
                 !strcmp(name, TJ_PARAM_TMA_STORE)) &&
                v != 0 && v != 1) {
         rule = "0 or 1";

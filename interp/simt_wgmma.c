@@ -21,7 +21,11 @@
  * mistakes a GPU punishes only sometimes. An a operand from registers (a
  * fragment per warp, rows 16 wl .. 16 wl + 15 of the block) is the group's
  * as well: reading it elsewhere or defining it again (the next iteration's
- * pack) before the wait is reported, which the PTX ISA leaves undefined.
+ * pack) before the wait is reported, which the PTX ISA leaves undefined;
+ * so is reading the accumulators (the projections of a wgmma's result)
+ * before the wait, by anything but the next wgmma of the chain or the
+ * loop's yield that carries them (a lowering that waits too late, e.g. a
+ * deferred group's first use, lower/wgmma.c).
  *
  * Each op of the family takes a predicate, the same in the threads of a
  * warpgroup: a warpgroup where it is off does not multiply (its results
@@ -212,19 +216,44 @@ int tj_simt_wgmma_commit(tj_simt *s, tj_ref r)
 
 /* ---- register a operands in flight ------------------------------------------- */
 
-static int record_aregs(tj_simt *s, tj_ref r)
+/* What group r holds until its wait: v, its register a operand, or r
+ * itself (its accumulators: the projections of its result tuple). */
+static int record_held(tj_simt *s, tj_ref r, tj_ref v)
 {
     if (grow(s, r, &s->wg_aregs, &s->wg_aregs_cap, s->nwg_aregs + 1))
         return -1;
-    s->wg_aregs[s->nwg_aregs++] = s->st.k->insts[r].args[0];
+    s->wg_aregs[s->nwg_aregs++] = v;
     return 0;
+}
+
+/* Whether r reads the accumulators of wgmma g: a projection of g's result
+ * read by anything but the next wgmma of a chain or a loop's yield (which
+ * carries them into the next iteration, where they stay the group's). */
+static tj_ref reads_accumulators(const tj_simt *s, tj_ref r, tj_ref g)
+{
+    const tj_kernel *k = s->st.k;
+    const tj_inst *in = &k->insts[r];
+    if (in->op == TJ_OP_WGMMA || in->op == TJ_OP_PROJ || in->op == TJ_OP_YIELD)
+        return TJ_NONE;
+    for (uint32_t a = 0; a < in->nargs; a++) {
+        const tj_inst *x = &k->insts[in->args[a]];
+        if (x->op == TJ_OP_PROJ && x->nargs == 1 && x->args[0] == g)
+            return in->args[a];
+    }
+    return TJ_NONE;
 }
 
 int tj_simt_wgmma_registers_free(tj_simt *s, tj_ref r)
 {
     const tj_inst *in = &s->st.k->insts[r];
     for (uint32_t i = 0; i < s->nwg_aregs; i++) {
-        tj_ref a = s->wg_aregs[i];
+        tj_ref a = s->wg_aregs[i], acc;
+        if (s->st.k->insts[a].op == TJ_OP_WGMMA) {
+            if ((acc = reads_accumulators(s, r, a)))
+                return tj_simt_fail(s, r, -1, "reads %%%u, accumulators of a wgmma whose group is in flight "
+                                              "(no wgmma_wait retired it)", acc);
+            continue;
+        }
         if (a == r)
             return tj_simt_fail(s, r, -1, "redefines %%%u, the a operand of a wgmma whose group is in flight "
                                           "(no wgmma_wait retired it)", a);
@@ -446,7 +475,9 @@ int tj_simt_wgmma(tj_simt *s, tj_ref r)
     float *scratch = malloc(sizeof *scratch * (ROWS * MAX_K + MAX_K * MAX_N + ROWS * MAX_N));
     if (!scratch)
         return tj_simt_fail(s, r, -1, "out of memory");
-    int rc = a_in_registers(s, r) ? record_aregs(s, r) : 0;
+    int rc = a_in_registers(s, r) ? record_held(s, r, in->args[0]) : 0;
+    if (!rc)
+        rc = record_held(s, r, r);
     for (uint32_t t0 = 0; t0 < s->nthreads && !rc; t0 += GROUP) {
         int on = group_on(s, r, 2, t0);
         if (on > 0 && t0 + GROUP > s->nthreads)

@@ -570,6 +570,10 @@ int lw_lower_block(lw *w, tj_block_id b, tj_ref *yield)
     for (uint32_t i = 0; !failed && i < blk->ninsts; i++) {
         tj_ref r = blk->insts[i];
         tj_op op = w->src->insts[r].op;
+        if (w->wg_defer && op != TJ_OP_ARG && lw_wgmma_await(w, r)) { /* groups it reads (lower/wgmma.c) */
+            failed = 1;
+            break;
+        }
         if (op == TJ_OP_YIELD) {
             *yield = r;
             break;

@@ -118,7 +118,7 @@ typedef struct lw {
     int no_rings, rings_any;
     int wgmma;             /* dot may use wgmma (sm_90a; lower/wgmma.c) */
     uint32_t wgmma_acc;    /* the accumulator registers of a thread's wgmma dots, all summed */
-    struct lw_wg_defer *wg_defer; /* a wgmma dot whose group a later dot's wait retires (lower/wgmma.c) */
+    struct lw_wg_defer *wg_defer; /* wgmma groups in flight until their results are used (lower/wgmma.c) */
     int no_tma;            /* its rings copy by cp_async only (tj_lower_options) */
     int wgmma_turns;       /* warpgroups take turns (tj_lower_options, lower/wgmma_turns.c) */
     int producer;          /* the program has a producer warp, warp nwarps (lower/producer.c) */
@@ -411,6 +411,9 @@ int lw_lower_wgmma(lw *w, tj_ref dot, const lw_mma *p, tj_ref addend);
 /* wgmma_fence, wgmma_commit or wgmma_wait {pending} (op) for every
  * warpgroup (where a producer warp, lower/ring.c, runs: the consumers). */
 void lw_wgmma_sync(lw *w, tj_op op, int64_t pending);
+/* Before body instruction r (or the body's yield): the wgmma_wait that retires
+ * the deferred groups r reads, their results into registers. */
+int lw_wgmma_await(lw *w, tj_ref r);
 /* Before loop: a region above w->smem_pinned (which it raises) for the a
  * of each wgmma dot of its body whose a is fixed across it. */
 void lw_wgmma_pin_fixed(lw *w, tj_ref loop);

@@ -54,6 +54,20 @@ static int accumulates(const lw *w, tj_ref r)
     return owner && w->src->insts[owner].op == TJ_OP_FOR;
 }
 
+/* Whether carried value `in` (an arg of a loop body) may be a slot of the
+ * prefetch chain: the body yields a load or the next slot into it. Other
+ * carried values (a P converted at the end of the previous iteration) are
+ * computed in the loop. */
+static int prefetch_slot(const lw *w, const tj_inst *in)
+{
+    const tj_block *blk = &w->src->blocks[in->block];
+    const tj_inst *y = blk->ninsts ? &w->src->insts[blk->insts[blk->ninsts - 1]] : NULL;
+    if (!y || y->op != TJ_OP_YIELD || (uint64_t)in->imm > y->nargs)
+        return 1;
+    tj_op next = w->src->insts[y->args[in->imm - 1]].op;
+    return next == TJ_OP_LOAD || next == TJ_OP_ARG;
+}
+
 /* Whether operand v is loaded afresh each iteration (a load, a slot of the
  * prefetch chain, or trans() of one): wgmma then reads it from a ring slot
  * or stages it once per product. */
@@ -62,7 +76,7 @@ static int streamed(const lw *w, tj_ref v)
     const tj_inst *in = &w->src->insts[v];
     if (in->op == TJ_OP_PERMUTE)
         in = &w->src->insts[in->args[0]];
-    return in->op == TJ_OP_LOAD || (in->op == TJ_OP_ARG && in->imm > 0);
+    return in->op == TJ_OP_LOAD || (in->op == TJ_OP_ARG && in->imm > 0 && prefetch_slot(w, in));
 }
 
 /* How wgmma would take dot r's a (LW_WG_A_*), -1: not at all. A product

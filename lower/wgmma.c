@@ -252,54 +252,128 @@ static int operand(lw *w, const lw_mma *p, tj_ref r, int o, uint32_t *buf, tj_re
     return w->err;
 }
 
-/* ---- a group left in flight for a later dot's wait ------------------------------- */
+/* ---- groups left in flight until their results are used ------------------------ */
 
-/* A dot whose result only goes to its loop's yield (a pipelined attention's
- * next S): its group is not waited for where it is issued but by the wait
- * of the next wgmma dot of the body, so the products run while the code in
- * between does (the softmax of the current S); its accumulators are taken
- * out of the fragments only after that wait. */
-struct lw_wg_defer {
+/* A wgmma dot at the top level of a loop's body (not carried, its operands
+ * in rings or pinned) is not waited for where it is issued: its group stays
+ * in flight until the first instruction that reads its result, or the
+ * body's yield, and the wait there (wgmma_wait {N}, N the groups issued
+ * after it) lets the younger ones run on. So the code between a dot and
+ * its first use runs under its products: in FlashAttention-3's order,
+ * S(j + 1) = Q K(j + 1)^T and O += P(j) V(j) issued back to back, the
+ * softmax of S(j + 1) (after a wait {1}) runs while P(j) V(j) does. The
+ * accumulators come out of the fragments only after the wait. */
+enum { MAX_IN_FLIGHT = 4 };
+
+typedef struct lw_wg_group {
     tj_ref dot;
+    tj_ref alias; /* the add folded into the dot (`x + dot(..)`, lower/mma.c), or TJ_NONE */
     const tj_layout *lay;
     tj_ref *c;
     lw_mma plan;
+} lw_wg_group;
+
+struct lw_wg_defer {
+    lw_wg_group g[MAX_IN_FLIGHT]; /* oldest first */
+    uint32_t n;
 };
 
-/* Whether dot r (its operands in rings, staged: 0) may leave its group in
- * flight: its one use is the yield of its body, and a later dot at the top
- * level of that body takes wgmma. */
+/* Whether dot r (not carried, its operands not staged) may leave its group
+ * in flight: it sits at the top level of the innermost loop's body. */
 static int deferrable(lw *w, tj_ref r)
 {
     const tj_inst *in = &w->src->insts[r];
-    const tj_block *blk = &w->src->blocks[in->block];
-    tj_ref last = blk->ninsts ? blk->insts[blk->ninsts - 1] : TJ_NONE;
-    if (w->wg_defer || !w->loop || in->block != w->loop->src_body || !last ||
-        w->src->insts[last].op != TJ_OP_YIELD || tj_count_uses(w->src, r) != 1)
-        return 0;
-    int found = 0, after = 0;
-    for (uint32_t i = 0; i < w->src->insts[last].nargs; i++)
-        found |= w->src->insts[last].args[i] == r;
-    for (uint32_t i = 0; found && i + 1 < blk->ninsts; i++) {
-        tj_ref d = blk->insts[i];
-        lw_mma q;
-        if (d == r)
-            after = 1;
-        else if (after && w->src->insts[d].op == TJ_OP_DOT && lw_mma_plan(w, d, &q) && q.wg)
-            return 1;
-    }
-    return 0;
+    return w->loop && in->block == w->loop->src_body && (!w->wg_defer || w->wg_defer->n < MAX_IN_FLIGHT);
 }
 
-/* After a wgmma_wait: the deferred dot's accumulators into registers. */
-static void finish_deferred(lw *w)
+static void defer(lw *w, tj_ref r, const tj_layout *l, tj_ref *c, const lw_mma *p)
 {
-    struct lw_wg_defer *d = w->wg_defer;
-    if (!d)
+    const tj_block *blk = &w->src->blocks[w->src->insts[r].block];
+    tj_ref alias = TJ_NONE;
+    for (uint32_t i = 0; i < blk->ninsts; i++)
+        if (w->same_as[blk->insts[i]] == r)
+            alias = blk->insts[i];
+    if (!w->wg_defer)
+        w->wg_defer = tj_alloc(w->c, sizeof *w->wg_defer);
+    w->wg_defer->g[w->wg_defer->n++] = (lw_wg_group){r, alias, l, c, *p};
+}
+
+/* After a wait that retired the oldest `count` deferred groups: their ring
+ * slots released (TMA rings), their accumulators into registers. */
+static void finish_deferred(lw *w, uint32_t count)
+{
+    struct lw_wg_defer *q = w->wg_defer;
+    if (!q || !count)
         return;
-    w->wg_defer = NULL;
-    lw_set_regs(w, d->dot, d->lay, lw_mma_unpack_c(w, &d->plan, d->lay, d->c));
-    lw_ring_release(w, d->dot, 0); /* its slots, now retired (TMA rings) */
+    for (uint32_t i = 0; i < count; i++) {
+        lw_wg_group *d = &q->g[i];
+        lw_ring_release(w, d->dot, 0); /* first: the slots are free once the wait returns */
+        lw_set_regs(w, d->dot, d->lay, lw_mma_unpack_c(w, &d->plan, d->lay, d->c));
+        if (d->alias)
+            w->vals[d->alias] = w->vals[d->dot];
+    }
+    memmove(q->g, q->g + count, sizeof *q->g * (q->n - count));
+    q->n -= count;
+}
+
+/* Whether instruction in reads group d's value (the dot's or its folded add's). */
+static int reads_group(const tj_inst *in, const lw_wg_group *d)
+{
+    int reads = 0;
+    for (uint32_t a = 0; a < in->nargs; a++)
+        reads |= in->args[a] == d->dot || (d->alias && in->args[a] == d->alias);
+    return reads;
+}
+
+/* Whether block b (nested in the body) reads group d's value; *deep where
+ * it holds a dot or a loop, whose waits must not meet the body's groups. */
+static int block_reads(const lw *w, tj_block_id b, const lw_wg_group *d, int *deep)
+{
+    const tj_block *blk = &w->src->blocks[b];
+    int reads = 0;
+    for (uint32_t i = 0; i < blk->ninsts; i++) {
+        const tj_inst *in = &w->src->insts[blk->insts[i]];
+        *deep |= in->op == TJ_OP_DOT || in->op == TJ_OP_FOR || in->op == TJ_OP_WHILE;
+        reads |= reads_group(in, d);
+        for (int g = 0; g < 2; g++)
+            if (in->region[g])
+                reads |= block_reads(w, in->region[g], d, deep);
+    }
+    return reads;
+}
+
+/* The groups body instruction r needs retired: 1 + the youngest deferred
+ * one it (or a region of it) reads, all where it is the yield or has a
+ * region with a dot or a loop, else 0. The add folded into a dot reads
+ * nothing: it stands for the dot's value. */
+static uint32_t groups_needed(const lw *w, tj_ref r)
+{
+    const struct lw_wg_defer *q = w->wg_defer;
+    const tj_inst *in = &w->src->insts[r];
+    int deep = in->op == TJ_OP_YIELD;
+    uint32_t need = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        int reads = r != q->g[i].alias && reads_group(in, &q->g[i]);
+        for (int g = 0; g < 2; g++)
+            if (in->region[g])
+                reads |= block_reads(w, in->region[g], &q->g[i], &deep);
+        if (reads)
+            need = i + 1;
+    }
+    return deep ? q->n : need;
+}
+
+int lw_wgmma_await(lw *w, tj_ref r)
+{
+    struct lw_wg_defer *q = w->wg_defer;
+    if (!q || !q->n || !w->loop || w->src->insts[r].block != w->loop->src_body)
+        return 0;
+    uint32_t need = groups_needed(w, r);
+    if (!need)
+        return 0;
+    lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, (int64_t)(q->n - need));
+    finish_deferred(w, need);
+    return w->err;
 }
 
 /* a's descriptor at buf + shift for warpgroup wg's first block (rows 64 wg). */
@@ -400,13 +474,11 @@ int lw_lower_wgmma(lw *w, tj_ref r, const lw_mma *p, tj_ref addend)
     if (!refill_late)
         lw_ring_issue(w); /* a later tile's copies go while the products run */
     if (!carried && !staged && deferrable(w, r)) {
-        struct lw_wg_defer *d = tj_alloc(w->c, sizeof *d);
-        *d = (struct lw_wg_defer){r, l, c, *p};
-        w->wg_defer = d;
+        defer(w, r, l, c, p); /* waited for at its first use (lw_wgmma_await) */
         return 0;
     }
-    lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, pending); /* retires a deferred group too: it is older */
-    finish_deferred(w);
+    lw_wgmma_sync(w, TJ_OP_WGMMA_WAIT, pending); /* retires the deferred groups too: they are older */
+    finish_deferred(w, w->wg_defer ? w->wg_defer->n : 0);
     lw_ring_release(w, r, pending); /* the slots of the group it retired (TMA rings) */
     if (refill_late)
         lw_ring_issue(w); /* this group's products still run */

@@ -1,29 +1,31 @@
 /* Warpgroups taking turns at the tensor cores (FlashAttention-3's
  * ping-pong of two consumer warpgroups; docs/simt.md, "wgmma").
  *
- * In a loop whose body issues two or more wgmma dots with softmax-like
- * work between them (attention: S = Q K^T, the softmax of S, O += P V),
- * the warpgroups of a program otherwise run in phase: they issue their S
- * at the same time, wait for it together, run their softmaxes together on
- * the same schedulers and leave the tensor cores idle meanwhile. Taking
- * turns orders the issues: warpgroup g issues a dot's group only after
- * warpgroup g - 1 issued its group of the same dot, and warpgroup 0 its
- * next one only after the last warpgroup issued. The tensor cores run
- * groups in issue order, so warpgroup 0's S completes a product earlier
- * than warpgroup 1's, and one warpgroup's softmax runs while the other's
- * products do.
+ * In a loop whose body issues its wgmma dots back to back and then works
+ * on their results (attention in FlashAttention-3's order: S(j + 1) =
+ * Q K(j + 1)^T and O += P(j) V(j), then the softmax of S(j + 1), the
+ * groups waited for where first read, lower/wgmma.c), the warpgroups of a
+ * program otherwise run in phase: they issue together, wait together and
+ * run their softmaxes together on the same schedulers while the tensor
+ * cores idle. Taking turns orders the issues: warpgroup g issues the
+ * body's products only after warpgroup g - 1 issued its, and warpgroup 0
+ * its next iteration's only after the last warpgroup issued. A turn
+ * covers every product of an iteration, so the tensor cores, which run
+ * groups in issue order, finish warpgroup 0's products a whole turn of
+ * products before warpgroup 1's, and warpgroup 0's softmax runs while
+ * warpgroup 1's products do.
  *
  * Warpgroup g waits at named barrier 1 + g (bar_sync, 256 threads: its own
- * 128 and the 128 of the warpgroup handing it the turn) before the
- * group's wgmma_fence, and arrives at barrier 1 + (g + 1) % G (bar_arrive)
- * after its wgmma_commit, before the ring's copies (thread 0 may wait
- * there for a slot the other warpgroups release). The first turn of all,
- * warpgroup 0's in the first iteration, waits for nobody, and the last
- * hand-over, the last warpgroup's after the last iteration's last dot,
- * goes to nobody: both are predicated off, so every phase of every
- * barrier is complete when the loop ends (the SIMT interpreter checks
- * that). The barriers order only issues: results, shared memory and the
- * rings keep their own waits.
+ * 128 and the 128 of the warpgroup handing it the turn) before the first
+ * dot's wgmma_fence, and arrives at barrier 1 + (g + 1) % G (bar_arrive)
+ * after the last dot's wgmma_commit, before the ring's copies (thread 0
+ * may wait there for a slot the other warpgroups release). The first turn
+ * of all, warpgroup 0's in the first iteration, waits for nobody, and the
+ * last hand-over, the last warpgroup's in the last iteration, goes to
+ * nobody: both are predicated off, so every phase of every barrier is
+ * complete when the loop ends (the SIMT interpreter checks that). The
+ * barriers order only issues: results, shared memory and the rings keep
+ * their own waits.
  *
  * Why it cannot deadlock: every warpgroup runs the same code (control flow
  * is uniform), so each meets the same sequence of turns and program
@@ -35,10 +37,11 @@
  * regions take no turns (a dot under an `if` would make the first and
  * last turns depend on the branch).
  *
- * Only where tj_lower_options.wgmma_turns asks: on the H200 the turns
- * made attention slower (B4 H32 S4096 D128, 128 x 128 / 8 warps: 2.60 ->
- * 3.17 ms by TMA rings, 2.76 -> 3.13 by cp.async; bench/NOTES.md), so
- * the JIT does not ask. */
+ * Only where asked: the kernel's `turns = 1` (TJ_PARAM_TURNS) or
+ * tj_lower_options.wgmma_turns. Where the body's softmax sits between its
+ * products (S, softmax, P V) a turn would cover that softmax too and put
+ * the warpgroups in single file; a turn a product, tried on the H200 for
+ * that order, made attention slower (2.60 -> 3.17 ms, bench/NOTES.md). */
 #include "lower/wgmma_turns.h"
 
 enum { GROUP_WARPS = 4, GROUP_THREADS = 128, FIRST_BARRIER = 1 };
@@ -49,15 +52,15 @@ static int is_wgmma_dot(lw *w, tj_ref d)
     return w->src->insts[d].op == TJ_OP_DOT && lw_mma_plan(w, d, &p) && p.wg;
 }
 
-/* Whether the innermost loop takes turns: asked for (tj_lower_options;
- * measured slower on the H200, bench/NOTES.md), two warpgroups or more, two
- * wgmma dots or more at the top level of its body and none deeper; its
- * first and last such dot. */
+/* Whether the innermost loop takes turns: asked for (`turns = 1` or
+ * tj_lower_options), two warpgroups or more, two wgmma dots or more at the
+ * top level of its body and none deeper; its first and last such dot. */
 static int turns(lw *w, tj_ref *first, tj_ref *last)
 {
     int groups = w->nwarps / GROUP_WARPS;
     *first = *last = TJ_NONE;
-    if (!w->wgmma_turns || !w->loop || !w->wgmma || w->target != TJ_LOWER_CUDA || groups < 2 || w->nwarps % GROUP_WARPS)
+    int asked = w->wgmma_turns || tj_config_value(w->src, TJ_PARAM_TURNS, 0) == 1;
+    if (!asked || !w->loop || !w->wgmma || w->target != TJ_LOWER_CUDA || groups < 2 || w->nwarps % GROUP_WARPS)
         return 0;
     tj_block_id body = w->loop->src_body;
     int n = 0;
@@ -119,14 +122,13 @@ static void named_barrier(lw *w, tj_op op, tj_ref id, tj_ref pred)
 void lw_wgmma_take_turn(lw *w, tj_ref r)
 {
     tj_ref first, last;
-    if (turns(w, &first, &last))
-        named_barrier(w, TJ_OP_BAR_SYNC, barrier_of(w, 0), r == first ? unless_edge(w, 0, 0) : TJ_NONE);
+    if (turns(w, &first, &last) && r == first)
+        named_barrier(w, TJ_OP_BAR_SYNC, barrier_of(w, 0), unless_edge(w, 0, 0));
 }
 
 void lw_wgmma_pass_turn(lw *w, tj_ref r)
 {
     tj_ref first, last;
-    if (turns(w, &first, &last))
-        named_barrier(w, TJ_OP_BAR_ARRIVE, barrier_of(w, 1),
-                      r == last ? unless_edge(w, w->nwarps / GROUP_WARPS - 1, 1) : TJ_NONE);
+    if (turns(w, &first, &last) && r == last)
+        named_barrier(w, TJ_OP_BAR_ARRIVE, barrier_of(w, 1), unless_edge(w, w->nwarps / GROUP_WARPS - 1, 1));
 }

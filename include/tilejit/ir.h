@@ -296,6 +296,10 @@ typedef struct tj_kernel {
 /* producer (0 or 1, default 0): a producer warp for the TMA rings of
  * wgmma where they fit (docs/simt.md, "A producer warp") */
 #define TJ_PARAM_PRODUCER "producer"
+/* turns (0 or 1, default 0): the warpgroups of a loop with several wgmma
+ * dots take turns issuing them, one turn an iteration (FlashAttention-3's
+ * ping-pong; lower/wgmma_turns.c) */
+#define TJ_PARAM_TURNS "turns"
 /* occupancy (1 to TJ_MAX_OCCUPANCY, default none): the programs an SM
  * should hold at once, the SIMT kernel's `programs` (PTX .minnctapersm:
  * ptxas caps a thread's registers to fit them); other targets ignore it */

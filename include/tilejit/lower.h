@@ -23,8 +23,8 @@ typedef struct tj_lower_options {
     int no_tma;             /* wgmma: its copy rings use cp.async even where TMA could load
                                them (docs/simt.md, "TMA") */
     int wgmma_turns;        /* wgmma: warpgroups take turns issuing the products of a loop
-                               with several (lower/wgmma_turns.c); off by default: attention
-                               measured slower with them (bench/NOTES.md) */
+                               with several, a turn an iteration (lower/wgmma_turns.c); as
+                               a kernel's `turns = 1` asks, for every kernel; off by default */
 } tj_lower_options;
 
 /* Lowers a verified Tile IR kernel to a new SIMT IR kernel in the same

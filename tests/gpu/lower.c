@@ -138,6 +138,38 @@ static const struct {
     {"examples/matmul.tj",
      {NULL, "matmul_persistent_bias_gelu", "BM=128,BN=256,BK=64,stages=3,tma_store=1", "M=264,N=528,K=176",
       "programs=3", NULL, 0, 2e-2, 2e-2, 0, 0, 8}},
+    /* attention in FlashAttention-3's order (bench/gpu/kernels.tj.in
+     * attention_fa3, _causal_fa3, _gqa_fa3): the first key block's softmax
+     * before the loop, then S(j + 1) and P(j) V(j) issued back to back, each
+     * group waited for where first read (S(j + 1) with P V in flight,
+     * lower/wgmma.c), P carried in bf16, the last block's P V after the
+     * loop; one and two warpgroups, partial key blocks, the warpgroups'
+     * turns (`turns`); the causal kernel's loop bound per program, G < H
+     * heads; over packed rows by TMA rings with and without the turns */
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_fa3", "BM=64,BN=64,stages=2", "B=1,H=2,S=200,D=64", "scale=0.125", NULL, 0, 2e-2, 2e-2, 0, 0,
+      4}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_fa3", "BM=128,BN=64,stages=3,fastmath=1", "B=2,H=2,S=200,D=128", "scale=0.0884", NULL, 0,
+      2e-2, 2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_fa3", "BM=128,BN=128,stages=2,turns=1", "B=1,H=2,S=300,D=128", "scale=0.0884", NULL, 0, 2e-2,
+      2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_causal_fa3", "BM=128,BN=64,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", NULL, 0, 2e-2,
+      2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_causal_fa3", "BM=64,BN=32,stages=3", "B=1,H=2,S=200,D=64", "scale=0.125", NULL, 0, 2e-2, 2e-2,
+      0, 0, 4}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_gqa_fa3", "BM=128,BN=64,stages=2", "B=1,H=4,G=2,S=200,D=128", "scale=0.0884", NULL, 0, 2e-2,
+      2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_rows_fa3", "BM=128,BN=64,stages=2,turns=0", "R=400,D=64", "scale=0.125,S=200", NULL, 0, 2e-2,
+      2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_rows_fa3", "BM=128,BN=128,stages=2,turns=1", "R=600,D=128", "scale=0.0884,S=300", NULL, 0,
+      2e-2, 2e-2, 0, 0, 8}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "matmul_splitk_last", "BM=64,BN=256,BK=64,stages=4", "M=72,N=272,K=1040,S=3,G=8", "", "F=0:1,T=0:1", 0,
       1e-2, 1e-2, 0, 0, 4}},

@@ -484,10 +484,11 @@ static tj_ref first_register_a(const tj_kernel *k)
 
 /* The attention configurations the benchmarks try, at their shape: both
  * products on wgmma (P's from registers, one per k step of 16 keys and
- * 64-row block of a warpgroup), no mma.sync atom, and ptxas assembles them
- * with no serialization of the pipeline: examples/attention.tj,
- * attention_causal.tj, and bench/gpu/kernels.tj.in's packed rows (TMA
- * rings) and hand-pipelined kernel (a group in flight over the softmax). */
+ * 64-row block of a warpgroup), no mma.sync atom in the loop, and ptxas
+ * assembles them with no serialization of the pipeline: examples/
+ * attention.tj and attention_causal.tj, and bench/gpu/kernels.tj.in's
+ * packed rows (TMA rings), hand-pipelined kernel (a group in flight over
+ * the softmax) and attention_fa3 (FlashAttention-3's order). */
 Test(lower_wgmma, attention_configs_assemble)
 {
     static char path[1024];
@@ -495,22 +496,21 @@ Test(lower_wgmma, attention_configs_assemble)
     static const char *const configs[] = {"BM=64,BN=64,warps=4,stages=2", "BM=128,BN=64,warps=8,stages=3",
                                           "BM=128,BN=32,warps=8,stages=3", "BM=128,BN=128,warps=8,stages=2"};
     static const int register_a[] = {4, 4, 2, 8};
-    char *bench = read_bench_kernels();
-    const char *srcs[4] = {ATTENTION, NULL, bench, bench};
-    char *causal = read_example("attention_causal");
-    srcs[1] = causal;
-    static const char *const names[4] = {"attention", "attention_causal", "attention_rows", "attention_pipelined"};
-    static const char *const shapes[4] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128",
-                                          "B=4,H=32,S=4096,D=128"};
+    char *bench = read_bench_kernels(), *causal = read_example("attention_causal");
+    const char *srcs[5] = {ATTENTION, causal, bench, bench, bench};
+    static const char *const names[5] = {"attention", "attention_causal", "attention_rows", "attention_pipelined",
+                                         "attention_fa3"};
+    static const char *const shapes[5] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128",
+                                          "B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++)
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 5; v++) {
             tj_ctx *c = tj_ctx_new();
             char cfg[96];
             snprintf(cfg, sizeof cfg, "%s%s", configs[i], v >= 2 ? ",fastmath=1" : "");
             tj_kernel *simt = lower_kernel(c, srcs[v], names[v], cfg, shapes[v], 1, 0);
             cr_expect_eq(count_register_a(simt), register_a[i], "%s %s", names[v], cfg);
-            /* the pipelined kernel's first S, before the loop, stays on mma.sync */
-            cr_expect_eq(lc_count_op(simt, TJ_OP_MMA) > 0, v == 3, "%s %s", names[v], cfg);
+            /* a first S before the loop (pipelined, FlashAttention-3's order) stays on mma.sync */
+            cr_expect_eq(lc_count_op(simt, TJ_OP_MMA) > 0, v >= 3, "%s %s", names[v], cfg);
             cr_expect_eq(lc_count_op(simt, TJ_OP_TMA_LOAD) > 0, v == 2, "%s %s: TMA only for rank-2 views", names[v], cfg);
             if (ptxas)
                 expect_assembles(ptxas, c, simt, cfg);
@@ -711,17 +711,98 @@ Test(lower_wgmma, interpreter_catches_register_a_read_in_flight)
     tj_ctx_free(c);
 }
 
+/* The examples in FlashAttention-3's order (bench/gpu/kernels.tj.in
+ * attention_fa3, attention_causal_fa3, attention_gqa_fa3: the first key
+ * block's softmax before the loop, S(j + 1) and P(j) V(j) back to back, P
+ * carried in bf16, the last block's P V after the loop) on wgmma against
+ * the reference: one and two warpgroups, partial key blocks; the causal
+ * loop bound per program; G < H heads. The sizes of tests/gpu/lower.c's
+ * cases. */
+Test(lower_wgmma, attention_in_flashattention3_order)
+{
+    static const struct {
+        const char *file, *defines, *shapes, *scale;
+        int warps;
+    } cases[] = {
+        {"attention_fa3", "BM=64,BN=64,stages=2", "B=1,H=2,S=200,D=64", "scale=0.125", 4},
+        {"attention_fa3", "BM=128,BN=64,stages=3,fastmath=1", "B=2,H=2,S=200,D=128", "scale=0.0884", 8},
+        {"attention_fa3", "BM=128,BN=128,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", 8},
+        {"attention_fa3", "BM=128,BN=128,stages=2,turns=1", "B=1,H=2,S=300,D=128", "scale=0.0884", 8},
+        {"attention_causal_fa3", "BM=128,BN=64,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", 8},
+        {"attention_causal_fa3", "BM=64,BN=32,stages=3", "B=1,H=2,S=200,D=64", "scale=0.125", 4},
+        {"attention_gqa_fa3", "BM=128,BN=64,stages=2", "B=1,H=4,G=2,S=200,D=128", "scale=0.0884", 8},
+    };
+    char *src = read_bench_kernels();
+    for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lc_opts o = wg_opts(cases[i].defines, cases[i].shapes);
+        o.scalars = cases[i].scale;
+        o.warps[0] = cases[i].warps;
+        o.warps[1] = 0;
+        cr_expect(lc_check_tj(src, cases[i].file, &o), "%s %s", cases[i].file, cases[i].defines);
+    }
+    free(src);
+}
+
+/* A group is waited for where its result is first read (lower/wgmma.c):
+ * in attention_fa3's order (FlashAttention-3's) the loop issues S(j + 1), then P(j)
+ * V(j), then waits {pending = 1} before the softmax reads S(j + 1) and {0}
+ * at the yield; the sequential order waits where each group is read, right
+ * after it. The interpreter reports the accumulators of a group read
+ * before its wait: here the first wait made one group too lenient. */
+static tj_block_id loop_body(const tj_kernel *k) { return k->insts[find_op(k, TJ_OP_FOR, 0)].region[0]; }
+
+/* Where the nth op of kind op is in the loop's body (-1: nowhere). */
+static int64_t in_body(const tj_kernel *k, tj_op op, int nth)
+{
+    const tj_block *b = &k->blocks[loop_body(k)];
+    for (uint32_t i = 0; i < b->ninsts; i++)
+        if (k->insts[b->insts[i]].op == op && nth-- == 0)
+            return i;
+    return -1;
+}
+
+static tj_ref body_op(const tj_kernel *k, tj_op op, int nth)
+{
+    int64_t i = in_body(k, op, nth);
+    return i < 0 ? TJ_NONE : k->blocks[loop_body(k)].insts[i];
+}
+
+Test(lower_wgmma, groups_waited_for_at_their_first_use)
+{
+    tj_ctx *c = tj_ctx_new();
+    char *src = read_bench_kernels();
+    const char *cfg = "BM=128,BN=64,warps=8,stages=2", *shapes = "B=1,H=2,S=256,D=64";
+    tj_kernel *k = lower_kernel(c, src, "attention_fa3", cfg, shapes, 1, 0);
+    cr_assert(body_op(k, TJ_OP_WGMMA_WAIT, 1) && !body_op(k, TJ_OP_WGMMA_WAIT, 2), "two waits an iteration");
+    cr_expect_eq(k->insts[body_op(k, TJ_OP_WGMMA_WAIT, 0)].imm, 1);
+    cr_expect_eq(k->insts[body_op(k, TJ_OP_WGMMA_WAIT, 1)].imm, 0);
+    cr_expect_gt(in_body(k, TJ_OP_WGMMA_WAIT, 0), in_body(k, TJ_OP_WGMMA_COMMIT, 1),
+                 "S(j + 1)'s wait after both groups of the iteration are issued");
+    cr_assert_str_eq(run_attention(c, k), "");
+    k->insts[body_op(k, TJ_OP_WGMMA_WAIT, 0)].imm = 2;
+    cr_expect(strstr(run_attention(c, k), "accumulators of a wgmma whose group is in flight"), "%s",
+              tj_diag_render(c));
+
+    k = lower_kernel(c, ATTENTION, "attention", cfg, shapes, 1, 0);
+    cr_expect_eq(k->insts[body_op(k, TJ_OP_WGMMA_WAIT, 0)].imm, 0);
+    cr_expect_lt(in_body(k, TJ_OP_WGMMA_WAIT, 0), in_body(k, TJ_OP_WGMMA_FENCE, 1), "S's wait before P V is issued");
+    free(src);
+    tj_ctx_free(c);
+}
+
 /* Two warpgroups take turns issuing attention's products where asked
- * (tj_lower_options.wgmma_turns, lower/wgmma_turns.c): a bar_sync before
- * each group and a bar_arrive after it; none unasked, with one warpgroup
- * or in a matmul's loop of one product. The interpreter finds every phase
- * of the named barriers complete at the program's end, and reports a
- * protocol that loses a hand-over or waits for one the first turn never
- * gets (on a GPU: a hang). */
-static tj_kernel *attention_in_turns(tj_ctx *c, const char *cfg)
+ * (tj_lower_options.wgmma_turns or `turns = 1`, lower/wgmma_turns.c), a
+ * turn an iteration: a bar_sync before the body's first group and a
+ * bar_arrive after its last (attention_fa3: S(j + 1) and P(j) V(j) back
+ * to back); none unasked, with one warpgroup or in a matmul's
+ * loop of one product. The interpreter finds every phase of the named
+ * barriers complete at the program's end, and reports a protocol that
+ * loses a hand-over or waits for one the first turn never gets (on a GPU:
+ * a hang). */
+static tj_kernel *attention_in_turns(tj_ctx *c, const char *src, const char *name, const char *cfg)
 {
     tj_pipeline_options po = {.lower.wgmma = 1, .lower.wgmma_turns = 1, .verify = 1};
-    return lower_with(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", &po);
+    return lower_with(c, src, name, cfg, "B=1,H=2,S=256,D=64", &po);
 }
 
 static int turn_ops(const tj_kernel *k) { return lc_count_op(k, TJ_OP_BAR_SYNC) + lc_count_op(k, TJ_OP_BAR_ARRIVE); }
@@ -729,28 +810,54 @@ static int turn_ops(const tj_kernel *k) { return lc_count_op(k, TJ_OP_BAR_SYNC) 
 Test(lower_wgmma, warpgroups_take_turns)
 {
     tj_ctx *c = tj_ctx_new();
-    const char *cfg = "BM=128,BN=64,warps=8,stages=2";
-    tj_kernel *k = attention_in_turns(c, cfg);
-    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_SYNC), 2);
-    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_ARRIVE), 2);
+    char *src = read_bench_kernels();
+    const char *cfg = "BM=128,BN=64,warps=8,stages=2", *fa3 = "attention_fa3";
+    tj_kernel *k = attention_in_turns(c, src, fa3, cfg);
+    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_SYNC), 1);
+    cr_expect_eq(lc_count_op(k, TJ_OP_BAR_ARRIVE), 1);
+    cr_expect_lt(in_body(k, TJ_OP_BAR_SYNC, 0), in_body(k, TJ_OP_WGMMA_FENCE, 0),
+                 "the turn begins before the first group of the iteration");
+    cr_expect_gt(in_body(k, TJ_OP_BAR_ARRIVE, 0), in_body(k, TJ_OP_WGMMA_COMMIT, 1), "and ends after its last");
+    cr_assert_str_eq(run_attention(c, k), "");
+    k = attention_in_turns(c, ATTENTION, "attention", cfg); /* S, softmax, P V: one turn around all three */
+    cr_expect_eq(turn_ops(k), 2);
     cr_assert_str_eq(run_attention(c, k), "");
 
-    cr_expect_eq(turn_ops(lower_kernel(c, ATTENTION, "attention", cfg, "B=1,H=2,S=256,D=64", 1, 0)), 0, "unasked");
-    cr_expect_eq(turn_ops(attention_in_turns(c, "BM=64,BN=64,warps=4,stages=2")), 0, "one warpgroup");
+    cr_expect_eq(turn_ops(lower_kernel(c, src, fa3, cfg, "B=1,H=2,S=256,D=64", 1, 0)), 0, "unasked");
+    cr_expect_eq(turn_ops(attention_in_turns(c, src, fa3, "BM=64,BN=64,warps=4,stages=2")), 0, "one warpgroup");
     tj_pipeline_options po = {.lower.wgmma = 1, .lower.wgmma_turns = 1, .verify = 1};
     k = lower_with(c, MATMUL, "matmul", "BM=128,BN=128,BK=64,warps=8,stages=3", "M=256,N=256,K=256", &po);
     cr_expect_eq(turn_ops(k), 0, "one product a loop");
 
-    k = attention_in_turns(c, cfg);
+    k = attention_in_turns(c, src, fa3, cfg);
     remove_inst(k, find_op(k, TJ_OP_BAR_ARRIVE, 0));
     cr_expect(strstr(run_attention(c, k), "arrives twice in one phase of named barrier 2"), "%s",
               tj_diag_render(c));
 
-    k = attention_in_turns(c, cfg); /* the first turn waits like the others */
-    k->insts[find_op(k, TJ_OP_BAR_SYNC, 0)].args[2] = k->insts[find_op(k, TJ_OP_BAR_SYNC, 1)].args[2];
+    k = attention_in_turns(c, src, fa3, cfg); /* the first turn waits like the others */
+    k->insts[find_op(k, TJ_OP_BAR_SYNC, 0)].args[2] = TJ_NONE;
     cr_expect(strstr(run_attention(c, k), "ends with named barrier 1 at 128 of its 256"), "%s",
               tj_diag_render(c));
+    free(src);
     tj_ctx_free(c);
+}
+
+/* `turns = 1` asks for the turns in the kernel's text (bench/gpu/kernels.tj.in
+ * attention_rows_fa3, TMA rings): correct in the interpreter with and without. */
+Test(lower_wgmma, turns_as_a_tile_parameter)
+{
+    char *src = read_bench_kernels();
+    for (int t = 0; t < 2; t++) {
+        char defines[64], cfg[96];
+        snprintf(defines, sizeof defines, "BM=128,BN=64,stages=2,turns=%d", t);
+        check_rows_by_tma(src, "attention_rows_fa3", defines, 8, "", 1);
+        tj_ctx *c = tj_ctx_new();
+        snprintf(cfg, sizeof cfg, "%s,warps=8", defines);
+        tj_kernel *k = lower_kernel(c, src, "attention_rows_fa3", cfg, "R=400,D=64", 1, 0);
+        cr_expect_eq(turn_ops(k), 2 * t, "%s", cfg);
+        tj_ctx_free(c);
+    }
+    free(src);
 }
 
 /* ---- a producer warp (lower/producer.c) ---------------------------------------- */
