@@ -9,6 +9,14 @@ rows            attention_rows: [B*H*S, D] views, K and V by TMA rings (fastmath
 exp2            attention_rows_exp2: the softmax in base 2, scale * log2(e) folded into the scores (fastmath)
 exp2_accurate   the same without fastmath (exp2 is ex2.approx; exp would add its rounding correction)
 pipelined       attention_rows_pipelined: exp2, the next scores in flight over this block's softmax
+fa3             attention_fa3: examples/attention.tj in FlashAttention-3's order (the next block's scores and
+                this block's P V issued back to back, the next block's softmax under them), [B, H, S, D]
+                by cp.async rings (fastmath); `example` is the same kernel in its sequential order
+fa3_turns       the same with the warpgroups taking turns, one an iteration (`turns = 1`)
+fa3_accurate    attention_fa3 without fastmath
+causal_fa3, causal_fa3_turns, gqa_fa3  the causal and grouped-query examples in that order
+rows_fa3        attention_rows_fa3: attention_fa3 over packed rows by TMA rings (fastmath)
+rows_fa3_turns  the same with `turns = 1`
 example         examples/attention.tj, [B, H, S, D] by cp.async rings, as written (base 2; fastmath)
 example_accurate  the same without fastmath
 example_base_e  examples/attention.tj put back in base e (exp, the scores times scale alone: the
@@ -52,6 +60,14 @@ VARIANTS = {
     "exp2": ("attention_rows_exp2", "kernels", FAST, ROWS),
     "exp2_accurate": ("attention_rows_exp2", "kernels", ACCURATE, ROWS[:2]),
     "pipelined": ("attention_rows_pipelined", "kernels", FAST, ROWS),
+    "rows_fa3": ("attention_rows_fa3", "kernels", dict(turns=0), ROWS),
+    "rows_fa3_turns": ("attention_rows_fa3", "kernels", dict(turns=1), ROWS),
+    "fa3": ("attention_fa3", "kernels", dict(FAST, turns=0), ROWS),
+    "fa3_turns": ("attention_fa3", "kernels", dict(FAST, turns=1), ROWS),
+    "fa3_accurate": ("attention_fa3", "kernels", dict(ACCURATE, turns=0), ROWS[:2]),
+    "causal_fa3": ("attention_causal_fa3", "kernels", dict(FAST, turns=0), ROWS),
+    "causal_fa3_turns": ("attention_causal_fa3", "kernels", dict(FAST, turns=1), ROWS),
+    "gqa_fa3": ("attention_gqa_fa3", "kernels", dict(FAST, turns=0), ROWS),
     "example": ("attention", "examples", FAST, ROWS[:2]),
     "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),
     "example_base_e": ("attention", "examples", dict(FAST, edit="base_e"), ROWS[:2]),
@@ -130,8 +146,8 @@ def source_of(kernel, where, extra):
 
 def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
     kernel, where, extra, _ = VARIANTS[name]
-    causal = kernel == "attention_causal"
-    kv_heads = max(1, heads // GROUP) if kernel == "attention_gqa" else heads
+    causal = kernel.startswith("attention_causal")
+    kv_heads = max(1, heads // GROUP) if kernel.startswith("attention_gqa") else heads
     q = torch.randn(batch, heads, seq, dim, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(batch, kv_heads, seq, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     o = torch.empty_like(q)
@@ -139,7 +155,8 @@ def run(jit, name, batch, heads, seq, dim, configs, repeat=True):
     sdpa = functools.partial(torch.nn.functional.scaled_dot_product_attention, is_causal=causal,
                              **(dict(enable_gqa=True) if kv_heads != heads else {}))
     ref = sdpa(q, k, v)
-    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq] if where == "kernels" else [q, k, v, o, scale]
+    packed = kernel.startswith("attention_rows")  # [B * H * S, D] views and S
+    args = [t.view(-1, dim) for t in (q, k, v, o)] + [scale, seq] if packed else [q, k, v, o, scale]
     src, file = source_of(kernel, where, extra)
     tuned = extra if where == "kernels" else {}  # an example's fastmath is a const in its text
 
