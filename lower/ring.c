@@ -95,7 +95,8 @@ struct lw_ring {
     lw_wg_tile tile;
     uint32_t nslots;    /* depth + 1, or depth + 2 when the dot's wgmma group stays in
                            flight into the next iteration (it still reads its slot) and
-                           the copies are cp_async */
+                           the copies are cp_async, or the loop's warpgroups take turns
+                           (turn_slots) */
     int keeps_group;    /* the dot's wgmma group stays in flight into the next iteration */
     int tma;            /* the loop's rings land by TMA (lower/tma.c) */
     uint32_t bars;      /* tma: shared offset of slot 0's "full" mbarrier, while the loop is lowered;
@@ -273,6 +274,29 @@ static void keep_groups(lw *w, tj_ref loop, uint32_t start, int late)
     }
 }
 
+enum { ROOM_KEPT = 64 * 1024 }; /* beside the rings: the loop's pinned operands and staging */
+
+/* TMA rings of several dots whose warpgroups take turns (lower/wgmma_turns.c):
+ * the refill of tile n + d waits for every warp's release of tile n + d - S,
+ * at the last dot's wait of that iteration. With S = d + 1 that is tile
+ * n - 1, which the warpgroup a turn behind releases only at the end of its
+ * iteration n - 1: thread 0, in the warpgroup ahead, would wait for it there
+ * and pull the two back in phase. One slot more (S = d + 2: the release of
+ * tile n - 2) where shared memory leaves ROOM_KEPT beside the rings. */
+static void turn_slots(lw *w, tj_ref loop, uint32_t start)
+{
+    int asked = w->wgmma_turns || tj_config_value(w->src, TJ_PARAM_TURNS, 0) == 1;
+    if (!asked || start == w->nrings || !w->rings[start].tma || ring_dots(w, loop) < 2)
+        return;
+    uint64_t more = 0;
+    for (uint32_t i = start; i < w->nrings; i++)
+        more += w->rings[i].slot_bytes;
+    if (ring_bytes(w, start) + more + ROOM_KEPT > w->smem_limit)
+        return;
+    for (uint32_t i = start; i < w->nrings; i++)
+        w->rings[i].nslots++;
+}
+
 /* Loops with a constant positive step (iteration numbers by a shift or a
  * multiplication, not a division). */
 static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
@@ -306,6 +330,7 @@ static void ring_loop(lw *w, tj_ref loop, const uint32_t *uses)
     int tma = late || tma_loop(w, start); /* slots alike after the extra ones */
     for (uint32_t i = start; i < w->nrings; i++)
         w->rings[i].tma = tma;
+    turn_slots(w, loop, start);
 }
 
 void lw_ring_plan(lw *w)
