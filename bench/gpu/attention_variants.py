@@ -17,6 +17,9 @@ fa3_accurate    attention_fa3 without fastmath
 causal_fa3, causal_fa3_turns, gqa_fa3  the causal and grouped-query examples in that order
 rows_fa3        attention_rows_fa3: attention_fa3 over packed rows by TMA rings (fastmath)
 rows_fa3_turns  the same with `turns = 1`
+ahead           attention_ahead: one block further ahead, S(j + 1) and P(j - 1) V(j - 1) issued before the
+                softmax of S(j), both under it, nothing waited for inside an iteration (fastmath)
+rows_ahead      attention_rows_ahead: the same over packed rows by TMA rings (fastmath)
 example         examples/attention.tj, [B, H, S, D] by cp.async rings, as written (base 2; fastmath)
 example_accurate  the same without fastmath
 example_base_e  examples/attention.tj put back in base e (exp, the scores times scale alone: the
@@ -53,6 +56,7 @@ import bench  # noqa: E402  (do_bench, fastest, close_enough, source, example; i
 
 ROWS = [dict(BM=128, BN=128, warps=8, stages=2), dict(BM=128, BN=64, warps=8, stages=2),
         dict(BM=128, BN=64, warps=8, stages=3)]
+ROWS_AHEAD = ROWS[1:] + [dict(BM=64, BN=64, warps=4, stages=2)]  # 128 x 128 spills with two S held
 FAST, ACCURATE = {"fastmath": 1}, {"fastmath": 0}
 # name: (kernel, where it is, extra params (examples: edits of their text), configurations)
 VARIANTS = {
@@ -68,6 +72,8 @@ VARIANTS = {
     "causal_fa3": ("attention_causal_fa3", "kernels", dict(FAST, turns=0), ROWS),
     "causal_fa3_turns": ("attention_causal_fa3", "kernels", dict(FAST, turns=1), ROWS),
     "gqa_fa3": ("attention_gqa_fa3", "kernels", dict(FAST, turns=0), ROWS),
+    "ahead": ("attention_ahead", "kernels", FAST, ROWS_AHEAD),
+    "rows_ahead": ("attention_rows_ahead", "kernels", {}, ROWS_AHEAD),
     "example": ("attention", "examples", FAST, ROWS[:2]),
     "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),
     "example_base_e": ("attention", "examples", dict(FAST, edit="base_e"), ROWS[:2]),

@@ -145,7 +145,10 @@ static const struct {
      * lower/wgmma.c), P carried in bf16, the last block's P V after the
      * loop; one and two warpgroups, partial key blocks, the warpgroups'
      * turns (`turns`); the causal kernel's loop bound per program, G < H
-     * heads; over packed rows by TMA rings with and without the turns */
+     * heads; one block further ahead (attention_ahead: both products under
+     * the softmax, waited for at the yield), S < 2 BN too; over packed rows
+     * by TMA rings with and without the turns (at 128 x 64 with a slot more
+     * for them, lower/ring.c turn_slots) */
     {"bench/gpu/kernels.tj.in",
      {NULL, "attention_fa3", "BM=64,BN=64,stages=2", "B=1,H=2,S=200,D=64", "scale=0.125", NULL, 0, 2e-2, 2e-2, 0, 0,
       4}},
@@ -165,8 +168,20 @@ static const struct {
      {NULL, "attention_gqa_fa3", "BM=128,BN=64,stages=2", "B=1,H=4,G=2,S=200,D=128", "scale=0.0884", NULL, 0, 2e-2,
       2e-2, 0, 0, 8}},
     {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_ahead", "BM=128,BN=64,stages=2,fastmath=1", "B=1,H=2,S=300,D=128", "scale=0.0884", NULL, 0,
+      2e-2, 2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_ahead", "BM=64,BN=32,stages=3", "B=1,H=2,S=70,D=64", "scale=0.125", NULL, 0, 2e-2, 2e-2, 0,
+      0, 4}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_rows_ahead", "BM=128,BN=64,stages=2", "R=600,D=128", "scale=0.0884,S=300", NULL, 0, 2e-2,
+      2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
      {NULL, "attention_rows_fa3", "BM=128,BN=64,stages=2,turns=0", "R=400,D=64", "scale=0.125,S=200", NULL, 0, 2e-2,
       2e-2, 0, 0, 8}},
+    {"bench/gpu/kernels.tj.in",
+     {NULL, "attention_rows_fa3", "BM=128,BN=64,stages=2,turns=1", "R=600,D=128", "scale=0.0884,S=300", NULL, 0,
+      2e-2, 2e-2, 0, 0, 8}},
     {"bench/gpu/kernels.tj.in",
      {NULL, "attention_rows_fa3", "BM=128,BN=128,stages=2,turns=1", "R=600,D=128", "scale=0.0884,S=300", NULL, 0,
       2e-2, 2e-2, 0, 0, 8}},

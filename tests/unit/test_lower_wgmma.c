@@ -389,6 +389,7 @@ Test(lower_wgmma, attention_over_rows_by_tma)
     char *src = read_bench_kernels();
     check_rows_by_tma(src, "attention_rows", "BM=64,BN=64,stages=3", 4, ",fastmath=1", 1);
     check_rows_by_tma(src, "attention_rows", "BM=128,BN=64,stages=2", 8, ",fastmath=1", 1);
+    check_rows_by_tma(src, "attention_rows_ahead", "BM=128,BN=64,stages=2", 8, "", 1);
     free(src);
 }
 
@@ -716,8 +717,9 @@ Test(lower_wgmma, interpreter_catches_register_a_read_in_flight)
  * block's softmax before the loop, S(j + 1) and P(j) V(j) back to back, P
  * carried in bf16, the last block's P V after the loop) on wgmma against
  * the reference: one and two warpgroups, partial key blocks; the causal
- * loop bound per program; G < H heads. The sizes of tests/gpu/lower.c's
- * cases. */
+ * loop bound per program; G < H heads; attention_ahead (S(j + 1) and P(j -
+ * 1) V(j - 1) under the softmax of S(j)), one key block (no iteration)
+ * too. The sizes of tests/gpu/lower.c's cases. */
 Test(lower_wgmma, attention_in_flashattention3_order)
 {
     static const struct {
@@ -731,6 +733,9 @@ Test(lower_wgmma, attention_in_flashattention3_order)
         {"attention_causal_fa3", "BM=128,BN=64,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", 8},
         {"attention_causal_fa3", "BM=64,BN=32,stages=3", "B=1,H=2,S=200,D=64", "scale=0.125", 4},
         {"attention_gqa_fa3", "BM=128,BN=64,stages=2", "B=1,H=4,G=2,S=200,D=128", "scale=0.0884", 8},
+        {"attention_ahead", "BM=128,BN=64,stages=2", "B=1,H=2,S=200,D=128", "scale=0.0884", 8},
+        {"attention_ahead", "BM=64,BN=32,stages=3", "B=1,H=2,S=70,D=64", "scale=0.125", 4},
+        {"attention_ahead", "BM=64,BN=64,stages=2", "B=1,H=2,S=40,D=64", "scale=0.125", 4},
     };
     char *src = read_bench_kernels();
     for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -843,7 +848,10 @@ Test(lower_wgmma, warpgroups_take_turns)
 }
 
 /* `turns = 1` asks for the turns in the kernel's text (bench/gpu/kernels.tj.in
- * attention_rows_fa3, TMA rings): correct in the interpreter with and without. */
+ * attention_rows_fa3, TMA rings): correct in the interpreter with and without;
+ * with them the rings take one slot more (3 for stages = 2: a full and an
+ * empty mbarrier each), so a refill waits for the release of the tile two
+ * iterations back, not for the warpgroup a turn behind (lower/ring.c). */
 Test(lower_wgmma, turns_as_a_tile_parameter)
 {
     char *src = read_bench_kernels();
@@ -855,6 +863,7 @@ Test(lower_wgmma, turns_as_a_tile_parameter)
         snprintf(cfg, sizeof cfg, "%s,warps=8", defines);
         tj_kernel *k = lower_kernel(c, src, "attention_rows_fa3", cfg, "R=400,D=64", 1, 0);
         cr_expect_eq(turn_ops(k), 2 * t, "%s", cfg);
+        cr_expect_eq(lc_count_op(k, TJ_OP_MBAR_INIT), 2 * (2 + t), "%s", cfg);
         tj_ctx_free(c);
     }
     free(src);
