@@ -19,6 +19,7 @@ rows_fa3        attention_rows_fa3: attention_fa3 over packed rows by TMA rings 
 rows_fa3_turns  the same with `turns = 1`
 ahead           attention_ahead: one block further ahead, S(j + 1) and P(j - 1) V(j - 1) issued before the
                 softmax of S(j), both under it, nothing waited for inside an iteration (fastmath)
+causal_ahead    attention_causal_ahead: the causal example in that order (fastmath; FLOPs counted as half)
 rows_ahead      attention_rows_ahead: the same over packed rows by TMA rings (fastmath)
 example         examples/attention.tj, [B, H, S, D] by cp.async rings, as written (base 2; fastmath)
 example_accurate  the same without fastmath
@@ -73,6 +74,7 @@ VARIANTS = {
     "causal_fa3_turns": ("attention_causal_fa3", "kernels", dict(FAST, turns=1), ROWS),
     "gqa_fa3": ("attention_gqa_fa3", "kernels", dict(FAST, turns=0), ROWS),
     "ahead": ("attention_ahead", "kernels", FAST, ROWS_AHEAD),
+    "causal_ahead": ("attention_causal_ahead", "kernels", FAST, ROWS_AHEAD),
     "rows_ahead": ("attention_rows_ahead", "kernels", {}, ROWS_AHEAD),
     "example": ("attention", "examples", FAST, ROWS[:2]),
     "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),

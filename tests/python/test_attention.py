@@ -43,7 +43,8 @@ def test_attention_example_matches_numpy(kernel, heads, kv_heads, seq, dim):
     ("attention_fa3", 2, 2, 150, 64), ("attention_fa3", 1, 1, 20, 32), ("attention_fa3", 1, 1, 64, 32),
     ("attention_causal_fa3", 2, 2, 200, 32), ("attention_causal_fa3", 1, 1, 20, 32),
     ("attention_gqa_fa3", 4, 2, 130, 32),
-    ("attention_ahead", 2, 2, 150, 64), ("attention_ahead", 1, 1, 20, 32), ("attention_ahead", 1, 1, 64, 32)])
+    ("attention_ahead", 2, 2, 150, 64), ("attention_ahead", 1, 1, 20, 32), ("attention_ahead", 1, 1, 64, 32),
+    ("attention_causal_ahead", 2, 2, 200, 32), ("attention_causal_ahead", 1, 1, 20, 32)])
 def test_attention_fa3_order_matches_numpy(kernel, heads, kv_heads, seq, dim):
     with open(os.path.join(ROOT, "bench", "gpu", "kernels.tj.in")) as f:
         source = f.read().replace("{T}", "f32")

@@ -489,7 +489,8 @@ static tj_ref first_register_a(const tj_kernel *k)
  * assembles them with no serialization of the pipeline: examples/
  * attention.tj and attention_causal.tj, and bench/gpu/kernels.tj.in's
  * packed rows (TMA rings), hand-pipelined kernel (a group in flight over
- * the softmax) and attention_fa3 (FlashAttention-3's order). */
+ * the softmax), attention_fa3 (FlashAttention-3's order) and
+ * attention_ahead (both products under the softmax). */
 Test(lower_wgmma, attention_configs_assemble)
 {
     static char path[1024];
@@ -498,13 +499,13 @@ Test(lower_wgmma, attention_configs_assemble)
                                           "BM=128,BN=32,warps=8,stages=3", "BM=128,BN=128,warps=8,stages=2"};
     static const int register_a[] = {4, 4, 2, 8};
     char *bench = read_bench_kernels(), *causal = read_example("attention_causal");
-    const char *srcs[5] = {ATTENTION, causal, bench, bench, bench};
-    static const char *const names[5] = {"attention", "attention_causal", "attention_rows", "attention_pipelined",
-                                         "attention_fa3"};
-    static const char *const shapes[5] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128",
-                                          "B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128"};
+    const char *srcs[6] = {ATTENTION, causal, bench, bench, bench, bench};
+    static const char *const names[6] = {"attention", "attention_causal", "attention_rows", "attention_pipelined",
+                                         "attention_fa3", "attention_ahead"};
+    static const char *const shapes[6] = {"B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "R=524288,D=128",
+                                          "B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128", "B=4,H=32,S=4096,D=128"};
     for (unsigned i = 0; i < sizeof configs / sizeof *configs; i++)
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 6; v++) {
             tj_ctx *c = tj_ctx_new();
             char cfg[96];
             snprintf(cfg, sizeof cfg, "%s%s", configs[i], v >= 2 ? ",fastmath=1" : "");
@@ -736,6 +737,8 @@ Test(lower_wgmma, attention_in_flashattention3_order)
         {"attention_ahead", "BM=128,BN=64,stages=2", "B=1,H=2,S=200,D=128", "scale=0.0884", 8},
         {"attention_ahead", "BM=64,BN=32,stages=3", "B=1,H=2,S=70,D=64", "scale=0.125", 4},
         {"attention_ahead", "BM=64,BN=64,stages=2", "B=1,H=2,S=40,D=64", "scale=0.125", 4},
+        {"attention_causal_ahead", "BM=128,BN=64,stages=2", "B=1,H=2,S=300,D=128", "scale=0.0884", 8},
+        {"attention_causal_ahead", "BM=64,BN=32,stages=3", "B=1,H=2,S=200,D=64", "scale=0.125", 4},
     };
     char *src = read_bench_kernels();
     for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
