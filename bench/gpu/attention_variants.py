@@ -21,6 +21,7 @@ ahead           attention_ahead: one block further ahead, S(j + 1) and P(j - 1) 
                 softmax of S(j), both under it, nothing waited for inside an iteration (fastmath)
 causal_ahead    attention_causal_ahead: the causal example in that order (fastmath; FLOPs counted as half)
 rows_ahead      attention_rows_ahead: the same over packed rows by TMA rings (fastmath)
+rows_ahead_turns  the same with `turns = 1`
 example         examples/attention.tj, [B, H, S, D] by cp.async rings, as written (base 2; fastmath)
 example_accurate  the same without fastmath
 example_base_e  examples/attention.tj put back in base e (exp, the scores times scale alone: the
@@ -75,7 +76,8 @@ VARIANTS = {
     "gqa_fa3": ("attention_gqa_fa3", "kernels", dict(FAST, turns=0), ROWS),
     "ahead": ("attention_ahead", "kernels", FAST, ROWS_AHEAD),
     "causal_ahead": ("attention_causal_ahead", "kernels", FAST, ROWS_AHEAD),
-    "rows_ahead": ("attention_rows_ahead", "kernels", {}, ROWS_AHEAD),
+    "rows_ahead": ("attention_rows_ahead", "kernels", dict(turns=0), ROWS_AHEAD),
+    "rows_ahead_turns": ("attention_rows_ahead", "kernels", dict(turns=1), ROWS_AHEAD),
     "example": ("attention", "examples", FAST, ROWS[:2]),
     "example_accurate": ("attention", "examples", ACCURATE, ROWS[:2]),
     "example_base_e": ("attention", "examples", dict(FAST, edit="base_e"), ROWS[:2]),

@@ -390,6 +390,7 @@ Test(lower_wgmma, attention_over_rows_by_tma)
     check_rows_by_tma(src, "attention_rows", "BM=64,BN=64,stages=3", 4, ",fastmath=1", 1);
     check_rows_by_tma(src, "attention_rows", "BM=128,BN=64,stages=2", 8, ",fastmath=1", 1);
     check_rows_by_tma(src, "attention_rows_ahead", "BM=128,BN=64,stages=2", 8, "", 1);
+    check_rows_by_tma(src, "attention_rows_ahead", "BM=128,BN=64,stages=3,turns=1", 8, "", 1);
     free(src);
 }
 
