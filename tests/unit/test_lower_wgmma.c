@@ -1101,8 +1101,9 @@ Test(lower_wgmma, tma_stores_match_the_reference)
     char *src = read_example("matmul");
     static const char *const defines[] = {"BM=128,BN=128,BK=64,stages=3,tma_store=1",
                                           "BM=128,BN=64,BK=32,stages=2,tma_store=1",
-                                          "BM=128,BN=128,BK=64,stages=3,tma_store=0"};
-    for (int d = 0; d < 3; d++)
+                                          "BM=128,BN=128,BK=64,stages=3,tma_store=0",
+                                          "BM=64,BN=64,BK=32,stages=2"}; /* the example's first: tma_store 1 */
+    for (int d = 0; d < 4; d++)
         for (int kernel = 0; kernel < 2; kernel++) {
             lc_opts o = wg_opts(defines[d], "M=200,N=144,K=176");
             const char *name = kernel ? "matmul_bias_gelu" : "matmul";
