@@ -94,6 +94,10 @@ static int plan_storage(tj_plan *p, tj_simt *s)
     s->smem = tj_plan_take(p, k->smem_bytes);
     s->smem_set = tj_plan_take(p, k->smem_bytes);
     s->smem_landed = tj_plan_take(p, sizeof *s->smem_landed * k->smem_bytes);
+    s->smem_wepoch = tj_plan_take(p, sizeof *s->smem_wepoch * k->smem_bytes);
+    s->smem_repoch = tj_plan_take(p, sizeof *s->smem_repoch * k->smem_bytes);
+    s->smem_writers = tj_plan_take(p, sizeof *s->smem_writers * k->smem_bytes);
+    s->smem_readers = tj_plan_take(p, sizeof *s->smem_readers * k->smem_bytes);
     s->smem_wg_reads = tj_plan_take(p, sizeof *s->smem_wg_reads * k->smem_bytes);
     s->smem_generic = tj_plan_take(p, k->smem_bytes);
     s->extent = tj_plan_take(p, sizeof(tj_simt_extent) * k->nparams);
@@ -430,9 +434,12 @@ static int exec_inst(tj_simt *s, tj_ref r, int depth)
     case TJ_OP_WGMMA_WAIT: return tj_simt_wgmma_wait(s, r);
     case TJ_OP_FENCE_PROXY_ASYNC: tj_simt_fence_proxy_async(s); return 0;
     case TJ_OP_WGMMA_FENCE: return tj_simt_wgmma_fence(s, r);
-    case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: return tj_simt_named_barrier(s, r);
+    case TJ_OP_BAR_SYNC: case TJ_OP_BAR_ARRIVE: /* orders some warps: no race is reported across it */
+        s->epoch++;
+        return tj_simt_named_barrier(s, r);
     case TJ_OP_MBAR_INIT: case TJ_OP_MBAR_EXPECT_TX: case TJ_OP_MBAR_WAIT: case TJ_OP_MBAR_INVAL:
-    case TJ_OP_MBAR_ARRIVE:
+    case TJ_OP_MBAR_ARRIVE: /* as bar_sync */
+        s->epoch++;
         return tj_simt_mbarrier(s, r);
     case TJ_OP_TMA_LOAD: return tj_simt_tma_load(s, r);
     case TJ_OP_TMA_STORE: return tj_simt_tma_store(s, r);

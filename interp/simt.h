@@ -28,6 +28,11 @@ typedef struct tj_simt {
     uint16_t *smem_landed;    /* per shared byte: 1 + the thread whose copy landed it since
                                  the last barrier (others may not read it yet), or 0 */
     int landed_any;           /* some byte of smem_landed is not 0 */
+    /* races between warps (simt_mem.c): per shared byte, the warps (bit w)
+     * that wrote and that read it in the barrier interval `epoch` */
+    uint32_t *smem_wepoch, *smem_repoch;
+    uint64_t *smem_writers, *smem_readers;
+    uint32_t epoch;
     tj_simt_extent *extent;   /* per parameter (empty for scalars) */
     uint32_t last_tensor;     /* the parameter of the last global access (a cache) */
     struct tj_simt_copy *copies; /* cp_async copies issued and not landed, oldest first */
@@ -84,6 +89,13 @@ int tj_simt_red_add_shared(tj_simt *s, tj_ref r);
  * range, alignment and (reads) an earlier write; -1 after reporting. */
 int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v);
+/* tj_simt_shared_get without the race checks: the tensor cores' reads, atomics */
+int tj_simt_shared_peek(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out);
+/* Shared bytes [off, off + bytes) read (data NULL) or about to be written
+ * with data by thread t: reported where another warp wrote (read) them
+ * since the last barrier of all warps, as a GPU could order them either
+ * way; bytes a write leaves as they are do not count. */
+int tj_simt_shared_access(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes, const unsigned char *data);
 
 /* simt_mma.c: row and column of slot j of lane l in a fragment of
  * role / dtype (the PTX fragment layouts) */

@@ -135,6 +135,7 @@ void tj_simt_copies_reset(tj_simt *s)
 
 void tj_simt_barrier(tj_simt *s)
 {
+    s->epoch++; /* a new interval for the race checks (simt_mem.c) */
     if (s->landed_any)
         memset(s->smem_landed, 0, sizeof *s->smem_landed * s->st.k->smem_bytes);
     s->landed_any = 0;

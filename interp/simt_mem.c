@@ -11,6 +11,8 @@
 
 #include "interp/simt.h"
 
+enum { SHARED_MAX_BYTES = 16 * 8 }; /* a store of the widest SIMT vector (simt.c: 16 elements) of 8-byte ones */
+
 /* The access size's alignment, as PTX requires: the whole vector up to 16
  * bytes (larger vectors go in 16-byte pieces). */
 static uint32_t alignment(uint32_t bytes)
@@ -143,6 +145,37 @@ int tj_simt_shared_range(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, u
     return 0;
 }
 
+/* The warps of a program run in lockstep here but not on a GPU: between
+ * two barriers of all warps (an epoch) one warp's write and another's
+ * read or write of the same byte may come in either order there. A read
+ * of a byte another warp wrote in this epoch (its own warp not among the
+ * writers: replicas store the same values) or a write over a byte another
+ * warp read in it is reported; accesses within a warp, atomics, copies and
+ * the tensor cores' reads are not checked, and named barriers and
+ * mbarriers start a new epoch (they order some warps, which is not
+ * modelled), so it misses races rather than report ordered accesses. */
+int tj_simt_shared_access(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, uint32_t bytes, const unsigned char *data)
+{
+    int write = data != NULL;
+    uint64_t bit = 1ull << (t / 32 % 64);
+    uint32_t *mine = write ? s->smem_wepoch : s->smem_repoch, *theirs = write ? s->smem_repoch : s->smem_wepoch;
+    uint64_t *marks = write ? s->smem_writers : s->smem_readers, *others = write ? s->smem_readers : s->smem_writers;
+    for (uint64_t b = off; b < off + bytes; b++) {
+        if (write && s->smem_set[b] && s->smem[b] == data[b - off])
+            continue; /* a store of what is there: every order reads the same */
+        uint64_t seen = theirs[b] == s->epoch ? others[b] : 0;
+        if (seen & ~bit && (write || !(seen & bit))) {
+            int w = __builtin_ctzll(seen & ~bit);
+            return tj_simt_fail(s, r, t, "%s shared byte %llu, which warp %d %s with no barrier between (a race: a "
+                                "missing barrier?)", write ? "writes" : "reads", (unsigned long long)b, w,
+                                write ? "read" : "wrote");
+        }
+        marks[b] = mine[b] == s->epoch ? marks[b] | bit : bit;
+        mine[b] = s->epoch;
+    }
+    return 0;
+}
+
 /* Whether thread t may read shared bytes [off, off + bytes): written in
  * this program, and not landed by another thread's copy since the last
  * barrier (simt_async.c). */
@@ -164,7 +197,7 @@ static int shared_written(const tj_simt *s, tj_ref r, uint32_t t, uint64_t off, 
     return 0;
 }
 
-int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out)
+int tj_simt_shared_peek(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out)
 {
     uint32_t size = (uint32_t)tj_dtype_size(dt);
     if (tj_simt_shared_range(s, r, t, off, size) || shared_written(s, r, t, off, size))
@@ -173,12 +206,22 @@ int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype 
     return 0;
 }
 
+int tj_simt_shared_get(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot *out)
+{
+    if (tj_simt_shared_peek(s, r, t, off, dt, out))
+        return -1;
+    return tj_simt_shared_access(s, r, t, off, (uint32_t)tj_dtype_size(dt), NULL);
+}
+
 int tj_simt_shared_put(tj_simt *s, tj_ref r, uint32_t t, uint64_t off, tj_dtype dt, tj_slot v)
 {
     uint32_t size = (uint32_t)tj_dtype_size(dt);
-    if (tj_simt_shared_range(s, r, t, off, size) || tj_simt_wgmma_guard(s, r, t, off, size))
+    unsigned char bytes[sizeof(tj_slot)];
+    tj_mem_write(dt, bytes, 0, v);
+    if (tj_simt_shared_range(s, r, t, off, size) || tj_simt_wgmma_guard(s, r, t, off, size) ||
+        tj_simt_shared_access(s, r, t, off, size, bytes))
         return -1;
-    tj_mem_write(dt, s->smem + off, 0, v);
+    memcpy(s->smem + off, bytes, size);
     memset(s->smem_set + off, 1, size);
     memset(s->smem_landed + off, 0, sizeof *s->smem_landed * size); /* a store's bytes are the store's */
     return 0;
@@ -193,7 +236,8 @@ int tj_simt_load_shared(tj_simt *s, tj_ref r)
         return -1;
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (tj_simt_shared_range(s, r, t, off, w * size) || shared_written(s, r, t, off, w * size))
+        if (tj_simt_shared_range(s, r, t, off, w * size) || shared_written(s, r, t, off, w * size) ||
+            tj_simt_shared_access(s, r, t, off, w * size, NULL))
             return -1;
         for (uint32_t e = 0; e < w; e++)
             rv->data[t * w + e] = tj_mem_read(rv->dt, s->smem + off + e * size, 0);
@@ -211,9 +255,10 @@ int tj_simt_red_add_shared(tj_simt *s, tj_ref r)
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
         tj_slot old;
-        if (tj_simt_shared_get(s, r, t, off, TJ_DT_U32, &old) ||
-            tj_simt_shared_put(s, r, t, off, TJ_DT_U32, (tj_slot){.u = (uint32_t)(old.u + val->data[t].u)}))
-            return -1;
+        if (tj_simt_shared_peek(s, r, t, off, TJ_DT_U32, &old) || tj_simt_wgmma_guard(s, r, t, off, 4))
+            return -1; /* atomic: no race with the other warps' additions */
+        tj_mem_write(TJ_DT_U32, s->smem + off, 0, (tj_slot){.u = (uint32_t)(old.u + val->data[t].u)});
+        memset(s->smem_landed + off, 0, sizeof *s->smem_landed * 4);
     }
     return 0;
 }
@@ -228,10 +273,15 @@ int tj_simt_store_shared(tj_simt *s, tj_ref r)
     uint32_t w = val->n / s->nthreads, size = (uint32_t)tj_dtype_size(val->dt);
     for (uint32_t t = 0; t < s->nthreads; t++) {
         uint64_t off = (uint32_t)addr->data[t].u;
-        if (tj_simt_shared_range(s, r, t, off, w * size) || tj_simt_wgmma_guard(s, r, t, off, w * size))
-            return -1;
+        unsigned char bytes[SHARED_MAX_BYTES];
+        if (w * size > sizeof bytes)
+            return tj_simt_fail(s, r, t, "stores %u bytes at once, more than %zu", w * size, sizeof bytes);
         for (uint32_t e = 0; e < w; e++)
-            tj_mem_write(val->dt, s->smem + off + e * size, 0, val->data[t * w + e]);
+            tj_mem_write(val->dt, bytes + e * size, 0, val->data[t * w + e]);
+        if (tj_simt_shared_range(s, r, t, off, w * size) || tj_simt_wgmma_guard(s, r, t, off, w * size) ||
+            tj_simt_shared_access(s, r, t, off, w * size, bytes))
+            return -1;
+        memcpy(s->smem + off, bytes, w * size);
         memset(s->smem_set + off, 1, w * size);
         memset(s->smem_landed + off, 0, sizeof *s->smem_landed * w * size);
     }

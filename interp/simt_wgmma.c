@@ -361,7 +361,7 @@ static int a_from_shared(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, float *a
     for (uint32_t i = 0; i < ROWS; i++)
         for (uint32_t kk = 0; kk < k; kk++) {
             uint64_t at = element_addr(&a, 0, size, i, kk);
-            if (tj_simt_shared_get(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
+            if (tj_simt_shared_peek(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
                 return -1;
             am[i * k + kk] = (float)v.f;
         }
@@ -384,7 +384,7 @@ static int read_operands(tj_simt *s, tj_ref r, uint32_t t0, uint32_t k, uint32_t
     for (uint32_t kk = 0; kk < k; kk++)
         for (uint32_t j = 0; j < n; j++) {
             uint64_t at = bmn ? element_addr(&b, 1, size, kk, j) : element_addr(&b, 0, size, j, kk);
-            if (tj_simt_shared_get(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
+            if (tj_simt_shared_peek(s, r, t0, at, dt, &v) || record_read(s, r, t0, at, size))
                 return -1;
             bm[kk * n + j] = (float)v.f;
         }
