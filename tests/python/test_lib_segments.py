@@ -7,6 +7,7 @@ import pytest
 
 import tilejit
 import tilejit.lib as tl
+from test_lib import _cuda  # PyTorch where it has a CUDA device, else None
 
 SEG = 4096  # one radix and top-k tile; scans round it up to their 8192
 
@@ -64,14 +65,6 @@ def test_segment_errors():
         tl.cumsum(np.zeros(3, np.float32), segment=-5)
     with pytest.raises(tilejit.TilejitError, match="more than one launch sorts"):
         tl.argsort(np.zeros((3 * 4096, 2), np.float32), axis=0, segment=SEG)
-
-
-def _cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
 
 
 @pytest.mark.skipif(_cuda() is None, reason="needs PyTorch with a CUDA device")
